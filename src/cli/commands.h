@@ -1,0 +1,24 @@
+// The table of berth's commands. Each command is a function of argc/argv (argv[0] being the
+// command's name) returning the process exit code.
+#ifndef BERTH_CLI_COMMANDS_H_
+#define BERTH_CLI_COMMANDS_H_
+
+#include <string_view>
+#include <vector>
+
+namespace berth::cli {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  int (*run)(int argc, char** argv);
+};
+
+const std::vector<Command>& Commands();
+const Command* FindCommand(std::string_view name);
+
+int SimMain(int argc, char** argv);
+
+}  // namespace berth::cli
+
+#endif  // BERTH_CLI_COMMANDS_H_

@@ -1,0 +1,149 @@
+// Follows Slurm 22.05 slurmctld (job_mgr.c: _valid_array_inx, _parse_array_tok) for parsing and
+// the clients' bit_fmt_full() for ArrayTaskId=, which never prints steps: "0-12:4" is shown as
+// "0,4,8,12" (the oracle shows "--array=0,8,16" as ArrayTaskId=0,8,16).
+#include "core/model/array_spec.h"
+
+#include <algorithm>
+
+namespace berth::core {
+namespace {
+
+// Slurm refuses a MaxArraySize above this.
+constexpr int32_t kSlurmMaxArraySize = 4000001;
+
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+std::string Quote(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+Status BadToken(std::string_view tok, std::string_view text, std::string_view why) {
+  return Status::InvalidArgument("bad array range " + Quote(tok) + " in " + Quote(text) + ": " +
+                                 std::string(why));
+}
+
+// Reads a decimal number at *pos. Digits only: Slurm's strtol also takes blanks and signs.
+Result<int64_t> ReadNumber(std::string_view tok, size_t* pos, std::string_view text) {
+  size_t start = *pos;
+  while (*pos < tok.size() && IsDigit(tok[*pos])) ++*pos;
+  if (*pos == start) return BadToken(tok, text, "expected a number");
+  if (*pos - start > 10) return BadToken(tok, text, "number too large");
+  int64_t v = 0;
+  for (size_t i = start; i < *pos; ++i) v = v * 10 + (tok[i] - '0');
+  return v;
+}
+
+void SkipCloseBracket(std::string_view tok, size_t* pos) {
+  if (*pos < tok.size() && tok[*pos] == ']') ++*pos;
+}
+
+// One comma-separated part: "N", "A-B" or "A-B:S", optionally wrapped in '[' ']' as Slurm
+// allows. Sets the task ids in `bits` (whose size is MaxArraySize).
+Status ParseToken(std::string_view tok, std::string_view text, std::vector<bool>* bits) {
+  const auto max = static_cast<int64_t>(bits->size());
+  size_t pos = tok[0] == '[' ? 1 : 0;
+  BERTH_ASSIGN_OR_RETURN(int64_t first, ReadNumber(tok, &pos, text));
+  SkipCloseBracket(tok, &pos);
+  int64_t last = first;
+  int64_t step = 1;
+  if (pos < tok.size() && tok[pos] == '-') {
+    ++pos;
+    BERTH_ASSIGN_OR_RETURN(last, ReadNumber(tok, &pos, text));
+    SkipCloseBracket(tok, &pos);
+    if (pos < tok.size() && tok[pos] == ':') {
+      ++pos;
+      BERTH_ASSIGN_OR_RETURN(step, ReadNumber(tok, &pos, text));
+      SkipCloseBracket(tok, &pos);
+      if (step <= 0 || step >= max) {
+        return BadToken(tok, text, "the step must be between 1 and " + std::to_string(max - 1));
+      }
+    }
+    if (last < first) return BadToken(tok, text, "the end is before the start");
+  }
+  if (pos != tok.size()) {
+    return BadToken(tok, text,
+                    "unexpected " + Quote(tok.substr(pos)) + "; expected N, A-B or A-B:STEP");
+  }
+  if (last >= max) {
+    return BadToken(tok, text,
+                    "task id " + std::to_string(last) + " is not below MaxArraySize (" +
+                        std::to_string(max) + ")");
+  }
+  for (int64_t i = first; i <= last; i += step) (*bits)[static_cast<size_t>(i)] = true;
+  return Status::Ok();
+}
+
+// The "%N" throttle. Slurm reads it with atoi() and ignores values below 1; berth also treats
+// "%0" as "no limit" but rejects anything that is not a number.
+Result<int32_t> ParseThrottle(std::string_view digits, std::string_view text) {
+  bool ok =
+      !digits.empty() && digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), IsDigit);
+  if (!ok) {
+    return Status::InvalidArgument("bad array throttle " + Quote("%" + std::string(digits)) +
+                                   " in " + Quote(text) + ": expected %N with N a number");
+  }
+  int32_t v = 0;
+  for (char c : digits) v = v * 10 + (c - '0');
+  return v;
+}
+
+}  // namespace
+
+Result<ArraySpec> ParseArraySpec(std::string_view text, int32_t max_array_size) {
+  ArraySpec spec;
+  if (text.empty()) return spec;
+  if (max_array_size <= 0 || max_array_size > kSlurmMaxArraySize) {
+    return Status::InvalidArgument("job array " + Quote(text) + " cannot be used: MaxArraySize=" +
+                                   std::to_string(max_array_size) + " (must be 1 to " +
+                                   std::to_string(kSlurmMaxArraySize) + ")");
+  }
+  size_t percent = text.find('%');
+  std::string_view body = text.substr(0, percent);
+  if (percent != std::string_view::npos) {
+    BERTH_ASSIGN_OR_RETURN(spec.max_running, ParseThrottle(text.substr(percent + 1), text));
+  }
+  std::vector<bool> bits(static_cast<size_t>(max_array_size), false);
+  bool any_token = false;
+  size_t start = 0;
+  while (start <= body.size()) {
+    size_t comma = body.find(',', start);
+    std::string_view tok = body.substr(start, comma - start);
+    if (!tok.empty()) {  // like strtok(), empty parts between commas are skipped
+      BERTH_RETURN_IF_ERROR(ParseToken(tok, text, &bits));
+      any_token = true;
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (!any_token) {
+    return Status::InvalidArgument("no array task ids in " + Quote(text));
+  }
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (bits[i]) spec.task_ids.push_back(static_cast<int32_t>(i));
+  }
+  return spec;
+}
+
+std::string FormatArrayTaskIds(const std::vector<int32_t>& task_ids, int32_t max_running) {
+  std::vector<int32_t> ids;
+  for (int32_t id : task_ids) {
+    if (id >= 0) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ids[i]);
+    if (j > i) out += "-" + std::to_string(ids[j]);
+    i = j + 1;
+  }
+  if (max_running > 0) out += "%" + std::to_string(max_running);
+  return out;
+}
+
+}  // namespace berth::core

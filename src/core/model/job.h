@@ -1,0 +1,158 @@
+// Jobs: what a user asked for (JobSpec: everything `sbatch` can express that affects scheduling),
+// how to run it (JobExecSpec: stored and passed to the node, never read by the scheduler), and
+// the record the cluster keeps while the job lives (Job).
+#ifndef BERTH_CORE_MODEL_JOB_H_
+#define BERTH_CORE_MODEL_JOB_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/time.h"
+#include "core/model/array_spec.h"
+#include "core/model/constraint.h"
+#include "core/model/dependency.h"
+#include "core/model/job_state.h"
+#include "core/model/reason.h"
+#include "core/model/resources.h"
+
+namespace berth::core {
+
+using JobId = uint32_t;
+inline constexpr JobId kNoJob = 0;
+
+enum class HoldKind : uint8_t { kNone, kUser, kAdmin };
+
+enum class ExclusiveMode : uint8_t {
+  kNo,    // share nodes (the default; CPUs and GPUs are never shared)
+  kNode,  // --exclusive: whole nodes
+  kUser,  // --exclusive=user: share nodes only with the same user's jobs
+};
+
+// The scheduling-relevant request. Fields left at their "not given" values take Slurm's
+// defaults when the job is normalised into a JobShape (see core/state/shape.h).
+struct JobSpec {
+  std::string name;
+  std::string user;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string account;                  // "" = the user's default account
+  std::vector<std::string> partitions;  // empty = the default partition
+  std::string qos;                      // "" = "normal"
+
+  Time submit_time = 0;
+  Time begin_time = kNoTime;      // --begin
+  Time deadline = kNoTime;        // --deadline
+  Duration time_limit = kNoTime;  // --time; kNoTime = the partition's default
+  Duration time_min = kNoTime;    // --time-min
+
+  int32_t nice = 0;
+  int64_t admin_priority = -1;  // --priority (operators); -1 = computed by the scheduler
+  HoldKind hold = HoldKind::kNone;
+  bool requeue = true;
+
+  int32_t min_nodes = 0;  // -N min[-max]; 0 = not given
+  int32_t max_nodes = 0;
+  int32_t ntasks = 0;  // -n; 0 = not given
+  int32_t ntasks_per_node = 0;
+  int32_t ntasks_per_gpu = 0;
+  int32_t cpus_per_task = 0;  // -c; 0 = not given (1)
+  int32_t cpus_per_gpu = 0;
+  int64_t mem_per_node_mib = -1;  // --mem; -1 = not given, 0 = all memory of each node
+  int64_t mem_per_cpu_mib = -1;   // --mem-per-cpu
+  int64_t mem_per_gpu_mib = -1;   // --mem-per-gpu
+  int32_t gpus = 0;               // -G/--gpus: total over the job
+  int32_t gpus_per_node = 0;      // --gpus-per-node, --gres=gpu:N
+  int32_t gpus_per_task = 0;
+  std::string gpu_type;          // "h100"; "" = any type
+  std::vector<NamedCount> gres;  // other per-node generic resources ("shard", 2)
+  std::vector<NamedCount> licenses;
+  ExclusiveMode exclusive = ExclusiveMode::kNo;
+  bool oversubscribe = false;
+  Constraint constraint;
+  std::vector<std::string> nodelist;  // -w: nodes the job must include (expanded)
+  std::vector<std::string> exclude;   // -x
+  Dependency dependency;
+  bool kill_on_invalid_dep = false;
+  ArraySpec array;
+  std::string reservation;  // recorded; advance reservations are not implemented yet
+};
+
+// How the job runs on its node(s). Stored and handed to the agent; the scheduler never reads it.
+struct JobExecSpec {
+  std::string script;             // batch script text (or the --wrap command line)
+  std::vector<std::string> argv;  // a command to exec directly (Kubernetes pods)
+  std::string work_dir;
+  std::string stdout_pattern;  // Slurm's %j %A %a %x %u %N %n %t %% patterns
+  std::string stderr_pattern;
+  std::string stdin_path;
+  bool open_append = false;                                      // --open-mode=append
+  std::vector<std::pair<std::string, std::string>> environment;  // exported variables
+  int32_t signal_number = 0;                                     // --signal=[B:]SIG@SECS
+  Duration signal_before = 0;
+  bool signal_batch_only = false;
+  std::string comment;
+  std::string mail_type;
+  std::string mail_user;
+  std::string gpu_bind;
+  std::string cpu_bind;
+};
+
+// Resources a job holds on one node.
+struct NodeAllocation {
+  uint32_t node = 0;  // index of the node in the cluster
+  int32_t cpus = 0;
+  int64_t mem_mib = 0;
+  uint64_t gpu_mask = 0;  // bit i = the node's GPU device i
+  int32_t tasks = 0;
+  std::vector<NamedCount> gres;  // other per-node generic resources
+
+  int gpu_count() const { return __builtin_popcountll(gpu_mask); }
+  friend bool operator==(const NodeAllocation&, const NodeAllocation&) = default;
+};
+
+struct Allocation {
+  std::vector<NodeAllocation> nodes;  // in the order the job sees them (node 0 runs the script)
+  std::vector<NamedCount> licenses;
+
+  bool empty() const { return nodes.empty(); }
+  friend bool operator==(const Allocation&, const Allocation&) = default;
+};
+
+// Why the job last ended, for dependencies and accounting.
+struct JobOutcome {
+  JobState state = JobState::kPending;
+  int32_t exit_code = 0;
+  int32_t term_signal = 0;
+  Time end_time = kNoTime;
+};
+
+// The cluster's record of one job. Array jobs: while tasks remain to start, one record (the
+// "master", array_task_id == -1) holds the tasks not yet started in spec.array.task_ids; each
+// task that starts gets a record of its own with its own id.
+struct Job {
+  JobId id = kNoJob;
+  JobSpec spec;
+  std::shared_ptr<const JobExecSpec> exec;  // may be null (the simulator)
+  JobState state = JobState::kPending;
+
+  JobId array_job_id = kNoJob;  // the array's id (== id for the master); kNoJob if no array
+  int32_t array_task_id = -1;   // this task's index; -1 for the master and for non-array jobs
+
+  Time eligible_time = kNoTime;  // when it became eligible to run (drives the age factor)
+  Time start_time = kNoTime;
+  Time end_time = kNoTime;
+  Duration time_limit = kNoTime;  // the limit in force once started
+  std::string partition;          // where it runs (or ran)
+  Allocation alloc;
+  int32_t restart_count = 0;
+  JobOutcome outcome;  // set when the job ends
+
+  bool is_array_master() const { return array_job_id == id && array_task_id < 0; }
+};
+
+}  // namespace berth::core
+
+#endif  // BERTH_CORE_MODEL_JOB_H_

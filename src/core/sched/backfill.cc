@@ -1,0 +1,128 @@
+#include "core/sched/backfill.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace berth::core {
+namespace {
+
+// Tracks which candidate nodes can host (a share of) the job over [T, T + duration).
+class FitTracker {
+ public:
+  FitTracker(const PassState& pass, const PlaceRequest& req, const Bitset& cand, Duration d)
+      : pass_(pass), req_(req), cand_(cand), d_(d), fit_(cand.size()) {}
+
+  void Evaluate(uint32_t n, Time t) {
+    if (!cand_.Test(n)) return;
+    const JobShape& s = *req_.shape;
+    const NodeInfo& node = pass_.cs().node(n);
+    NodeFree f = pass_.FreeDuring(n, t, t + d_);
+    int32_t now_fit = s.task_mode ? FitTasks(s, node, f, req_.user, s.tasks, nullptr)
+                                  : (FitNode(s, node, f, req_.user, nullptr) ? 1 : 0);
+    int32_t& old = tasks_[n];
+    total_ += now_fit - old;
+    old = now_fit;
+    fit_.Assign(n, now_fit > 0);
+  }
+
+  bool Enough() const {
+    const JobShape& s = *req_.shape;
+    if (req_.required) {
+      for (uint32_t n : *req_.required) {
+        if (!fit_.Test(n)) return false;
+      }
+    }
+    return s.task_mode ? total_ >= s.tasks : total_ >= s.min_nodes;
+  }
+  const Bitset& fit() const { return fit_; }
+
+ private:
+  const PassState& pass_;
+  const PlaceRequest& req_;
+  const Bitset& cand_;
+  Duration d_;
+  Bitset fit_;
+  std::unordered_map<uint32_t, int32_t> tasks_;
+  int64_t total_ = 0;
+};
+
+}  // namespace
+
+std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const PlaceRequest& req,
+                                               const Bitset& candidates, Duration duration,
+                                               Time horizon_end) {
+  const ClusterState& cs = pass.cs();
+  const Time now = pass.now();
+  FitTracker tracker(pass, req, candidates, duration);
+  Bitset initial = pass.cpu_free();
+  initial |= pass.reserved_nodes();
+  candidates.ForEachAnd(initial, [&](size_t n) {
+    tracker.Evaluate(static_cast<uint32_t>(n), now);
+    return true;
+  });
+
+  // The three sorted streams of times at which something comes free.
+  auto rel = cs.releases().begin();
+  std::vector<const PassStart*> starts;
+  for (const PassStart& s : pass.starts()) starts.push_back(&s);
+  std::sort(starts.begin(), starts.end(),
+            [](const PassStart* a, const PassStart* b) { return a->end < b->end; });
+  std::vector<const Reservation*> res;
+  for (const Reservation& r : pass.reservations()) res.push_back(&r);
+  std::sort(res.begin(), res.end(),
+            [](const Reservation* a, const Reservation* b) { return a->end < b->end; });
+  size_t si = 0, ri = 0;
+  // A reserved node can stop fitting when a reservation start enters the window
+  // [T, T + duration), i.e. from T = start - duration + 1 on: those nodes are looked at again at
+  // the first event from then. (Nodes become able to fit only when something ends, which the
+  // three streams above cover.)
+  std::vector<std::pair<Time, uint32_t>> entering;
+  for (const Reservation& r : pass.reservations()) {
+    Time when = r.start - duration + 1;
+    if (when <= now) continue;
+    for (const NodeAllocation& a : r.alloc.nodes) {
+      if (candidates.Test(a.node)) entering.emplace_back(when, a.node);
+    }
+  }
+  std::sort(entering.begin(), entering.end());
+  size_t ei = 0;
+
+  auto try_place = [&](Time t) -> std::optional<EarliestStart> {
+    if (!tracker.Enough()) return std::nullopt;
+    EarliestStart out;
+    out.start = t;
+    FreeFn free_of = [&](uint32_t n) { return pass.FreeDuring(n, t, t + duration); };
+    if (Place(cs, req, tracker.fit(), NodeIndex{}, free_of, &out.alloc)) return out;
+    return std::nullopt;
+  };
+  if (auto r = try_place(now)) return r;
+
+  while (true) {
+    Time t = kInfinite;
+    if (rel != cs.releases().end()) t = std::max(now, rel->first);
+    if (si < starts.size()) t = std::min(t, starts[si]->end);
+    if (ri < res.size()) t = std::min(t, res[ri]->end);
+    if (t >= kInfinite || t > horizon_end) return std::nullopt;
+    std::vector<uint32_t> touched;
+    for (; rel != cs.releases().end() && std::max(now, rel->first) == t; ++rel) {
+      if (pass.IsPreempted(rel->second)) continue;
+      for (const NodeAllocation& a : cs.FindJob(rel->second)->alloc.nodes)
+        touched.push_back(a.node);
+    }
+    for (; si < starts.size() && starts[si]->end == t; ++si) {
+      for (const NodeAllocation& a : starts[si]->alloc.nodes) touched.push_back(a.node);
+    }
+    for (; ri < res.size() && res[ri]->end == t; ++ri) {
+      for (const NodeAllocation& a : res[ri]->alloc.nodes) touched.push_back(a.node);
+    }
+    for (; ei < entering.size() && entering[ei].first <= t; ++ei) {
+      touched.push_back(entering[ei].second);
+    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (uint32_t n : touched) tracker.Evaluate(n, t);
+    if (auto r = try_place(t)) return r;
+  }
+}
+
+}  // namespace berth::core

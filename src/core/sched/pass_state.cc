@@ -1,0 +1,290 @@
+#include "core/sched/pass_state.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+
+namespace berth::core {
+namespace {
+
+uint64_t Key(int64_t a, int64_t b) {
+  return (static_cast<uint64_t>(a) << 32) | static_cast<uint32_t>(b);
+}
+
+RunCounters CountersOf(const Allocation& alloc, int sign) {
+  RunCounters rc;
+  for (const NodeAllocation& n : alloc.nodes) {
+    rc.cpus += n.cpus;
+    rc.mem_mib += n.mem_mib;
+    rc.gpus += n.gpu_count();
+  }
+  rc.nodes = static_cast<int64_t>(alloc.nodes.size());
+  rc.jobs = 1;
+  RunCounters out;
+  out.Add(rc, sign);
+  return out;
+}
+
+const NodeAllocation* OnNode(const Allocation& a, uint32_t n) {
+  for (const NodeAllocation& na : a.nodes) {
+    if (na.node == n) return &na;
+  }
+  return nullptr;
+}
+
+void MinInto(NodeFree& acc, const NodeFree& f) {
+  acc.cpus = std::min(acc.cpus, f.cpus);
+  acc.mem_mib = std::min(acc.mem_mib, f.mem_mib);
+  acc.gpus &= f.gpus;
+  for (size_t i = 0; i < acc.gres.size() && i < f.gres.size(); ++i) {
+    acc.gres[i] = std::min(acc.gres[i], f.gres[i]);
+  }
+  if (f.sole_user != acc.sole_user && f.sole_user != -1) {
+    acc.sole_user = acc.sole_user == -1 ? f.sole_user : -2;
+  }
+  acc.user_exclusive = acc.user_exclusive || f.user_exclusive;
+}
+
+}  // namespace
+
+PassState::PassState(const ClusterState& cs, Time now)
+    : cs_(cs),
+      now_(now),
+      cpu_free_(cs.cpu_free_nodes()),
+      gpu_buckets_(cs.gpu_buckets()),
+      reserved_(cs.num_nodes()) {}
+
+NodeFree PassState::FreeNow(uint32_t n) const {
+  auto it = changed_.find(n);
+  if (it != changed_.end()) return it->second;
+  return NodeFree::Of(cs_.node(n));
+}
+
+NodeFree& PassState::Mutable(uint32_t n) {
+  auto it = changed_.find(n);
+  if (it != changed_.end()) return it->second;
+  return changed_.emplace(n, NodeFree::Of(cs_.node(n))).first->second;
+}
+
+void PassState::Reindex(uint32_t n) {
+  const NodeFree& f = changed_.at(n);
+  bool usable = cs_.usable_nodes().Test(n);
+  cpu_free_.Assign(n, usable && f.cpus > 0);
+  int free = std::popcount(f.gpus);
+  for (size_t k = 0; k < gpu_buckets_.size(); ++k) {
+    gpu_buckets_[k].Assign(n, usable && static_cast<int>(k) == free);
+  }
+}
+
+void PassState::CountStart(const JobEntry& e, const Allocation& alloc, int sign) {
+  RunCounters rc = CountersOf(alloc, sign);
+  qos_user_[Key(e.qos, e.user)].Add(rc, +1);
+  qos_account_[Key(e.qos, e.account)].Add(rc, +1);
+  assoc_[e.assoc].Add(rc, +1);
+  for (int32_t a = e.account; a >= 0; a = cs_.accounts()[a].parent) account_[a].Add(rc, +1);
+  if (e.job.array_job_id != kNoJob) array_running_[e.job.array_job_id] += sign;
+  named_[{e.user, e.job.spec.name}] += sign;
+  for (const NamedCount& l : alloc.licenses) licenses_[l.name] += sign * l.count;
+}
+
+void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc) {
+  bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
+  int32_t index = static_cast<int32_t>(starts_.size());
+  for (const NodeAllocation& a : alloc.nodes) {
+    Mutable(a.node).Take(cs_.node(a.node), a, e.user, excl_user);
+    Reindex(a.node);
+    starts_by_node_[a.node].push_back(index);
+  }
+  starts_.push_back({job_id, end, alloc});
+  CountStart(e, alloc, +1);
+}
+
+namespace {
+
+// Adds `b` into `a` (same node).
+void AddInto(NodeAllocation& a, const NodeAllocation& b) {
+  a.cpus += b.cpus;
+  a.mem_mib += b.mem_mib;
+  a.gpu_mask |= b.gpu_mask;
+  for (const NamedCount& g : b.gres) {
+    auto it = std::find_if(a.gres.begin(), a.gres.end(),
+                           [&](const NamedCount& x) { return x.name == g.name; });
+    if (it == a.gres.end()) {
+      a.gres.push_back(g);
+    } else {
+      it->count += g.count;
+    }
+  }
+}
+
+// Moves the part of `want` that `held` covers out of both.
+void TakeFrom(NodeAllocation& held, NodeAllocation& want) {
+  int32_t cpus = std::min(held.cpus, want.cpus);
+  int64_t mem = std::min(held.mem_mib, want.mem_mib);
+  uint64_t gpus = held.gpu_mask & want.gpu_mask;
+  held.cpus -= cpus;
+  held.mem_mib -= mem;
+  held.gpu_mask &= ~gpus;
+  want.cpus -= cpus;
+  want.mem_mib -= mem;
+  want.gpu_mask &= ~gpus;
+  for (NamedCount& g : want.gres) {
+    for (NamedCount& h : held.gres) {
+      if (h.name != g.name) continue;
+      int64_t c = std::min(h.count, g.count);
+      h.count -= c;
+      g.count -= c;
+    }
+  }
+}
+
+}  // namespace
+
+void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
+                                     const Allocation& alloc,
+                                     const std::vector<const JobEntry*>& victims) {
+  std::map<uint32_t, NodeAllocation> held;  // what the victims hold, per node
+  for (const JobEntry* v : victims) {
+    preempted_.insert(v->job.id);
+    CountStart(*v, v->job.alloc, -1);
+    for (const NodeAllocation& a : v->job.alloc.nodes) {
+      releases_.erase(a.node);
+      NodeAllocation& h = held[a.node];
+      h.node = a.node;
+      AddInto(h, a);
+    }
+  }
+  bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
+  int32_t index = static_cast<int32_t>(starts_.size());
+  for (const NodeAllocation& a : alloc.nodes) {
+    NodeAllocation from_free = a;
+    if (auto it = held.find(a.node); it != held.end()) TakeFrom(it->second, from_free);
+    Mutable(a.node).Take(cs_.node(a.node), from_free, e.user, excl_user);
+    Reindex(a.node);
+    starts_by_node_[a.node].push_back(index);
+  }
+  for (auto& [n, rest] : held) {
+    if (rest.cpus > 0 || rest.mem_mib > 0 || rest.gpu_mask != 0) {
+      leftovers_[n].push_back(std::move(rest));
+    }
+  }
+  starts_.push_back({job_id, end, alloc});
+  CountStart(e, alloc, +1);
+  ++freed_generation_;
+}
+
+void PassState::Reserve(Reservation r) {
+  int32_t index = static_cast<int32_t>(reservations_.size());
+  for (const NodeAllocation& a : r.alloc.nodes) {
+    reserved_.Set(a.node);
+    res_by_node_[a.node].push_back(index);
+  }
+  reservations_.push_back(std::move(r));
+}
+
+Time PassState::EstimatedEnd(const Job& job) const {
+  return std::max(now_ + 1, job.start_time + job.time_limit);
+}
+
+const std::vector<PassState::Release>& PassState::ReleasesOn(uint32_t n) const {
+  auto it = releases_.find(n);
+  if (it != releases_.end()) return it->second;
+  std::vector<Release> list;
+  for (JobId id : cs_.node(n).jobs) {
+    if (preempted_.count(id)) continue;
+    const Job* job = cs_.FindJob(id);
+    if (const NodeAllocation* a = OnNode(job->alloc, n)) list.push_back({EstimatedEnd(*job), a});
+  }
+  std::sort(list.begin(), list.end(),
+            [](const Release& a, const Release& b) { return a.end < b.end; });
+  return releases_.emplace(n, std::move(list)).first->second;
+}
+
+NodeFree PassState::FreeAt(uint32_t n, Time t) const {
+  NodeFree f = FreeNow(n);
+  const NodeInfo& node = cs_.node(n);
+  for (const Release& r : ReleasesOn(n)) {
+    if (r.end > t) break;
+    f.Give(node, *r.alloc);
+  }
+  if (t > now_) {
+    if (auto it = leftovers_.find(n); it != leftovers_.end()) {
+      for (const NodeAllocation& a : it->second) f.Give(node, a);
+    }
+  }
+  if (auto it = starts_by_node_.find(n); it != starts_by_node_.end()) {
+    for (int32_t i : it->second) {
+      if (starts_[i].end > t) continue;
+      if (const NodeAllocation* a = OnNode(starts_[i].alloc, n)) f.Give(node, *a);
+    }
+  }
+  if (auto it = res_by_node_.find(n); it != res_by_node_.end()) {
+    for (int32_t i : it->second) {
+      const Reservation& r = reservations_[i];
+      if (r.start > t || r.end <= t) continue;
+      if (const NodeAllocation* a = OnNode(r.alloc, n)) f.Subtract(node, *a);
+    }
+  }
+  return f;
+}
+
+NodeFree PassState::FreeDuring(uint32_t n, Time t0, Time t1) const {
+  if (t0 == now_ && !HasReservations(n)) return FreeNow(n);
+  NodeFree acc = FreeAt(n, t0);
+  auto it = res_by_node_.find(n);
+  if (it == res_by_node_.end()) return acc;
+  for (int32_t i : it->second) {
+    const Reservation& r = reservations_[i];
+    if (r.start > t0 && r.start < t1) MinInto(acc, FreeAt(n, r.start));
+  }
+  return acc;
+}
+
+RunCounters PassState::QosUser(int16_t qos, int32_t user) const {
+  RunCounters rc;
+  if (const RunCounters* base = cs_.QosUserCounters(qos, user)) rc = *base;
+  if (auto it = qos_user_.find(Key(qos, user)); it != qos_user_.end()) rc.Add(it->second, +1);
+  return rc;
+}
+
+RunCounters PassState::QosAccount(int16_t qos, int32_t account) const {
+  RunCounters rc;
+  if (const RunCounters* base = cs_.QosAccountCounters(qos, account)) rc = *base;
+  if (auto it = qos_account_.find(Key(qos, account)); it != qos_account_.end()) {
+    rc.Add(it->second, +1);
+  }
+  return rc;
+}
+
+RunCounters PassState::Assoc(int32_t assoc) const {
+  RunCounters rc = cs_.assocs()[assoc].running;
+  if (auto it = assoc_.find(assoc); it != assoc_.end()) rc.Add(it->second, +1);
+  return rc;
+}
+
+RunCounters PassState::Account(int32_t account) const {
+  RunCounters rc = cs_.accounts()[account].running;
+  if (auto it = account_.find(account); it != account_.end()) rc.Add(it->second, +1);
+  return rc;
+}
+
+int32_t PassState::ArrayRunning(JobId array_job_id) const {
+  int32_t n = 0;
+  if (const ArrayInfo* a = cs_.FindArray(array_job_id)) n = a->running;
+  if (auto it = array_running_.find(array_job_id); it != array_running_.end()) n += it->second;
+  return n;
+}
+
+int32_t PassState::RunningWithName(int32_t user, const std::string& name) const {
+  int32_t n = cs_.RunningWithName(user, name);
+  if (auto it = named_.find({user, name}); it != named_.end()) n += it->second;
+  return n;
+}
+
+int64_t PassState::LicenseUsed(const std::string& name) const {
+  int64_t n = cs_.license_used(name);
+  if (auto it = licenses_.find(name); it != licenses_.end()) n += it->second;
+  return n;
+}
+
+}  // namespace berth::core

@@ -1,0 +1,133 @@
+// PassState: what one scheduling pass has decided so far, layered over the ClusterState it
+// reads (which it never changes): resources taken by jobs it starts, given back by victims it
+// preempts, reservations it makes, and the running counters behind limits.
+//
+// It also answers "what is free on node n at time t" from running jobs' estimated ends and its
+// reservations, which is what backfill needs.
+#ifndef BERTH_CORE_SCHED_PASS_STATE_H_
+#define BERTH_CORE_SCHED_PASS_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "common/bitset.h"
+#include "core/state/cluster_state.h"
+#include "core/state/fit.h"
+
+namespace berth::core {
+
+struct Reservation {
+  JobId job = kNoJob;
+  Time start = 0;
+  Time end = 0;
+  Allocation alloc;
+};
+
+// A job this pass started: it holds resources from now to `end` (its estimated end).
+struct PassStart {
+  JobId job = kNoJob;
+  Time end = 0;
+  Allocation alloc;
+};
+
+class PassState {
+ public:
+  PassState(const ClusterState& cs, Time now);
+
+  const ClusterState& cs() const { return cs_; }
+  Time now() const { return now_; }
+
+  // Free resources of node n now, after this pass's starts and preemptions.
+  NodeFree FreeNow(uint32_t n) const;
+  // Usable nodes with some free CPU / with exactly k free GPUs, after this pass's changes.
+  const Bitset& cpu_free() const { return cpu_free_; }
+  const std::vector<Bitset>& gpu_buckets() const { return gpu_buckets_; }
+
+  // Records a start: takes its resources and counts it against limits.
+  void Start(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc);
+  // Records a start that first preempts `victims`. The job's allocation comes partly from what
+  // the victims hold (it gets that as they stop) and partly from what is free now; what the
+  // victims hold beyond that is free only once they have stopped: from now + 1 on, never to a
+  // job that would start now in this pass.
+  void StartAfterPreempting(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc,
+                            const std::vector<const JobEntry*>& victims);
+  bool IsPreempted(JobId id) const { return preempted_.count(id) > 0; }
+
+  // Reservations (backfill).
+  void Reserve(Reservation r);
+  const std::vector<Reservation>& reservations() const { return reservations_; }
+  bool HasReservations(uint32_t n) const { return !reservations_.empty() && reserved_.Test(n); }
+  const Bitset& reserved_nodes() const { return reserved_; }
+
+  // Free on node n at time t >= now: FreeNow plus what running jobs (and this pass's starts)
+  // release by t, minus reservations active at t.
+  NodeFree FreeAt(uint32_t n, Time t) const;
+  // What node n has free throughout [t0, t1): the minimum over the critical points (t0 and
+  // every reservation start inside the window), GPU masks intersected.
+  NodeFree FreeDuring(uint32_t n, Time t0, Time t1) const;
+
+  // Estimated end of a running job as the pass sees it: start + limit, or now + 1 for a job past
+  // its limit (it is about to end, but what it holds is not free now).
+  Time EstimatedEnd(const Job& job) const;
+  // Jobs started by this pass, in start order.
+  const std::vector<PassStart>& starts() const { return starts_; }
+
+  // Running totals including this pass's starts.
+  RunCounters QosUser(int16_t qos, int32_t user) const;
+  RunCounters QosAccount(int16_t qos, int32_t account) const;
+  RunCounters Assoc(int32_t assoc) const;
+  RunCounters Account(int32_t account) const;  // subtree
+  int32_t ArrayRunning(JobId array_job_id) const;
+  int32_t RunningWithName(int32_t user, const std::string& name) const;
+  int64_t LicenseUsed(const std::string& name) const;
+  // Notes a later time at which a pending job's eligibility changes by the clock alone.
+  void WakeAt(Time t) const {
+    if (t > now_ && (wake_at_ == kNoTime || t < wake_at_)) wake_at_ = t;
+  }
+  Time wake_at() const { return wake_at_; }
+  // Generation counter: changes whenever resources are given back (preemption), so that
+  // "this shape did not fit" caches know to forget.
+  int64_t freed_generation() const { return freed_generation_; }
+
+ private:
+  NodeFree& Mutable(uint32_t n);
+  void Reindex(uint32_t n);
+  void CountStart(const JobEntry& e, const Allocation& alloc, int sign);
+
+  // The resources running jobs release on one node, by estimated end (built on first use in a
+  // pass; preempting a job on the node drops the list).
+  struct Release {
+    Time end = 0;
+    const NodeAllocation* alloc = nullptr;
+  };
+  const std::vector<Release>& ReleasesOn(uint32_t n) const;
+
+  const ClusterState& cs_;
+  Time now_;
+  mutable std::unordered_map<uint32_t, std::vector<Release>> releases_;
+  mutable Time wake_at_ = kNoTime;
+  std::unordered_map<uint32_t, NodeFree> changed_;
+  Bitset cpu_free_;
+  std::vector<Bitset> gpu_buckets_;
+  std::unordered_set<JobId> preempted_;
+  std::vector<PassStart> starts_;
+  std::unordered_map<uint32_t, std::vector<int32_t>> starts_by_node_;    // indices into starts_
+  std::unordered_map<uint32_t, std::vector<NodeAllocation>> leftovers_;  // victims' surplus
+  std::vector<Reservation> reservations_;
+  Bitset reserved_;
+  std::unordered_map<uint32_t, std::vector<int32_t>> res_by_node_;  // indices into reservations_
+  std::unordered_map<uint64_t, RunCounters> qos_user_, qos_account_;
+  std::unordered_map<int32_t, RunCounters> assoc_, account_;
+  std::unordered_map<JobId, int32_t> array_running_;
+  std::map<std::pair<int32_t, std::string>, int32_t> named_;
+  std::map<std::string, int64_t> licenses_;
+  int64_t freed_generation_ = 0;
+};
+
+}  // namespace berth::core
+
+#endif  // BERTH_CORE_SCHED_PASS_STATE_H_

@@ -1,0 +1,410 @@
+#include "core/sched/scheduler.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+#include "core/sched/backfill.h"
+#include "core/sched/eligibility.h"
+#include "core/sched/pass_state.h"
+#include "core/sched/placement.h"
+#include "core/sched/preempt.h"
+
+namespace berth::core {
+namespace {
+
+// Reason details cost a walk over a partition's nodes; a pass explains at most this many
+// distinct blocked shapes and reuses the text for jobs of the same shape.
+constexpr int kMaxExplained = 200;
+
+struct QueueItem {
+  const JobEntry* e = nullptr;
+  int64_t priority = 0;
+  int32_t tier = 0;
+};
+
+// What one attempt to start a job (or one array task) came to.
+struct Attempt {
+  bool started = false;
+  PendingReason reason = PendingReason::kNone;
+  std::string detail;
+  Time expected_start = kNoTime;
+};
+
+class Pass {
+ public:
+  Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache)
+      : cs_(cs),
+        cfg_(cfg),
+        cache_(cache),
+        pass_(cs, now),
+        partition_blocked_(cs.partitions().size(), false) {
+    plan_.now = now;
+    any_free_ = pass_.cpu_free().Any();
+  }
+
+  Plan Run(const std::vector<QueueItem>& queue) {
+    for (const QueueItem& item : queue) ScheduleJob(item);
+    plan_.wake_at = pass_.wake_at();
+    return std::move(plan_);
+  }
+
+ private:
+  void ScheduleJob(const QueueItem& item);
+  Attempt TryStart(const JobEntry& e, int32_t task);
+  bool StartNow(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
+                const PlaceRequest& req, Duration limit);
+  bool TryPreempt(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
+                  const PlaceRequest& req, Duration limit);
+  // Records a start; with `victims`, one that waits for their preemption.
+  void Record(const JobEntry& e, int32_t task, size_t slot, Allocation alloc, Duration limit,
+              std::vector<JobId> after, const std::vector<const JobEntry*>* victims = nullptr);
+  std::string Explain(const JobEntry& e, size_t slot, Duration limit);
+  std::vector<size_t> SlotOrder(const JobEntry& e) const;
+  Verdict UnavailableNodes(const JobEntry& e, const CandidateSet& cand) const;
+
+  const ClusterState& cs_;
+  const SchedulerConfig& cfg_;
+  CandidateCache& cache_;
+  PassState pass_;
+  Plan plan_;
+  std::vector<bool> partition_blocked_;
+  bool strict_blocked_ = false;
+  bool any_free_ = true;
+  bool user_exclusive_started_ = false;
+  int32_t reservations_ = 0;
+  int32_t backfill_tested_ = 0;
+  int32_t explained_ = 0;
+  int64_t no_fit_generation_ = 0;
+  // By shape id: the shortest time limit with which that shape could not start now in this
+  // pass. A job of the same shape with a limit at least as long cannot start either (resources
+  // only shrink during a pass, and a longer window is harder to fit).
+  std::unordered_map<int32_t, Duration> no_fit_;
+  std::unordered_map<int32_t, std::string> details_;  // by shape id
+};
+
+// ReqNodeNotAvail, naming the nodes (Slurm's "UnavailableNodes:").
+Verdict Pass::UnavailableNodes(const JobEntry& e, const CandidateSet& cand) const {
+  std::string names;
+  for (uint32_t n : e.nodelist) {
+    if (cand.usable.Test(n)) continue;
+    const NodeInfo& node = cs_.node(n);
+    names += (names.empty() ? "" : ",") + node.spec.name + " (" +
+             std::string(NodeStateName(node.state())) + ")";
+  }
+  if (names.empty()) return {PendingReason::kReqNodeNotAvail, "no usable node in the partition"};
+  return {PendingReason::kReqNodeNotAvail, "UnavailableNodes: " + names};
+}
+
+std::vector<size_t> Pass::SlotOrder(const JobEntry& e) const {
+  std::vector<size_t> slots(e.partitions.size());
+  for (size_t i = 0; i < slots.size(); ++i) slots[i] = i;
+  std::stable_sort(slots.begin(), slots.end(), [&](size_t a, size_t b) {
+    return cs_.partitions()[e.partitions[a]].spec.priority_tier >
+           cs_.partitions()[e.partitions[b]].spec.priority_tier;
+  });
+  return slots;
+}
+
+void Pass::ScheduleJob(const QueueItem& item) {
+  const JobEntry& e = *item.e;
+  ++plan_.stats.pending_considered;
+  Attempt last;
+  if (strict_blocked_) {
+    last.reason = PendingReason::kPriority;
+  } else if (e.job.is_array_master()) {
+    std::vector<int32_t> tasks = e.job.spec.array.task_ids;
+    size_t started = 0;
+    for (int32_t t : tasks) {
+      last = TryStart(e, t);
+      if (!last.started) break;
+      ++started;
+    }
+    if (started == tasks.size()) return;
+  } else {
+    last = TryStart(e, -1);
+    if (last.started) return;
+  }
+  if (last.reason == PendingReason::kNone) return;  // cancelled by the plan
+  PendingInfo info;
+  info.job = e.job.id;
+  info.reason = last.reason;
+  info.detail = std::move(last.detail);
+  info.expected_start = last.expected_start;
+  info.priority = item.priority;
+  plan_.pending.push_back(std::move(info));
+}
+
+Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
+  Attempt a;
+  Verdict v = CheckJob(pass_, e, task);
+  if (!v.ok()) {
+    if (v.reason == PendingReason::kDependencyNeverSatisfied && e.job.spec.kill_on_invalid_dep) {
+      plan_.cancels.push_back({e.job.id, JobState::kCancelled, v.detail});
+      return a;
+    }
+    a.reason = v.reason;
+    a.detail = std::move(v.detail);
+    return a;
+  }
+  Verdict first_fail;
+  std::vector<size_t> blocked;  // slots where only resources stand in the way
+  bool all_deadline = true;
+  for (size_t slot : SlotOrder(e)) {
+    Verdict pv = CheckPartition(pass_, e, slot);
+    if (pv.ok()) pv = CheckLimits(pass_, e, slot);
+    all_deadline = all_deadline && pv.reason == PendingReason::kDeadline;
+    if (!pv.ok()) {
+      if (first_fail.ok()) first_fail = std::move(pv);
+      continue;
+    }
+    const CandidateSet& cand = cache_.Get(cs_, e, slot);
+    bool nodes_ok =
+        cand.usable.Any() && std::all_of(e.nodelist.begin(), e.nodelist.end(),
+                                         [&](uint32_t n) { return cand.usable.Test(n); });
+    if (!nodes_ok) {
+      if (first_fail.ok()) first_fail = UnavailableNodes(e, cand);
+      continue;
+    }
+    const PartitionInfo& p = cs_.partitions()[e.partitions[slot]];
+    Duration limit = EffectiveTimeLimit(e, p);
+    PlaceRequest req{&e.shapes[slot],
+                     e.user,
+                     e.nodelist.empty() ? nullptr : &e.nodelist,
+                     cand.alternatives.empty() ? nullptr : &cand.alternatives,
+                     cfg_.placement,
+                     cfg_.topology_aware};
+    if (StartNow(e, task, slot, cand, req, limit)) {
+      a.started = true;
+      return a;
+    }
+    blocked.push_back(slot);
+  }
+  if (blocked.empty()) {
+    if (all_deadline && first_fail.reason == PendingReason::kDeadline) {
+      plan_.cancels.push_back({e.job.id, JobState::kDeadline, first_fail.detail});
+      return a;
+    }
+    a.reason = first_fail.reason;
+    a.detail = std::move(first_fail.detail);
+    return a;
+  }
+  // Blocked by resources in every partition that would otherwise take it.
+  for (size_t slot : blocked) {
+    const CandidateSet& cand = cache_.Get(cs_, e, slot);
+    Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
+    PlaceRequest req{&e.shapes[slot],
+                     e.user,
+                     e.nodelist.empty() ? nullptr : &e.nodelist,
+                     cand.alternatives.empty() ? nullptr : &cand.alternatives,
+                     cfg_.placement,
+                     cfg_.topology_aware};
+    if (TryPreempt(e, task, slot, cand, req, limit)) {
+      a.started = true;
+      return a;
+    }
+  }
+  bool behind = false;
+  for (size_t slot : blocked) behind = behind || partition_blocked_[e.partitions[slot]];
+  for (size_t slot : blocked) partition_blocked_[e.partitions[slot]] = true;
+  if (cfg_.strict_order) strict_blocked_ = true;
+  bool may_reserve = cfg_.backfill &&
+                     (cfg_.reservation_depth == SchedulerConfig::kAllJobs ||
+                      reservations_ < cfg_.reservation_depth) &&
+                     (cfg_.backfill_max_job_test == SchedulerConfig::kAllJobs ||
+                      backfill_tested_ < cfg_.backfill_max_job_test);
+  if (may_reserve) {
+    ++backfill_tested_;
+    std::optional<EarliestStart> best;
+    Duration best_limit = 0;
+    for (size_t slot : blocked) {
+      const CandidateSet& cand = cache_.Get(cs_, e, slot);
+      Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
+      PlaceRequest req{&e.shapes[slot],
+                       e.user,
+                       e.nodelist.empty() ? nullptr : &e.nodelist,
+                       cand.alternatives.empty() ? nullptr : &cand.alternatives,
+                       cfg_.placement,
+                       cfg_.topology_aware};
+      Time horizon =
+          cfg_.backfill_horizon >= kInfinite ? kInfinite : pass_.now() + cfg_.backfill_horizon;
+      std::optional<EarliestStart> r = FindEarliestStart(pass_, req, cand.usable, limit, horizon);
+      if (r && (!best || r->start < best->start)) {
+        best = std::move(r);
+        best_limit = limit;
+      }
+    }
+    if (best) {
+      a.expected_start = best->start;
+      pass_.Reserve({e.job.id, best->start, best->start + best_limit, std::move(best->alloc)});
+      ++reservations_;
+      ++plan_.stats.reservations;
+    }
+  }
+  a.reason = behind ? PendingReason::kPriority : PendingReason::kResources;
+  size_t slot = blocked.front();
+  Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
+  a.detail = Explain(e, slot, limit);
+  return a;
+}
+
+bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
+                    const PlaceRequest& req, Duration limit) {
+  if (!any_free_) return false;
+  if (pass_.freed_generation() != no_fit_generation_) {
+    no_fit_.clear();
+    no_fit_generation_ = pass_.freed_generation();
+  }
+  // Shapes that failed once fail again in this pass (resources only shrink), unless the job's
+  // own user (--exclusive=user jobs anywhere) or required nodes make it special.
+  bool cacheable = e.nodelist.empty() && !e.shapes[slot].exclusive_user &&
+                   cs_.user_exclusive_running() == 0 && !user_exclusive_started_;
+  const int32_t shape_id = e.shape_ids[slot];
+  if (cacheable) {
+    auto it = no_fit_.find(shape_id);
+    if (it != no_fit_.end() && limit >= it->second) {
+      ++plan_.stats.shape_cache_hits;
+      return false;
+    }
+  }
+  const Time now = pass_.now();
+  NodeIndex index{&pass_.gpu_buckets(), &pass_.cpu_free()};
+  auto try_limit = [&](Duration d, Allocation* out) {
+    FreeFn free_of = [&](uint32_t n) { return pass_.FreeDuring(n, now, now + d); };
+    return Place(cs_, req, cand.usable, index, free_of, out);
+  };
+  Allocation alloc;
+  if (try_limit(limit, &alloc)) {
+    Record(e, task, slot, std::move(alloc), limit, {});
+    return true;
+  }
+  // --time-min: the longest limit in [time_min, limit), in whole minutes as Slurm keeps
+  // limits, that fits before the reservations.
+  Duration lo = e.job.spec.time_min;
+  if (lo != kNoTime && lo > 0 && lo < limit && try_limit(lo, &alloc)) {
+    Duration lo_min = lo / 60, hi_min = limit / 60;  // lo fits, hi does not
+    Allocation best = alloc;
+    while (hi_min - lo_min > 1) {
+      Duration mid = lo_min + (hi_min - lo_min) / 2;
+      if (try_limit(mid * 60, &alloc)) {
+        lo_min = mid;
+        best = alloc;
+      } else {
+        hi_min = mid;
+      }
+    }
+    Record(e, task, slot, std::move(best), std::max(lo, lo_min * 60), {});
+    return true;
+  }
+  if (cacheable) {
+    auto [it, added] = no_fit_.emplace(shape_id, limit);
+    if (!added) it->second = std::min(it->second, limit);
+  }
+  return false;
+}
+
+bool Pass::TryPreempt(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
+                      const PlaceRequest& req, Duration limit) {
+  if (cfg_.preempt_type == PreemptType::kNone) return false;
+  std::optional<PreemptChoice> choice =
+      FindPreemption(pass_, cfg_, e, slot, req, cand.usable, limit);
+  if (!choice) return false;
+  std::vector<JobId> victims;
+  std::vector<const JobEntry*> entries;
+  for (const PlannedPreemption& p : choice->victims) {
+    entries.push_back(cs_.FindEntry(p.victim));
+    plan_.preemptions.push_back(p);
+    victims.push_back(p.victim);
+    ++plan_.stats.preempted;
+  }
+  Record(e, task, slot, std::move(choice->alloc), limit, std::move(victims), &entries);
+  return true;
+}
+
+void Pass::Record(const JobEntry& e, int32_t task, size_t slot, Allocation alloc, Duration limit,
+                  std::vector<JobId> after, const std::vector<const JobEntry*>* victims) {
+  for (const NamedCount& l : e.job.spec.licenses) alloc.licenses.push_back(l);
+  if (victims) {
+    pass_.StartAfterPreempting(e, e.job.id, pass_.now() + limit, alloc, *victims);
+  } else {
+    pass_.Start(e, e.job.id, pass_.now() + limit, alloc);
+  }
+  PlannedStart s;
+  s.job = e.job.id;
+  s.array_task = task;
+  s.partition = cs_.partitions()[e.partitions[slot]].spec.name;
+  s.alloc = std::move(alloc);
+  s.time_limit = limit;
+  s.after_preempting = std::move(after);
+  plan_.starts.push_back(std::move(s));
+  ++plan_.stats.started;
+  user_exclusive_started_ = user_exclusive_started_ || e.shapes[slot].exclusive_user;
+  any_free_ = pass_.cpu_free().Any();
+}
+
+std::string Pass::Explain(const JobEntry& e, size_t slot, Duration limit) {
+  // Same shape, same explanation: only the time limit differs, which changes at most whether
+  // "reserved for higher-priority jobs" applies to a few nodes.
+  auto it = details_.find(e.shape_ids[slot]);
+  if (it != details_.end()) return it->second;
+  if (explained_ >= kMaxExplained) return "";
+  ++explained_;
+  std::string d = ExplainNoFit(pass_, e, slot, limit);
+  details_.emplace(e.shape_ids[slot], d);
+  return d;
+}
+
+std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const SchedulerConfig& cfg) {
+  std::vector<QueueItem> queue;
+  queue.reserve(cs.pending_ids().size());
+  bool by_priority = cfg.order == QueueOrder::kPriority;
+  PriorityContext ctx;
+  if (by_priority) ctx = MakePriorityContext(cs, now, cfg);
+  for (JobId id : cs.pending_ids()) {
+    const JobEntry* e = cs.FindEntry(id);
+    QueueItem item;
+    item.e = e;
+    if (by_priority) {
+      item.priority = ComputePriority(cs, *e, now, cfg, ctx).total;
+      for (int16_t p : e->partitions) {
+        item.tier = std::max(item.tier, cs.partitions()[p].spec.priority_tier);
+      }
+    }
+    queue.push_back(item);
+  }
+  std::sort(queue.begin(), queue.end(), [&](const QueueItem& a, const QueueItem& b) {
+    if (by_priority) {
+      if (a.tier != b.tier) return a.tier > b.tier;
+      if (a.priority != b.priority) return a.priority > b.priority;
+    }
+    if (a.e->job.spec.submit_time != b.e->job.spec.submit_time) {
+      return a.e->job.spec.submit_time < b.e->job.spec.submit_time;
+    }
+    return a.e->job.id < b.e->job.id;
+  });
+  return queue;
+}
+
+}  // namespace
+
+Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
+  std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
+  Pass pass(cs, now, cfg_, candidates_);
+  return pass.Run(queue);
+}
+
+std::vector<PriorityBreakdown> Scheduler::Priorities(const ClusterState& cs, Time now) const {
+  PriorityContext ctx = MakePriorityContext(cs, now, cfg_);
+  std::vector<PriorityBreakdown> out;
+  for (const QueueItem& item : BuildQueue(cs, now, cfg_)) {
+    out.push_back(ComputePriority(cs, *item.e, now, cfg_, ctx));
+  }
+  return out;
+}
+
+Plan Schedule(const ClusterState& view, Time now, const SchedulerConfig& cfg) {
+  Scheduler s(cfg);
+  return s.Schedule(view, now);
+}
+
+}  // namespace berth::core

@@ -1,0 +1,50 @@
+// The scheduler: one pass over the queue, as a pure function of the cluster state, the time and
+// the configuration, returning a Plan. The pass, in the order of the Kubernetes scheduler
+// framework and Nomad's scheduler:
+//   1. queue order (multifactor priority, or submit order);
+//   2. per job: eligibility (hold, begin, dependency, partition, limits) -> a reason if not;
+//   3. candidate nodes (partition, state, features, exclusions, GPU type, size);
+//   4. placement on what is free now, without touching any reservation (pack or spread,
+//      topology-aware, all-or-nothing);
+//   5. otherwise: preemption if allowed, then a reservation at the earliest start time while the
+//      reservation depth and backfill horizon allow (EASY = 1, conservative = all), and a reason
+//      (Resources for the first blocked job of a partition, Priority behind it) with a detail.
+//
+// Thread safety: a Scheduler may be used by one thread at a time (it caches candidate node sets
+// between passes). Same state, time and configuration give a byte-identical Plan.
+#ifndef BERTH_CORE_SCHED_SCHEDULER_H_
+#define BERTH_CORE_SCHED_SCHEDULER_H_
+
+#include <vector>
+
+#include "core/config.h"
+#include "core/plan.h"
+#include "core/sched/candidates.h"
+#include "core/sched/priority.h"
+#include "core/state/cluster_state.h"
+
+namespace berth::core {
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerConfig cfg) : cfg_(std::move(cfg)) {}
+
+  const SchedulerConfig& config() const { return cfg_; }
+
+  // One scheduling pass.
+  Plan Schedule(const ClusterState& cs, Time now);
+
+  // Every pending job's priority and its factors, in queue order (what `sprio` shows).
+  std::vector<PriorityBreakdown> Priorities(const ClusterState& cs, Time now) const;
+
+ private:
+  SchedulerConfig cfg_;
+  CandidateCache candidates_;
+};
+
+// The same as a plain function (no cache kept between calls).
+Plan Schedule(const ClusterState& view, Time now, const SchedulerConfig& cfg);
+
+}  // namespace berth::core
+
+#endif  // BERTH_CORE_SCHED_SCHEDULER_H_

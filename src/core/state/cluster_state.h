@@ -1,0 +1,343 @@
+// ClusterState: the one live model of a cluster (nodes, partitions, accounts, QoS, jobs) that
+// the scheduler reads and that the controller and the simulator change, through the same
+// methods. It is pure data: no I/O, no clock (every method that needs the time takes `now`).
+//
+// The scheduler (core/sched/schedule.h) reads a const ClusterState and returns a Plan; Apply()
+// carries the Plan out. The indices kept here (free-GPU buckets, release times, running
+// counters) exist so that a scheduling pass costs little more than the work it does.
+//
+// Thread safety: none. The controller serialises access; the simulator is single-threaded.
+#ifndef BERTH_CORE_STATE_CLUSTER_STATE_H_
+#define BERTH_CORE_STATE_CLUSTER_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "common/bitset.h"
+#include "common/status.h"
+#include "common/time.h"
+#include "core/config.h"
+#include "core/model/cluster_spec.h"
+#include "core/model/job.h"
+#include "core/plan.h"
+#include "core/state/shape.h"
+#include "core/state/usage.h"
+
+namespace berth::core {
+
+// Running totals held by a user, account or association, for limits.
+struct RunCounters {
+  int64_t cpus = 0;
+  int64_t mem_mib = 0;
+  int64_t gpus = 0;
+  int64_t nodes = 0;
+  int64_t jobs = 0;
+  void Add(const RunCounters& o, int sign);
+};
+
+struct NodeInfo {
+  NodeSpec spec;
+  uint32_t index = 0;
+  int num_gpus = 0;
+  std::vector<std::pair<int16_t, uint64_t>> gpu_types;  // type id -> mask of its devices
+  std::vector<int32_t> gres_ids;                        // parallel to spec.gres
+  std::vector<int32_t> feature_ids;                     // sorted
+  std::vector<int32_t> topo_groups;                     // group id per level, outermost first
+  std::vector<int16_t> partitions;
+  // Dynamic state.
+  NodeHealth health = NodeHealth::kUp;
+  bool drain = false;
+  std::string reason;
+  Time state_since = 0;
+  int32_t free_cpus = 0;
+  int64_t free_mem_mib = 0;
+  uint64_t free_gpus = 0;          // mask of free devices
+  std::vector<int64_t> free_gres;  // parallel to spec.gres
+  std::vector<JobId> jobs;         // jobs holding resources here, ascending
+  int64_t sole_user = -1;          // user id when all jobs here are one user's; -1 none; -2 many
+  bool user_exclusive = false;     // a --exclusive=user job runs here
+  Time idle_since = 0;             // when the last job left
+
+  bool usable() const { return health == NodeHealth::kUp && !drain; }
+  NodeState state() const;
+  int free_gpu_count() const { return __builtin_popcountll(free_gpus); }
+  // Default memory per CPU on this node: the node's memory divided among its CPUs.
+  int64_t mem_per_cpu_share() const { return spec.cpus > 0 ? spec.mem_mib / spec.cpus : 0; }
+};
+
+struct PartitionInfo {
+  PartitionSpec spec;
+  int16_t index = 0;
+  Bitset nodes;
+  int64_t total_cpus = 0;
+  int64_t total_gpus = 0;
+  int32_t total_nodes = 0;
+  std::vector<int16_t> allow_accounts;  // account ids; empty = all
+  std::vector<int16_t> allow_qos;       // qos ids; empty = all
+};
+
+struct QosInfo {
+  QosSpec spec;
+  int16_t index = 0;
+  std::vector<int16_t> preempt;  // qos ids this one may preempt
+};
+
+struct AccountInfo {
+  AccountSpec spec;
+  int32_t index = 0;
+  int32_t parent = -1;            // -1 for root
+  std::vector<int32_t> children;  // account ids
+  std::vector<int32_t> assocs;    // association ids of users directly in this account
+  DecayedUsage usage;             // this account's subtree
+  RunCounters running;            // this account's subtree
+};
+
+struct AssocInfo {
+  UserSpec spec;
+  int32_t index = 0;
+  int32_t account = 0;
+  int32_t user = 0;
+  DecayedUsage usage;
+  RunCounters running;
+};
+
+// Nodes with the same configuration (CPUs, memory, GPUs, gres, features), as Slurm's config
+// records: submit-time checks look at one node per class instead of every node.
+struct NodeClass {
+  uint32_t representative = 0;
+  Bitset nodes;
+};
+
+struct TopoGroup {
+  std::string name;
+  int level = 0;
+  Bitset nodes;
+};
+
+// What the state keeps per job besides the Job itself.
+struct JobEntry {
+  Job job;
+  int32_t user = 0;
+  int32_t assoc = 0;
+  int32_t account = 0;
+  int16_t qos = 0;
+  std::vector<int16_t> partitions;  // in the order the user gave them
+  std::vector<JobShape> shapes;     // parallel to partitions
+  // Parallel to partitions: an id shared by every job whose request is placed identically
+  // (same partition, constraint, exclusions and shape), for the scheduler's caches.
+  std::vector<int32_t> shape_ids;
+  std::vector<uint32_t> nodelist;  // required nodes
+  std::vector<uint32_t> exclude;
+  bool preempt_requested = false;  // a Plan asked for this running job to be preempted
+  PreemptMode preempt_mode = PreemptMode::kOff;
+  int32_t partition_index = -1;  // while it holds resources
+};
+
+struct ArrayInfo {
+  int32_t running = 0;  // tasks holding resources
+  int32_t total = 0;
+  std::map<int32_t, JobId> tasks;  // started tasks: task index -> job id
+};
+
+// What Apply did, so that the caller can launch and kill processes.
+struct ApplyResult {
+  std::vector<JobId> started;  // job ids now holding resources (new for tasks)
+  // Parallel to plan.starts: the id that started for each (a new id for an array task), or
+  // kNoJob when the start was refused or waits for its preemption victims.
+  std::vector<JobId> start_ids;
+  std::vector<PlannedPreemption> preempt;               // running jobs to stop now
+  std::vector<JobId> cancelled;                         // pending jobs ended by the plan
+  std::vector<std::pair<JobId, std::string>> rejected;  // starts refused, and why
+};
+
+class ClusterState {
+ public:
+  // Builds the state from a cluster description. Errors name the bad node/partition/account.
+  static Result<ClusterState> Create(const ClusterSpec& spec);
+
+  ClusterState(ClusterState&&) = default;
+  ClusterState& operator=(ClusterState&&) = default;
+  ClusterState(const ClusterState&) = default;  // snapshots for tests and what-if passes
+
+  // Usage accrual settings (half-life, billing weights); the scheduler's FairshareConfig.
+  void SetFairshareConfig(const FairshareConfig& cfg) { fairshare_ = cfg; }
+  const FairshareConfig& fairshare_config() const { return fairshare_; }
+
+  // ---- Nodes
+  size_t num_nodes() const { return nodes_.size(); }
+  const NodeInfo& node(uint32_t i) const { return nodes_[i]; }
+  std::optional<uint32_t> FindNode(std::string_view name) const;
+  // Adds a node (an agent registering that the configuration did not list), in the given
+  // partitions (empty = every partition that lists no nodes... or the default one).
+  Result<uint32_t> AddNode(const NodeSpec& spec, const std::vector<std::string>& partitions,
+                           Time now);
+  Status SetNodeHealth(uint32_t node, NodeHealth health, std::string reason, Time now);
+  Status SetNodeDrain(uint32_t node, bool drain, std::string reason, Time now);
+
+  // ---- Partitions, QoS, accounts
+  const std::vector<PartitionInfo>& partitions() const { return partitions_; }
+  std::optional<int16_t> FindPartition(std::string_view name) const;
+  int16_t default_partition() const { return default_partition_; }
+  Status SetPartitionState(int16_t partition, PartitionState state);
+  const std::vector<QosInfo>& qos() const { return qos_; }
+  std::optional<int16_t> FindQos(std::string_view name) const;
+  const std::vector<AccountInfo>& accounts() const { return accounts_; }
+  const std::vector<AssocInfo>& assocs() const { return assocs_; }
+  const std::vector<std::string>& users() const { return user_names_; }
+  std::optional<int32_t> FindAccount(std::string_view name) const;
+  const ClusterSpec& spec() const { return spec_; }
+
+  // ---- Jobs
+  // Validates and queues a job; returns its id. Rejections carry Slurm's messages
+  // ("Requested node configuration is not available", "Invalid partition name specified", ...).
+  Result<JobId> Submit(JobSpec spec, std::shared_ptr<const JobExecSpec> exec, Time now);
+  // The same with a chosen id (journal replay, traces); REQUIRES id > every id used so far.
+  Result<JobId> SubmitWithId(JobId id, JobSpec spec, std::shared_ptr<const JobExecSpec> exec,
+                             Time now);
+  JobId next_job_id() const { return next_id_; }
+  void set_next_job_id(JobId id) { next_id_ = id; }
+
+  // Carries out a Plan computed from this state (or an earlier version of it): starts jobs
+  // whose placement is still free, marks victims for preemption, ends cancelled jobs. A start
+  // that no longer fits is refused and reported, never applied in part.
+  ApplyResult Apply(const Plan& plan, Time now);
+
+  // A job holding resources ended (its processes are gone): frees them, records the outcome,
+  // accrues fair-share usage. With `requeue` the job goes back to the queue (restart count + 1)
+  // instead of ending. REQUIRES: the job holds resources.
+  // When the job ended (was not requeued) and `final_record` is given, the job's last record is
+  // moved there (for the caller's accounting).
+  Status EndJob(JobId id, const JobOutcome& outcome, bool requeue, Job* final_record = nullptr);
+  // Cancels a pending job (running ones are killed by their node, then EndJob). For an array
+  // master, cancels its tasks not yet started.
+  Status CancelPending(JobId id, Time now);
+  Status Hold(JobId id, HoldKind kind);
+  Status Release(JobId id, Time now);
+  Status SetTimeLimit(JobId id, Duration limit);
+  Status SetNice(JobId id, int32_t nice);
+
+  const Job* FindJob(JobId id) const;
+  const JobEntry* FindEntry(JobId id) const;
+  // The outcome of a job that ended (kept after its record is gone).
+  const JobOutcome* FindOutcome(JobId id) const;
+  const std::set<JobId>& pending_ids() const { return pending_; }
+  const std::set<JobId>& running_ids() const { return running_; }
+  // Running jobs by estimated end (start + time limit), then id.
+  const std::set<std::pair<Time, JobId>>& releases() const { return releases_; }
+  const std::map<JobId, JobEntry>& jobs() const { return jobs_; }
+  const ArrayInfo* FindArray(JobId array_job_id) const;
+  // Forgets ended jobs' outcomes older than `before` (the controller's MinJobAge).
+  void PurgeOutcomes(Time before);
+
+  // ---- Indices for the scheduler
+  const Bitset& usable_nodes() const { return usable_; }
+  const Bitset& cpu_free_nodes() const { return cpu_free_; }
+  // Usable nodes with exactly k free GPUs, k = 0..max_gpus_per_node().
+  const std::vector<Bitset>& gpu_buckets() const { return gpu_buckets_; }
+  int max_gpus_per_node() const { return static_cast<int>(gpu_buckets_.size()) - 1; }
+  // Nodes grouped by weight, lightest first.
+  const std::vector<std::pair<int32_t, Bitset>>& weight_classes() const { return weights_; }
+  const std::vector<TopoGroup>& topo_groups() const { return topo_groups_; }
+  const std::vector<NodeClass>& node_classes() const { return classes_; }
+  int topo_depth() const { return topo_depth_; }
+  // Changes whenever nodes are added (so that caches of node sets know to rebuild).
+  uint64_t config_generation() const { return config_generation_; }
+  // Changes whenever a node's health or drain flag changes (or nodes are added).
+  uint64_t node_state_generation() const { return node_state_generation_; }
+  std::optional<int32_t> FindFeature(std::string_view name) const;
+  std::optional<int16_t> FindGpuType(std::string_view name) const;
+  const std::string& gpu_type_name(int16_t id) const { return gpu_type_names_[id]; }
+  const std::string& gres_name(int32_t id) const { return gres_names_[id]; }
+  std::optional<int32_t> FindGres(std::string_view name) const;
+  int64_t license_total(std::string_view name) const;
+  int64_t license_used(std::string_view name) const;
+  const RunCounters* QosUserCounters(int16_t qos, int32_t user) const;
+  const RunCounters* QosAccountCounters(int16_t qos, int32_t account) const;
+  // Running jobs per (user, name), for singleton dependencies.
+  int32_t RunningWithName(int32_t user, const std::string& name) const;
+  // How many running jobs asked for --exclusive=user (node sharing then depends on the user).
+  int32_t user_exclusive_running() const { return user_exclusive_running_; }
+  // Totals over all usable nodes (for the job-size factor).
+  int64_t total_cpus() const { return total_cpus_; }
+  int32_t total_nodes() const { return static_cast<int32_t>(nodes_.size()); }
+
+  // Computes the shape of `spec` in partition `p` (public for tests and tools).
+  Result<JobShape> ComputeShape(const JobSpec& spec, const PartitionInfo& p) const;
+  // How many distinct placement requests (shape ids) exist.
+  int32_t num_shape_ids() const { return static_cast<int32_t>(shape_ids_.size()); }
+  // Fair-share billing of an allocation per second.
+  double Billing(const Allocation& alloc) const;
+
+ private:
+  ClusterState() = default;
+  Status AddAccountTree(const ClusterSpec& spec);
+  Status AddPartitions(const ClusterSpec& spec);
+  Result<uint32_t> AddNodeInternal(const NodeSpec& spec, Time now);
+  Result<int32_t> ResolveAssoc(const std::string& user, const std::string& account);
+  int32_t InternUser(const std::string& user);
+  int32_t InternFeature(const std::string& name);
+  int16_t InternGpuType(const std::string& name);
+  int32_t InternGres(const std::string& name);
+  Status ValidateFeasible(JobEntry& entry) const;
+  void UpdateNodeIndex(uint32_t node);
+  void Allocate(JobEntry& entry, const PlannedStart& start, Time now);
+  void Release(JobEntry& entry);
+  void ChangeCounters(const JobEntry& entry, int sign);
+  Status CheckStartStillFits(const JobEntry& entry, const PlannedStart& s) const;
+  JobEntry& MaterialiseArrayTask(JobEntry& master, int32_t task);
+  void RecordOutcome(JobEntry& entry, const JobOutcome& outcome, Job* final_record = nullptr);
+  void RecomputeSoleUser(NodeInfo& n);
+
+  ClusterSpec spec_;
+  FairshareConfig fairshare_;
+  std::vector<NodeInfo> nodes_;
+  std::unordered_map<std::string, uint32_t> node_by_name_;
+  std::vector<PartitionInfo> partitions_;
+  int16_t default_partition_ = 0;
+  std::vector<QosInfo> qos_;
+  std::vector<AccountInfo> accounts_;
+  std::vector<AssocInfo> assocs_;
+  std::vector<std::string> user_names_;
+  std::unordered_map<std::string, int32_t> user_by_name_;
+  std::vector<int32_t> default_assoc_of_user_;  // -1 when none
+  std::vector<std::string> feature_names_;
+  std::vector<std::string> gpu_type_names_;
+  std::vector<std::string> gres_names_;
+  std::vector<TopoGroup> topo_groups_;
+  std::vector<NodeClass> classes_;
+  int topo_depth_ = 0;
+  uint64_t config_generation_ = 0;
+  uint64_t node_state_generation_ = 0;
+  int32_t user_exclusive_running_ = 0;
+  std::map<std::string, int64_t> license_used_;
+
+  Bitset usable_;
+  Bitset cpu_free_;
+  std::vector<Bitset> gpu_buckets_;
+  std::vector<std::pair<int32_t, Bitset>> weights_;
+  int64_t total_cpus_ = 0;
+
+  JobId next_id_ = 1;
+  std::map<JobId, JobEntry> jobs_;  // pending and holding resources
+  std::set<JobId> pending_;
+  std::set<JobId> running_;
+  std::set<std::pair<Time, JobId>> releases_;
+  std::unordered_map<JobId, JobOutcome> outcomes_;
+  std::unordered_map<JobId, ArrayInfo> arrays_;
+  std::unordered_map<uint64_t, RunCounters> qos_user_;     // (qos << 32) | user
+  std::unordered_map<uint64_t, RunCounters> qos_account_;  // (qos << 32) | account
+  std::map<std::pair<int32_t, std::string>, int32_t> running_names_;
+  std::unordered_map<std::string, int32_t> shape_ids_;
+};
+
+}  // namespace berth::core
+
+#endif  // BERTH_CORE_STATE_CLUSTER_STATE_H_

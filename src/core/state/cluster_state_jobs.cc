@@ -1,0 +1,208 @@
+// ClusterState: the job lifecycle (submit, apply a plan, end, cancel, hold, requeue).
+#include <algorithm>
+
+#include "core/state/cluster_state.h"
+#include "core/state/fit.h"
+
+namespace berth::core {
+
+Result<int32_t> ClusterState::ResolveAssoc(const std::string& user, const std::string& account) {
+  int32_t uid = InternUser(user);
+  if (account.empty()) {
+    if (default_assoc_of_user_[uid] >= 0) return default_assoc_of_user_[uid];
+  } else {
+    std::optional<int32_t> acct = FindAccount(account);
+    if (acct) {
+      for (int32_t a : accounts_[*acct].assocs) {
+        if (assocs_[a].user == uid) return a;
+      }
+    }
+  }
+  if (spec_.enforce_associations) {
+    return Status::PermissionDenied(
+        "Invalid account or account/partition combination specified" +
+        (account.empty() ? std::string(" (user '" + user + "' has no default account)")
+                         : " ('" + account + "')"));
+  }
+  // Not enforcing: add the association (and the account, under root) on first use.
+  std::string name = account.empty() ? std::string("default") : account;
+  std::optional<int32_t> acct = FindAccount(name);
+  if (!acct) {
+    AccountInfo info;
+    info.spec.name = name;
+    info.index = static_cast<int32_t>(accounts_.size());
+    info.parent = 0;
+    accounts_[0].children.push_back(info.index);
+    accounts_.push_back(std::move(info));
+    acct = static_cast<int32_t>(accounts_.size() - 1);
+  }
+  AssocInfo a;
+  a.spec.name = user;
+  a.spec.account = name;
+  a.index = static_cast<int32_t>(assocs_.size());
+  a.account = *acct;
+  a.user = uid;
+  accounts_[*acct].assocs.push_back(a.index);
+  if (default_assoc_of_user_[uid] < 0) default_assoc_of_user_[uid] = a.index;
+  assocs_.push_back(std::move(a));
+  return static_cast<int32_t>(assocs_.size() - 1);
+}
+
+Status ClusterState::ValidateFeasible(JobEntry& e) const {
+  // The request must be satisfiable by the configured nodes of at least one of its partitions,
+  // as Slurm checks at submission ("Requested node configuration is not available"). Nodes are
+  // looked at one configuration class at a time, so this costs little on large clusters.
+  const Constraint& c = e.job.spec.constraint;
+  for (size_t i = 0; i < e.partitions.size(); ++i) {
+    const PartitionInfo& p = partitions_[e.partitions[i]];
+    const JobShape& shape = e.shapes[i];
+    bool nodelist_ok = std::all_of(e.nodelist.begin(), e.nodelist.end(),
+                                   [&](uint32_t n) { return p.nodes.Test(n); });
+    if (!nodelist_ok) continue;
+    int64_t hosts = 0;
+    int64_t tasks = 0;
+    for (const NodeClass& cls : classes_) {
+      const NodeInfo& node = nodes_[cls.representative];
+      if (!c.empty() && !c.Matches([&](std::string_view f) {
+            std::optional<int32_t> id = FindFeature(f);
+            return id && std::binary_search(node.feature_ids.begin(), node.feature_ids.end(), *id);
+          })) {
+        continue;
+      }
+      if (!NodeCanEverHost(shape, node)) continue;
+      Bitset in = cls.nodes;
+      in &= p.nodes;
+      for (uint32_t x : e.exclude) in.Reset(x);
+      int64_t count = static_cast<int64_t>(in.Count());
+      hosts += count;
+      if (shape.task_mode && count > 0) {
+        tasks += count * FitTasks(shape, node, NodeFree::Full(node), 0, shape.tasks, nullptr);
+      }
+    }
+    bool ok = shape.task_mode ? (tasks >= shape.tasks && hosts > 0) : hosts >= shape.min_nodes;
+    if (ok) return Status::Ok();
+  }
+  return Status::InvalidArgument("Requested node configuration is not available");
+}
+
+Result<JobId> ClusterState::Submit(JobSpec spec, std::shared_ptr<const JobExecSpec> exec,
+                                   Time now) {
+  return SubmitWithId(next_id_, std::move(spec), std::move(exec), now);
+}
+
+Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
+                                         std::shared_ptr<const JobExecSpec> exec, Time now) {
+  if (id < next_id_ || id == kNoJob) {
+    return Status::InvalidArgument("job id " + std::to_string(id) + " is not above the last one");
+  }
+  JobEntry e;
+  if (spec.user.empty()) spec.user = "nobody";
+  BERTH_ASSIGN_OR_RETURN(e.assoc, ResolveAssoc(spec.user, spec.account));
+  e.user = assocs_[e.assoc].user;
+  e.account = assocs_[e.assoc].account;
+  spec.account = accounts_[e.account].spec.name;
+  std::optional<int16_t> qos = FindQos(spec.qos.empty() ? kDefaultQos : spec.qos);
+  if (!qos) return Status::InvalidArgument("Invalid qos specification: '" + spec.qos + "'");
+  e.qos = *qos;
+  spec.qos = qos_[*qos].spec.name;
+  if (spec.partitions.empty()) spec.partitions.push_back(partitions_[default_partition_].spec.name);
+  for (const std::string& name : spec.partitions) {
+    std::optional<int16_t> p = FindPartition(name);
+    if (!p) return Status::InvalidArgument("invalid partition specified: " + name);
+    if (std::find(e.partitions.begin(), e.partitions.end(), *p) != e.partitions.end()) continue;
+    BERTH_ASSIGN_OR_RETURN(JobShape shape, ComputeShape(spec, partitions_[*p]));
+    e.partitions.push_back(*p);
+    e.shapes.push_back(std::move(shape));
+  }
+  if (std::all_of(e.partitions.begin(), e.partitions.end(), [&](int16_t p) {
+        PartitionState st = partitions_[p].spec.state;
+        return st == PartitionState::kDrain || st == PartitionState::kInactive;
+      })) {
+    return Status::FailedPrecondition("Required partition not available (inactive or drain)");
+  }
+  for (const auto* list : {&spec.nodelist, &spec.exclude}) {
+    for (const std::string& name : *list) {
+      std::optional<uint32_t> n = FindNode(name);
+      if (!n) return Status::InvalidArgument("Invalid node name specified: " + name);
+      (list == &spec.nodelist ? e.nodelist : e.exclude).push_back(*n);
+    }
+  }
+  for (uint32_t n : e.nodelist) {
+    if (std::find(e.exclude.begin(), e.exclude.end(), n) != e.exclude.end()) {
+      return Status::InvalidArgument("node " + nodes_[n].spec.name +
+                                     " is both required and excluded");
+    }
+  }
+  for (const NamedCount& l : spec.licenses) {
+    if (l.count > license_total(l.name)) {
+      return Status::InvalidArgument("Invalid license specification: " + l.name);
+    }
+  }
+  for (const DependencyCondition& c : spec.dependency.conditions) {
+    for (const DependencyTarget& t : c.targets) {
+      if (!jobs_.count(t.job_id) && !outcomes_.count(t.job_id) && !arrays_.count(t.job_id)) {
+        return Status::InvalidArgument("Job dependency problem: job " + std::to_string(t.job_id) +
+                                       " does not exist");
+      }
+    }
+  }
+  for (int32_t t : spec.array.task_ids) {
+    if (t < 0 || t >= spec_.max_array_size) {
+      return Status::InvalidArgument("Invalid job array specification: task " + std::to_string(t) +
+                                     " is outside 0.." + std::to_string(spec_.max_array_size - 1));
+    }
+  }
+  if (spec.time_limit != kNoTime && spec.time_limit <= 0) {
+    return Status::InvalidArgument("Invalid time limit specification");
+  }
+  e.job.spec = std::move(spec);
+  BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+  for (size_t i = 0; i < e.partitions.size(); ++i) {
+    std::string key =
+        ShapeKeyText(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude);
+    auto [it, added] = shape_ids_.emplace(std::move(key), static_cast<int32_t>(shape_ids_.size()));
+    e.shape_ids.push_back(it->second);
+  }
+
+  e.job.id = id;
+  e.job.exec = std::move(exec);
+  e.job.spec.submit_time = now;
+  e.job.state = JobState::kPending;
+  e.job.eligible_time = std::max(now, e.job.spec.begin_time);
+  if (!e.job.spec.array.empty()) {
+    e.job.array_job_id = id;
+    arrays_[id].total = static_cast<int32_t>(e.job.spec.array.task_ids.size());
+  }
+  next_id_ = id + 1;
+  pending_.insert(id);
+  jobs_.emplace(id, std::move(e));
+  return id;
+}
+
+const Job* ClusterState::FindJob(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second.job;
+}
+
+const JobEntry* ClusterState::FindEntry(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+const JobOutcome* ClusterState::FindOutcome(JobId id) const {
+  auto it = outcomes_.find(id);
+  return it == outcomes_.end() ? nullptr : &it->second;
+}
+
+const ArrayInfo* ClusterState::FindArray(JobId array_job_id) const {
+  auto it = arrays_.find(array_job_id);
+  return it == arrays_.end() ? nullptr : &it->second;
+}
+
+void ClusterState::PurgeOutcomes(Time before) {
+  for (auto it = outcomes_.begin(); it != outcomes_.end();) {
+    it = it->second.end_time < before ? outcomes_.erase(it) : std::next(it);
+  }
+}
+
+}  // namespace berth::core

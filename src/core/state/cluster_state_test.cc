@@ -1,0 +1,224 @@
+#include "core/state/cluster_state.h"
+
+#include <gtest/gtest.h>
+
+#include "core/testing/builders.h"
+
+namespace berth::core {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+using testing::MakePartition;
+
+PlannedStart StartOn(const ClusterState& cs, JobId job, const char* node, int32_t cpus, int64_t mem,
+                     uint64_t gpus, Duration limit = 3600) {
+  PlannedStart s;
+  s.job = job;
+  s.partition = cs.partitions()[0].spec.name;
+  NodeAllocation a;
+  a.node = *cs.FindNode(node);
+  a.cpus = cpus;
+  a.mem_mib = mem;
+  a.gpu_mask = gpus;
+  a.tasks = 1;
+  s.alloc.nodes.push_back(a);
+  s.time_limit = limit;
+  return s;
+}
+
+TEST(ClusterStateTest, CreateValidates) {
+  ClusterSpec dup = MakeCluster().Nodes("n", 1, 4, 100).Spec();
+  dup.nodes.push_back(dup.nodes[0]);
+  EXPECT_FALSE(ClusterState::Create(dup).ok());
+
+  ClusterSpec bad_part = MakeCluster().Nodes("n", 1, 4, 100).Spec();
+  bad_part.partitions.push_back(MakePartition("p", {"nope"}));
+  Result<ClusterState> r = ClusterState::Create(bad_part);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown node 'nope'"), std::string::npos);
+
+  ClusterSpec cycle = MakeCluster().Nodes("n", 1, 4, 100).Spec();
+  cycle.accounts.push_back({"a", "b", 1, {}, -1});
+  cycle.accounts.push_back({"b", "a", 1, {}, -1});
+  EXPECT_FALSE(ClusterState::Create(cycle).ok());
+
+  ClusterSpec zero_cpu = MakeCluster().Nodes("n", 1, 0, 100).Spec();
+  EXPECT_FALSE(ClusterState::Create(zero_cpu).ok());
+}
+
+TEST(ClusterStateTest, DefaultPartitionAndQos) {
+  ClusterState cs = MakeCluster().Nodes("n", 3, 4, 100).Build();
+  ASSERT_EQ(cs.partitions().size(), 1u);
+  EXPECT_EQ(cs.partitions()[0].spec.name, "main");
+  EXPECT_EQ(cs.partitions()[0].total_nodes, 3);
+  EXPECT_TRUE(cs.FindQos("normal").has_value());
+}
+
+TEST(ClusterStateTest, SubmitRejectsWhatCanNeverRun) {
+  ClusterState cs = MakeCluster().Nodes("n", 2, 8, 16000, 2, "a100").License("matlab", 2).Build();
+  struct Case {
+    JobSpec spec;
+    const char* message;
+  } cases[] = {
+      {MakeJob().Nodes(3).Obj(), "Requested node configuration is not available"},
+      {MakeJob().CpusPerTask(9).Obj(), "Requested node configuration is not available"},
+      {MakeJob().GpusPerNode(3).Obj(), "Requested node configuration is not available"},
+      {MakeJob().Mem(16001).Obj(), "Requested node configuration is not available"},
+      {MakeJob().Partition("nope").Obj(), "invalid partition specified: nope"},
+      {MakeJob().QosName("gold").Obj(), "Invalid qos specification"},
+      {MakeJob().NodeList({"x9"}).Obj(), "Invalid node name specified: x9"},
+      {MakeJob().License("matlab", 3).Obj(), "Invalid license specification: matlab"},
+      {MakeJob().Time(0).Obj(), "Invalid time limit specification"},
+      {MakeJob().Array({0, 5000}).Obj(), "Invalid job array specification"},
+  };
+  for (const Case& c : cases) {
+    Result<JobId> r = cs.Submit(c.spec, nullptr, 0);
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos) << r.status().message();
+  }
+  EXPECT_TRUE(cs.pending_ids().empty()) << "a rejected submit must leave nothing behind";
+  EXPECT_EQ(cs.next_job_id(), 1u);
+}
+
+TEST(ClusterStateTest, DependencyOnUnknownJobIsRejected) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 16000).Build();
+  Dependency d;
+  d.conditions.push_back({DependencyType::kAfterOk, {{42, kAllArrayTasks, 0}}});
+  Result<JobId> r = cs.Submit(MakeJob().Depend(d).Obj(), nullptr, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("Job dependency problem"), std::string::npos);
+}
+
+TEST(ClusterStateTest, IdsIncreaseAndSubmitTimeIsNow) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 16000).Build();
+  EXPECT_EQ(*cs.Submit(MakeJob().Obj(), nullptr, 10), 1u);
+  EXPECT_EQ(*cs.Submit(MakeJob().Obj(), nullptr, 11), 2u);
+  EXPECT_FALSE(cs.SubmitWithId(2, MakeJob().Obj(), nullptr, 12).ok());
+  EXPECT_EQ(*cs.SubmitWithId(100, MakeJob().Obj(), nullptr, 12), 100u);
+  EXPECT_EQ(*cs.Submit(MakeJob().Obj(), nullptr, 13), 101u);
+  EXPECT_EQ(cs.FindJob(2)->spec.submit_time, 11);
+  EXPECT_EQ(cs.FindJob(1)->spec.account, "default");
+  EXPECT_EQ(cs.FindJob(1)->spec.qos, "normal");
+}
+
+TEST(ClusterStateTest, ApplyAllocatesAndEndReleases) {
+  ClusterState cs = MakeCluster().Nodes("g", 1, 16, 64000, 4, "h100").Build();
+  JobId id = *cs.Submit(MakeJob().GpusPerNode(2).CpusPerTask(4).Obj(), nullptr, 0);
+  Plan plan;
+  plan.starts.push_back(StartOn(cs, id, "g01", 4, 8000, 0b0011));
+  ApplyResult r = cs.Apply(plan, 5);
+  ASSERT_EQ(r.started, std::vector<JobId>{id});
+  const NodeInfo& n = cs.node(0);
+  EXPECT_EQ(n.free_cpus, 12);
+  EXPECT_EQ(n.free_mem_mib, 56000);
+  EXPECT_EQ(n.free_gpus, 0b1100u);
+  EXPECT_EQ(n.state(), NodeState::kMixed);
+  EXPECT_TRUE(cs.gpu_buckets()[2].Test(0));
+  EXPECT_EQ(cs.FindJob(id)->state, JobState::kRunning);
+  EXPECT_EQ(cs.releases().begin()->first, 5 + 3600);
+  EXPECT_EQ(cs.QosUserCounters(0, cs.FindEntry(id)->user)->gpus, 2);
+
+  // The same start again no longer fits: refused whole, nothing changes.
+  JobId id2 = *cs.Submit(MakeJob().GpusPerNode(2).Obj(), nullptr, 6);
+  Plan again;
+  again.starts.push_back(StartOn(cs, id2, "g01", 4, 8000, 0b0011));
+  ApplyResult r2 = cs.Apply(again, 6);
+  EXPECT_TRUE(r2.started.empty());
+  ASSERT_EQ(r2.rejected.size(), 1u);
+  EXPECT_EQ(cs.FindJob(id2)->state, JobState::kPending);
+  EXPECT_EQ(cs.node(0).free_cpus, 12);
+
+  JobOutcome o;
+  o.state = JobState::kCompleted;
+  o.end_time = 100;
+  Job record;
+  ASSERT_TRUE(cs.EndJob(id, o, false, &record).ok());
+  EXPECT_EQ(record.state, JobState::kCompleted);
+  EXPECT_EQ(record.end_time, 100);
+  EXPECT_EQ(cs.FindJob(id), nullptr);
+  EXPECT_EQ(cs.FindOutcome(id)->state, JobState::kCompleted);
+  EXPECT_EQ(cs.node(0).free_cpus, 16);
+  EXPECT_EQ(cs.node(0).free_gpus, 0b1111u);
+  EXPECT_EQ(cs.node(0).state(), NodeState::kIdle);
+  EXPECT_TRUE(cs.releases().empty());
+  EXPECT_EQ(cs.QosUserCounters(0, 0)->gpus, 0);
+  EXPECT_GT(cs.assocs()[0].usage.value, 0);
+}
+
+TEST(ClusterStateTest, RequeueReturnsJobToQueue) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 4, 4000).Build();
+  JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 0);
+  Plan plan;
+  plan.starts.push_back(StartOn(cs, id, "n01", 1, 1000, 0));
+  (void)cs.Apply(plan, 0);
+  JobOutcome o;
+  o.state = JobState::kNodeFail;
+  o.end_time = 50;
+  ASSERT_TRUE(cs.EndJob(id, o, /*requeue=*/true).ok());
+  const Job* j = cs.FindJob(id);
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->state, JobState::kPending);
+  EXPECT_EQ(j->restart_count, 1);
+  EXPECT_TRUE(j->alloc.empty());
+  EXPECT_EQ(cs.node(0).free_cpus, 4);
+  EXPECT_FALSE(cs.EndJob(id, o, false).ok()) << "a pending job cannot end";
+}
+
+TEST(ClusterStateTest, ArrayTasksGetTheirOwnIdsAndTheLastKeepsTheArrays) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  JobId id = *cs.Submit(MakeJob().Array({0, 1, 2}).Obj(), nullptr, 0);
+  Plan plan;
+  for (int t : {0, 1, 2}) {
+    PlannedStart s = StartOn(cs, id, "n01", 1, 100, 0);
+    s.array_task = t;
+    plan.starts.push_back(s);
+  }
+  ApplyResult r = cs.Apply(plan, 0);
+  EXPECT_EQ(r.started, (std::vector<JobId>{2, 3, 1}));
+  EXPECT_EQ(cs.FindJob(2)->array_task_id, 0);
+  EXPECT_EQ(cs.FindJob(1)->array_task_id, 2);
+  EXPECT_EQ(cs.FindJob(3)->array_job_id, 1u);
+  EXPECT_EQ(cs.FindArray(1)->running, 3);
+  EXPECT_TRUE(cs.pending_ids().empty());
+}
+
+TEST(ClusterStateTest, CancelHoldRelease) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 0);
+  ASSERT_TRUE(cs.Hold(id, HoldKind::kAdmin).ok());
+  EXPECT_EQ(cs.FindJob(id)->spec.hold, HoldKind::kAdmin);
+  ASSERT_TRUE(cs.Release(id, 30).ok());
+  EXPECT_EQ(cs.FindJob(id)->eligible_time, 30);
+  ASSERT_TRUE(cs.CancelPending(id, 40).ok());
+  EXPECT_EQ(cs.FindOutcome(id)->state, JobState::kCancelled);
+  EXPECT_FALSE(cs.CancelPending(id, 41).ok());
+  EXPECT_EQ(cs.Hold(999, HoldKind::kUser).code(), StatusCode::kNotFound);
+}
+
+TEST(ClusterStateTest, DrainAndDownLeaveTheIndices) {
+  ClusterState cs = MakeCluster().Nodes("n", 2, 8, 8000).Build();
+  EXPECT_TRUE(cs.usable_nodes().Test(1));
+  ASSERT_TRUE(cs.SetNodeDrain(1, true, "maint", 0).ok());
+  EXPECT_FALSE(cs.usable_nodes().Test(1));
+  EXPECT_FALSE(cs.cpu_free_nodes().Test(1));
+  EXPECT_EQ(cs.node(1).state(), NodeState::kDrained);
+  ASSERT_TRUE(cs.SetNodeHealth(0, NodeHealth::kDown, "lost", 0).ok());
+  EXPECT_EQ(cs.node(0).state(), NodeState::kDown);
+  EXPECT_FALSE(cs.gpu_buckets()[0].Test(0));
+}
+
+TEST(ClusterStateTest, UnknownUsersAreRefusedWhenEnforcing) {
+  ClusterSpec spec = MakeCluster().Nodes("n", 1, 8, 8000).Spec();
+  spec.enforce_associations = true;
+  spec.accounts.push_back({"ml", "root", 1, {}, -1});
+  spec.users.push_back({"alice", "ml", 1, -1, {}, true});
+  ClusterState cs = std::move(ClusterState::Create(spec)).value();
+  EXPECT_TRUE(cs.Submit(MakeJob().User("alice").Obj(), nullptr, 0).ok());
+  Result<JobId> r = cs.Submit(MakeJob().User("mallory").Obj(), nullptr, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace berth::core

@@ -1,0 +1,54 @@
+// Does a job's shape fit on one node's free resources, and what exactly would it get there?
+// Shared by the scheduler (placement, backfill, preemption) and by ClusterState (submit-time
+// feasibility, re-checking a Plan before applying it), so that both agree by construction.
+#ifndef BERTH_CORE_STATE_FIT_H_
+#define BERTH_CORE_STATE_FIT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/model/job.h"
+#include "core/state/shape.h"
+
+namespace berth::core {
+
+struct NodeInfo;
+
+// The free part of a node, as the current pass sees it.
+struct NodeFree {
+  int32_t cpus = 0;
+  int64_t mem_mib = 0;
+  uint64_t gpus = 0;          // mask of free devices
+  std::vector<int64_t> gres;  // parallel to the node's gres (empty when it has none)
+  int64_t sole_user = -1;     // see NodeInfo::sole_user
+  bool user_exclusive = false;
+
+  static NodeFree Of(const NodeInfo& n);    // the node's current free resources
+  static NodeFree Full(const NodeInfo& n);  // the node with nothing running
+  // Subtracts / adds back an allocation made by `user` (an interned user id) (exclusive_user as the
+  // job asked).
+  void Take(const NodeInfo& n, const NodeAllocation& a, int32_t user, bool exclusive_user);
+  // Subtracts the resources only (a reservation: nobody runs there yet).
+  void Subtract(const NodeInfo& n, const NodeAllocation& a);
+  // Adds back an allocation; the user-sharing fields are left as they are (conservative).
+  void Give(const NodeInfo& n, const NodeAllocation& a);
+};
+
+// The mask of the node's GPU devices of `type` (every device for kAnyGpuType).
+uint64_t GpuTypeMask(const NodeInfo& n, int16_t type);
+
+// Static capability: could this node ever host one unit of the shape (one node share in node
+// mode, one task in task mode) if it were empty? Ignores features and node state.
+bool NodeCanEverHost(const JobShape& shape, const NodeInfo& n);
+
+// Node mode: fills `out` with what the job gets on this node and returns true, or returns false.
+bool FitNode(const JobShape& shape, const NodeInfo& n, const NodeFree& free, int32_t user,
+             NodeAllocation* out);
+
+// Task mode: how many tasks (at most `limit`) fit on this node, and fills `out` for that many.
+int32_t FitTasks(const JobShape& shape, const NodeInfo& n, const NodeFree& free, int32_t user,
+                 int32_t limit, NodeAllocation* out);
+
+}  // namespace berth::core
+
+#endif  // BERTH_CORE_STATE_FIT_H_
