@@ -151,8 +151,9 @@ bool PlaceTasks(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
       chosen.push_back(std::move(a));
     }
   }
-  if (left > 0) {
-    // One node that holds every remaining task, in preference order...
+  // One node that holds every remaining task, in preference order (skipped when no node is
+  // large enough for all of them)...
+  if (left > 0 && static_cast<int64_t>(left) * s.cpus <= cs.max_node_cpus()) {
     NodeAllocation whole;
     bool found = false;
     ForEachInOrder(cs, req, cand, index, [&](uint32_t n) {
@@ -166,18 +167,25 @@ bool PlaceTasks(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
     }
   }
   if (left > 0) {
-    // ...else the nodes with room for the most tasks first, so the job spans few nodes.
+    // ...else, among the first nodes with room (enough for the tasks, and at least a window's
+    // worth), those with room for the most tasks first, so that the job spans few nodes.
     std::vector<NodeAllocation> options;
+    int64_t room = 0;
     ForEachInOrder(cs, req, cand, index, [&](uint32_t n) {
       if (IsRequired(req, n)) return true;
       NodeAllocation a;
-      if (FitTasks(s, cs.node(n), free_of(n), req.user, left, &a) > 0) options.push_back(a);
-      return true;
+      if (FitTasks(s, cs.node(n), free_of(n), req.user, left, &a) > 0) {
+        room += a.tasks;
+        options.push_back(std::move(a));
+      }
+      return !(room >= left && options.size() >= kTopologyWindow);
     });
-    std::stable_sort(
-        options.begin(), options.end(),
-        [](const NodeAllocation& a, const NodeAllocation& b) { return a.tasks > b.tasks; });
-    for (NodeAllocation& a : options) {
+    std::vector<size_t> order(options.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return options[a].tasks > options[b].tasks; });
+    for (size_t i : order) {
+      NodeAllocation& a = options[i];
       if (left == 0 || static_cast<int32_t>(chosen.size()) >= s.max_nodes) break;
       if (a.tasks > left) {
         int32_t n = a.node;

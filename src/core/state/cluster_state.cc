@@ -219,6 +219,7 @@ Result<uint32_t> ClusterState::AddNodeInternal(const NodeSpec& spec, Time now) {
   node_by_name_[spec.name] = index;
   nodes_.push_back(std::move(n));
   total_cpus_ += spec.cpus;
+  max_node_cpus_ = std::max(max_node_cpus_, spec.cpus);
 
   // Grow every per-node bitset by one.
   size_t count = nodes_.size();

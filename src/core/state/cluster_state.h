@@ -267,6 +267,8 @@ class ClusterState {
   int32_t user_exclusive_running() const { return user_exclusive_running_; }
   // Totals over all usable nodes (for the job-size factor).
   int64_t total_cpus() const { return total_cpus_; }
+  // The most CPUs / GPUs any one node has.
+  int32_t max_node_cpus() const { return max_node_cpus_; }
   int32_t total_nodes() const { return static_cast<int32_t>(nodes_.size()); }
 
   // Computes the shape of `spec` in partition `p` (public for tests and tools).
@@ -324,6 +326,7 @@ class ClusterState {
   std::vector<Bitset> gpu_buckets_;
   std::vector<std::pair<int32_t, Bitset>> weights_;
   int64_t total_cpus_ = 0;
+  int32_t max_node_cpus_ = 0;
 
   JobId next_id_ = 1;
   std::map<JobId, JobEntry> jobs_;  // pending and holding resources
