@@ -126,6 +126,7 @@ struct JobOutcome {
   JobState state = JobState::kPending;
   int32_t exit_code = 0;
   int32_t term_signal = 0;
+  Time start_time = kNoTime;  // kNoTime when it never started
   Time end_time = kNoTime;
 };
 

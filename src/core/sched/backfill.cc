@@ -99,12 +99,13 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
 
   while (true) {
     Time t = kInfinite;
-    if (rel != cs.releases().end()) t = std::max(now, rel->first);
+    // A job past its limit is expected to end any moment: at now + 1 (PassState::EstimatedEnd).
+    if (rel != cs.releases().end()) t = std::max(now + 1, rel->first);
     if (si < starts.size()) t = std::min(t, starts[si]->end);
     if (ri < res.size()) t = std::min(t, res[ri]->end);
     if (t >= kInfinite || t > horizon_end) return std::nullopt;
     std::vector<uint32_t> touched;
-    for (; rel != cs.releases().end() && std::max(now, rel->first) == t; ++rel) {
+    for (; rel != cs.releases().end() && std::max(now + 1, rel->first) == t; ++rel) {
       if (pass.IsPreempted(rel->second)) continue;
       for (const NodeAllocation& a : cs.FindJob(rel->second)->alloc.nodes)
         touched.push_back(a.node);

@@ -117,8 +117,11 @@ std::string NodeCause(const PassState& pass, const JobEntry& e, size_t slot, uin
   }
   if (f.cpus < s.cpus)
     return "lack " + std::to_string(s.cpus) + (s.cpus == 1 ? " free CPU" : " free CPUs");
-  if (f.sole_user >= 0 && f.sole_user != user) return "held exclusively by another user";
-  int64_t mem = s.mem_given ? s.mem_mib : n.mem_per_cpu_share() * s.cpus;
+  if (f.sole_user >= 0 && f.sole_user != user && (s.exclusive_user || f.user_exclusive)) {
+    return "held exclusively by another user";
+  }
+  int64_t per_cpu = s.def_mem_per_cpu_mib > 0 ? s.def_mem_per_cpu_mib : n.mem_per_cpu_share();
+  int64_t mem = s.mem_given ? s.mem_mib : per_cpu * s.cpus;
   if (s.whole_mem || f.mem_mib < mem)
     return "lack " + MemText(s.whole_mem ? n.spec.mem_mib : mem) + " free memory";
   for (const GresNeed& g : s.gres) {

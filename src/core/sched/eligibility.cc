@@ -26,7 +26,8 @@ TargetState StateOfJob(const ClusterState& cs, JobId id) {
   }
   if (const JobOutcome* o = cs.FindOutcome(id)) {
     t.known = t.started = t.ended = true;
-    t.start_time = o->end_time;
+    // A job cancelled before it started counts as started when it ended.
+    t.start_time = o->start_time != kNoTime ? o->start_time : o->end_time;
     t.ok = o->state == JobState::kCompleted && o->exit_code == 0;
   }
   return t;
@@ -76,9 +77,10 @@ DepStatus EvaluateCondition(const PassState& pass, const JobEntry& e, const Depe
   for (const DependencyTarget& t0 : c.targets) {
     DependencyTarget t = t0;
     if (c.type == DependencyType::kAfterCorr && task >= 0) t.array_task = task;
-    bool any_not_ok = false, all_ended = true;
+    bool any_not_ok = false, all_ended = true, any_known = false;
     for (const TargetState& s : Instances(cs, t)) {
-      if (!s.known) continue;  // purged long ago: it ran and ended
+      if (!s.known) continue;  // purged long ago: as in Slurm, the dependency is lifted
+      any_known = true;
       switch (c.type) {
         case DependencyType::kAfter:
           if (!s.started) {
@@ -104,7 +106,7 @@ DepStatus EvaluateCondition(const PassState& pass, const JobEntry& e, const Depe
           break;
       }
     }
-    if (c.type == DependencyType::kAfterNotOk) {
+    if (c.type == DependencyType::kAfterNotOk && any_known) {
       if (!all_ended) {
         result = DepStatus::kWaiting;
       } else if (!any_not_ok) {

@@ -113,6 +113,8 @@ bool PlaceNodes(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
       std::vector<size_t> order(fits.size());
       for (size_t i = 0; i < order.size(); ++i) order[i] = i;
       std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        int32_t wa = cs.node(fits[a]).spec.weight, wb = cs.node(fits[b]).spec.weight;
+        if (wa != wb) return wa < wb;  // lighter weight classes first, as for packing
         NodeFree fa = free_of(fits[a]), fb = free_of(fits[b]);
         int ga = __builtin_popcountll(fa.gpus), gb = __builtin_popcountll(fb.gpus);
         return ga != gb ? ga > gb : fa.cpus > fb.cpus;

@@ -107,7 +107,9 @@ FairshareTable ComputeFairshare(const ClusterState& cs, Time now, const Fairshar
     double n = static_cast<double>(order.size());
     for (size_t i = 0; i < order.size(); ++i) t.factor[order[i]] = (n - static_cast<double>(i)) / n;
   } else {
-    ClassicVisit(cs, 0, 1.0, 1.0, t.account_usage[0], t);
+    // The root's normalised usage is 1 when anything was used, else 0 (everyone gets F = 1).
+    double root_ueff = t.account_usage[0] > 0 ? 1.0 : 0.0;
+    ClassicVisit(cs, 0, 1.0, root_ueff, t.account_usage[0], t);
   }
   return t;
 }

@@ -255,6 +255,7 @@ Status ClusterState::EndJob(JobId id, const JobOutcome& outcome, bool requeue, J
   }
   job.state = outcome.state;
   job.outcome = outcome;
+  job.outcome.start_time = job.start_time;
   job.outcome.end_time = end;
   RecordOutcome(e, job.outcome, final_record);
   return Status::Ok();

@@ -16,6 +16,9 @@ void DecayedUsage::Add(double amount, Time now, Duration half_life) {
   if (now > as_of) {
     value = At(now, half_life);
     as_of = now;
+  } else if (now < as_of && half_life > 0) {
+    // Usage recorded late counts as decayed to the time already reached.
+    amount *= std::exp2(-static_cast<double>(as_of - now) / static_cast<double>(half_life));
   }
   value += amount;
 }

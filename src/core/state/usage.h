@@ -17,7 +17,7 @@ struct DecayedUsage {
 
   // The value as of `now` (>= as_of). half_life <= 0 means no decay.
   double At(Time now, Duration half_life) const;
-  // Adds `amount` (already expressed as of `now`).
+  // Adds `amount`, expressed as of `now` (an amount from before as_of is decayed to as_of).
   void Add(double amount, Time now, Duration half_life);
 };
 

@@ -1,0 +1,235 @@
+#include "core/sched/backfill.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/testing/builders.h"
+
+namespace berth::core {
+namespace {
+
+using testing::MakeCluster;
+using testing::MakeJob;
+
+// Starts a job at `start` on `node` holding `cpus` CPUs with time limit `limit` (so that its
+// estimated end is start + limit), through a hand-made plan.
+void RunJob(ClusterState& cs, const char* node, int32_t cpus, Time start, Duration limit) {
+  JobId id = *cs.Submit(MakeJob().User("other", 99).Time(limit).Obj(), nullptr, start);
+  Plan plan;
+  PlannedStart s;
+  s.job = id;
+  s.partition = cs.partitions()[0].spec.name;
+  s.alloc.nodes.push_back({*cs.FindNode(node), cpus, 0, 0, 1, {}});
+  s.time_limit = limit;
+  plan.starts.push_back(s);
+  ASSERT_EQ(cs.Apply(plan, start).started.size(), 1u) << node;
+}
+
+Allocation On(uint32_t node, int32_t cpus) {
+  Allocation a;
+  a.nodes.push_back({node, cpus, 0, 0, 1, {}});
+  return a;
+}
+
+struct Found {
+  Time start = 0;
+  std::vector<std::string> nodes;  // in allocation order
+  int32_t tasks = 0;               // over all nodes
+  friend bool operator==(const Found&, const Found&) = default;
+};
+
+void PrintTo(const Found& f, std::ostream* os) {
+  *os << "start " << f.start << " on";
+  for (const std::string& n : f.nodes) *os << " " << n;
+  *os << " (" << f.tasks << " tasks)";
+}
+
+// The earliest start of pending job `id` for `duration` on every usable node.
+std::optional<Found> Earliest(const PassState& pass, JobId id, Duration duration,
+                              Time horizon_end = kInfinite,
+                              const std::vector<uint32_t>* required = nullptr) {
+  const ClusterState& cs = pass.cs();
+  const JobEntry& e = *cs.FindEntry(id);
+  PlaceRequest req;
+  req.shape = &e.shapes[0];
+  req.user = e.user;
+  req.required = required;
+  std::optional<EarliestStart> r =
+      FindEarliestStart(pass, req, cs.usable_nodes(), duration, horizon_end);
+  if (!r) return std::nullopt;
+  Found f;
+  f.start = r->start;
+  for (const NodeAllocation& a : r->alloc.nodes) {
+    f.nodes.push_back(cs.node(a.node).spec.name);
+    f.tasks += a.tasks;
+  }
+  return f;
+}
+
+Found At(Time start, std::vector<std::string> nodes, int32_t tasks) {
+  return Found{start, std::move(nodes), tasks};
+}
+
+// ---- One node of 10 CPUs; A holds 6 until 100, B holds 3 until 200; 1 free. Now = 10.
+TEST(BackfillTest, EarliestFromRunningJobsEnds) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 10, 0).Build();
+  RunJob(cs, "n01", 6, 0, 100);
+  RunJob(cs, "n01", 3, 0, 200);
+  struct Row {
+    int32_t cpus;
+    Time want;
+  } rows[] = {
+      {1, 10},    // free now
+      {2, 100},   // 1 + A's 6 at 100
+      {7, 100},   //
+      {8, 200},   // everything, once B ends too
+      {10, 200},  //
+  };
+  for (const Row& r : rows) {
+    JobId id = *cs.Submit(MakeJob().CpusPerTask(r.cpus).Obj(), nullptr, 10);
+    PassState pass(cs, 10);
+    EXPECT_EQ(Earliest(pass, id, 50), At(r.want, {"n01"}, 1)) << r.cpus << " CPUs";
+  }
+}
+
+// ---- Horizon: nothing later than horizon_end.
+TEST(BackfillTest, HorizonCutsOff) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 10, 0).Build();
+  RunJob(cs, "n01", 10, 0, 100);
+  JobId id = *cs.Submit(MakeJob().CpusPerTask(8).Obj(), nullptr, 0);
+  PassState pass(cs, 10);
+  EXPECT_EQ(Earliest(pass, id, 50, 100), At(100, {"n01"}, 1));  // at the horizon: still found
+  EXPECT_EQ(Earliest(pass, id, 50, 99), std::nullopt);
+  EXPECT_EQ(Earliest(pass, id, 50, 10), std::nullopt);
+}
+
+// ---- Reservations made earlier in the pass. One node of 10 CPUs, full until 50.
+class ReservationTest : public ::testing::Test {
+ protected:
+  void SetUp() override { RunJob(cs_, "n01", 10, 0, 50); }
+  JobId Job(int32_t cpus) { return *cs_.Submit(MakeJob().CpusPerTask(cpus).Obj(), nullptr, 0); }
+  ClusterState cs_ = MakeCluster().Nodes("n", 1, 10, 0).Build();
+};
+
+TEST_F(ReservationTest, AJobThatEndsBeforeTheReservationFitsInFront) {
+  JobId id = Job(5);
+  PassState pass(cs_, 0);
+  pass.Reserve({900, 100, 200, On(0, 10)});  // every CPU over [100, 200)
+  // [50, 100) ends as the reservation starts.
+  EXPECT_EQ(Earliest(pass, id, 50), At(50, {"n01"}, 1));
+  // [50, 101) overlaps it: after the reservation ends.
+  EXPECT_EQ(Earliest(pass, id, 51), At(200, {"n01"}, 1));
+  EXPECT_EQ(Earliest(pass, id, 1000), At(200, {"n01"}, 1));
+}
+
+TEST_F(ReservationTest, AJobFitsBesideAPartialReservation) {
+  JobId small = Job(4);
+  JobId big = Job(5);
+  PassState pass(cs_, 0);
+  pass.Reserve({900, 100, 200, On(0, 6)});  // 6 of 10 CPUs over [100, 200): 4 stay free
+  EXPECT_EQ(Earliest(pass, small, 1000), At(50, {"n01"}, 1));
+  EXPECT_EQ(Earliest(pass, big, 1000), At(200, {"n01"}, 1));
+  EXPECT_EQ(Earliest(pass, big, 50), At(50, {"n01"}, 1));
+}
+
+TEST_F(ReservationTest, SeveralReservations) {
+  JobId id = Job(10);
+  PassState pass(cs_, 0);
+  pass.Reserve({900, 100, 200, On(0, 10)});
+  pass.Reserve({901, 250, 400, On(0, 10)});
+  EXPECT_EQ(Earliest(pass, id, 50), At(50, {"n01"}, 1));    // [50, 100)
+  EXPECT_EQ(Earliest(pass, id, 60), At(400, {"n01"}, 1));   // [200, 260) hits the second
+  EXPECT_EQ(Earliest(pass, id, 50), At(50, {"n01"}, 1));    // unchanged by the query
+  EXPECT_EQ(Earliest(pass, id, 600), At(400, {"n01"}, 1));  //
+  EXPECT_EQ(Earliest(pass, id, 600, 399), std::nullopt);
+}
+
+// ---- Several nodes of 8 CPUs: A holds n01 until 100, B n02 until 200; n03 is free. Now = 0.
+class MultiNodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RunJob(cs_, "n01", 8, 0, 100);
+    RunJob(cs_, "n02", 8, 0, 200);
+  }
+  JobId Job(JobSpec spec) { return *cs_.Submit(std::move(spec), nullptr, 0); }
+  ClusterState cs_ = MakeCluster().Nodes("n", 3, 8, 0).Build();
+};
+
+TEST_F(MultiNodeTest, NeedsSeveralNodesAtOnce) {
+  JobId one = Job(MakeJob().Obj());
+  JobId two = Job(MakeJob().Nodes(2).Obj());
+  JobId three = Job(MakeJob().Nodes(3).Exclusive().Obj());
+  PassState pass(cs_, 0);
+  EXPECT_EQ(Earliest(pass, one, 500), At(0, {"n03"}, 1));
+  EXPECT_EQ(Earliest(pass, two, 500), At(100, {"n01", "n03"}, 2));
+  EXPECT_EQ(Earliest(pass, three, 500), At(200, {"n01", "n02", "n03"}, 3));
+}
+
+TEST_F(MultiNodeTest, RequiredNodes) {
+  JobId id = Job(MakeJob().Obj());
+  PassState pass(cs_, 0);
+  std::vector<uint32_t> n02{1};
+  EXPECT_EQ(Earliest(pass, id, 500, kInfinite, &n02), At(200, {"n02"}, 1));
+}
+
+TEST_F(MultiNodeTest, StartsOfThePassHoldTheirNodesUntilTheirEnd) {
+  JobId filler = Job(MakeJob().CpusPerTask(8).Obj());
+  JobId two = Job(MakeJob().Nodes(2).Obj());
+  PassState pass(cs_, 0);
+  pass.Start(*cs_.FindEntry(filler), filler, 150, On(2, 8));  // n03 until 150
+  EXPECT_EQ(Earliest(pass, two, 500), At(150, {"n01", "n03"}, 2));
+}
+
+TEST_F(MultiNodeTest, ReservationOnOneOfTheNodes) {
+  JobId two = Job(MakeJob().Nodes(2).Obj());
+  PassState pass(cs_, 0);
+  pass.Reserve({900, 120, 300, On(2, 8)});  // n03 over [120, 300)
+  // At 100, n01 and n03 are free, but n03 only until 120: a 50 s job fits, a 100 s job waits
+  // for n02 (200) and then takes n01 and n02.
+  EXPECT_EQ(Earliest(pass, two, 20), At(100, {"n01", "n03"}, 2));
+  EXPECT_EQ(Earliest(pass, two, 100), At(200, {"n01", "n02"}, 2));
+}
+
+// A reservation start enters the window only after a node was first found fitting: n01 is free
+// now but reserved over [100, 200); n02 frees at 90. At 90 the window [90, 140) hits n01's
+// reservation; both fit together from 200.
+TEST(BackfillTest, ReservationEnteringTheWindowLater) {
+  ClusterState cs = MakeCluster().Nodes("n", 2, 8, 0).Build();
+  RunJob(cs, "n02", 8, 0, 90);
+  JobId two = *cs.Submit(MakeJob().Nodes(2).Obj(), nullptr, 0);
+  PassState pass(cs, 0);
+  pass.Reserve({900, 100, 200, On(0, 8)});
+  EXPECT_EQ(Earliest(pass, two, 50), At(200, {"n01", "n02"}, 2));
+  EXPECT_EQ(Earliest(pass, two, 10), At(90, {"n01", "n02"}, 2));  // [90, 100) is before it
+}
+
+// Task mode: 12 one-CPU tasks need n03 and one more node.
+TEST_F(MultiNodeTest, TaskMode) {
+  JobId tasks = Job(MakeJob().Tasks(12).Obj());
+  JobId eight = Job(MakeJob().Tasks(8).Obj());
+  PassState pass(cs_, 0);
+  std::optional<Found> f = Earliest(pass, tasks, 500);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->start, 100);
+  EXPECT_EQ(f->tasks, 12);
+  EXPECT_EQ(f->nodes.size(), 2u);
+  EXPECT_EQ(Earliest(pass, eight, 500), At(0, {"n03"}, 8));
+}
+
+// A running job past its time limit is expected to end at now + 1 (pass_state.h: EstimatedEnd):
+// what it holds becomes free then. One node of 8 CPUs, held until 50 (limit), now = 100.
+TEST(BackfillTest, OverdueJobFreesItsNodeAtNowPlusOne) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 0).Build();
+  RunJob(cs, "n01", 8, 0, 50);
+  JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 100);
+  PassState pass(cs, 100);
+  EXPECT_EQ(Earliest(pass, id, 10), At(101, {"n01"}, 1));
+}
+
+}  // namespace
+}  // namespace berth::core
