@@ -95,7 +95,7 @@ void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocatio
     Reindex(a.node);
     starts_by_node_[a.node].push_back(index);
   }
-  starts_.push_back({job_id, end, alloc});
+  starts_.push_back({job_id, end, alloc, e.user, excl_user});
   CountStart(e, alloc, +1);
 }
 
@@ -168,7 +168,7 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
       leftovers_[n].push_back(std::move(rest));
     }
   }
-  starts_.push_back({job_id, end, alloc});
+  starts_.push_back({job_id, end, alloc, e.user, excl_user});
   CountStart(e, alloc, +1);
   ++freed_generation_;
 }
@@ -193,7 +193,10 @@ const std::vector<PassState::Release>& PassState::ReleasesOn(uint32_t n) const {
   for (JobId id : cs_.node(n).jobs) {
     if (preempted_.count(id)) continue;
     const Job* job = cs_.FindJob(id);
-    if (const NodeAllocation* a = OnNode(job->alloc, n)) list.push_back({EstimatedEnd(*job), a});
+    const JobEntry* e = cs_.FindEntry(id);
+    if (const NodeAllocation* a = OnNode(job->alloc, n)) {
+      list.push_back({EstimatedEnd(*job), a, e->user, job->spec.exclusive == ExclusiveMode::kUser});
+    }
   }
   std::sort(list.begin(), list.end(),
             [](const Release& a, const Release& b) { return a.end < b.end; });
@@ -203,9 +206,19 @@ const std::vector<PassState::Release>& PassState::ReleasesOn(uint32_t n) const {
 NodeFree PassState::FreeAt(uint32_t n, Time t) const {
   NodeFree f = FreeNow(n);
   const NodeInfo& node = cs_.node(n);
+  // Who holds the node at t, for the --exclusive=user rules.
+  int64_t sole = -1;
+  bool exclusive = false;
+  auto hold = [&](int32_t user, bool excl) {
+    sole = sole == -1 ? user : (sole == user ? sole : -2);
+    exclusive = exclusive || excl;
+  };
   for (const Release& r : ReleasesOn(n)) {
-    if (r.end > t) break;
-    f.Give(node, *r.alloc);
+    if (r.end <= t) {
+      f.Give(node, *r.alloc);
+    } else {
+      hold(r.user, r.exclusive_user);
+    }
   }
   if (t > now_) {
     if (auto it = leftovers_.find(n); it != leftovers_.end()) {
@@ -214,17 +227,28 @@ NodeFree PassState::FreeAt(uint32_t n, Time t) const {
   }
   if (auto it = starts_by_node_.find(n); it != starts_by_node_.end()) {
     for (int32_t i : it->second) {
-      if (starts_[i].end > t) continue;
-      if (const NodeAllocation* a = OnNode(starts_[i].alloc, n)) f.Give(node, *a);
+      const PassStart& st = starts_[i];
+      const NodeAllocation* a = OnNode(st.alloc, n);
+      if (a == nullptr) continue;
+      if (st.end <= t) {
+        f.Give(node, *a);
+      } else {
+        hold(st.user, st.exclusive_user);
+      }
     }
   }
   if (auto it = res_by_node_.find(n); it != res_by_node_.end()) {
     for (int32_t i : it->second) {
       const Reservation& r = reservations_[i];
       if (r.start > t || r.end <= t) continue;
-      if (const NodeAllocation* a = OnNode(r.alloc, n)) f.Subtract(node, *a);
+      if (const NodeAllocation* a = OnNode(r.alloc, n)) {
+        f.Subtract(node, *a);
+        hold(r.user, r.exclusive_user);
+      }
     }
   }
+  f.sole_user = sole;
+  f.user_exclusive = exclusive;
   return f;
 }
 

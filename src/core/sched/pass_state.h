@@ -25,6 +25,8 @@ struct Reservation {
   Time start = 0;
   Time end = 0;
   Allocation alloc;
+  int32_t user = -1;            // interned user id (node sharing rules)
+  bool exclusive_user = false;  // --exclusive=user
 };
 
 // A job this pass started: it holds resources from now to `end` (its estimated end).
@@ -32,6 +34,8 @@ struct PassStart {
   JobId job = kNoJob;
   Time end = 0;
   Allocation alloc;
+  int32_t user = -1;
+  bool exclusive_user = false;
 };
 
 class PassState {
@@ -64,7 +68,8 @@ class PassState {
   const Bitset& reserved_nodes() const { return reserved_; }
 
   // Free on node n at time t >= now: FreeNow plus what running jobs (and this pass's starts)
-  // release by t, minus reservations active at t.
+  // release by t, minus reservations active at t; who holds the node at t (for --exclusive=user)
+  // is worked out from the jobs and reservations there at t.
   NodeFree FreeAt(uint32_t n, Time t) const;
   // What node n has free throughout [t0, t1): the minimum over the critical points (t0 and
   // every reservation start inside the window), GPU masks intersected.
@@ -103,6 +108,8 @@ class PassState {
   struct Release {
     Time end = 0;
     const NodeAllocation* alloc = nullptr;
+    int32_t user = -1;
+    bool exclusive_user = false;
   };
   const std::vector<Release>& ReleasesOn(uint32_t n) const;
 

@@ -236,7 +236,8 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
     }
     if (best) {
       a.expected_start = best->start;
-      pass_.Reserve({e.job.id, best->start, best->start + best_limit, std::move(best->alloc)});
+      pass_.Reserve({e.job.id, best->start, best->start + best_limit, std::move(best->alloc),
+                     e.user, e.job.spec.exclusive == ExclusiveMode::kUser});
       ++reservations_;
       ++plan_.stats.reservations;
     }
@@ -260,11 +261,14 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   bool cacheable = e.nodelist.empty() && !e.shapes[slot].exclusive_user &&
                    cs_.user_exclusive_running() == 0 && !user_exclusive_started_;
   const int32_t shape_id = e.shape_ids[slot];
+  const Duration time_min = e.job.spec.time_min;
+  bool known_no_fit = false;  // the full limit cannot fit: only a --time-min start may
   if (cacheable) {
     auto it = no_fit_.find(shape_id);
     if (it != no_fit_.end() && limit >= it->second) {
       ++plan_.stats.shape_cache_hits;
-      return false;
+      if (time_min == kNoTime || time_min <= 0 || time_min >= it->second) return false;
+      known_no_fit = true;
     }
   }
   const Time now = pass_.now();
@@ -274,13 +278,13 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
     return Place(cs_, req, cand.usable, index, free_of, out);
   };
   Allocation alloc;
-  if (try_limit(limit, &alloc)) {
+  if (!known_no_fit && try_limit(limit, &alloc)) {
     Record(e, task, slot, std::move(alloc), limit, {});
     return true;
   }
   // --time-min: the longest limit in [time_min, limit), in whole minutes as Slurm keeps
   // limits, that fits before the reservations.
-  Duration lo = e.job.spec.time_min;
+  Duration lo = time_min;
   if (lo != kNoTime && lo > 0 && lo < limit && try_limit(lo, &alloc)) {
     Duration lo_min = lo / 60, hi_min = limit / 60;  // lo fits, hi does not
     Allocation best = alloc;

@@ -289,6 +289,10 @@ class ClusterState {
   int16_t InternGpuType(const std::string& name);
   int32_t InternGres(const std::string& name);
   Status ValidateFeasible(JobEntry& entry) const;
+  // Could the job run in partition slot `slot` on the configured nodes (all of them having
+  // `alternative`, when not empty)?
+  bool FeasibleIn(const JobEntry& entry, size_t slot, std::string_view alternative) const;
+  bool NodeHasFeature(const NodeInfo& node, std::string_view feature) const;
   void UpdateNodeIndex(uint32_t node);
   void Allocate(JobEntry& entry, const PlannedStart& start, Time now);
   void Release(JobEntry& entry);

@@ -48,39 +48,57 @@ Result<int32_t> ClusterState::ResolveAssoc(const std::string& user, const std::s
   return static_cast<int32_t>(assocs_.size() - 1);
 }
 
+bool ClusterState::NodeHasFeature(const NodeInfo& node, std::string_view feature) const {
+  std::optional<int32_t> id = FindFeature(feature);
+  return id && std::binary_search(node.feature_ids.begin(), node.feature_ids.end(), *id);
+}
+
+bool ClusterState::FeasibleIn(const JobEntry& e, size_t slot, std::string_view alternative) const {
+  const PartitionInfo& p = partitions_[e.partitions[slot]];
+  const JobShape& shape = e.shapes[slot];
+  const Constraint& c = e.job.spec.constraint;
+  auto usable_for_job = [&](const NodeInfo& node) {
+    if (!c.empty() && !c.Matches([&](std::string_view f) { return NodeHasFeature(node, f); })) {
+      return false;
+    }
+    if (!alternative.empty() && !NodeHasFeature(node, alternative)) return false;
+    return NodeCanEverHost(shape, node);
+  };
+  // Every -w node must be able to take (a share of) the job.
+  for (uint32_t n : e.nodelist) {
+    if (!p.nodes.Test(n) || !usable_for_job(nodes_[n])) return false;
+  }
+  int64_t hosts = 0;
+  int64_t tasks = 0;
+  for (const NodeClass& cls : classes_) {
+    const NodeInfo& node = nodes_[cls.representative];
+    if (!usable_for_job(node)) continue;
+    Bitset in = cls.nodes;
+    in &= p.nodes;
+    for (uint32_t x : e.exclude) in.Reset(x);
+    int64_t count = static_cast<int64_t>(in.Count());
+    hosts += count;
+    if (shape.task_mode && count > 0) {
+      tasks += count * FitTasks(shape, node, NodeFree::Full(node), 0, shape.tasks, nullptr);
+    }
+  }
+  return shape.task_mode ? (tasks >= shape.tasks && hosts > 0) : hosts >= shape.min_nodes;
+}
+
 Status ClusterState::ValidateFeasible(JobEntry& e) const {
   // The request must be satisfiable by the configured nodes of at least one of its partitions,
   // as Slurm checks at submission ("Requested node configuration is not available"). Nodes are
-  // looked at one configuration class at a time, so this costs little on large clusters.
-  const Constraint& c = e.job.spec.constraint;
+  // looked at one configuration class at a time, so this costs little on large clusters. A
+  // matching OR ("[a|b]") needs every node to share one alternative.
+  const std::vector<std::string>& alternatives = e.job.spec.constraint.MatchingAlternatives();
   for (size_t i = 0; i < e.partitions.size(); ++i) {
-    const PartitionInfo& p = partitions_[e.partitions[i]];
-    const JobShape& shape = e.shapes[i];
-    bool nodelist_ok = std::all_of(e.nodelist.begin(), e.nodelist.end(),
-                                   [&](uint32_t n) { return p.nodes.Test(n); });
-    if (!nodelist_ok) continue;
-    int64_t hosts = 0;
-    int64_t tasks = 0;
-    for (const NodeClass& cls : classes_) {
-      const NodeInfo& node = nodes_[cls.representative];
-      if (!c.empty() && !c.Matches([&](std::string_view f) {
-            std::optional<int32_t> id = FindFeature(f);
-            return id && std::binary_search(node.feature_ids.begin(), node.feature_ids.end(), *id);
-          })) {
-        continue;
-      }
-      if (!NodeCanEverHost(shape, node)) continue;
-      Bitset in = cls.nodes;
-      in &= p.nodes;
-      for (uint32_t x : e.exclude) in.Reset(x);
-      int64_t count = static_cast<int64_t>(in.Count());
-      hosts += count;
-      if (shape.task_mode && count > 0) {
-        tasks += count * FitTasks(shape, node, NodeFree::Full(node), 0, shape.tasks, nullptr);
-      }
+    if (alternatives.empty()) {
+      if (FeasibleIn(e, i, "")) return Status::Ok();
+      continue;
     }
-    bool ok = shape.task_mode ? (tasks >= shape.tasks && hosts > 0) : hosts >= shape.min_nodes;
-    if (ok) return Status::Ok();
+    for (const std::string& alt : alternatives) {
+      if (FeasibleIn(e, i, alt)) return Status::Ok();
+    }
   }
   return Status::InvalidArgument("Requested node configuration is not available");
 }

@@ -167,6 +167,13 @@ int32_t FitTasks(const JobShape& s, const NodeInfo& n, const NodeFree& f, int32_
                  int32_t limit, NodeAllocation* out) {
   if (limit <= 0 || !UserAllowed(f, user, s.exclusive_user)) return 0;
   if (s.whole_node && !IsEmpty(n, f)) return 0;
+  if (s.whole_node && s.mem_given && !s.whole_mem) {
+    // A whole node still has to meet the job's memory request.
+    if (s.mem_per_node_mib > n.spec.mem_mib) return 0;
+    if (s.mem_mib > 0)
+      limit = static_cast<int32_t>(std::min<int64_t>(limit, n.spec.mem_mib / s.mem_mib));
+    if (limit <= 0) return 0;
+  }
   uint64_t typed = GpuTypeMask(n, s.gpu_type) & f.gpus;
   int64_t k = std::min<int64_t>(limit, f.cpus / std::max(1, s.cpus));
   if (s.gpus > 0) k = std::min<int64_t>(k, std::popcount(typed) / s.gpus);

@@ -1,0 +1,1072 @@
+// Random clusters and jobs for property tests (header-only, test code only), the seeds those
+// tests run over, a canonical text form of a Plan, independent checks of the scheduler's
+// invariants that recompute everything from the jobs instead of trusting the state's counters,
+// and RandomRun: a cluster driven by random events in virtual time.
+//
+//   for (uint64_t seed : PropertySeeds(kBase, 200)) {
+//     SCOPED_TRACE(SeedTrace(seed));
+//     std::mt19937_64 rng(seed);
+//     ClusterSpec spec = RandomClusterSpec(rng, {});
+//     ...
+//   }
+//
+// Every choice comes from the generator passed in (never from a clock or a global), and the
+// helpers below draw numbers without std::uniform_int_distribution (whose output differs between
+// standard libraries), so a seed replays the same case on any platform.
+// BERTH_PROPERTY_SEED=<seed> makes PropertySeeds return only that seed.
+#ifndef BERTH_CORE_TESTING_RANDOM_CLUSTER_H_
+#define BERTH_CORE_TESTING_RANDOM_CLUSTER_H_
+
+#include <algorithm>
+#include <bit>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/model/cluster_spec.h"
+#include "core/model/constraint.h"
+#include "core/model/job.h"
+#include "core/model/job_state.h"
+#include "core/model/node.h"
+#include "core/model/partition.h"
+#include "core/model/reason.h"
+#include "core/plan.h"
+#include "core/sched/scheduler.h"
+#include "core/state/cluster_state.h"
+
+namespace berth::core::testing {
+
+using Rng = std::mt19937_64;
+
+// ---- Drawing numbers
+
+// A number in [lo, hi] (inclusive). The modulo bias is irrelevant for tests.
+inline int64_t Uniform(Rng& rng, int64_t lo, int64_t hi) {
+  return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+}
+inline bool Chance(Rng& rng, int percent) {
+  return Uniform(rng, 0, 99) < percent;
+}
+template <typename T>
+const T& Pick(Rng& rng, const std::vector<T>& v) {
+  return v[static_cast<size_t>(Uniform(rng, 0, static_cast<int64_t>(v.size()) - 1))];
+}
+
+// ---- Seeds
+
+// `count` seeds derived from `base`, or only the seed in BERTH_PROPERTY_SEED when it is set
+// (to replay one failing case: the failure message prints the seed).
+inline std::vector<uint64_t> PropertySeeds(uint64_t base, int count) {
+  if (const char* env = std::getenv("BERTH_PROPERTY_SEED"); env != nullptr && *env != '\0') {
+    return {std::strtoull(env, nullptr, 0)};
+  }
+  std::vector<uint64_t> seeds;
+  for (int i = 0; i < count; ++i) seeds.push_back(base + static_cast<uint64_t>(i));
+  return seeds;
+}
+
+inline std::string SeedTrace(uint64_t seed) {
+  return "seed " + std::to_string(seed) + " (replay: BERTH_PROPERTY_SEED=" + std::to_string(seed) +
+         ")";
+}
+
+// ---- Random clusters
+
+inline const std::vector<std::string>& FeatureNames() {
+  static const std::vector<std::string> kNames = {"ib", "fast", "big"};
+  return kNames;
+}
+inline const std::vector<std::string>& GpuTypeNames() {
+  static const std::vector<std::string> kNames = {"a100", "h100"};
+  return kNames;
+}
+
+struct ClusterOptions {
+  int min_nodes = 1;
+  int max_nodes = 8;
+  bool gpus = true;        // some nodes have GPUs (of one or two types)
+  bool features = true;    // nodes carry random features from FeatureNames()
+  bool partitions = true;  // maybe a second partition over some of the nodes
+  bool topology = true;    // maybe a two-level topology (block, switch)
+  bool weights = true;     // maybe two node weight classes
+  // Every node alike in GPU count (none), weight and topology: see the whole-node scenario of
+  // the backfill property.
+  bool uniform_order = false;
+};
+
+// A random cluster. Its QoS list has "high", which may preempt "normal" (only used when a
+// scheduler config enables preemption).
+inline ClusterSpec RandomClusterSpec(Rng& rng, const ClusterOptions& opt) {
+  ClusterSpec spec;
+  const int n = static_cast<int>(Uniform(rng, opt.min_nodes, opt.max_nodes));
+  const bool two_types = opt.gpus && Chance(rng, 40);
+  const bool topo = opt.topology && !opt.uniform_order && Chance(rng, 50);
+  const bool weights = opt.weights && !opt.uniform_order && Chance(rng, 30);
+  for (int i = 0; i < n; ++i) {
+    NodeSpec node;
+    node.name = "n" + std::to_string(i);
+    node.cpus = static_cast<int32_t>(Pick(rng, std::vector<int64_t>{2, 4, 8, 16}));
+    node.mem_mib = Pick(rng, std::vector<int64_t>{4000, 8000, 16000, 32000});
+    if (opt.gpus && !opt.uniform_order && Chance(rng, 60)) {
+      int count = static_cast<int>(Uniform(rng, 1, 8));
+      std::string type = two_types ? Pick(rng, GpuTypeNames()) : GpuTypeNames()[0];
+      for (int g = 0; g < count; ++g) {
+        // A few nodes mix both types, device by device.
+        bool mixed = two_types && (i % 5 == 4);
+        node.gpus.push_back(mixed ? GpuTypeNames()[g % 2] : type);
+      }
+    }
+    if (opt.features) {
+      for (const std::string& f : FeatureNames()) {
+        if (Chance(rng, 40)) node.features.push_back(f);
+      }
+    }
+    if (topo) node.topology = {"block" + std::to_string(i / 4), "sw" + std::to_string(i / 2)};
+    if (weights) node.weight = static_cast<int32_t>(Uniform(rng, 1, 2));
+    spec.nodes.push_back(std::move(node));
+  }
+  if (opt.partitions && Chance(rng, 40)) {
+    PartitionSpec main;
+    main.name = "main";
+    main.is_default = true;
+    PartitionSpec second;
+    second.name = "second";
+    second.priority_tier = static_cast<int32_t>(Uniform(rng, 1, 2));
+    for (const NodeSpec& node : spec.nodes) {
+      main.nodes.push_back(node.name);
+      if (Chance(rng, 50)) second.nodes.push_back(node.name);
+    }
+    if (second.nodes.empty()) second.nodes.push_back(spec.nodes.back().name);
+    spec.partitions = {main, second};
+  }
+  QosSpec high;
+  high.name = "high";
+  high.priority = 10;
+  high.preempt = {kDefaultQos};
+  spec.qos.push_back(high);
+  return spec;
+}
+
+// ---- Random jobs
+
+struct JobOptions {
+  bool arrays = true;
+  bool throttled_arrays = true;  // %N throttles
+  bool dependencies = true;      // afterok/afterany on earlier jobs
+  bool begin_times = true;
+  bool holds = true;  // held at submission
+  bool exclusive_node = true;
+  bool exclusive_user = true;
+  bool time_min = true;
+  bool task_mode = true;
+  bool node_ranges = true;        // -N min-max
+  bool nodelists = true;          // -w / -x
+  bool qos_high = false;          // some jobs in QoS "high" (for preemption)
+  bool whole_nodes_only = false;  // every job --exclusive with a fixed node count
+  int users = 3;
+};
+
+// A feature expression over FeatureNames(): plain, AND, OR, or matching OR.
+inline Constraint RandomConstraint(Rng& rng) {
+  static const std::vector<std::string> kTexts = {"ib",      "fast",      "ib&fast",
+                                                  "ib|fast", "[ib|fast]", "big|ib"};
+  Result<Constraint> c = Constraint::Parse(Pick(rng, kTexts));
+  return c.ok() ? *c : Constraint();
+}
+
+// A random request. `earlier` are ids of jobs submitted before (dependency targets).
+// The spec may be refused at submission (e.g. more GPUs than any node has); callers skip those.
+inline JobSpec RandomJobSpec(Rng& rng, const ClusterSpec& cluster, const JobOptions& opt, Time now,
+                             const std::vector<JobId>& earlier) {
+  JobSpec j;
+  int user = static_cast<int>(Uniform(rng, 0, opt.users - 1));
+  j.user = "u" + std::to_string(user);
+  j.uid = 1000 + static_cast<uint32_t>(user);
+  j.time_limit = Chance(rng, 50) ? 60 * Uniform(rng, 1, 20) : Uniform(rng, 1, 900);
+  if (Chance(rng, 20)) j.constraint = RandomConstraint(rng);
+  if (cluster.partitions.size() > 1 && Chance(rng, 30)) {
+    j.partitions = Chance(rng, 50) ? std::vector<std::string>{"second"}
+                                   : std::vector<std::string>{"second", "main"};
+  }
+  if (opt.whole_nodes_only) {
+    j.exclusive = ExclusiveMode::kNode;
+    j.min_nodes = static_cast<int32_t>(Uniform(rng, 1, 3));
+    return j;
+  }
+  const bool any_gpus = std::any_of(cluster.nodes.begin(), cluster.nodes.end(),
+                                    [](const NodeSpec& n) { return !n.gpus.empty(); });
+  // The shape: one node, several nodes, tasks spread by the allocator, or GPUs as a total.
+  switch (Uniform(rng, 0, 9)) {
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+      j.cpus_per_task = static_cast<int32_t>(Uniform(rng, 1, 4));
+      break;
+    case 4:
+    case 5:
+      j.min_nodes = static_cast<int32_t>(Uniform(rng, 1, 3));
+      if (opt.node_ranges && Chance(rng, 30)) {
+        j.max_nodes = j.min_nodes + static_cast<int32_t>(Uniform(rng, 1, 2));
+      }
+      if (Chance(rng, 50)) j.ntasks_per_node = static_cast<int32_t>(Uniform(rng, 1, 2));
+      j.cpus_per_task = static_cast<int32_t>(Uniform(rng, 1, 2));
+      break;
+    case 6:
+    case 7:
+      if (opt.task_mode) {
+        j.ntasks = static_cast<int32_t>(Uniform(rng, 2, 6));
+        j.cpus_per_task = static_cast<int32_t>(Uniform(rng, 1, 2));
+        if (any_gpus && Chance(rng, 25)) j.gpus_per_task = 1;
+      }
+      break;
+    default:
+      if (any_gpus) j.gpus = static_cast<int32_t>(Uniform(rng, 1, 4));
+      break;
+  }
+  if (any_gpus && j.gpus == 0 && j.gpus_per_task == 0 && Chance(rng, 40)) {
+    j.gpus_per_node = static_cast<int32_t>(Uniform(rng, 1, 4));
+  }
+  if (any_gpus && (j.gpus > 0 || j.gpus_per_node > 0 || j.gpus_per_task > 0) && Chance(rng, 40)) {
+    j.gpu_type = Pick(rng, GpuTypeNames());
+    // Only types some node has (otherwise the submission is refused, which teaches nothing).
+    bool exists = false;
+    for (const NodeSpec& n : cluster.nodes) {
+      exists = exists || std::find(n.gpus.begin(), n.gpus.end(), j.gpu_type) != n.gpus.end();
+    }
+    if (!exists) j.gpu_type.clear();
+  }
+  switch (Uniform(rng, 0, 9)) {
+    case 0:
+    case 1:
+      j.mem_per_node_mib = Uniform(rng, 1, 16) * 500;
+      break;
+    case 2:
+      j.mem_per_cpu_mib = Uniform(rng, 1, 8) * 250;
+      break;
+    case 3:
+      if (Chance(rng, 30)) j.mem_per_node_mib = 0;  // --mem=0: all of each node's memory
+      break;
+    default:
+      break;  // the default share
+  }
+  if (opt.exclusive_node && Chance(rng, 8)) j.exclusive = ExclusiveMode::kNode;
+  if (opt.exclusive_user && Chance(rng, 8)) j.exclusive = ExclusiveMode::kUser;
+  if (opt.time_min && Chance(rng, 10)) j.time_min = std::max<Duration>(1, j.time_limit / 4);
+  if (opt.arrays && Chance(rng, 10)) {
+    int tasks = static_cast<int>(Uniform(rng, 2, 5));
+    for (int t = 0; t < tasks; ++t) j.array.task_ids.push_back(t);
+    if (opt.throttled_arrays && Chance(rng, 50)) {
+      j.array.max_running = static_cast<int32_t>(Uniform(rng, 1, 2));
+    }
+  }
+  if (opt.holds && Chance(rng, 5)) j.hold = HoldKind::kUser;
+  if (opt.begin_times && Chance(rng, 5)) j.begin_time = now + Uniform(rng, 1, 600);
+  if (opt.dependencies && !earlier.empty() && Chance(rng, 8)) {
+    DependencyCondition c;
+    c.type = Chance(rng, 50) ? DependencyType::kAfterOk : DependencyType::kAfterAny;
+    c.targets.push_back({Pick(rng, earlier), kAllArrayTasks, 0});
+    j.dependency.conditions.push_back(c);
+    j.kill_on_invalid_dep = Chance(rng, 50);
+  }
+  if (opt.nodelists && Chance(rng, 6)) {
+    const std::string& name = Pick(rng, cluster.nodes).name;
+    (Chance(rng, 50) ? j.nodelist : j.exclude).push_back(name);
+  }
+  if (opt.qos_high && Chance(rng, 15)) j.qos = "high";
+  j.nice = static_cast<int32_t>(Uniform(rng, 0, 2) * 100);
+  return j;
+}
+
+// ---- The canonical text of a Plan (for byte-for-byte comparisons)
+
+inline std::string HexMask(uint64_t m) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%" PRIx64, m);
+  return buf;
+}
+
+inline std::string DumpAllocation(const Allocation& a) {
+  std::string out = "[";
+  for (const NodeAllocation& n : a.nodes) {
+    out += " node=" + std::to_string(n.node) + " cpus=" + std::to_string(n.cpus) +
+           " mem=" + std::to_string(n.mem_mib) + " gpus=" + HexMask(n.gpu_mask) +
+           " tasks=" + std::to_string(n.tasks);
+    for (const NamedCount& g : n.gres) out += " gres:" + g.name + "=" + std::to_string(g.count);
+    out += ";";
+  }
+  for (const NamedCount& l : a.licenses) out += " lic:" + l.name + "=" + std::to_string(l.count);
+  return out + " ]";
+}
+
+// Every field of the plan, one decision per line, in the plan's own order.
+inline std::string DumpPlan(const Plan& p) {
+  std::string out =
+      "plan now=" + std::to_string(p.now) + " wake_at=" + std::to_string(p.wake_at) + "\n";
+  for (const PlannedStart& s : p.starts) {
+    out += "start job=" + std::to_string(s.job) + " task=" + std::to_string(s.array_task) +
+           " partition=" + s.partition + " limit=" + std::to_string(s.time_limit) + " after=";
+    for (JobId v : s.after_preempting) out += std::to_string(v) + ",";
+    out += " alloc=" + DumpAllocation(s.alloc) + "\n";
+  }
+  for (const PlannedPreemption& pr : p.preemptions) {
+    out += "preempt victim=" + std::to_string(pr.victim) + " for=" + std::to_string(pr.for_job) +
+           " mode=" + std::string(PreemptModeName(pr.mode)) + "\n";
+  }
+  for (const PlannedCancel& c : p.cancels) {
+    out += "cancel job=" + std::to_string(c.job) + " state=" + std::string(JobStateName(c.state)) +
+           " why=" + c.why + "\n";
+  }
+  for (const PendingInfo& i : p.pending) {
+    out += "pending job=" + std::to_string(i.job) +
+           " reason=" + std::string(PendingReasonName(i.reason)) +
+           " expected=" + std::to_string(i.expected_start) +
+           " priority=" + std::to_string(i.priority) + " detail=" + i.detail + "\n";
+  }
+  const PassStats& st = p.stats;
+  out += "stats considered=" + std::to_string(st.pending_considered) +
+         " started=" + std::to_string(st.started) +
+         " reservations=" + std::to_string(st.reservations) +
+         " preempted=" + std::to_string(st.preempted) +
+         " cache_hits=" + std::to_string(st.shape_cache_hits) + "\n";
+  return out;
+}
+
+// ---- Independent checks. Each returns the violations found, as sentences (empty = fine).
+
+// How many jobs a record stands for: an array master still holding tasks counts each of them.
+inline int64_t JobCount(const Job& job) {
+  return job.is_array_master() ? static_cast<int64_t>(job.spec.array.task_ids.size()) : 1;
+}
+
+// What every node holds, summed from the jobs holding resources (not from the node's counters).
+struct NodeUse {
+  int64_t cpus = 0;
+  int64_t mem_mib = 0;
+  uint64_t gpus = 0;
+  std::vector<JobId> jobs;
+};
+
+inline uint64_t AllDevices(int n) {
+  return n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+}
+
+// Never oversubscribed: on every node the running jobs' CPUs and memory fit its capacity, no GPU
+// device is held twice, and the node's free counters (and job list) equal what the jobs imply.
+inline std::vector<std::string> CheckNodeAccounting(const ClusterState& cs) {
+  std::vector<std::string> bad;
+  std::vector<NodeUse> use(cs.num_nodes());
+  std::set<JobId> holding;
+  for (const auto& [id, e] : cs.jobs()) {
+    if (!HoldsResources(e.job.state)) continue;
+    holding.insert(id);
+    if (e.job.alloc.nodes.empty()) bad.push_back("job " + std::to_string(id) + " holds nothing");
+    std::set<uint32_t> seen;
+    for (const NodeAllocation& a : e.job.alloc.nodes) {
+      if (a.node >= cs.num_nodes()) {
+        bad.push_back("job " + std::to_string(id) + " on a node that does not exist");
+        continue;
+      }
+      if (!seen.insert(a.node).second) {
+        bad.push_back("job " + std::to_string(id) + " lists node " + std::to_string(a.node) +
+                      " twice");
+      }
+      NodeUse& u = use[a.node];
+      if ((u.gpus & a.gpu_mask) != 0) {
+        bad.push_back("node " + std::to_string(a.node) + ": GPU devices " +
+                      HexMask(u.gpus & a.gpu_mask) + " held twice (job " + std::to_string(id) +
+                      ")");
+      }
+      u.cpus += a.cpus;
+      u.mem_mib += a.mem_mib;
+      u.gpus |= a.gpu_mask;
+      u.jobs.push_back(id);
+    }
+  }
+  for (uint32_t n = 0; n < cs.num_nodes(); ++n) {
+    const NodeInfo& node = cs.node(n);
+    const NodeUse& u = use[n];
+    const std::string name = "node " + node.spec.name + ": ";
+    if (u.cpus > node.spec.cpus) {
+      bad.push_back(name + std::to_string(u.cpus) + " CPUs allocated of " +
+                    std::to_string(node.spec.cpus));
+    }
+    if (u.mem_mib > node.spec.mem_mib) {
+      bad.push_back(name + std::to_string(u.mem_mib) + " MiB allocated of " +
+                    std::to_string(node.spec.mem_mib));
+    }
+    if ((u.gpus & ~AllDevices(node.num_gpus)) != 0) {
+      bad.push_back(name + "a GPU index beyond the node's devices is allocated");
+    }
+    if (node.free_cpus != node.spec.cpus - u.cpus) {
+      bad.push_back(name + "free_cpus " + std::to_string(node.free_cpus) + ", expected " +
+                    std::to_string(node.spec.cpus - u.cpus));
+    }
+    if (node.free_mem_mib != node.spec.mem_mib - u.mem_mib) {
+      bad.push_back(name + "free_mem " + std::to_string(node.free_mem_mib) + ", expected " +
+                    std::to_string(node.spec.mem_mib - u.mem_mib));
+    }
+    if (node.free_gpus != (AllDevices(node.num_gpus) & ~u.gpus)) {
+      bad.push_back(name + "free_gpus " + HexMask(node.free_gpus) + ", expected " +
+                    HexMask(AllDevices(node.num_gpus) & ~u.gpus));
+    }
+    std::vector<JobId> jobs = u.jobs;
+    std::sort(jobs.begin(), jobs.end());
+    if (node.jobs != jobs) bad.push_back(name + "its job list differs from the jobs' allocations");
+  }
+  if (std::set<JobId>(cs.running_ids().begin(), cs.running_ids().end()) != holding) {
+    bad.push_back("running_ids() differs from the jobs holding resources");
+  }
+  for (JobId id : holding) {
+    const Job* job = cs.FindJob(id);
+    if (!cs.releases().count({job->start_time + job->time_limit, id})) {
+      bad.push_back("job " + std::to_string(id) + " is missing from releases()");
+    }
+  }
+  if (cs.releases().size() != holding.size()) bad.push_back("releases() has stale entries");
+  return bad;
+}
+
+// Does the node have every feature the constraint needs (matching OR counts as OR here)?
+inline bool NodeMatches(const NodeSpec& node, const Constraint& c) {
+  return c.empty() || c.Matches([&](std::string_view f) {
+    return std::find(node.features.begin(), node.features.end(), f) != node.features.end();
+  });
+}
+
+// Does one start's allocation give the job what its shape asks, on nodes it may use?
+// `before` is the state the plan was computed from.
+inline std::vector<std::string> CheckStartMatchesRequest(const ClusterState& before,
+                                                         const PlannedStart& s) {
+  std::vector<std::string> bad;
+  const std::string who = "start of job " + std::to_string(s.job) + ": ";
+  const JobEntry* e = before.FindEntry(s.job);
+  if (e == nullptr) return {who + "no such job"};
+  std::optional<int16_t> part = before.FindPartition(s.partition);
+  size_t slot = e->partitions.size();
+  for (size_t i = 0; part && i < e->partitions.size(); ++i) {
+    if (e->partitions[i] == *part) slot = i;
+  }
+  if (slot == e->partitions.size()) return {who + "partition " + s.partition + " not requested"};
+  const JobShape& shape = e->shapes[slot];
+  const PartitionInfo& p = before.partitions()[*part];
+  int64_t tasks = 0;
+  std::set<uint32_t> nodes;
+  for (const NodeAllocation& a : s.alloc.nodes) {
+    if (a.node >= before.num_nodes()) return {who + "bad node index"};
+    const NodeInfo& n = before.node(a.node);
+    const std::string where = who + "node " + n.spec.name + ": ";
+    nodes.insert(a.node);
+    tasks += a.tasks;
+    if (!p.nodes.Test(a.node)) bad.push_back(where + "not in partition " + s.partition);
+    if (!NodeMatches(n.spec, e->job.spec.constraint)) bad.push_back(where + "lacks features");
+    if (std::find(e->exclude.begin(), e->exclude.end(), a.node) != e->exclude.end()) {
+      bad.push_back(where + "excluded");
+    }
+    int gpus = std::popcount(a.gpu_mask);
+    uint64_t typed = 0;
+    for (int g = 0; g < n.num_gpus; ++g) {
+      if (e->job.spec.gpu_type.empty() || n.spec.gpus[g] == e->job.spec.gpu_type) {
+        typed |= uint64_t{1} << g;
+      }
+    }
+    if (shape.whole_node) {
+      if (a.cpus != n.spec.cpus || a.mem_mib != n.spec.mem_mib) {
+        bad.push_back(where + "an exclusive job does not hold the whole node");
+      }
+      continue;
+    }
+    if ((a.gpu_mask & ~typed) != 0) bad.push_back(where + "GPUs of the wrong type");
+    const int64_t units = shape.task_mode ? a.tasks : 1;
+    if (a.cpus != units * shape.cpus) {
+      bad.push_back(where + std::to_string(a.cpus) + " CPUs for " + std::to_string(units) + " x " +
+                    std::to_string(shape.cpus));
+    }
+    if (gpus != units * shape.gpus) {
+      bad.push_back(where + std::to_string(gpus) + " GPUs for " + std::to_string(units) + " x " +
+                    std::to_string(shape.gpus));
+    }
+    if (!shape.task_mode && a.tasks != shape.tasks) bad.push_back(where + "wrong task count");
+    // Memory: all of it (--mem=0), --mem per node used (task mode), the asked amount per unit,
+    // or the default per CPU (the node's share unless the partition or cluster sets one).
+    const int64_t per_cpu =
+        shape.def_mem_per_cpu_mib > 0 ? shape.def_mem_per_cpu_mib : n.mem_per_cpu_share();
+    const int64_t want_mem = shape.whole_mem ? n.spec.mem_mib
+                             : (shape.task_mode && shape.mem_per_node_mib > 0)
+                                 ? shape.mem_per_node_mib
+                                 : units * (shape.mem_given ? shape.mem_mib : per_cpu * shape.cpus);
+    if (a.mem_mib != want_mem) {
+      bad.push_back(where + std::to_string(a.mem_mib) + " MiB, want " + std::to_string(want_mem));
+    }
+  }
+  if (nodes.size() != s.alloc.nodes.size()) bad.push_back(who + "a node is listed twice");
+  for (uint32_t n : e->nodelist) {
+    if (!nodes.count(n)) bad.push_back(who + "required node " + std::to_string(n) + " missing");
+  }
+  const int64_t count = static_cast<int64_t>(nodes.size());
+  if (shape.task_mode) {
+    if (tasks != shape.tasks) bad.push_back(who + "places " + std::to_string(tasks) + " tasks");
+    if (count > shape.max_nodes) bad.push_back(who + "uses more nodes than allowed");
+  } else if (count < shape.min_nodes || count > shape.max_nodes) {
+    bad.push_back(who + std::to_string(count) + " nodes, outside [" +
+                  std::to_string(shape.min_nodes) + ", " + std::to_string(shape.max_nodes) + "]");
+  }
+  // Matching OR ("[a|b]"): every node has the same alternative.
+  const auto& alts = e->job.spec.constraint.MatchingAlternatives();
+  if (!alts.empty()) {
+    bool one = std::any_of(alts.begin(), alts.end(), [&](const std::string& alt) {
+      return std::all_of(nodes.begin(), nodes.end(), [&](uint32_t n) {
+        const auto& f = before.node(n).spec.features;
+        return std::find(f.begin(), f.end(), alt) != f.end();
+      });
+    });
+    if (!one) bad.push_back(who + "nodes differ in the matching-OR feature");
+  }
+  return bad;
+}
+
+// One plan against the state it was computed from: starts only pending jobs (each task once),
+// on usable nodes, within what is free (what victims hold counts for starts that wait for
+// them), with no GPU device given to two starts, and each allocation matching its request.
+inline std::vector<std::string> CheckPlanAgainstState(const ClusterState& before,
+                                                      const Plan& plan) {
+  std::vector<std::string> bad;
+  std::set<std::pair<JobId, int32_t>> seen;
+  std::map<uint32_t, NodeUse> now_use, all_use;  // starts without / with preemption
+  std::map<uint32_t, NodeUse> victims;
+  for (const PlannedPreemption& p : plan.preemptions) {
+    const Job* v = before.FindJob(p.victim);
+    if (v == nullptr || !HoldsResources(v->state)) {
+      bad.push_back("preempts job " + std::to_string(p.victim) + ", which is not running");
+      continue;
+    }
+    for (const NodeAllocation& a : v->alloc.nodes) {
+      victims[a.node].cpus += a.cpus;
+      victims[a.node].mem_mib += a.mem_mib;
+      victims[a.node].gpus |= a.gpu_mask;
+    }
+  }
+  for (const PlannedStart& s : plan.starts) {
+    const std::string who = "start of job " + std::to_string(s.job) + ": ";
+    const Job* job = before.FindJob(s.job);
+    if (job == nullptr || job->state != JobState::kPending) {
+      bad.push_back(who + "not pending");
+      continue;
+    }
+    if (job->is_array_master()) {
+      const auto& ids = job->spec.array.task_ids;
+      if (std::find(ids.begin(), ids.end(), s.array_task) == ids.end()) {
+        bad.push_back(who + "task " + std::to_string(s.array_task) + " is not pending");
+      }
+    }
+    if (!seen.insert({s.job, s.array_task}).second) bad.push_back(who + "started twice");
+    if (s.time_limit <= 0) bad.push_back(who + "no time limit");
+    if (s.alloc.nodes.empty()) bad.push_back(who + "empty allocation");
+    for (const NodeAllocation& a : s.alloc.nodes) {
+      if (a.node >= before.num_nodes()) continue;
+      const NodeInfo& n = before.node(a.node);
+      if (!n.usable()) {
+        bad.push_back(who + "node " + n.spec.name + " is " + std::string(NodeStateName(n.state())));
+      }
+      NodeUse& all = all_use[a.node];
+      if ((all.gpus & a.gpu_mask) != 0) {
+        bad.push_back(who + "node " + n.spec.name + ": GPU devices " +
+                      HexMask(all.gpus & a.gpu_mask) + " given to two starts");
+      }
+      all.cpus += a.cpus;
+      all.mem_mib += a.mem_mib;
+      all.gpus |= a.gpu_mask;
+      if (s.after_preempting.empty()) {
+        NodeUse& u = now_use[a.node];
+        u.cpus += a.cpus;
+        u.mem_mib += a.mem_mib;
+        u.gpus |= a.gpu_mask;
+      }
+    }
+    for (std::string& m : CheckStartMatchesRequest(before, s)) bad.push_back(std::move(m));
+  }
+  for (const auto& [n, u] : now_use) {
+    const NodeInfo& node = before.node(n);
+    if (u.cpus > node.free_cpus || u.mem_mib > node.free_mem_mib || (u.gpus & ~node.free_gpus)) {
+      bad.push_back("node " + node.spec.name + ": the plan's starts exceed what is free");
+    }
+  }
+  for (const auto& [n, u] : all_use) {
+    const NodeInfo& node = before.node(n);
+    const NodeUse& v = victims[n];
+    if (u.cpus > node.free_cpus + v.cpus || u.mem_mib > node.free_mem_mib + v.mem_mib ||
+        (u.gpus & ~(node.free_gpus | v.gpus))) {
+      bad.push_back("node " + node.spec.name +
+                    ": the plan's starts exceed what is free plus what its victims hold");
+    }
+  }
+  return bad;
+}
+
+// Every pending job has a reason: each job pending before the pass that does not start (all of
+// its tasks, for an array) and is not cancelled appears exactly once in plan.pending, with a
+// reason; no job that started completely appears there; plan.pending lists only pending jobs.
+inline std::vector<std::string> CheckPendingReasons(const ClusterState& before, const Plan& plan) {
+  std::vector<std::string> bad;
+  std::map<JobId, int64_t> starts;  // job -> how many starts (tasks) the plan gives it
+  for (const PlannedStart& s : plan.starts) ++starts[s.job];
+  std::set<JobId> cancelled;
+  for (const PlannedCancel& c : plan.cancels) cancelled.insert(c.job);
+  std::map<JobId, int> listed;
+  for (const PendingInfo& i : plan.pending) {
+    ++listed[i.job];
+    if (i.reason == PendingReason::kNone) {
+      bad.push_back("job " + std::to_string(i.job) + " is pending without a reason");
+    }
+    if (!before.pending_ids().count(i.job)) {
+      bad.push_back("job " + std::to_string(i.job) + " is listed pending but was not pending");
+    }
+    if (i.expected_start != kNoTime && i.expected_start <= plan.now) {
+      bad.push_back("job " + std::to_string(i.job) + " expected to start at " +
+                    std::to_string(i.expected_start) + " <= now, but did not start now");
+    }
+  }
+  for (JobId id : before.pending_ids()) {
+    const Job* job = before.FindJob(id);
+    const int64_t started = starts.count(id) ? starts[id] : 0;
+    const bool all_started = started > 0 && started >= JobCount(*job);
+    const int times = listed.count(id) ? listed[id] : 0;
+    const std::string who = "job " + std::to_string(id) + ": ";
+    if (all_started || cancelled.count(id)) {
+      if (times != 0) bad.push_back(who + "started or cancelled, yet listed as pending");
+    } else if (times != 1) {
+      bad.push_back(who + "listed " + std::to_string(times) + " times as pending (want 1)");
+    }
+  }
+  return bad;
+}
+
+// Conservation: submitted = finished + pending + running, array tasks counted one by one; and
+// every record the state keeps is either pending or holding resources.
+inline std::vector<std::string> CheckConservation(const ClusterState& cs, int64_t submitted,
+                                                  int64_t finished) {
+  int64_t pending = 0;
+  for (JobId id : cs.pending_ids()) pending += JobCount(*cs.FindJob(id));
+  const int64_t running = static_cast<int64_t>(cs.running_ids().size());
+  std::vector<std::string> bad;
+  if (finished + pending + running != submitted) {
+    bad.push_back("submitted " + std::to_string(submitted) + " != finished " +
+                  std::to_string(finished) + " + pending " + std::to_string(pending) +
+                  " + running " + std::to_string(running));
+  }
+  if (cs.jobs().size() != cs.pending_ids().size() + cs.running_ids().size()) {
+    bad.push_back("a job record is neither pending nor running");
+  }
+  return bad;
+}
+
+// ---- Building blocks of a run
+
+inline std::string JoinLines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += "  " + l + "\n";
+  return out;
+}
+
+inline ClusterState BuildState(const ClusterSpec& spec) {
+  Result<ClusterState> r = ClusterState::Create(spec);
+  if (!r.ok()) {
+    std::fprintf(stderr, "random cluster rejected: %s\n", r.status().ToString().c_str());
+    std::abort();
+  }
+  return std::move(r).value();
+}
+
+// Scheduler configurations by name: the presets, plus "spread" (multifactor, spreading),
+// "preempt" (multifactor, QoS preemption) and "multifactor3" (multifactor with three
+// reservations, weighing neither age nor fair-share, so that time and usage alone never reorder
+// the queue).
+inline SchedulerConfig NamedConfig(const std::string& name) {
+  SchedulerConfig c = SchedulerConfig::Multifactor();
+  if (name == "spread") {
+    c.placement = PlacementPolicy::kSpread;
+  } else if (name == "preempt") {
+    c.preempt_type = PreemptType::kQos;
+  } else if (name == "multifactor3") {
+    c.reservation_depth = 3;
+    c.weights.age = 0;
+    c.weights.fairshare = 0;
+  } else {
+    Result<SchedulerConfig> preset = SchedulerConfig::Preset(name);
+    if (preset.ok()) return *preset;
+  }
+  c.name = name;
+  return c;
+}
+
+// ---- Descriptions for failure messages
+
+inline std::string DescribeNode(const NodeSpec& n) {
+  std::string out =
+      n.name + " cpus=" + std::to_string(n.cpus) + " mem=" + std::to_string(n.mem_mib);
+  if (!n.gpus.empty()) {
+    out += " gpus=";
+    for (const std::string& g : n.gpus) out += g + ",";
+  }
+  if (!n.features.empty()) {
+    out += " features=";
+    for (const std::string& f : n.features) out += f + ",";
+  }
+  if (!n.topology.empty()) out += " topo=" + n.topology[0] + "/" + n.topology[1];
+  if (n.weight != 1) out += " weight=" + std::to_string(n.weight);
+  return out;
+}
+
+inline std::string DescribeCluster(const ClusterSpec& spec) {
+  std::string out;
+  for (const NodeSpec& n : spec.nodes) out += "node " + DescribeNode(n) + "\n  ";
+  for (const PartitionSpec& p : spec.partitions) {
+    out += "partition " + p.name + " tier=" + std::to_string(p.priority_tier) + " nodes=";
+    for (const std::string& n : p.nodes) out += n + ",";
+    out += "\n  ";
+  }
+  return out;
+}
+
+inline std::string DescribeJob(const JobSpec& j) {
+  std::string out = j.user + " time=" + std::to_string(j.time_limit);
+  auto add = [&](const char* key, int64_t v, int64_t unset) {
+    if (v != unset) out += std::string(" ") + key + "=" + std::to_string(v);
+  };
+  add("N", j.min_nodes, 0);
+  add("Nmax", j.max_nodes, 0);
+  add("n", j.ntasks, 0);
+  add("tpn", j.ntasks_per_node, 0);
+  add("c", j.cpus_per_task, 0);
+  add("G", j.gpus, 0);
+  add("gpn", j.gpus_per_node, 0);
+  add("gpt", j.gpus_per_task, 0);
+  add("mem", j.mem_per_node_mib, -1);
+  add("mpc", j.mem_per_cpu_mib, -1);
+  add("tmin", j.time_min, kNoTime);
+  add("begin", j.begin_time, kNoTime);
+  add("nice", j.nice, 0);
+  if (!j.gpu_type.empty()) out += " type=" + j.gpu_type;
+  if (j.exclusive == ExclusiveMode::kNode) out += " exclusive";
+  if (j.exclusive == ExclusiveMode::kUser) out += " exclusive=user";
+  if (!j.constraint.empty()) out += " constraint=" + j.constraint.text();
+  for (const std::string& p : j.partitions) out += " partition=" + p;
+  for (const std::string& n : j.nodelist) out += " w=" + n;
+  for (const std::string& n : j.exclude) out += " x=" + n;
+  if (!j.array.empty()) {
+    out += " array=" + std::to_string(j.array.task_ids.size()) + "%" +
+           std::to_string(j.array.max_running);
+  }
+  if (j.hold != HoldKind::kNone) out += " held";
+  if (!j.dependency.empty()) out += " dependency=" + FormatDependency(j.dependency);
+  if (!j.qos.empty()) out += " qos=" + j.qos;
+  return out;
+}
+
+// ---- RandomRun: a cluster driven by random events in virtual time
+//
+// The production ClusterState and Scheduler with a simulated clock, as sim::VirtualCluster
+// drives them (core tests cannot link the simulator): plans applied with ClusterState::Apply, a
+// job runs for min(its run time, its limit), preemption victims stop at once and another pass
+// runs at the same time. Events: submissions, the clock moving (jobs end), early ends, drain and
+// resume, node failure (its jobs end NODE_FAIL) and return, hold and release, cancellation.
+// Every event is logged, so a failure can print how the run got there.
+
+struct RunOptions {
+  ClusterOptions cluster;
+  JobOptions jobs;
+  std::vector<std::string> configs = {"fcfs",        "easy",   "conservative",
+                                      "multifactor", "spread", "preempt"};
+  bool node_events = true;  // drain/resume, down/up
+  bool hold_events = true;
+  bool cancel_events = true;
+};
+
+class RandomRun {
+ public:
+  // Called after every pass: the state the plan was computed from, the plan, what Apply did,
+  // and the state after it (before preemption victims stop).
+  using PassHook = std::function<void(const ClusterState& before, const Plan& plan,
+                                      const ApplyResult& applied, const ClusterState& after)>;
+
+  RandomRun(uint64_t seed, const RunOptions& opt)
+      : rng_(seed),
+        opt_(opt),
+        spec_(RandomClusterSpec(rng_, opt.cluster)),
+        cs_(BuildState(spec_)),
+        cfg_(NamedConfig(Pick(rng_, opt.configs))),
+        sched_(cfg_) {
+    cs_.SetFairshareConfig(cfg_.fairshare);
+    if (cfg_.preempt_type != PreemptType::kNone) opt_.jobs.qos_high = true;
+    Log("config " + cfg_.name + "\n  " + DescribeCluster(spec_));
+  }
+
+  void set_hook(PassHook hook) { hook_ = std::move(hook); }
+  ClusterState& state() { return cs_; }
+  Time now() const { return now_; }
+  const SchedulerConfig& config() const { return cfg_; }
+  int64_t submitted() const { return submitted_; }
+  int64_t finished() const { return finished_; }
+  std::string log() const { return JoinLines(log_); }
+  // A check asks the run to stop at its first violation (one clear report, not hundreds).
+  void Stop() { stopped_ = true; }
+  bool stopped() const { return stopped_; }
+  // Set when the run itself went wrong (a call into the state failed); the run has stopped.
+  const std::string& error() const { return error_; }
+
+  void Step() {
+    RandomEvent();
+    SchedulePasses();
+  }
+
+  // One random event at the current time (or a move of the clock).
+  void RandomEvent() {
+    const int64_t roll = Uniform(rng_, 0, 99);
+    if (roll < 40) {
+      SubmitSome();
+    } else if (roll < 65) {
+      AdvanceTime();
+    } else if (roll < 75) {
+      EndEarly();
+    } else if (roll < 83) {
+      if (opt_.node_events) ToggleDrain();
+    } else if (roll < 87) {
+      if (opt_.node_events) ToggleDown();
+    } else if (roll < 95) {
+      if (opt_.hold_events) ToggleHold();
+    } else if (opt_.cancel_events) {
+      CancelOne();
+    }
+  }
+
+  // Passes at the current time, as VirtualCluster::Schedule runs them: one, plus one more after
+  // each pass that preempted (the victims stop at once).
+  void SchedulePasses() {
+    for (int round = 0; round < 64 && !stopped_; ++round) {
+      ClusterState before = cs_;
+      Plan plan = sched_.Schedule(cs_, now_);
+      wake_at_ = plan.wake_at;
+      std::map<JobId, int64_t> cancel_counts;
+      for (const PlannedCancel& c : plan.cancels) {
+        if (const Job* job = cs_.FindJob(c.job)) cancel_counts[c.job] = JobCount(*job);
+      }
+      ApplyResult applied = cs_.Apply(plan, now_);
+      for (JobId id : applied.cancelled) finished_ += cancel_counts[id];
+      for (JobId id : applied.started) PlanEnd(id);
+      if (hook_) hook_(before, plan, applied, cs_);
+      if (applied.preempt.empty()) break;
+      for (const PlannedPreemption& p : applied.preempt) {
+        End(p.victim, JobState::kPreempted, now_, p.mode == PreemptMode::kRequeue);
+      }
+    }
+  }
+
+  // Lets everything run out: holds released, every node back, no new jobs; the clock moves from
+  // end to end (and to --begin times) until nothing runs and no pass is due.
+  void Quiesce() {
+    Log("t=" + std::to_string(now_) + " quiesce");
+    std::vector<JobId> pending(cs_.pending_ids().begin(), cs_.pending_ids().end());
+    for (JobId id : pending) (void)cs_.Release(id, now_);
+    for (uint32_t n = 0; n < cs_.num_nodes(); ++n) {
+      (void)cs_.SetNodeDrain(n, false, "", now_);
+      (void)cs_.SetNodeHealth(n, NodeHealth::kUp, "", now_);
+    }
+    SchedulePasses();
+    for (int guard = 0; guard < 10000 && !stopped_; ++guard) {
+      Time next = NextEnd();
+      if (wake_at_ != kNoTime && wake_at_ > now_) next = std::min(next, wake_at_);
+      if (next >= kInfinite) break;
+      AdvanceTo(next);
+      SchedulePasses();
+    }
+  }
+
+ private:
+  struct RunInfo {
+    Duration run = 0;
+    int32_t exit_code = 0;
+  };
+
+  void Log(std::string line) { log_.push_back(std::move(line)); }
+  std::string At() const { return "t=" + std::to_string(now_) + " "; }
+
+  Duration RunOf(const Job& job) const {
+    auto it = runs_.find(job.id);
+    if (it == runs_.end()) it = runs_.find(job.array_job_id);
+    return it == runs_.end() ? kInfinite : it->second.run;
+  }
+  int32_t ExitOf(const Job& job) const {
+    auto it = runs_.find(job.id);
+    if (it == runs_.end()) it = runs_.find(job.array_job_id);
+    return it == runs_.end() ? 0 : it->second.exit_code;
+  }
+
+  void PlanEnd(JobId id) {
+    const Job* job = cs_.FindJob(id);
+    Duration d = std::min(RunOf(*job), job->time_limit);
+    ends_.insert({job->start_time + d, id, job->restart_count});
+  }
+
+  // The next planned end of a job still running as planned (stale entries are dropped).
+  Time NextEnd() {
+    while (!ends_.empty()) {
+      auto [end, id, restarts] = *ends_.begin();
+      const Job* job = cs_.FindJob(id);
+      if (job && HoldsResources(job->state) && job->restart_count == restarts) return end;
+      ends_.erase(ends_.begin());
+    }
+    return kInfinite;
+  }
+
+  // Ends every job whose run is over by t, each at its own end time, then sets the clock to t.
+  void AdvanceTo(Time t) {
+    while (!stopped_ && NextEnd() <= t) {
+      auto [end, id, restarts] = *ends_.begin();
+      ends_.erase(ends_.begin());
+      const Job* job = cs_.FindJob(id);
+      JobState state = RunOf(*job) > job->time_limit ? JobState::kTimeout
+                       : ExitOf(*job) != 0           ? JobState::kFailed
+                                                     : JobState::kCompleted;
+      End(id, state, end, /*requeue=*/false);
+    }
+    now_ = std::max(now_, t);
+  }
+
+  void End(JobId id, JobState state, Time at, bool requeue) {
+    JobOutcome o;
+    o.state = state;
+    o.end_time = at;
+    o.exit_code = state == JobState::kFailed ? 1 : 0;
+    Status st = cs_.EndJob(id, o, requeue);
+    if (!st.ok()) {
+      error_ = "EndJob(" + std::to_string(id) + "): " + st.ToString();
+      Stop();
+      return;
+    }
+    if (!requeue) ++finished_;
+  }
+
+  void SubmitSome() {
+    const int64_t count = Uniform(rng_, 1, 3);
+    for (int64_t i = 0; i < count; ++i) {
+      JobSpec spec = RandomJobSpec(rng_, spec_, opt_.jobs, now_, submitted_ids_);
+      RunInfo run;
+      // Some jobs run into their limit; the others end on their own before it.
+      run.run = Chance(rng_, 30) ? spec.time_limit + 100 : Uniform(rng_, 1, spec.time_limit);
+      run.exit_code = Chance(rng_, 10) ? 1 : 0;
+      std::string text = DescribeJob(spec);
+      const int64_t jobs =
+          spec.array.empty() ? 1 : static_cast<int64_t>(spec.array.task_ids.size());
+      Result<JobId> id = cs_.Submit(std::move(spec), nullptr, now_);
+      if (!id.ok()) {
+        Log(At() + "refused: " + text + " (" + id.status().message() + ")");
+        continue;
+      }
+      runs_[*id] = run;
+      submitted_ids_.push_back(*id);
+      submitted_ += jobs;
+      Log(At() + "submit job " + std::to_string(*id) + ": " + text +
+          " run=" + std::to_string(run.run));
+    }
+  }
+
+  void AdvanceTime() {
+    Time next = NextEnd();
+    Time t = (next < kInfinite && Chance(rng_, 50)) ? next : now_ + Uniform(rng_, 1, 300);
+    Log(At() + "advance to " + std::to_string(t));
+    AdvanceTo(t);
+  }
+
+  void EndEarly() {
+    if (cs_.running_ids().empty()) return;
+    std::vector<JobId> running(cs_.running_ids().begin(), cs_.running_ids().end());
+    JobId id = Pick(rng_, running);
+    JobState state = Chance(rng_, 30) ? JobState::kFailed : JobState::kCompleted;
+    Log(At() + "job " + std::to_string(id) + " ends early");
+    End(id, state, now_, /*requeue=*/false);
+  }
+
+  uint32_t RandomNode() {
+    return static_cast<uint32_t>(Uniform(rng_, 0, static_cast<int64_t>(cs_.num_nodes()) - 1));
+  }
+
+  void ToggleDrain() {
+    uint32_t n = RandomNode();
+    bool drain = !cs_.node(n).drain;
+    Log(At() + (drain ? "drain " : "resume ") + cs_.node(n).spec.name);
+    (void)cs_.SetNodeDrain(n, drain, drain ? "test" : "", now_);
+  }
+
+  // A node fails (its jobs end with NODE_FAIL) or comes back.
+  void ToggleDown() {
+    uint32_t n = RandomNode();
+    if (cs_.node(n).health == NodeHealth::kUp) {
+      Log(At() + "down " + cs_.node(n).spec.name);
+      std::vector<JobId> jobs = cs_.node(n).jobs;
+      for (JobId id : jobs) End(id, JobState::kNodeFail, now_, /*requeue=*/false);
+      (void)cs_.SetNodeHealth(n, NodeHealth::kDown, "test", now_);
+    } else {
+      Log(At() + "up " + cs_.node(n).spec.name);
+      (void)cs_.SetNodeHealth(n, NodeHealth::kUp, "", now_);
+    }
+  }
+
+  JobId RandomPending() {
+    if (cs_.pending_ids().empty()) return kNoJob;
+    std::vector<JobId> pending(cs_.pending_ids().begin(), cs_.pending_ids().end());
+    return Pick(rng_, pending);
+  }
+
+  void ToggleHold() {
+    JobId id = RandomPending();
+    if (id == kNoJob) return;
+    if (cs_.FindJob(id)->spec.hold == HoldKind::kNone) {
+      Log(At() + "hold " + std::to_string(id));
+      (void)cs_.Hold(id, HoldKind::kUser);
+    } else {
+      Log(At() + "release " + std::to_string(id));
+      (void)cs_.Release(id, now_);
+    }
+  }
+
+  void CancelOne() {
+    JobId id = RandomPending();
+    if (id == kNoJob) return;
+    int64_t count = JobCount(*cs_.FindJob(id));
+    Log(At() + "cancel " + std::to_string(id));
+    if (cs_.CancelPending(id, now_).ok()) finished_ += count;
+  }
+
+  Rng rng_;
+  RunOptions opt_;
+  ClusterSpec spec_;
+  ClusterState cs_;
+  SchedulerConfig cfg_;
+  Scheduler sched_;
+  PassHook hook_;
+  Time now_ = 0;
+  Time wake_at_ = kNoTime;
+  std::map<JobId, RunInfo> runs_;                    // by job id, or array id for every task
+  std::set<std::tuple<Time, JobId, int32_t>> ends_;  // (end, job, restart count)
+  std::vector<JobId> submitted_ids_;
+  int64_t submitted_ = 0;
+  int64_t finished_ = 0;
+  bool stopped_ = false;
+  std::string error_;
+  std::vector<std::string> log_;
+};
+
+}  // namespace berth::core::testing
+
+#endif  // BERTH_CORE_TESTING_RANDOM_CLUSTER_H_
