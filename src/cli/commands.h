@@ -18,6 +18,16 @@ const std::vector<Command>& Commands();
 const Command* FindCommand(std::string_view name);
 
 int SimMain(int argc, char** argv);
+int UpMain(int argc, char** argv);
+int ControllerMain(int argc, char** argv);
+int AgentMain(int argc, char** argv);
+int SuperviseMain(int argc, char** argv);
+int SubmitMain(int argc, char** argv);
+int JobsMain(int argc, char** argv);
+int JobMain(int argc, char** argv);
+int CancelMain(int argc, char** argv);
+int NodesMain(int argc, char** argv);
+int NodeActionMain(int argc, char** argv);
 
 }  // namespace berth::cli
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/hostlist.h"
+#include "api/job_json.h"
 #include "sim/readers.h"
 #include "sim/text_scan.h"
 
@@ -32,7 +32,6 @@ struct JobBuilder {
   TraceJob job;
   bool has_submit = false;
   bool has_run = false;
-  bool has_time_limit = false;
   core::JobSpec& spec() { return job.spec; }
 };
 
@@ -77,171 +76,12 @@ Status GetIntAs(const json& v, std::string_view key, int64_t min, int64_t max, T
   return Status::Ok();
 }
 
-Status GetString(const json& v, std::string_view key, std::string* out) {
-  if (!v.is_string()) return KeyError(key, "expected a string, got " + Show(v));
-  *out = v.get<std::string>();
-  return Status::Ok();
-}
-
-Status GetBool(const json& v, std::string_view key, bool* out) {
-  if (!v.is_boolean()) return KeyError(key, "expected true or false, got " + Show(v));
-  *out = v.get<bool>();
-  return Status::Ok();
-}
-
-// A list of names: a JSON array of strings, or one string with ',' between names.
-Status GetNameList(const json& v, std::string_view key, std::vector<std::string>* out) {
-  out->clear();
-  auto add = [&](std::string_view name) -> Status {
-    name = TrimSpace(name);
-    if (name.empty()) return KeyError(key, "empty name in the list");
-    out->emplace_back(name);
-    return Status::Ok();
-  };
-  if (v.is_string()) {
-    std::string_view rest = v.get_ref<const std::string&>();
-    while (true) {
-      size_t comma = rest.find(',');
-      BERTH_RETURN_IF_ERROR(add(rest.substr(0, comma)));
-      if (comma == std::string_view::npos) break;
-      rest.remove_prefix(comma + 1);
-    }
-    return Status::Ok();
-  }
-  if (!v.is_array()) return KeyError(key, "expected a string or an array of strings");
-  for (const json& item : v) {
-    if (!item.is_string()) return KeyError(key, "expected strings in the array, got " + Show(item));
-    BERTH_RETURN_IF_ERROR(add(item.get_ref<const std::string&>()));
-  }
-  return Status::Ok();
-}
-
-// Node names: a Slurm hostlist ("gpu[01-04],cpu7") or an array of hostlists, expanded.
-Status GetHostList(const json& v, std::string_view key, std::vector<std::string>* out) {
-  out->clear();
-  auto add = [&](const std::string& expr) -> Status {
-    Result<std::vector<std::string>> names = hostlist::Expand(expr);
-    if (!names.ok()) return KeyError(key, names.status().message());
-    out->insert(out->end(), names->begin(), names->end());
-    return Status::Ok();
-  };
-  if (v.is_string()) return add(v.get_ref<const std::string&>());
-  if (!v.is_array()) return KeyError(key, "expected a hostlist string or an array of them");
-  for (const json& item : v) {
-    if (!item.is_string()) return KeyError(key, "expected strings in the array, got " + Show(item));
-    BERTH_RETURN_IF_ERROR(add(item.get_ref<const std::string&>()));
-  }
-  return Status::Ok();
-}
-
-// {"name": count, ...}
-Status GetCounts(const json& v, std::string_view key, std::vector<core::NamedCount>* out) {
-  if (!v.is_object()) return KeyError(key, "expected an object of counts, like {\"shard\": 2}");
-  out->clear();
-  for (const auto& [name, count] : v.items()) {
-    if (name.empty()) return KeyError(key, "empty name");
-    core::NamedCount nc{name, 0};
-    BERTH_RETURN_IF_ERROR(GetInt(count, std::string(key) + "." + name, 0, kInt32Max, &nc.count));
-    out->push_back(std::move(nc));
-  }
-  return Status::Ok();
-}
-
-// "nodes": 2 (exactly two), "2-4" or "2".
-Status SetNodes(const json& v, JobBuilder* b) {
-  core::JobSpec& s = b->spec();
-  if (!v.is_string()) {
-    BERTH_RETURN_IF_ERROR(GetIntAs(v, "nodes", 1, kInt32Max, &s.min_nodes));
-    s.max_nodes = s.min_nodes;
-    return Status::Ok();
-  }
-  const std::string& text = v.get_ref<const std::string&>();
-  std::string_view t = text;
-  size_t dash = t.find('-');
-  std::optional<int64_t> lo = ParseInteger(t.substr(0, dash));
-  std::optional<int64_t> hi =
-      dash == std::string_view::npos ? lo : ParseInteger(t.substr(dash + 1));
-  if (!lo || !hi || *lo < 1 || *hi < *lo || *hi > kInt32Max) {
-    return KeyError("nodes", "expected a count or a range like \"2-4\", got " + Quote(t));
-  }
-  s.min_nodes = static_cast<int32_t>(*lo);
-  s.max_nodes = static_cast<int32_t>(*hi);
-  return Status::Ok();
-}
-
-Status SetTimeLimit(const json& v, JobBuilder* b) {
-  b->has_time_limit = true;
-  if (v.is_string()) {
-    const std::string& text = v.get_ref<const std::string&>();
-    if (text == "UNLIMITED" || text == "INFINITE") {
-      b->spec().time_limit = kInfinite;
-      return Status::Ok();
-    }
-  }
-  return GetInt(v, "time_limit", 1, kMaxTraceNumber, &b->spec().time_limit);
-}
-
-Status SetHold(const json& v, JobBuilder* b) {
-  core::HoldKind& hold = b->spec().hold;
-  if (v.is_boolean()) {
-    hold = v.get<bool>() ? core::HoldKind::kUser : core::HoldKind::kNone;
-  } else if (v == "user") {
-    hold = core::HoldKind::kUser;
-  } else if (v == "admin") {
-    hold = core::HoldKind::kAdmin;
-  } else {
-    return KeyError("hold", "expected true, false, \"user\" or \"admin\", got " + Show(v));
-  }
-  return Status::Ok();
-}
-
-Status SetExclusive(const json& v, JobBuilder* b) {
-  core::ExclusiveMode& mode = b->spec().exclusive;
-  if (v.is_boolean()) {
-    mode = v.get<bool>() ? core::ExclusiveMode::kNode : core::ExclusiveMode::kNo;
-  } else if (v == "node") {
-    mode = core::ExclusiveMode::kNode;
-  } else if (v == "user") {
-    mode = core::ExclusiveMode::kUser;
-  } else {
-    return KeyError("exclusive", "expected true, false, \"node\" or \"user\", got " + Show(v));
-  }
-  return Status::Ok();
-}
-
-Status SetConstraint(const json& v, JobBuilder* b) {
-  std::string text;
-  BERTH_RETURN_IF_ERROR(GetString(v, "constraint", &text));
-  Result<core::Constraint> c = core::Constraint::Parse(text);
-  if (!c.ok()) return KeyError("constraint", c.status().message());
-  b->spec().constraint = std::move(c).value();
-  return Status::Ok();
-}
-
-Status SetDependency(const json& v, JobBuilder* b) {
-  std::string text;
-  BERTH_RETURN_IF_ERROR(GetString(v, "dependency", &text));
-  Result<core::Dependency> d = core::ParseDependency(text);
-  if (!d.ok()) return KeyError("dependency", d.status().message());
-  b->spec().dependency = std::move(d).value();
-  return Status::Ok();
-}
-
-Status SetArray(const json& v, JobBuilder* b) {
-  std::string text;
-  BERTH_RETURN_IF_ERROR(GetString(v, "array", &text));
-  Result<core::ArraySpec> a = core::ParseArraySpec(text);
-  if (!a.ok()) return KeyError("array", a.status().message());
-  b->spec().array = std::move(a).value();
-  return Status::Ok();
-}
-
 struct KeyHandler {
   std::string_view key;
   Status (*set)(const json& v, JobBuilder* b);
 };
 
-// Every key the format knows, in the order docs/formats/trace-jsonl.md lists them.
+// The trace's own keys; every other key is a job key (api::ApplyJobKey).
 constexpr KeyHandler kKeys[] = {
     {"id", [](const json& v,
               JobBuilder* b) { return GetIntAs(v, "id", 1, kUint32Max, &b->job.trace_id); }},
@@ -255,114 +95,11 @@ constexpr KeyHandler kKeys[] = {
        b->has_run = true;
        return GetInt(v, "run", 1, kMaxTraceNumber, &b->job.run_time);
      }},
-    {"time_limit", SetTimeLimit},
-    {"time_min",
-     [](const json& v, JobBuilder* b) {
-       return GetInt(v, "time_min", 1, kMaxTraceNumber, &b->spec().time_min);
-     }},
     {"exit_code",
      [](const json& v, JobBuilder* b) {
        return GetIntAs(v, "exit_code", 0, 255, &b->job.exit_code);
      }},
-    {"name", [](const json& v, JobBuilder* b) { return GetString(v, "name", &b->spec().name); }},
     {"comment", [](const json&, JobBuilder*) { return Status::Ok(); }},
-    {"user", [](const json& v, JobBuilder* b) { return GetString(v, "user", &b->spec().user); }},
-    {"uid", [](const json& v,
-               JobBuilder* b) { return GetIntAs(v, "uid", 0, kUint32Max, &b->spec().uid); }},
-    {"gid", [](const json& v,
-               JobBuilder* b) { return GetIntAs(v, "gid", 0, kUint32Max, &b->spec().gid); }},
-    {"account",
-     [](const json& v, JobBuilder* b) { return GetString(v, "account", &b->spec().account); }},
-    {"partition", [](const json& v,
-                     JobBuilder* b) { return GetNameList(v, "partition", &b->spec().partitions); }},
-    {"qos", [](const json& v, JobBuilder* b) { return GetString(v, "qos", &b->spec().qos); }},
-    {"reservation",
-     [](const json& v, JobBuilder* b) {
-       return GetString(v, "reservation", &b->spec().reservation);
-     }},
-    {"begin",
-     [](const json& v, JobBuilder* b) {
-       return GetInt(v, "begin", 0, kMaxTraceNumber, &b->spec().begin_time);
-     }},
-    {"deadline",
-     [](const json& v, JobBuilder* b) {
-       return GetInt(v, "deadline", 0, kMaxTraceNumber, &b->spec().deadline);
-     }},
-    {"nice",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "nice", -kInt32Max, kInt32Max, &b->spec().nice);
-     }},
-    {"priority",
-     [](const json& v, JobBuilder* b) {
-       return GetInt(v, "priority", 0, kUint32Max, &b->spec().admin_priority);
-     }},
-    {"hold", SetHold},
-    {"requeue",
-     [](const json& v, JobBuilder* b) { return GetBool(v, "requeue", &b->spec().requeue); }},
-    {"nodes", SetNodes},
-    {"ntasks",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "ntasks", 0, kInt32Max, &b->spec().ntasks);
-     }},
-    {"ntasks_per_node",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "ntasks_per_node", 0, kInt32Max, &b->spec().ntasks_per_node);
-     }},
-    {"ntasks_per_gpu",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "ntasks_per_gpu", 0, kInt32Max, &b->spec().ntasks_per_gpu);
-     }},
-    {"cpus_per_task",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "cpus_per_task", 0, kInt32Max, &b->spec().cpus_per_task);
-     }},
-    {"cpus_per_gpu",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "cpus_per_gpu", 0, kInt32Max, &b->spec().cpus_per_gpu);
-     }},
-    {"mem_per_node",
-     [](const json& v, JobBuilder* b) {
-       return GetInt(v, "mem_per_node", 0, kMaxMemMib, &b->spec().mem_per_node_mib);
-     }},
-    {"mem_per_cpu",
-     [](const json& v, JobBuilder* b) {
-       return GetInt(v, "mem_per_cpu", 0, kMaxMemMib, &b->spec().mem_per_cpu_mib);
-     }},
-    {"mem_per_gpu",
-     [](const json& v, JobBuilder* b) {
-       return GetInt(v, "mem_per_gpu", 0, kMaxMemMib, &b->spec().mem_per_gpu_mib);
-     }},
-    {"gpus", [](const json& v,
-                JobBuilder* b) { return GetIntAs(v, "gpus", 0, kInt32Max, &b->spec().gpus); }},
-    {"gpus_per_node",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "gpus_per_node", 0, kInt32Max, &b->spec().gpus_per_node);
-     }},
-    {"gpus_per_task",
-     [](const json& v, JobBuilder* b) {
-       return GetIntAs(v, "gpus_per_task", 0, kInt32Max, &b->spec().gpus_per_task);
-     }},
-    {"gpu_type",
-     [](const json& v, JobBuilder* b) { return GetString(v, "gpu_type", &b->spec().gpu_type); }},
-    {"gres", [](const json& v, JobBuilder* b) { return GetCounts(v, "gres", &b->spec().gres); }},
-    {"licenses",
-     [](const json& v, JobBuilder* b) { return GetCounts(v, "licenses", &b->spec().licenses); }},
-    {"exclusive", SetExclusive},
-    {"oversubscribe",
-     [](const json& v, JobBuilder* b) {
-       return GetBool(v, "oversubscribe", &b->spec().oversubscribe);
-     }},
-    {"constraint", SetConstraint},
-    {"nodelist",
-     [](const json& v, JobBuilder* b) { return GetHostList(v, "nodelist", &b->spec().nodelist); }},
-    {"exclude",
-     [](const json& v, JobBuilder* b) { return GetHostList(v, "exclude", &b->spec().exclude); }},
-    {"dependency", SetDependency},
-    {"kill_on_invalid_dep",
-     [](const json& v, JobBuilder* b) {
-       return GetBool(v, "kill_on_invalid_dep", &b->spec().kill_on_invalid_dep);
-     }},
-    {"array", SetArray},
     {"requested",
      [](const json&, JobBuilder*) {
        return KeyError("requested", "write the user's estimate as \"time_limit\"");
@@ -416,7 +153,7 @@ Status Finish(JobBuilder* b) {
     return Status::InvalidArgument("\"time_min\" exceeds \"time_limit\"");
   }
   s.submit_time = b->job.submit;
-  b->job.requested = b->has_time_limit ? s.time_limit : b->job.run_time;
+  b->job.requested = s.time_limit != kNoTime ? s.time_limit : b->job.run_time;
   b->job.user = s.user;
   b->job.account = s.account;
   b->job.gpu_type = s.gpu_type;
@@ -445,11 +182,16 @@ Status ApplyKeys(const json& object, JobBuilder* b) {
     const std::string& key = item.key();
     auto it = std::find_if(std::begin(kKeys), std::end(kKeys),
                            [&](const KeyHandler& h) { return h.key == key; });
-    if (it == std::end(kKeys)) {
+    if (it != std::end(kKeys)) {
+      BERTH_RETURN_IF_ERROR(it->set(item.value(), b));
+      continue;
+    }
+    Status st = api::ApplyJobKey(key, item.value(), &b->spec(), nullptr);
+    if (st.code() == StatusCode::kNotFound) {
       return Status::InvalidArgument("unknown key " + Quote(key) +
                                      " (docs/formats/trace-jsonl.md lists the keys)");
     }
-    BERTH_RETURN_IF_ERROR(it->set(item.value(), b));
+    BERTH_RETURN_IF_ERROR(st);
   }
   return Finish(b);
 }

@@ -144,6 +144,7 @@ struct JobEntry {
 struct ArrayInfo {
   int32_t running = 0;  // tasks holding resources
   int32_t total = 0;
+  ArraySpec submitted;  // every task id the array was submitted with (SLURM_ARRAY_TASK_*)
   std::map<int32_t, JobId> tasks;  // started tasks: task index -> job id
 };
 
@@ -199,9 +200,16 @@ class ClusterState {
   // Validates and queues a job; returns its id. Rejections carry Slurm's messages
   // ("Requested node configuration is not available", "Invalid partition name specified", ...).
   Result<JobId> Submit(JobSpec spec, std::shared_ptr<const JobExecSpec> exec, Time now);
-  // The same with a chosen id (journal replay, traces); REQUIRES id > every id used so far.
+  // The same with a chosen id (one not in use; later ids continue above the largest).
   Result<JobId> SubmitWithId(JobId id, JobSpec spec, std::shared_ptr<const JobExecSpec> exec,
                              Time now);
+  // Puts back a job recorded before a controller restart, as it was: pending, or holding the
+  // resources of its allocation (node indices as in this state), with its times kept. Skips
+  // the submission checks (the job was accepted once).
+  Status Restore(Job job);
+  // Puts back the outcome of a job that had ended (dependencies still refer to it).
+  void RestoreOutcome(JobId id, JobId array_job_id, int32_t array_task_id,
+                      const JobOutcome& outcome);
   JobId next_job_id() const { return next_id_; }
   void set_next_job_id(JobId id) { next_id_ = id; }
 
@@ -223,6 +231,8 @@ class ClusterState {
   Status Release(JobId id, Time now);
   Status SetTimeLimit(JobId id, Duration limit);
   Status SetNice(JobId id, int32_t nice);
+  // Moves a pending job to other partitions ("a,b"), with the submission checks.
+  Status SetPartitions(JobId id, const std::string& partitions);
 
   const Job* FindJob(JobId id) const;
   const JobEntry* FindEntry(JobId id) const;
@@ -288,6 +298,9 @@ class ClusterState {
   int32_t InternFeature(const std::string& name);
   int16_t InternGpuType(const std::string& name);
   int32_t InternGres(const std::string& name);
+  // Resolves a job's association, QoS, partitions, shapes and node names; with `validate`,
+  // also runs the submission checks.
+  Result<JobEntry> PrepareEntry(JobSpec spec, bool validate);
   Status ValidateFeasible(JobEntry& entry) const;
   // Could the job run in partition slot `slot` on the configured nodes (all of them having
   // `alternative`, when not empty)?

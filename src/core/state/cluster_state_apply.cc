@@ -312,6 +312,30 @@ Status ClusterState::SetTimeLimit(JobId id, Duration limit) {
   return Status::Ok();
 }
 
+Status ClusterState::SetPartitions(JobId id, const std::string& partitions) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");
+  JobEntry& old = it->second;
+  if (old.job.state != JobState::kPending) {
+    return Status::FailedPrecondition("job " + std::to_string(id) + " is not pending");
+  }
+  JobSpec spec = old.job.spec;
+  spec.partitions.clear();
+  size_t start = 0;
+  while (start <= partitions.size()) {
+    size_t comma = partitions.find(',', start);
+    if (comma == std::string::npos) comma = partitions.size();
+    if (comma > start) spec.partitions.push_back(partitions.substr(start, comma - start));
+    start = comma + 1;
+  }
+  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(std::move(spec), /*validate=*/true));
+  old.partitions = std::move(e.partitions);
+  old.shapes = std::move(e.shapes);
+  old.shape_ids = std::move(e.shape_ids);
+  old.job.spec.partitions = std::move(e.job.spec.partitions);
+  return Status::Ok();
+}
+
 Status ClusterState::SetNice(JobId id, int32_t nice) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");

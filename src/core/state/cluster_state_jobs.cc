@@ -108,11 +108,7 @@ Result<JobId> ClusterState::Submit(JobSpec spec, std::shared_ptr<const JobExecSp
   return SubmitWithId(next_id_, std::move(spec), std::move(exec), now);
 }
 
-Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
-                                         std::shared_ptr<const JobExecSpec> exec, Time now) {
-  if (id < next_id_ || id == kNoJob) {
-    return Status::InvalidArgument("job id " + std::to_string(id) + " is not above the last one");
-  }
+Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   JobEntry e;
   if (spec.user.empty()) spec.user = "nobody";
   BERTH_ASSIGN_OR_RETURN(e.assoc, ResolveAssoc(spec.user, spec.account));
@@ -132,7 +128,7 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
     e.partitions.push_back(*p);
     e.shapes.push_back(std::move(shape));
   }
-  if (std::all_of(e.partitions.begin(), e.partitions.end(), [&](int16_t p) {
+  if (validate && std::all_of(e.partitions.begin(), e.partitions.end(), [&](int16_t p) {
         PartitionState st = partitions_[p].spec.state;
         return st == PartitionState::kDrain || st == PartitionState::kInactive;
       })) {
@@ -151,30 +147,33 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
                                      " is both required and excluded");
     }
   }
-  for (const NamedCount& l : spec.licenses) {
-    if (l.count > license_total(l.name)) {
-      return Status::InvalidArgument("Invalid license specification: " + l.name);
-    }
-  }
-  for (const DependencyCondition& c : spec.dependency.conditions) {
-    for (const DependencyTarget& t : c.targets) {
-      if (!jobs_.count(t.job_id) && !outcomes_.count(t.job_id) && !arrays_.count(t.job_id)) {
-        return Status::InvalidArgument("Job dependency problem: job " + std::to_string(t.job_id) +
-                                       " does not exist");
+  if (validate) {
+    for (const NamedCount& l : spec.licenses) {
+      if (l.count > license_total(l.name)) {
+        return Status::InvalidArgument("Invalid license specification: " + l.name);
       }
     }
-  }
-  for (int32_t t : spec.array.task_ids) {
-    if (t < 0 || t >= spec_.max_array_size) {
-      return Status::InvalidArgument("Invalid job array specification: task " + std::to_string(t) +
-                                     " is outside 0.." + std::to_string(spec_.max_array_size - 1));
+    for (const DependencyCondition& c : spec.dependency.conditions) {
+      for (const DependencyTarget& t : c.targets) {
+        if (!jobs_.count(t.job_id) && !outcomes_.count(t.job_id) && !arrays_.count(t.job_id)) {
+          return Status::InvalidArgument("Job dependency problem: job " + std::to_string(t.job_id) +
+                                         " does not exist");
+        }
+      }
+    }
+    for (int32_t t : spec.array.task_ids) {
+      if (t < 0 || t >= spec_.max_array_size) {
+        return Status::InvalidArgument("Invalid job array specification: task " +
+                                       std::to_string(t) + " is outside 0.." +
+                                       std::to_string(spec_.max_array_size - 1));
+      }
+    }
+    if (spec.time_limit != kNoTime && spec.time_limit <= 0) {
+      return Status::InvalidArgument("Invalid time limit specification");
     }
   }
-  if (spec.time_limit != kNoTime && spec.time_limit <= 0) {
-    return Status::InvalidArgument("Invalid time limit specification");
-  }
   e.job.spec = std::move(spec);
-  BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+  if (validate) BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     std::string key =
         ShapeKeyText(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude);
@@ -182,6 +181,16 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
     e.shape_ids.push_back(it->second);
   }
 
+  return e;
+}
+
+Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
+                                         std::shared_ptr<const JobExecSpec> exec, Time now) {
+  if (id == kNoJob || jobs_.count(id) || outcomes_.count(id) || arrays_.count(id)) {
+    return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
+  }
+  if (spec.user.empty()) spec.user = "nobody";
+  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(std::move(spec), /*validate=*/true));
   e.job.id = id;
   e.job.exec = std::move(exec);
   e.job.spec.submit_time = now;
@@ -190,11 +199,61 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
   if (!e.job.spec.array.empty()) {
     e.job.array_job_id = id;
     arrays_[id].total = static_cast<int32_t>(e.job.spec.array.task_ids.size());
+    arrays_[id].submitted = e.job.spec.array;
   }
-  next_id_ = id + 1;
+  next_id_ = std::max(next_id_, id + 1);
   pending_.insert(id);
   jobs_.emplace(id, std::move(e));
   return id;
+}
+
+Status ClusterState::Restore(Job job) {
+  JobId id = job.id;
+  if (id == kNoJob || jobs_.count(id)) {
+    return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
+  }
+  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(job.spec, /*validate=*/false));
+  JobSpec spec = std::move(e.job.spec);  // with the account and QoS resolved
+  e.job = std::move(job);
+  e.job.spec = std::move(spec);
+  if (e.job.is_array_master()) {
+    arrays_[id].total = std::max<int32_t>(arrays_[id].total,
+                                          static_cast<int32_t>(e.job.spec.array.task_ids.size()));
+    if (arrays_[id].submitted.empty()) arrays_[id].submitted = e.job.spec.array;
+  } else if (e.job.array_job_id != kNoJob) {
+    arrays_[e.job.array_job_id].tasks[e.job.array_task_id] = id;
+  }
+  next_id_ = std::max(next_id_, id + 1);
+  JobState state = e.job.state;
+  auto [it, added] = jobs_.emplace(id, std::move(e));
+  JobEntry& entry = it->second;
+  if (!HoldsResources(state)) {
+    entry.job.state = JobState::kPending;
+    pending_.insert(id);
+    return Status::Ok();
+  }
+  PlannedStart start;
+  start.job = id;
+  start.partition = entry.job.partition;
+  start.alloc = entry.job.alloc;
+  start.time_limit = entry.job.time_limit;
+  for (const NodeAllocation& a : start.alloc.nodes) {
+    if (a.node >= nodes_.size()) {
+      jobs_.erase(id);
+      return Status::InvalidArgument("job " + std::to_string(id) + " ran on an unknown node");
+    }
+  }
+  pending_.insert(id);  // Allocate moves it to running
+  Allocate(entry, start, entry.job.start_time);
+  entry.job.state = state;
+  return Status::Ok();
+}
+
+void ClusterState::RestoreOutcome(JobId id, JobId array_job_id, int32_t array_task_id,
+                                  const JobOutcome& outcome) {
+  outcomes_[id] = outcome;
+  if (array_job_id != kNoJob && array_task_id >= 0) arrays_[array_job_id].tasks[array_task_id] = id;
+  next_id_ = std::max(next_id_, id + 1);
 }
 
 const Job* ClusterState::FindJob(JobId id) const {

@@ -1,0 +1,237 @@
+#include "agent/agent_daemon.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "agent/launch.h"
+#include "agent/node_info.h"
+#include "agent/supervisor.h"
+#include "net/http.h"
+
+namespace berth::agent {
+
+namespace {
+
+using nlohmann::json;
+
+void Log(const char* fmt, const std::string& a) {
+  std::fprintf(stderr, "berth agent: ");
+  std::fprintf(stderr, fmt, a.c_str());
+  std::fprintf(stderr, "\n");
+}
+
+}  // namespace
+
+struct Agent::Impl {
+  AgentOptions opt;
+  std::string jobs_dir;
+  std::string node;
+  DetectedNode detected;
+  int heartbeat_s = 5;
+
+  std::string FolderOf(uint32_t job_id, int32_t attempt) const {
+    return jobs_dir + "/" + std::to_string(job_id) + "." + std::to_string(attempt);
+  }
+
+  json NodeJson() const {
+    std::vector<std::string> gpus;
+    for (const GpuDevice& g : detected.gpus) gpus.push_back(g.type);
+    if (gpus.empty()) gpus.assign(static_cast<size_t>(opt.declared_gpus), opt.declared_gpu_type);
+    return {{"name", node},
+            {"cpus", opt.cpus > 0 ? opt.cpus : detected.cpus},
+            {"mem_mib", opt.mem_mib > 0 ? opt.mem_mib : detected.mem_mib},
+            {"gpus", gpus},
+            {"features", opt.features},
+            {"cgroups", detected.cgroups},
+            {"cannot_enforce", detected.cannot_enforce}};
+  }
+
+  // What runs here, and what ended, for the registration.
+  json LocalJobs() {
+    json jobs = json::array();
+    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+      Result<LaunchSpec> spec = ReadSpec(dir);
+      if (!spec.ok()) continue;
+      json j = {{"job_id", spec->job_id}, {"attempt", spec->attempt}};
+      if (std::optional<JobResult> r = ReadResult(dir)) {
+        j["result"] = json::parse(EncodeJobResult(*r));
+      } else if (!SupervisorRunning(dir)) {
+        JobResult lost;
+        lost.job_id = spec->job_id;
+        lost.attempt = spec->attempt;
+        lost.state = "FAILED";
+        lost.message = "the job's supervisor died without a result";
+        j["result"] = json::parse(EncodeJobResult(lost));
+      }
+      jobs.push_back(std::move(j));
+    }
+    return jobs;
+  }
+
+  Status Register(net::HttpClient& c) {
+    json body = {{"node", NodeJson()}, {"jobs", LocalJobs()}};
+    BERTH_ASSIGN_OR_RETURN(net::ClientResponse r,
+                           c.Request("POST", "/v1/agents/register", body.dump()));
+    if (r.status != 200) return Status::Unavailable("registration refused: " + r.body);
+    json reply = json::parse(r.body, nullptr, false);
+    if (reply.is_object()) heartbeat_s = reply.value("heartbeat_s", 5);
+    // Results sent with the registration are known to the controller now.
+    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+      if (ReadResult(dir)) (void)RemoveJobDir(dir);
+    }
+    return Status::Ok();
+  }
+
+  // Folders of launches that never got as far as a supervisor (the agent died in between):
+  // nothing ran, so they go, and the controller's reconciliation launches the job again.
+  void RemoveUnstarted() {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(jobs_dir, ec)) {
+      std::string dir = e.path().string();
+      bool started = std::filesystem::exists(e.path() / "supervisor.pid", ec) ||
+                     std::filesystem::exists(e.path() / "result.json", ec);
+      if (e.is_directory(ec) && !started) std::filesystem::remove_all(e.path(), ec);
+    }
+  }
+
+  void Handle(const json& cmd) {
+    std::string kind = cmd.value("kind", "");
+    uint32_t job_id = cmd.value("job_id", 0u);
+    int32_t attempt = cmd.value("attempt", 0);
+    std::string dir = FolderOf(job_id, attempt);
+    if (kind == "launch") {
+      struct stat st;
+      if (stat((dir + "/supervisor.pid").c_str(), &st) == 0) return;  // a repeated command
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);  // what an interrupted launch left
+      Result<LaunchSpec> spec = DecodeLaunchSpec(cmd.at("spec").dump());
+      if (!spec.ok()) {
+        Log("bad launch command: %s", spec.status().message());
+        return;
+      }
+      Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec);
+      if (!h.ok()) Log("cannot start a supervisor: %s", h.status().message());
+    } else if (kind == "cancel") {
+      (void)CancelJob(dir);
+    } else if (kind == "signal") {
+      (void)SignalJob(dir, cmd.value("signal", 15), cmd.value("batch_only", false));
+    }
+  }
+
+  // Sends the results of ended attempts (and a heartbeat); removes the folders it reported.
+  Status Report(net::HttpClient& c) {
+    json events = json::array();
+    std::vector<std::string> done;
+    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+      std::optional<JobResult> r = ReadResult(dir);
+      if (!r || SupervisorRunning(dir)) continue;
+      events.push_back({{"kind", "ended"}, {"result", json::parse(EncodeJobResult(*r))}});
+      done.push_back(dir);
+    }
+    BERTH_ASSIGN_OR_RETURN(
+        net::ClientResponse resp,
+        c.Request("POST", "/v1/agents/" + node + "/status", json{{"events", events}}.dump()));
+    if (resp.status == 409) return Status::FailedPrecondition("must register again");
+    if (resp.status != 200) return Status::Unavailable("status refused: " + resp.body);
+    for (const std::string& dir : done) (void)RemoveJobDir(dir);
+    return Status::Ok();
+  }
+};
+
+Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->opt = std::move(options);
+  impl_->jobs_dir = impl_->opt.state_dir + "/jobs";
+}
+
+Agent::~Agent() = default;
+
+Status Agent::Run(const std::atomic<bool>& stop) {
+  Impl& im = *impl_;
+  mkdir(im.opt.state_dir.c_str(), 0755);
+  mkdir(im.jobs_dir.c_str(), 0755);
+  BERTH_ASSIGN_OR_RETURN(im.detected, DetectNode());
+  im.RemoveUnstarted();
+  im.node = im.opt.node_name.empty() ? im.detected.hostname : im.opt.node_name;
+  std::atomic<bool> registered{false};
+  std::atomic<bool> need_register{true};
+  // The reporter: looks for ended attempts every 50 ms and reports them at once; otherwise
+  // sends a heartbeat every heartbeat_s.
+  std::thread reporter([&] {
+    std::unique_ptr<net::HttpClient> c;
+    auto last = std::chrono::steady_clock::now();
+    while (!stop) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      if (stop || !registered) continue;
+      bool ended = false;
+      for (const std::string& dir : ListJobDirs(im.jobs_dir)) {
+        if (ReadResult(dir) && !SupervisorRunning(dir)) ended = true;
+      }
+      auto now = std::chrono::steady_clock::now();
+      if (!ended && now - last < std::chrono::seconds(im.heartbeat_s)) continue;
+      last = now;
+      if (!c) {
+        Result<std::unique_ptr<net::HttpClient>> r =
+            net::HttpClient::Connect(im.opt.controller, 10000);
+        if (!r.ok()) continue;
+        c = std::move(*r);
+      }
+      Status st = im.Report(*c);
+      if (st.code() == StatusCode::kFailedPrecondition) need_register = true;
+      if (!st.ok()) c.reset();
+    }
+  });
+  std::unique_ptr<net::HttpClient> c;
+  uint64_t after = 0;
+  int backoff_ms = 100;
+  while (!stop) {
+    if (!c) {
+      Result<std::unique_ptr<net::HttpClient>> r =
+          net::HttpClient::Connect(im.opt.controller, im.opt.poll_wait_ms + 10000);
+      if (!r.ok()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+        backoff_ms = std::min(backoff_ms * 2, 5000);
+        continue;
+      }
+      c = std::move(*r);
+    }
+    if (need_register) {
+      Status st = im.Register(*c);
+      if (!st.ok()) {
+        c.reset();
+        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+        backoff_ms = std::min(backoff_ms * 2, 5000);
+        continue;
+      }
+      need_register = false;
+      registered = true;
+      after = 0;
+      backoff_ms = 100;
+    }
+    int wait = std::min(im.opt.poll_wait_ms, 1000);  // short enough to notice `stop`
+    Result<net::ClientResponse> r =
+        c->Request("GET", "/v1/agents/" + im.node + "/commands?after=" + std::to_string(after) +
+                              "&wait_ms=" + std::to_string(wait));
+    if (!r.ok() || r->status != 200) {
+      c.reset();
+      if (r.ok() && r->status == 403)
+        return Status::PermissionDenied("the controller refuses this agent");
+      need_register = true;
+      continue;
+    }
+    json reply = json::parse(r->body, nullptr, false);
+    if (!reply.is_object()) continue;
+    for (const json& cmd : reply.value("commands", json::array())) {
+      after = std::max<uint64_t>(after, cmd.value("seq", uint64_t{0}));
+      im.Handle(cmd);
+    }
+  }
+  reporter.join();
+  return Status::Ok();
+}
+
+}  // namespace berth::agent

@@ -1,0 +1,47 @@
+// The node agent (`berth agent`, or inside `berth up`): registers its node with the controller,
+// long-polls for commands (launch, cancel, signal), starts one supervisor per job attempt, and
+// reports ends with their results. It never runs user code itself, and it keeps nothing in
+// memory that matters: the job folders hold it all, so a restarted agent adopts the jobs that
+// kept running and reports those that ended while it was away.
+#ifndef BERTH_AGENT_AGENT_DAEMON_H_
+#define BERTH_AGENT_AGENT_DAEMON_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace berth::agent {
+
+struct AgentOptions {
+  std::string controller;    // "unix:/path/controller.sock" or "tcp:host:port"
+  std::string node_name;     // "" = the short host name
+  std::string state_dir;     // job folders go in state_dir/jobs
+  std::string berth_binary;  // for `berth supervise`
+  // GPUs to declare when NVML finds none (a test machine, or GPUs the driver does not show).
+  int declared_gpus = 0;
+  std::string declared_gpu_type = "gpu";
+  int cpus = 0;         // 0 = detected
+  int64_t mem_mib = 0;  // 0 = detected
+  std::vector<std::string> features;
+  int poll_wait_ms = 20000;  // long-poll length
+};
+
+class Agent {
+ public:
+  explicit Agent(AgentOptions options);
+  ~Agent();
+  // Runs until `stop` becomes true: registers (retrying while the controller is away), serves
+  // commands and reports ends. Returns when stopped; jobs keep running.
+  Status Run(const std::atomic<bool>& stop);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth::agent
+
+#endif  // BERTH_AGENT_AGENT_DAEMON_H_

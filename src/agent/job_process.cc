@@ -1,0 +1,238 @@
+#include "agent/job_process.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "agent/file_util.h"
+
+namespace berth::agent {
+
+namespace {
+
+// Everything the child needs, as plain arrays, built before fork.
+struct ChildPlan {
+  const JobExec* exec;
+  std::vector<char*> argv;
+  std::vector<char*> env;
+  cpu_set_t* cpus = nullptr;
+  size_t cpus_size = 0;
+  int report_fd = -1;
+};
+
+void Report(int fd, JobStartStage stage, int err) {
+  JobStartProblem p{stage, err};
+  ssize_t n;
+  do {
+    n = write(fd, &p, sizeof(p));
+  } while (n < 0 && errno == EINTR);
+}
+
+// write(2) of a NUL-terminated string; for messages on the job's stderr.
+void Put(int fd, const char* s) {
+  ssize_t n = write(fd, s, strlen(s));
+  (void)n;
+}
+
+[[noreturn]] void Fail(const ChildPlan& plan, JobStartStage stage, int err) {
+  Report(plan.report_fd, stage, err);
+  _exit(stage == JobStartStage::kExec ? (err == EACCES ? 126 : 127) : 1);
+}
+
+int OpenOutput(const std::string& path, bool append) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  return open(path.c_str(), flags, 0644);
+}
+
+// Moves fd to `target` (0, 1 or 2), without close-on-exec.
+void Install(int fd, int target) {
+  if (fd != target) {
+    dup2(fd, target);
+  } else {
+    fcntl(fd, F_SETFD, 0);
+  }
+}
+
+void SetUpIdentity(const ChildPlan& plan) {
+  const JobExec& e = *plan.exec;
+  for (int fd : e.join_fds) {
+    if (write(fd, "0", 1) != 1) Fail(plan, JobStartStage::kCgroup, errno);
+  }
+  if (e.reset_oom_score) {
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, "0", 1) != 1) Report(plan.report_fd, JobStartStage::kOomScore, errno);
+    if (fd >= 0) close(fd);
+  }
+  if (plan.cpus != nullptr && sched_setaffinity(0, plan.cpus_size, plan.cpus) != 0) {
+    Report(plan.report_fd, JobStartStage::kAffinity, errno);
+  }
+  if (e.rlimit_data_bytes > 0) {
+    rlimit limit{static_cast<rlim_t>(e.rlimit_data_bytes),
+                 static_cast<rlim_t>(e.rlimit_data_bytes)};
+    rlimit old{};
+    if (getrlimit(RLIMIT_DATA, &old) == 0 && old.rlim_max < limit.rlim_max) {
+      limit.rlim_cur = limit.rlim_max = old.rlim_max;
+    }
+    if (setrlimit(RLIMIT_DATA, &limit) != 0) Report(plan.report_fd, JobStartStage::kRlimit, errno);
+  }
+  if (e.switch_user) {
+    if (setgroups(e.groups.size(), e.groups.data()) != 0) Fail(plan, JobStartStage::kUser, errno);
+    if (setgid(e.gid) != 0) Fail(plan, JobStartStage::kUser, errno);
+    if (setuid(e.uid) != 0) Fail(plan, JobStartStage::kUser, errno);
+    // A uid change that could be undone would leave the job with root's powers.
+    if (e.uid != 0 && setuid(0) == 0) Fail(plan, JobStartStage::kUser, EPERM);
+  }
+}
+
+void SetUpFiles(const ChildPlan& plan) {
+  const JobExec& e = *plan.exec;
+  umask(022);
+  int in = open(e.stdin_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) Fail(plan, JobStartStage::kStdin, errno);
+  int out = OpenOutput(e.stdout_path, e.append);
+  if (out < 0) Fail(plan, JobStartStage::kStdout, errno);
+  int err = out;
+  if (!e.stderr_path.empty() && e.stderr_path != e.stdout_path) {
+    err = OpenOutput(e.stderr_path, e.append);
+    if (err < 0) Fail(plan, JobStartStage::kStderr, errno);
+  }
+  Install(in, 0);
+  Install(out, 1);
+  Install(err, 2);
+  for (int fd : {in, out, err}) {
+    if (fd > 2) close(fd);
+  }
+  if (chdir(e.work_dir.c_str()) != 0) {
+    int chdir_err = errno;
+    // Slurm's rule: warn on the job's stderr and run in /tmp.
+    Put(2, "berth: error: couldn't chdir to `");
+    Put(2, e.work_dir.c_str());
+    Put(2, "': ");
+    Put(2, strerrordesc_np(chdir_err));
+    Put(2, ": going to /tmp instead\n");
+    Report(plan.report_fd, JobStartStage::kChdir, chdir_err);
+    if (chdir("/tmp") != 0) Fail(plan, JobStartStage::kChdir, errno);
+  }
+}
+
+[[noreturn]] void RunChild(const ChildPlan& plan) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  setsid();
+  SetUpIdentity(plan);
+  SetUpFiles(plan);
+  int exec_err = ENOENT;
+  for (const std::string& path : plan.exec->exec_paths) {
+    execve(path.c_str(), plan.argv.data(), plan.env.data());
+    // Like execvp: a path that exists but cannot be run is the better error to report.
+    if (errno != ENOENT && errno != ENOTDIR) exec_err = errno;
+  }
+  Put(2, "berth: error: execve(): ");
+  Put(2, plan.exec->argv.empty() ? "" : plan.exec->argv[0].c_str());
+  Put(2, ": ");
+  Put(2, strerrordesc_np(exec_err));
+  Put(2, "\n");
+  Fail(plan, JobStartStage::kExec, exec_err);
+}
+
+std::vector<char*> CArray(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const std::string& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Result<JobStart> StartJobProcess(const JobExec& exec) {
+  ChildPlan plan;
+  plan.exec = &exec;
+  plan.argv = CArray(exec.argv);
+  plan.env = CArray(exec.env);
+  int max_cpu = 0;
+  for (int32_t c : exec.cpu_affinity) max_cpu = std::max(max_cpu, c + 1);
+  if (!exec.cpu_affinity.empty()) {
+    plan.cpus = CPU_ALLOC(max_cpu);
+    plan.cpus_size = CPU_ALLOC_SIZE(max_cpu);
+    CPU_ZERO_S(plan.cpus_size, plan.cpus);
+    for (int32_t c : exec.cpu_affinity) CPU_SET_S(c, plan.cpus_size, plan.cpus);
+  }
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2", errno);
+  plan.report_fd = pipe_fds[1];
+  pid_t pid = fork();
+  if (pid == 0) RunChild(plan);
+  int fork_err = errno;
+  close(pipe_fds[1]);
+  if (plan.cpus != nullptr) CPU_FREE(plan.cpus);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    return ErrnoStatus("fork", fork_err);
+  }
+  JobStart start;
+  start.pid = pid;
+  JobStartProblem p;
+  while (true) {
+    ssize_t n = read(pipe_fds[0], &p, sizeof(p));
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof(p))) break;  // EOF: exec'd, or exited after a report
+    bool fatal = p.stage == JobStartStage::kCgroup || p.stage == JobStartStage::kUser ||
+                 p.stage == JobStartStage::kStdin || p.stage == JobStartStage::kStdout ||
+                 p.stage == JobStartStage::kStderr || p.stage == JobStartStage::kExec;
+    // A second chdir report: /tmp failed too.
+    for (const JobStartProblem& w : start.warnings) {
+      fatal = fatal || (p.stage == JobStartStage::kChdir && w.stage == JobStartStage::kChdir);
+    }
+    if (fatal) {
+      start.failure = p;
+    } else {
+      start.warnings.push_back(p);
+    }
+  }
+  close(pipe_fds[0]);
+  if (start.failure) {
+    while (waitpid(pid, &start.exit_status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  return start;
+}
+
+std::string DescribeProblem(const JobStartProblem& problem, const JobExec& exec) {
+  std::string why = ErrnoText(problem.err);
+  switch (problem.stage) {
+    case JobStartStage::kCgroup:
+      return "could not join the job's cgroup: " + why;
+    case JobStartStage::kOomScore:
+      return "could not reset oom_score_adj: " + why;
+    case JobStartStage::kAffinity:
+      return "could not set the CPU affinity: " + why;
+    case JobStartStage::kRlimit:
+      return "could not set RLIMIT_DATA: " + why;
+    case JobStartStage::kUser:
+      return "could not become uid " + std::to_string(exec.uid) + " gid " +
+             std::to_string(exec.gid) + ": " + why;
+    case JobStartStage::kStdin:
+      return "could not open stdin file " + exec.stdin_path + ": " + why;
+    case JobStartStage::kStdout:
+      return "could not open stdout file " + exec.stdout_path + ": " + why;
+    case JobStartStage::kStderr:
+      return "could not open stderr file " + exec.stderr_path + ": " + why;
+    case JobStartStage::kChdir:
+      return "couldn't chdir to `" + exec.work_dir + "': " + why + ": went to /tmp instead";
+    case JobStartStage::kExec:
+      return "execve(" + (exec.argv.empty() ? std::string() : exec.argv[0]) + "): " + why;
+  }
+  return why;
+}
+
+}  // namespace berth::agent

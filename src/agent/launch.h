@@ -1,0 +1,99 @@
+// What a node needs to run one job attempt (LaunchSpec, sent by the controller with a launch
+// command), and what comes back when it ends (JobResult). Both travel as JSON; the agent also
+// keeps them in the job's folder, which is how a restarted agent adopts its running jobs.
+#ifndef BERTH_AGENT_LAUNCH_H_
+#define BERTH_AGENT_LAUNCH_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace berth::agent {
+
+struct LaunchSpec {
+  uint32_t job_id = 0;
+  int32_t attempt = 0;        // restart count: each attempt gets a fresh cgroup and folder
+  uint32_t array_job_id = 0;  // 0 when not an array task
+  int32_t array_task_id = -1;
+  int32_t array_task_count = 0;  // SLURM_ARRAY_TASK_COUNT/MIN/MAX/STEP
+  int32_t array_task_min = 0;
+  int32_t array_task_max = 0;
+  int32_t array_task_step = 1;
+  std::string name;
+  std::string user;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string account;
+  std::string partition;
+  std::string qos;
+  std::string cluster_name;
+
+  std::string script;             // batch script text; run with /bin/sh unless it has a #! line
+  std::vector<std::string> argv;  // or a command to exec directly (when script is empty)
+  std::vector<std::string> script_args;  // $1... of the script (`sbatch script.sh ARGS...`)
+  std::string work_dir;
+  std::string stdout_pattern;  // Slurm patterns: %j %A %a %x %u %N %n %t %%; "" = default
+  std::string stderr_pattern;  // "" = same file as stdout
+  std::string stdin_path;      // "" = /dev/null
+  bool open_append = false;
+  std::vector<std::pair<std::string, std::string>> environment;  // the job's exported variables
+
+  // The allocation. node_names/cpus_per_node cover every node of the job; this node is
+  // node_names[node_index].
+  std::vector<std::string> node_names;
+  std::vector<int32_t> cpus_per_node;
+  int32_t node_index = 0;
+  int32_t cpus = 1;                  // on this node
+  int64_t mem_mib = 0;               // on this node (0: no limit)
+  std::vector<int32_t> gpu_indices;  // device indices on this node
+  int32_t tasks = 1;                 // on this node
+  int32_t ntasks = 1;                // in the job
+  int32_t cpus_per_task = 1;
+  int64_t mem_per_cpu_mib = 0;   // SLURM_MEM_PER_CPU when the job asked per CPU
+  int64_t mem_per_node_mib = 0;  // SLURM_MEM_PER_NODE otherwise
+  // Every node's task count, for SLURM_TASKS_PER_NODE; empty: Slurm's block distribution of
+  // ntasks over cpus_per_node (at least one task per node, then filling nodes in order).
+  std::vector<int32_t> tasks_per_node;
+  int32_t pids_max = 0;  // processes and threads of the job; 0 = the node's default
+
+  Duration time_limit = 0;    // seconds; 0 = none
+  Duration kill_wait = 30;    // SIGTERM -> SIGKILL grace at the limit and on cancel
+  int32_t signal_number = 0;  // --signal=[B:]SIG@SECS
+  Duration signal_before = 0;
+  bool signal_batch_only = false;
+
+  std::string submit_dir;
+  std::string submit_host;
+  Time submit_time = 0;
+  Time start_time = 0;
+};
+
+// How an attempt ended. state is Slurm's name: COMPLETED, FAILED, TIMEOUT, CANCELLED,
+// OUT_OF_MEMORY, NODE_FAIL (could not be started at all: bad user, work dir, ...).
+struct JobResult {
+  uint32_t job_id = 0;
+  int32_t attempt = 0;
+  std::string state;
+  int32_t exit_code = 0;    // the batch script's exit code (0 when killed by a signal)
+  int32_t term_signal = 0;  // the signal that killed it, if any
+  Time start_time = 0;
+  Time end_time = 0;
+  double cpu_seconds = 0;       // user + system CPU time of all its processes
+  int64_t max_rss_mib = 0;      // memory high-water mark
+  double gpu_utilization = -1;  // mean over its GPUs in percent; -1 when not measured
+  std::string message;          // for humans: why it failed to start, what it could not enforce
+};
+
+std::string EncodeLaunchSpec(const LaunchSpec& spec);
+Result<LaunchSpec> DecodeLaunchSpec(std::string_view json);
+std::string EncodeJobResult(const JobResult& result);
+Result<JobResult> DecodeJobResult(std::string_view json);
+
+}  // namespace berth::agent
+
+#endif  // BERTH_AGENT_LAUNCH_H_

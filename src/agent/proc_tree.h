@@ -1,0 +1,25 @@
+// The process tree from /proc, for supervising a job where no cgroup lists its processes: the
+// supervisor is a child subreaper (PR_SET_CHILD_SUBREAPER), so every process the job starts -
+// daemons that fork twice or call setsid included - stays among its descendants until reaped.
+//
+// Thread safety: functions read /proc only; safe from any thread.
+#ifndef BERTH_AGENT_PROC_TREE_H_
+#define BERTH_AGENT_PROC_TREE_H_
+
+#include <sys/types.h>
+
+#include <string_view>
+#include <vector>
+
+namespace berth::agent {
+
+// The parent pid from the text of /proc/PID/stat (the command name may hold spaces and
+// parentheses); -1 when malformed. The state letter goes to *state when given.
+pid_t ParentFromStat(std::string_view stat, char* state = nullptr);
+
+// Every live (not zombie) descendant of `root`, children before grandchildren.
+std::vector<pid_t> DescendantsOf(pid_t root);
+
+}  // namespace berth::agent
+
+#endif  // BERTH_AGENT_PROC_TREE_H_

@@ -1,0 +1,116 @@
+// The supervisor process of one job attempt (`berth supervise DIR`), split in two files:
+// supervise_setup.cc prepares the attempt (spec, user, cgroups or rlimits, script, paths,
+// environment); supervise.cc starts the job, enforces its limits, answers control requests and
+// writes the result. See supervisor.h for the contract and docs/execution.md for the behaviour.
+//
+// Thread safety: a Supervisor runs on the process's one thread (it forks the job, so it starts
+// no threads before that).
+#ifndef BERTH_AGENT_SUPERVISE_INTERNAL_H_
+#define BERTH_AGENT_SUPERVISE_INTERNAL_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/job_cgroup.h"
+#include "agent/job_env.h"
+#include "agent/job_process.h"
+#include "agent/launch.h"
+#include "common/status.h"
+
+namespace berth::agent {
+
+// Node-wide settings of the supervisor, from its environment (set by the agent):
+//   BERTH_SUPERVISE_NO_CGROUPS=1  run without cgroups even as root (rlimits, affinity instead)
+//   BERTH_CGROUP_PARENT=NAME      the parent group of job groups (default "berth")
+//   BERTH_CGROUP_AT_ROOT=1        put the parent at the hierarchy root (v1/hybrid)
+//   BERTH_PIDS_MAX=N              pids.max when the spec gives none (default 4096)
+//   BERTH_GPU_SAMPLE_SECONDS=N    GPU utilisation sampling period (default 10)
+struct SuperviseOptions {
+  bool use_cgroups = true;
+  std::string cgroup_parent = "berth";
+  bool cgroup_parent_at_root = false;
+  int64_t default_pids_max = 4096;
+  int64_t gpu_sample_seconds = 10;
+
+  static SuperviseOptions FromEnvironment();
+};
+
+class Supervisor {
+ public:
+  Supervisor(std::string dir, SuperviseOptions options);
+  ~Supervisor();
+
+  // Runs the attempt to its end; returns SuperviseMain's exit code.
+  int Run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  // Set-up (supervise_setup.cc). An error is why the attempt cannot start (NODE_FAIL).
+  Status LoadSpec();
+  Status ResolveUser();
+  Status SetUpLimits();
+  Status SetUpCgroups();
+  void SetUpRlimits();
+  std::vector<int32_t> CpusOfOtherJobs() const;
+  Status WriteScript(std::string* path);
+  Result<JobExec> BuildExec();
+
+  // Running (supervise.cc).
+  Status StartSignals();
+  void Launch(const JobExec& exec);
+  void Loop();
+  void HandleSignals();
+  void HandleControl();
+  void Reap();
+  void Terminate(const char* state);
+  void SignalAll(int signal);
+  void KillAll();
+  std::vector<pid_t> JobPids() const;
+  void SampleGpus();
+  void Drain();
+  JobResult BuildResult() const;
+  int WriteResult(const JobResult& result);
+
+  std::string dir_;
+  SuperviseOptions options_;
+  LaunchSpec spec_;
+  JobUser user_;
+  bool switch_user_ = false;
+  std::vector<gid_t> groups_;
+  std::string node_name_;
+  std::unique_ptr<JobCgroup> cgroup_;
+  std::vector<int32_t> cpus_;        // the job's CPUs
+  bool cpuset_by_affinity_ = false;  // no cpuset cgroup: bind with sched_setaffinity
+  int64_t rlimit_data_bytes_ = 0;
+  std::vector<std::string> notes_;  // for JobResult::message
+
+  int signal_fd_ = -1;
+  pid_t job_pid_ = -1;
+  bool job_exited_ = false;
+  int wait_status_ = 0;
+  std::string end_state_;   // "TIMEOUT" or "CANCELLED" once decided
+  std::string fail_state_;  // set when the job could not run (NODE_FAIL, FAILED)
+  std::string fail_message_;
+  int64_t last_control_seq_ = 0;
+  int64_t start_time_ = 0;
+  int64_t end_time_ = 0;
+  Clock::time_point started_;
+  std::optional<Clock::time_point> limit_at_;
+  std::optional<Clock::time_point> signal_at_;
+  std::optional<Clock::time_point> kill_at_;
+  Clock::time_point next_control_check_;
+  Clock::time_point next_gpu_sample_;
+  double gpu_sum_ = 0;
+  int gpu_samples_ = 0;
+};
+
+}  // namespace berth::agent
+
+#endif  // BERTH_AGENT_SUPERVISE_INTERNAL_H_

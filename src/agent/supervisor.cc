@@ -1,0 +1,222 @@
+// The agent's side of the supervisor: see supervisor.h.
+#include "agent/supervisor.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "agent/control.h"
+#include "agent/file_util.h"
+#include "agent/proc_tree.h"
+
+namespace berth::agent {
+
+namespace {
+
+// How long StartSupervisor waits for the supervisor's pid file.
+constexpr auto kStartTimeout = std::chrono::seconds(20);
+
+std::string AbsoluteDir(const std::string& path) {
+  std::error_code ec;
+  std::string abs = std::filesystem::absolute(path, ec).lexically_normal().string();
+  if (ec) abs = path;
+  while (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+  return abs;
+}
+
+Result<pid_t> ReadPid(const std::string& path) {
+  BERTH_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  char* end = nullptr;
+  long pid = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || pid <= 0) return Status::InvalidArgument(path + ": not a pid");
+  return static_cast<pid_t>(pid);
+}
+
+// `pid` is alive (not a zombie) and is `berth supervise DIR` for this dir: a pid file can
+// outlive its process, and the pid be reused.
+bool IsSupervisorOf(pid_t pid, const std::string& dir) {
+  std::string proc = "/proc/" + std::to_string(pid);
+  Result<std::string> stat = ReadFile(proc + "/stat");
+  if (!stat.ok()) return false;
+  char state = 0;
+  if (ParentFromStat(*stat, &state) < 0 || state == 'Z' || state == 'X') return false;
+  Result<std::string> cmdline = ReadFile(proc + "/cmdline");
+  if (!cmdline.ok()) return false;
+  std::vector<std::string> args;
+  size_t start = 0;
+  while (start < cmdline->size()) {
+    size_t end = cmdline->find('\0', start);
+    if (end == std::string::npos) end = cmdline->size();
+    args.push_back(cmdline->substr(start, end - start));
+    start = end + 1;
+  }
+  return args.size() >= 3 && args[args.size() - 2] == "supervise" && args.back() == dir;
+}
+
+// In the grandchild: becomes the supervisor, or reports errno on `report` and exits.
+// Allocates nothing: the agent may have threads, and this runs between fork and exec.
+[[noreturn]] void ExecSupervisor(const char* const* args, const char* log_path, int report) {
+  int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (log < 0 || null < 0) {
+    int err = errno;
+    (void)!write(report, &err, sizeof(err));
+    _exit(127);
+  }
+  dup2(null, 0);
+  dup2(log, 1);
+  dup2(log, 2);
+  // Nothing of the agent (sockets, files) may leak into the supervisor and its jobs.
+  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  execv(args[0], const_cast<char* const*>(args));
+  int err = errno;
+  (void)!write(report, &err, sizeof(err));
+  _exit(127);
+}
+
+// Forks twice: the supervisor is then no child of the agent (no zombie to reap, and an agent
+// restart does not touch it), and runs in a session of its own. Returns its pid.
+Result<pid_t> SpawnSupervisor(const std::string& binary, const std::string& dir) {
+  std::string log_path = dir + "/supervisor.log";
+  const char* args[] = {binary.c_str(), "supervise", dir.c_str(), nullptr};
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2", errno);
+  pid_t middle = fork();
+  if (middle < 0) {
+    int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return ErrnoStatus("fork", err);
+  }
+  if (middle == 0) {
+    close(fds[0]);
+    setsid();
+    pid_t pid = fork();
+    if (pid == 0) ExecSupervisor(args, log_path.c_str(), fds[1]);
+    int32_t sent = pid;  // the supervisor's pid, or -1
+    (void)!write(fds[1], &sent, sizeof(sent));
+    _exit(pid < 0 ? 1 : 0);
+  }
+  close(fds[1]);
+  int status = 0;
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  int32_t pid = -1;
+  int exec_err = 0;
+  ssize_t n = read(fds[0], &pid, sizeof(pid));
+  // The supervisor's exec closes the pipe; a failed exec writes its errno first.
+  ssize_t m = n == sizeof(pid) ? read(fds[0], &exec_err, sizeof(exec_err)) : 0;
+  close(fds[0]);
+  if (n != sizeof(pid) || pid <= 0) return Status::Internal("could not fork the supervisor");
+  if (m == sizeof(exec_err)) return ErrnoStatus("exec " + binary, exec_err);
+  return static_cast<pid_t>(pid);
+}
+
+}  // namespace
+
+Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
+                                         const std::string& jobs_dir, const LaunchSpec& spec) {
+  std::string dir = AbsoluteDir(jobs_dir) + "/" + std::to_string(spec.job_id) + "." +
+                    std::to_string(spec.attempt);
+  // 0711: the job's user must reach its script in here, but not list or change the folder.
+  if (mkdir(dir.c_str(), 0711) != 0) {
+    if (errno == EEXIST) return Status::AlreadyExists(dir + " exists (attempt already started)");
+    return ErrnoStatus("mkdir " + dir, errno);
+  }
+  if (chmod(dir.c_str(), 0711) != 0) return ErrnoStatus("chmod " + dir, errno);
+  // The spec may hold secrets in the job's environment.
+  BERTH_RETURN_IF_ERROR(WriteFileAtomic(dir + "/spec.json", EncodeLaunchSpec(spec) + "\n", 0600));
+  BERTH_ASSIGN_OR_RETURN(pid_t pid, SpawnSupervisor(berth_binary, dir));
+  auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (access((dir + "/supervisor.pid").c_str(), F_OK) == 0) return SupervisorHandle{dir, pid};
+    if (kill(pid, 0) != 0 || !IsSupervisorOf(pid, dir)) {
+      // It ended before writing its pid file: its log says why.
+      if (access((dir + "/supervisor.pid").c_str(), F_OK) == 0) return SupervisorHandle{dir, pid};
+      Result<std::string> log = ReadFile(dir + "/supervisor.log");
+      return Status::Internal("the supervisor exited at once: " + (log.ok() ? *log : ""));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return Status::Unavailable("the supervisor wrote no pid file within 20 s");
+}
+
+std::vector<std::string> ListJobDirs(const std::string& jobs_dir) {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(AbsoluteDir(jobs_dir), ec)) {
+    if (entry.is_directory(ec) && std::filesystem::exists(entry.path() / "spec.json", ec)) {
+      dirs.push_back(entry.path().string());
+    }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+bool SupervisorRunning(const std::string& dir) {
+  std::string abs = AbsoluteDir(dir);
+  Result<pid_t> pid = ReadPid(abs + "/supervisor.pid");
+  return pid.ok() && IsSupervisorOf(*pid, abs);
+}
+
+std::optional<JobResult> ReadResult(const std::string& dir) {
+  Result<std::string> text = ReadFile(dir + "/result.json");
+  if (!text.ok()) return std::nullopt;
+  Result<JobResult> result = DecodeJobResult(*text);
+  if (!result.ok()) return std::nullopt;
+  return *result;
+}
+
+Result<LaunchSpec> ReadSpec(const std::string& dir) {
+  BERTH_ASSIGN_OR_RETURN(std::string text, ReadFile(dir + "/spec.json"));
+  return DecodeLaunchSpec(text);
+}
+
+namespace {
+
+Status SendRequest(const std::string& dir, ControlRequest request) {
+  std::string abs = AbsoluteDir(dir);
+  if (access((abs + "/result.json").c_str(), F_OK) == 0) return Status::Ok();
+  Result<pid_t> pid = ReadPid(abs + "/supervisor.pid");
+  if (!pid.ok() || !IsSupervisorOf(*pid, abs)) return Status::Ok();  // ended: nothing to do
+  BERTH_RETURN_IF_ERROR(AppendControlRequest(abs, request));
+  if (kill(*pid, SIGUSR1) != 0 && errno != ESRCH) return ErrnoStatus("kill supervisor", errno);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status CancelJob(const std::string& dir) {
+  return SendRequest(dir, ControlRequest{0, ControlRequest::Action::kCancel, 0, false});
+}
+
+Status SignalJob(const std::string& dir, int signal, bool batch_only) {
+  if (signal <= 0 || signal >= NSIG) {
+    return Status::InvalidArgument("bad signal number " + std::to_string(signal));
+  }
+  return SendRequest(dir, ControlRequest{0, ControlRequest::Action::kSignal, signal, batch_only});
+}
+
+Status RemoveJobDir(const std::string& dir) {
+  if (SupervisorRunning(dir)) {
+    return Status::FailedPrecondition(dir + ": the supervisor is still running");
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  if (ec) return Status::Internal("remove " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+}  // namespace berth::agent

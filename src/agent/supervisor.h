@@ -1,0 +1,65 @@
+// The per-job supervisor. The agent never runs user code itself: for each job attempt it starts
+// `berth supervise DIR` in a session of its own (so it outlives an agent restart). The
+// supervisor makes a fresh cgroup for the attempt (v1 hierarchies found in /proc/self/mountinfo,
+// or cgroup v2 where the host has v2 controllers), sets memory, CPU-set and pids limits, starts
+// the job as the submitting user with CUDA_VISIBLE_DEVICES and the SLURM_*/BERTH_* variables,
+// its output files opened only after dropping to the user, enforces the time limit (SIGTERM,
+// then SIGKILL to the whole cgroup after kill_wait; --signal before the limit), forwards
+// cancels and signals to every process of the job, detects OOM kills, samples usage, and writes
+// the result. Without root or cgroups it still runs jobs, with rlimits, and says what it cannot
+// enforce (JobResult::message).
+//
+// The job's folder DIR holds: spec.json (the LaunchSpec, written by the agent), supervisor.pid,
+// job.pid, control (requests from the agent), result.json (written last, atomically), and the
+// script. Everything the agent needs after a restart is there.
+#ifndef BERTH_AGENT_SUPERVISOR_H_
+#define BERTH_AGENT_SUPERVISOR_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/launch.h"
+#include "common/status.h"
+
+namespace berth::agent {
+
+// `berth supervise DIR`: runs one attempt to its end and writes DIR/result.json. Exit code 0
+// once the result is written (whatever the job's own exit), 1 if it could not be.
+int SuperviseMain(int argc, char** argv);
+
+// The agent's side.
+struct SupervisorHandle {
+  std::string dir;   // the job attempt's folder
+  int64_t pid = -1;  // the supervisor process
+};
+
+// Writes DIR = jobs_dir/<job_id>.<attempt>/spec.json, starts `berth_binary supervise DIR` in a
+// new session, and returns once the supervisor has written its pid file (or has failed).
+Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
+                                         const std::string& jobs_dir, const LaunchSpec& spec);
+
+// Job folders under jobs_dir (for adopting jobs after an agent restart).
+std::vector<std::string> ListJobDirs(const std::string& jobs_dir);
+
+// The supervisor of DIR is alive.
+bool SupervisorRunning(const std::string& dir);
+
+// The attempt's result, once written.
+std::optional<JobResult> ReadResult(const std::string& dir);
+
+// Reads the LaunchSpec back from DIR.
+Result<LaunchSpec> ReadSpec(const std::string& dir);
+
+// Asks the supervisor to cancel the job (SIGTERM to every process, SIGKILL after kill_wait;
+// the result's state becomes CANCELLED), or to send `signal` to the job's processes (only the
+// batch shell with batch_only). No-ops once the job has ended.
+Status CancelJob(const std::string& dir);
+Status SignalJob(const std::string& dir, int signal, bool batch_only);
+
+// Removes DIR (after its result has been reported). REQUIRES: the supervisor has exited.
+Status RemoveJobDir(const std::string& dir);
+
+}  // namespace berth::agent
+
+#endif  // BERTH_AGENT_SUPERVISOR_H_

@@ -1,0 +1,93 @@
+#include "api/job_json.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+
+TEST(JobJsonTest, DecodesEveryKindOfKey) {
+  json j = json::parse(R"({
+    "name": "train", "user": "alice", "account": "ml", "partition": "gpu,debug", "qos": "high",
+    "time_limit": 3600, "time_min": 600, "nodes": "2-4", "ntasks_per_node": 8,
+    "cpus_per_task": 4, "mem_per_node": 65536, "gpus_per_node": 8, "gpu_type": "h100",
+    "gres": {"shard": 2}, "licenses": {"matlab": 1}, "exclusive": "user",
+    "constraint": "ib&a100", "nodelist": "gpu[01-02]", "exclude": ["gpu09"],
+    "dependency": "afterok:5?afterany:6", "array": "0-7%2", "hold": "admin", "nice": 10,
+    "script": "#!/bin/sh\necho hi\n", "work_dir": "/tmp", "stdout": "out-%j.txt",
+    "open_mode": "append", "environment": {"A": "1"}, "signal": "B:USR1@90",
+    "comment": "note"})");
+  core::JobSpec s;
+  core::JobExecSpec e;
+  ASSERT_TRUE(DecodeJob(j, &s, &e).ok());
+  EXPECT_EQ(s.partitions, (std::vector<std::string>{"gpu", "debug"}));
+  EXPECT_EQ(s.min_nodes, 2);
+  EXPECT_EQ(s.max_nodes, 4);
+  EXPECT_EQ(s.gpu_type, "h100");
+  EXPECT_EQ(s.exclusive, core::ExclusiveMode::kUser);
+  EXPECT_EQ(s.nodelist, (std::vector<std::string>{"gpu01", "gpu02"}));
+  EXPECT_EQ(s.array.max_running, 2);
+  EXPECT_EQ(s.hold, core::HoldKind::kAdmin);
+  EXPECT_TRUE(s.dependency.any);
+  EXPECT_EQ(e.signal_number, 10);
+  EXPECT_EQ(e.signal_before, 90);
+  EXPECT_TRUE(e.signal_batch_only);
+  EXPECT_TRUE(e.open_append);
+  ASSERT_EQ(e.environment.size(), 1u);
+
+  // Round trip.
+  json again = EncodeJob(s, &e);
+  core::JobSpec s2;
+  core::JobExecSpec e2;
+  ASSERT_TRUE(DecodeJob(again, &s2, &e2).ok()) << again.dump();
+  EXPECT_EQ(EncodeJob(s2, &e2), again);
+  EXPECT_EQ(s2.constraint.text(), "ib&a100");
+  EXPECT_EQ(e2.script, e.script);
+}
+
+TEST(JobJsonTest, ErrorsNameTheKey) {
+  struct Case {
+    const char* json;
+    const char* message;
+  } cases[] = {
+      {R"({"nodes": "x"})", "\"nodes\": expected a count or a range"},
+      {R"({"time_limit": -5})", "\"time_limit\""},
+      {R"({"bogus": 1})", "unknown key 'bogus'"},
+      {R"({"array": "5-2"})", "\"array\""},
+      {R"({"dependency": "aftr:1"})", "\"dependency\""},
+      {R"({"signal": "NOPE@5"})", "Invalid --signal specification"},
+      {R"({"environment": {"A": 1}})", "environment.A"},
+      {R"({"time_min": 100, "time_limit": 50})", "\"time_min\" exceeds \"time_limit\""},
+      {R"([1, 2])", "a job is a JSON object"},
+  };
+  for (const Case& c : cases) {
+    core::JobSpec s;
+    core::JobExecSpec e;
+    Status st = DecodeJob(json::parse(c.json), &s, &e);
+    ASSERT_FALSE(st.ok()) << c.json;
+    EXPECT_NE(st.message().find(c.message), std::string::npos) << st.message();
+  }
+}
+
+TEST(JobJsonTest, ExecKeysAreUnknownWithoutAnExecSpec) {
+  core::JobSpec s;
+  EXPECT_EQ(ApplyJobKey("script", json("x"), &s, nullptr).code(), StatusCode::kNotFound);
+  EXPECT_TRUE(ApplyJobKey("name", json("x"), &s, nullptr).ok());
+}
+
+TEST(JobJsonTest, SignalNames) {
+  EXPECT_EQ(SignalNumber("USR1"), 10);
+  EXPECT_EQ(SignalNumber("sigterm"), 15);
+  EXPECT_EQ(SignalNumber("9"), 9);
+  EXPECT_EQ(SignalNumber("NOPE"), 0);
+  core::JobExecSpec e;
+  ASSERT_TRUE(ParseSignalSpec("TERM", &e).ok());
+  EXPECT_EQ(e.signal_before, 60);
+  EXPECT_EQ(FormatSignalSpec(e), "TERM@60");
+}
+
+}  // namespace
+}  // namespace berth::api

@@ -1,0 +1,79 @@
+#include "cli/client.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "api/errors.h"
+
+namespace berth::cli {
+namespace {
+
+std::string HomeDir() {
+  if (const char* h = std::getenv("HOME"); h && *h) return h;
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &found) == 0 && found) return found->pw_dir;
+  return "/tmp";
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+std::string BerthHome() {
+  if (const char* h = std::getenv("BERTH_HOME"); h && *h) return h;
+  return HomeDir() + "/.local/share/berth";
+}
+
+std::string FindSocket() {
+  if (const char* s = std::getenv("BERTH_SOCKET"); s && *s) return s;
+  for (const std::string& p :
+       {BerthHome() + "/controller.sock", HomeDir() + "/.local/share/berth/controller.sock",
+        std::string("/run/berth/controller.sock")}) {
+    if (Exists(p)) return p;
+  }
+  return BerthHome() + "/controller.sock";
+}
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
+  std::string where = address.empty() ? "unix:" + FindSocket() : address;
+  Result<std::unique_ptr<net::HttpClient>> http = net::HttpClient::Connect(where, 60000);
+  if (!http.ok()) {
+    return Status::Unavailable("cannot reach the berth controller at " + where +
+                               " (is `berth up` running? " + http.status().message() + ")");
+  }
+  auto c = std::unique_ptr<Client>(new Client());
+  c->http_ = std::move(*http);
+  return c;
+}
+
+Result<nlohmann::json> Client::Call(const std::string& method, const std::string& target,
+                                    const nlohmann::json& body) {
+  std::string text = body.is_null() ? "" : body.dump();
+  Result<net::ClientResponse> r = http_->Request(method, target, text);
+  if (!r.ok())
+    return Status::Unavailable("the berth controller did not answer: " + r.status().message());
+  Status st = api::StatusFromHttp(r->status, r->body);
+  if (!st.ok()) return st;
+  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) return Status::Internal("the controller sent something that is not JSON");
+  return j;
+}
+
+int ExitCodeOf(const Status& status) {
+  return status.ok() ? 0 : 1;
+}
+
+int Fail(const char* prog, const Status& status) {
+  std::fprintf(stderr, "%s: error: %s\n", prog, status.message().c_str());
+  return ExitCodeOf(status);
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,43 @@
+// The CLI's way to the controller: finding its socket without configuration, requests with
+// berth's error mapping, and the exit codes that go with each error.
+#ifndef BERTH_CLI_CLIENT_H_
+#define BERTH_CLI_CLIENT_H_
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+#include "net/http.h"
+
+namespace berth::cli {
+
+// $BERTH_HOME, else ~/.local/share/berth.
+std::string BerthHome();
+
+// Where the controller listens: $BERTH_SOCKET; else $BERTH_HOME/controller.sock,
+// ~/.local/share/berth/controller.sock or /run/berth/controller.sock, whichever exists.
+std::string FindSocket();
+
+class Client {
+ public:
+  // Connects to FindSocket() (or `address` when given: "unix:/path" or "tcp:host:port").
+  static Result<std::unique_ptr<Client>> Connect(const std::string& address = "");
+  // A request; non-2xx answers come back as the Status the controller sent.
+  Result<nlohmann::json> Call(const std::string& method, const std::string& target,
+                              const nlohmann::json& body = nullptr);
+  net::HttpClient& http() { return *http_; }
+
+ private:
+  std::unique_ptr<net::HttpClient> http_;
+};
+
+// Exit codes: 0 ok; 1 the request failed (Slurm's commands exit 1); 2 usage errors are the
+// commands' own.
+int ExitCodeOf(const Status& status);
+// Prints "prog: error: message" to stderr and returns ExitCodeOf(status).
+int Fail(const char* prog, const Status& status);
+
+}  // namespace berth::cli
+
+#endif  // BERTH_CLI_CLIENT_H_

@@ -1,0 +1,276 @@
+// The daemons: `berth controller`, `berth agent`, and `berth up` (both in one process, the
+// embedded single-machine cluster), and the internal `berth supervise`.
+#include <getopt.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "agent/agent_daemon.h"
+#include "agent/supervisor.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/demo.h"
+#include "config/cluster_config.h"
+#include "controller/controller.h"
+
+namespace berth::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) {
+  g_stop = true;
+}
+
+void CatchStopSignals() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+std::string SelfBinary() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "berth";
+  buf[n] = '\0';
+  return buf;
+}
+
+struct DaemonArgs {
+  std::string home;
+  std::string config_file;
+  std::string socket;
+  std::string controller;  // agent: where the controller is
+  std::string node_name;
+  std::string tcp;
+  int gpus = -1;
+  std::string gpu_type = "gpu";
+  int node_timeout = 60;
+  bool demo = false;
+  bool help = false;
+};
+
+int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
+  enum {
+    kHome = 1000,
+    kConfig,
+    kSocket,
+    kController,
+    kNode,
+    kTcp,
+    kGpus,
+    kGpuType,
+    kTimeout,
+    kDemo
+  };
+  static const option kOptions[] = {{"home", required_argument, nullptr, kHome},
+                                    {"config", required_argument, nullptr, kConfig},
+                                    {"socket", required_argument, nullptr, kSocket},
+                                    {"controller", required_argument, nullptr, kController},
+                                    {"node-name", required_argument, nullptr, kNode},
+                                    {"listen-tcp", required_argument, nullptr, kTcp},
+                                    {"gpus", required_argument, nullptr, kGpus},
+                                    {"gpu-type", required_argument, nullptr, kGpuType},
+                                    {"node-timeout", required_argument, nullptr, kTimeout},
+                                    {"demo", no_argument, nullptr, kDemo},
+                                    {"help", no_argument, nullptr, 'h'},
+                                    {nullptr, 0, nullptr, 0}};
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", kOptions, nullptr)) != -1) {
+    switch (c) {
+      case 'h':
+        std::fputs(usage, stdout);
+        a.help = true;
+        return 0;
+      case kHome:
+        a.home = optarg;
+        break;
+      case kConfig:
+        a.config_file = optarg;
+        break;
+      case kSocket:
+        a.socket = optarg;
+        break;
+      case kController:
+        a.controller = optarg;
+        break;
+      case kNode:
+        a.node_name = optarg;
+        break;
+      case kTcp:
+        a.tcp = optarg;
+        break;
+      case kGpus:
+        a.gpus = std::atoi(optarg);
+        break;
+      case kGpuType:
+        a.gpu_type = optarg;
+        break;
+      case kTimeout:
+        a.node_timeout = std::atoi(optarg);
+        break;
+      case kDemo:
+        a.demo = true;
+        break;
+      default:
+        std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], argv[optind - 1], usage);
+        return 2;
+    }
+  }
+  if (optind < argc) {
+    std::fprintf(stderr, "%s: unexpected argument '%s'\n%s", argv[0], argv[optind], usage);
+    return 2;
+  }
+  if (a.home.empty()) a.home = BerthHome();
+  if (a.socket.empty()) a.socket = a.home + "/controller.sock";
+  return 0;
+}
+
+Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs& a) {
+  controller::ControllerOptions opt;
+  opt.state_dir = a.home;
+  opt.socket_path = a.socket;
+  opt.tcp_listen = a.tcp;
+  opt.node_timeout_s = a.node_timeout;
+  if (!a.config_file.empty()) {
+    BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadClusterConfig(a.config_file));
+    for (const std::string& k : opt.config.ignored_keys) {
+      std::fprintf(stderr, "berth: ignoring %s from %s\n", k.c_str(), a.config_file.c_str());
+    }
+  }
+  return controller::Controller::Create(std::move(opt));
+}
+
+constexpr const char* kControllerUsage = R"(Usage: berth controller [options]
+
+Runs the controller: the cluster's state, the scheduler, the REST API on a Unix socket.
+  --config FILE        the cluster (docs/formats/cluster-config.md); none: nodes join as their
+                       agents register
+  --home DIR           state folder (default: $BERTH_HOME or ~/.local/share/berth)
+  --socket PATH        the API socket (default: HOME/controller.sock)
+  --listen-tcp H:P     also listen on TCP (read-only without authentication)
+  --node-timeout SECS  a node silent this long goes DOWN (default 60)
+)";
+
+constexpr const char* kAgentUsage = R"(Usage: berth agent [options]
+
+Runs the node agent: registers this node with the controller and runs its jobs.
+  --controller ADDR    unix:/path/controller.sock or tcp:host:port (default: found like the CLI)
+  --home DIR           state folder (job folders go in HOME/agent/jobs)
+  --node-name NAME     this node's name (default: the short host name)
+  --gpus N --gpu-type T  declare N GPUs of type T when NVML finds none
+)";
+
+constexpr const char* kUpUsage = R"(Usage: berth up [options]
+
+Starts a controller and a local agent in one command (the embedded single-machine cluster), in
+the foreground; Ctrl-C stops both (running jobs keep running and are adopted by the next start).
+  --demo               also submit a small mixed workload and show the queue draining live
+  --config FILE        the cluster (default: this machine, as its agent detects it)
+  --home DIR           state (default: $BERTH_HOME or ~/.local/share/berth)
+  --gpus N --gpu-type T  declare GPUs when NVML finds none (--demo declares 4 of type "demo")
+)";
+
+}  // namespace
+
+int ControllerMain(int argc, char** argv) {
+  DaemonArgs a;
+  if (int rc = ParseDaemonArgs(argc, argv, a, kControllerUsage); rc != 0 || a.help) return rc;
+  CatchStopSignals();
+  mkdir(a.home.c_str(), 0755);
+  Result<std::unique_ptr<controller::Controller>> c = MakeController(a);
+  if (!c.ok()) return Fail("berth controller", c.status());
+  Status st = (*c)->Start();
+  if (!st.ok()) return Fail("berth controller", st);
+  std::fprintf(stderr, "berth controller: listening on %s\n", a.socket.c_str());
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  (*c)->Stop();
+  return 0;
+}
+
+int AgentMain(int argc, char** argv) {
+  DaemonArgs a;
+  if (int rc = ParseDaemonArgs(argc, argv, a, kAgentUsage); rc != 0 || a.help) return rc;
+  CatchStopSignals();
+  agent::AgentOptions opt;
+  opt.controller = a.controller.empty() ? "unix:" + FindSocket() : a.controller;
+  opt.node_name = a.node_name;
+  opt.state_dir = a.home + "/agent";
+  mkdir(a.home.c_str(), 0755);
+  opt.berth_binary = SelfBinary();
+  if (a.gpus > 0) {
+    opt.declared_gpus = a.gpus;
+    opt.declared_gpu_type = a.gpu_type;
+  }
+  agent::Agent agent(opt);
+  Status st = agent.Run(g_stop);
+  return st.ok() ? 0 : Fail("berth agent", st);
+}
+
+int UpMain(int argc, char** argv) {
+  DaemonArgs a;
+  if (int rc = ParseDaemonArgs(argc, argv, a, kUpUsage); rc != 0 || a.help) return rc;
+  CatchStopSignals();
+  if (mkdir(a.home.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Fail("berth up", Status::InvalidArgument("cannot create " + a.home));
+  }
+  Result<std::unique_ptr<controller::Controller>> c = MakeController(a);
+  if (!c.ok()) return Fail("berth up", c.status());
+  Status st = (*c)->Start();
+  if (!st.ok()) return Fail("berth up", st);
+  if (getuid() == 0) {  // let every local user's CLI find it
+    mkdir("/run/berth", 0755);
+    unlink("/run/berth/controller.sock");
+    if (symlink(a.socket.c_str(), "/run/berth/controller.sock") != 0) {
+      std::fprintf(stderr, "berth up: note: cannot link /run/berth/controller.sock\n");
+    }
+  }
+  agent::AgentOptions opt;
+  opt.controller = "unix:" + a.socket;
+  opt.node_name = a.node_name;
+  opt.state_dir = a.home + "/agent";
+  opt.berth_binary = SelfBinary();
+  int gpus = a.gpus >= 0 ? a.gpus : (a.demo ? 4 : 0);
+  opt.declared_gpus = gpus;
+  opt.declared_gpu_type = a.gpus >= 0 ? a.gpu_type : (a.demo ? "demo" : a.gpu_type);
+  std::atomic<bool> agent_stop{false};
+  std::thread agent_thread([&] {
+    agent::Agent agent(opt);
+    Status s = agent.Run(agent_stop);
+    if (!s.ok()) std::fprintf(stderr, "berth up: agent: %s\n", s.message().c_str());
+  });
+  std::printf("berth is up: controller on %s, state in %s\n", a.socket.c_str(), a.home.c_str());
+  std::printf("Submit with:  %s submit --wrap 'hostname'   (or sbatch-style options)\n",
+              SelfBinary().c_str());
+  std::printf("Watch with:   %s jobs   |   %s nodes   |   Ctrl-C stops berth\n",
+              SelfBinary().c_str(), SelfBinary().c_str());
+  std::fflush(stdout);
+  int rc = 0;
+  if (a.demo) {
+    rc = RunDemo("unix:" + a.socket, a.home, g_stop);
+  } else {
+    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  agent_stop = true;
+  agent_thread.join();
+  (*c)->Stop();
+  return rc;
+}
+
+int SuperviseMain(int argc, char** argv) {
+  return agent::SuperviseMain(argc, argv);
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,147 @@
+#include "cli/demo.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "cli/client.h"
+
+namespace berth::cli {
+namespace {
+
+using nlohmann::json;
+
+struct DemoJob {
+  json spec;
+  std::string expect;  // the final state the demo expects
+};
+
+std::vector<DemoJob> Workload(const std::string& dir) {
+  auto job = [&](const char* name, const std::string& script, json extra) {
+    json j = {{"name", name},
+              {"script", "#!/bin/sh\n" + script + "\n"},
+              {"work_dir", dir},
+              {"stdout", "%x-%j.out"},
+              {"time_limit", 120}};
+    j.update(extra);
+    return j;
+  };
+  return {
+      {job("sweep", "echo \"task $SLURM_ARRAY_TASK_ID of $SLURM_ARRAY_TASK_COUNT\"; sleep 2",
+           {{"array", "0-5%3"}, {"stdout", "%x-%A_%a.out"}}),
+       "COMPLETED"},
+      {job("prepare", "echo preparing; sleep 2", json::object()), "COMPLETED"},
+      {job("train", "echo \"training on GPUs $CUDA_VISIBLE_DEVICES\"; sleep 3",
+           {{"gpus_per_node", 2}, {"cpus_per_task", 1}, {"dependency", "afterok:PREV"}}),
+       "COMPLETED"},
+      {job("report", "echo done", {{"dependency", "afterok:PREV"}}), "COMPLETED"},
+      {job("gpu-a", "echo \"GPUs $CUDA_VISIBLE_DEVICES\"; sleep 3", {{"gpus_per_node", 2}}),
+       "COMPLETED"},
+      {job("gpu-b", "echo \"GPUs $CUDA_VISIBLE_DEVICES\"; sleep 3", {{"gpus_per_node", 2}}),
+       "COMPLETED"},
+      {job("too-much-memory", "echo allocating; tail /dev/zero", {{"mem_per_node", 64}}),
+       "OUT_OF_MEMORY"},
+      {job("too-long", "echo sleeping past the limit; sleep 600", {{"time_limit", 5}}), "TIMEOUT"},
+      {job("fails", "echo failing; exit 3", json::object()), "FAILED"},
+  };
+}
+
+void Show(const json& jobs, bool tty, int elapsed) {
+  if (tty) std::printf("\033[H\033[2J");
+  std::printf("berth demo, %d s: the queue (jobs submitted by the demo)\n", elapsed);
+  std::printf("%-8s %-16s %-14s %-24s %s\n", "JOBID", "NAME", "STATE", "NODES/GPUS", "REASON");
+  for (const json& j : jobs) {
+    std::string id = std::to_string(j.at("id").get<uint32_t>());
+    if (j.contains("array_task_id")) {
+      id = std::to_string(j.at("array_job_id").get<uint32_t>()) + "_" +
+           std::to_string(j.at("array_task_id").get<int>());
+    }
+    std::string where;
+    if (j.contains("allocation")) {
+      for (const json& n : j.at("allocation").at("nodes")) {
+        where = n.at("node").get<std::string>();
+        if (!n.at("gpus").empty()) where += " gpus=" + n.at("gpus").dump();
+      }
+    }
+    std::printf("%-8s %-16s %-14s %-24s %s\n", id.c_str(),
+                j.at("request").value("name", "").c_str(), j.at("state").get<std::string>().c_str(),
+                where.c_str(), j.value("reason", "").c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int RunDemo(const std::string& address, const std::string& home, const std::atomic<bool>& stop) {
+  std::string dir = home + "/demo";
+  mkdir(dir.c_str(), 0755);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the agent register
+  Result<std::unique_ptr<Client>> c = Client::Connect(address);
+  if (!c.ok()) return Fail("berth up --demo", c.status());
+  std::vector<DemoJob> work = Workload(dir);
+  std::map<uint32_t, std::string> expect;  // array id -> expected state of its tasks too
+  uint32_t prev = 0;
+  for (DemoJob& d : work) {
+    if (d.spec.contains("dependency")) {
+      d.spec["dependency"] = "afterok:" + std::to_string(prev);
+    }
+    Result<json> r = (*c)->Call("POST", "/v1/jobs", d.spec);
+    if (!r.ok()) return Fail("berth up --demo", r.status());
+    prev = r->at("job_id").get<uint32_t>();
+    expect[prev] = d.expect;
+  }
+  bool tty = isatty(STDOUT_FILENO);
+  auto start = std::chrono::steady_clock::now();
+  json mine = json::array();
+  std::string last_shown;
+  while (!stop) {
+    int elapsed = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start)
+            .count());
+    Result<json> r = (*c)->Call("GET", "/v1/jobs?all=1");
+    if (!r.ok()) return Fail("berth up --demo", r.status());
+    mine = json::array();
+    bool active = false;
+    std::string states;
+    for (const json& j : r->at("jobs")) {
+      uint32_t id = j.at("id").get<uint32_t>();
+      uint32_t group = j.value("array_job_id", id);
+      if (!expect.count(id) && !expect.count(group)) continue;
+      mine.push_back(j);
+      std::string st = j.at("state").get<std::string>();
+      active = active || st == "PENDING" || st == "RUNNING" || st == "CONFIGURING";
+      states += std::to_string(id) + st;
+    }
+    if (tty || states != last_shown) Show(mine, tty, elapsed);
+    last_shown = states;
+    if (!active && !mine.empty()) break;
+    if (elapsed > 300) {
+      std::printf("berth demo: still running after 5 minutes; stopping\n");
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  int unexpected = 0;
+  std::printf("\nberth demo: every job has ended. Output files are in %s\n", dir.c_str());
+  for (const json& j : mine) {
+    uint32_t id = j.at("id").get<uint32_t>();
+    std::string want = expect.count(id) ? expect[id] : expect[j.value("array_job_id", id)];
+    std::string got = j.at("state").get<std::string>();
+    if (got != want) {
+      ++unexpected;
+      std::printf("  job %u ended %s (expected %s) %s\n", id, got.c_str(), want.c_str(),
+                  j.value("message", "").c_str());
+    }
+  }
+  if (unexpected == 0)
+    std::printf("  all as expected: completed, out of memory, timed out, failed\n");
+  return unexpected == 0 ? 0 : 1;
+}
+
+}  // namespace berth::cli

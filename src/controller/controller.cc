@@ -1,0 +1,189 @@
+// The controller: creation, recovery from the store, threads, and the command queue.
+#include "controller/controller.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <future>
+
+#include "api/job_json.h"
+#include "controller/controller_internal.h"
+
+namespace berth::controller {
+
+Controller::Controller() : impl_(std::make_unique<Impl>()) {}
+
+Controller::~Controller() {
+  Stop();
+}
+
+const ControllerOptions& Controller::options() const {
+  return impl_->opt;
+}
+
+Time Controller::Impl::Now() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Controller::Impl::NodeName(uint32_t index) const {
+  return index < cs->num_nodes() ? cs->node(index).spec.name : "?";
+}
+
+Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options) {
+  std::unique_ptr<Controller> c(new Controller());
+  Impl& im = *c->impl_;
+  im.opt = std::move(options);
+  im.own_uid = getuid();
+  if (mkdir(im.opt.state_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::InvalidArgument("cannot create state folder " + im.opt.state_dir);
+  }
+  BERTH_ASSIGN_OR_RETURN(im.store, store::Store::Open(im.opt.state_dir + "/state.db"));
+  BERTH_ASSIGN_OR_RETURN(core::ClusterState cs, core::ClusterState::Create(im.opt.config.cluster));
+  cs.SetFairshareConfig(im.opt.config.scheduler.fairshare);
+  im.cs.emplace(std::move(cs));
+  im.scheduler = std::make_unique<core::Scheduler>(im.opt.config.scheduler);
+  BERTH_RETURN_IF_ERROR(im.Recover());
+  return c;
+}
+
+Status Controller::Impl::Recover() {
+  const Time now = Now();
+  // Nodes agents added at run time come back first: restored jobs may run on them.
+  Status st = store->ScanNodes([&](const std::string& name, const std::string& record) {
+    if (cs->FindNode(name)) return;
+    try {
+      nlohmann::json j = nlohmann::json::parse(record);
+      core::NodeSpec n;
+      n.name = name;
+      n.cpus = j.at("cpus").get<int32_t>();
+      n.mem_mib = j.at("mem_mib").get<int64_t>();
+      n.gpus = j.at("gpus").get<std::vector<std::string>>();
+      n.features = j.value("features", std::vector<std::string>{});
+      (void)cs->AddNode(n, j.value("partitions", std::vector<std::string>{}), now);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "berth controller: skipping a bad node record for %s\n", name.c_str());
+    }
+  });
+  BERTH_RETURN_IF_ERROR(st);
+  // Every node is down until its agent registers; running jobs get node_timeout_s of grace.
+  for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
+    const core::NodeInfo& n = cs->node(i);
+    if (n.health == core::NodeHealth::kUp) {
+      (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "not responding", now);
+    }
+    agents[n.spec.name].last_seen = now;
+  }
+  std::vector<JobRecord> active;
+  st = store->ScanJobs(false, [&](const store::JobRow& row) {
+    Result<JobRecord> r = DecodeJobRecord(row.record);
+    if (!r.ok()) {
+      std::fprintf(stderr, "berth controller: job %u: %s\n", row.id, r.status().message().c_str());
+      return;
+    }
+    if (row.active) {
+      active.push_back(std::move(*r));
+      return;
+    }
+    cs->RestoreOutcome(r->job.id, r->job.array_job_id, r->job.array_task_id, r->job.outcome);
+    if (r->job.end_time != kNoTime && r->job.end_time + opt.min_job_age_s >= now) {
+      finished_at[r->job.id] = r->job.end_time;
+      records[r->job.id] = std::make_shared<JobRecord>(std::move(*r));
+    }
+  });
+  BERTH_RETURN_IF_ERROR(st);
+  for (JobRecord& r : active) {
+    core::Job job = r.job;
+    for (size_t i = 0; i < job.alloc.nodes.size() && i < r.node_names.size(); ++i) {
+      std::optional<uint32_t> n = cs->FindNode(r.node_names[i]);
+      job.alloc.nodes[i].node = n.value_or(UINT32_MAX);
+    }
+    Status rs = cs->Restore(std::move(job));
+    if (!rs.ok()) {
+      std::fprintf(stderr, "berth controller: cannot restore job %u: %s\n", r.job.id,
+                   rs.message().c_str());
+      continue;
+    }
+    records[r.job.id] = std::make_shared<JobRecord>(std::move(r));
+  }
+  Result<std::optional<std::string>> next = store->GetMeta("next_job_id");
+  if (next.ok() && next->has_value()) {
+    core::JobId id = static_cast<core::JobId>(std::stoul(**next));
+    if (id > cs->next_job_id()) cs->set_next_job_id(id);
+  }
+  pending_view = std::make_shared<std::unordered_map<core::JobId, PendingView>>();
+  RebuildNodeView();
+  return Status::Ok();
+}
+
+Status Controller::Start() {
+  Impl& im = *impl_;
+  im.state_thread = std::thread([&im] { im.RunStateThread(); });
+  im.server = std::make_unique<net::HttpServer>(
+      [this](const net::HttpRequest& r) { return impl_->Route(r); });
+  BERTH_RETURN_IF_ERROR(im.server->ListenUnix(im.opt.socket_path, 0666));
+  BERTH_RETURN_IF_ERROR(im.server->Start());
+  if (!im.opt.tcp_listen.empty()) {
+    size_t colon = im.opt.tcp_listen.rfind(':');
+    im.tcp_server = std::make_unique<net::HttpServer>(
+        [this](const net::HttpRequest& r) { return impl_->Route(r); });
+    BERTH_RETURN_IF_ERROR(im.tcp_server->ListenTcp(
+        im.opt.tcp_listen.substr(0, colon),
+        static_cast<uint16_t>(std::stoi(im.opt.tcp_listen.substr(colon + 1)))));
+    BERTH_RETURN_IF_ERROR(im.tcp_server->Start());
+  }
+  im.ready = true;
+  return Status::Ok();
+}
+
+void Controller::Stop() {
+  Impl& im = *impl_;
+  im.ready = false;
+  im.agent_hub.Shutdown();
+  im.watch_hub.Shutdown();
+  if (im.server) im.server->Stop();
+  if (im.tcp_server) im.tcp_server->Stop();
+  {
+    std::lock_guard<std::mutex> l(im.cmd_mu);
+    im.stopping = true;
+  }
+  im.cmd_cv.notify_all();
+  if (im.state_thread.joinable()) im.state_thread.join();
+}
+
+net::HttpResponse Controller::Handle(const net::HttpRequest& request) {
+  return impl_->Route(request);
+}
+
+bool Controller::Impl::Post(Command c) {
+  {
+    std::lock_guard<std::mutex> l(cmd_mu);
+    if (stopping) return false;
+    commands.push_back(std::move(c));
+  }
+  cmd_cv.notify_all();
+  return true;
+}
+
+Reply Controller::Impl::Call(std::function<void(Txn&, Reply*)> c) {
+  auto promise = std::make_shared<std::promise<Reply>>();
+  auto out = std::make_shared<Reply>();
+  std::future<Reply> done = promise->get_future();
+  bool posted = Post([promise, out, c = std::move(c)](Txn& t) {
+    c(t, out.get());
+    t.replies.push_back([promise, out] { promise->set_value(std::move(*out)); });
+  });
+  if (!posted) return Reply{Status::Unavailable("the controller is stopping"), {}};
+  return done.get();
+}
+
+std::shared_ptr<const JobRecord> Controller::Impl::FindRecord(core::JobId id) const {
+  std::shared_lock<std::shared_mutex> l(view_mu);
+  auto it = records.find(id);
+  return it == records.end() ? nullptr : it->second;
+}
+
+}  // namespace berth::controller

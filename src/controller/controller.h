@@ -1,0 +1,64 @@
+// The controller (`berth controller`, or inside `berth up`): holds the cluster state, applies the
+// scheduler's plans, keeps every acknowledged change durable, serves the REST API (docs/api.md)
+// on a Unix socket, and drives the node agents.
+//
+// Concurrency (docs/architecture.md, "The controller"): one state thread owns the ClusterState
+// and is the only writer; HTTP threads turn requests into commands for it and wait for their
+// replies, which come only after the store has committed (group commit: one transaction for
+// every command waiting at that moment). Reads (job and node lists, watch streams) are served
+// from an immutable view published by the state thread after each batch, so they never wait for
+// a scheduling pass.
+#ifndef BERTH_CONTROLLER_CONTROLLER_H_
+#define BERTH_CONTROLLER_CONTROLLER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "config/cluster_config.h"
+#include "net/http.h"
+
+namespace berth::controller {
+
+struct ControllerOptions {
+  std::string state_dir;               // holds state.db
+  std::string socket_path;             // the Unix socket the API listens on
+  std::string tcp_listen;              // "host:port" to also listen on TCP (off by default)
+  config::ClusterConfig config;        // nodes, partitions, QoS, accounts, scheduler
+  std::vector<std::string> operators;  // users who may act on anyone's jobs (root always may)
+  int node_timeout_s = 60;             // a node silent this long goes DOWN (Slurm's SlurmdTimeout)
+  int heartbeat_s = 5;                 // what agents are told to send
+  int backfill_interval_s = 30;        // periodic pass even when nothing happens
+  int min_job_age_s = 300;             // finished jobs stay in the live view this long (MinJobAge)
+  int kill_wait_s = 30;                // SIGTERM -> SIGKILL grace given to nodes
+  bool allow_dynamic_nodes = true;     // agents may register nodes the configuration lacks
+};
+
+class Controller {
+ public:
+  // Opens the store, recovers the state it holds, and prepares the API. Errors name the file.
+  static Result<std::unique_ptr<Controller>> Create(ControllerOptions options);
+  ~Controller();  // Stop()s.
+
+  // Starts the state thread and the API server.
+  Status Start();
+  // Stops serving, finishes the commands in flight, stops the threads. Running jobs keep
+  // running on their nodes and are adopted again by the next start.
+  void Stop();
+
+  // The request handler (exposed for in-process clients and tests).
+  net::HttpResponse Handle(const net::HttpRequest& request);
+
+  const ControllerOptions& options() const;
+
+ private:
+  Controller();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace berth::controller
+
+#endif  // BERTH_CONTROLLER_CONTROLLER_H_

@@ -1,0 +1,254 @@
+// The controller's side of the agents: launch and cancel commands, registration (which
+// reconciles what a node runs with what the controller believes), and status reports.
+#include <algorithm>
+
+#include "controller/controller_internal.h"
+
+namespace berth::controller {
+
+namespace {
+
+using nlohmann::json;
+
+agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& cs,
+                                 const ControllerOptions& opt) {
+  const core::Job& j = r.job;
+  agent::LaunchSpec s;
+  s.job_id = j.id;
+  s.attempt = j.restart_count;
+  if (j.array_job_id != core::kNoJob) {
+    s.array_job_id = j.array_job_id;
+    s.array_task_id = j.array_task_id;
+    if (const core::ArrayInfo* a = cs.FindArray(j.array_job_id); a && !a->submitted.empty()) {
+      const std::vector<int32_t>& ids = a->submitted.task_ids;
+      s.array_task_count = static_cast<int32_t>(ids.size());
+      s.array_task_min = ids.front();
+      s.array_task_max = ids.back();
+      s.array_task_step = ids.size() > 1 ? ids[1] - ids[0] : 1;
+    }
+  }
+  s.name = j.spec.name;
+  s.user = j.spec.user;
+  s.uid = j.spec.uid;
+  s.gid = j.spec.gid;
+  s.account = j.spec.account;
+  s.partition = j.partition;
+  s.qos = j.spec.qos;
+  s.cluster_name = opt.config.cluster.name;
+  if (j.exec) {
+    s.script = j.exec->script;
+    s.argv = j.exec->argv;
+    s.work_dir = j.exec->work_dir;
+    s.stdout_pattern = j.exec->stdout_pattern;
+    s.stderr_pattern = j.exec->stderr_pattern;
+    s.stdin_path = j.exec->stdin_path;
+    s.open_append = j.exec->open_append;
+    s.environment = j.exec->environment;
+    s.signal_number = j.exec->signal_number;
+    s.signal_before = j.exec->signal_before;
+    s.signal_batch_only = j.exec->signal_batch_only;
+  }
+  s.node_names = r.node_names;
+  int32_t ntasks = 0;
+  for (const core::NodeAllocation& a : j.alloc.nodes) {
+    s.cpus_per_node.push_back(a.cpus);
+    ntasks += a.tasks;
+  }
+  const core::NodeAllocation& first = j.alloc.nodes.front();
+  s.node_index = 0;
+  s.cpus = first.cpus;
+  s.mem_mib = first.mem_mib;
+  for (int g = 0; g < 64; ++g) {
+    if (first.gpu_mask >> g & 1) s.gpu_indices.push_back(g);
+  }
+  s.tasks = first.tasks;
+  s.ntasks = std::max(ntasks, 1);
+  s.cpus_per_task = std::max(j.spec.cpus_per_task, 1);
+  if (j.spec.mem_per_cpu_mib > 0) {
+    s.mem_per_cpu_mib = j.spec.mem_per_cpu_mib;
+  } else {
+    s.mem_per_node_mib = first.mem_mib;
+  }
+  s.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
+  s.kill_wait = opt.kill_wait_s;
+  s.submit_dir = j.exec ? j.exec->work_dir : "";
+  s.submit_host = r.submit_host;
+  s.submit_time = j.spec.submit_time;
+  s.start_time = j.start_time;
+  return s;
+}
+
+core::JobState StateOfResult(const std::string& state) {
+  std::optional<core::JobState> s = core::ParseJobState(state);
+  if (!s || !core::IsTerminal(*s)) return core::JobState::kFailed;
+  // A job that could not be started at all fails (the node reports NODE_FAIL for it).
+  if (*s == core::JobState::kNodeFail) return core::JobState::kFailed;
+  return *s;
+}
+
+}  // namespace
+
+void Controller::Impl::SendLaunch(const JobRecord& r) {
+  if (r.node_names.empty()) return;
+  json spec = json::parse(agent::EncodeLaunchSpec(MakeLaunchSpec(r, *cs, opt)));
+  agent_hub.Push(r.node_names.front(), json{{"kind", "launch"},
+                                            {"job_id", r.job.id},
+                                            {"attempt", r.job.restart_count},
+                                            {"spec", spec}}
+                                           .dump());
+}
+
+void Controller::Impl::SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel) {
+  if (r.node_names.empty()) return;
+  json c = {{"kind", cancel ? "cancel" : "signal"},
+            {"job_id", r.job.id},
+            {"attempt", r.job.restart_count}};
+  if (!cancel) {
+    c["signal"] = signal;
+    c["batch_only"] = batch_only;
+  }
+  agent_hub.Push(r.node_names.front(), c.dump());
+}
+
+void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t) {
+  const core::Job* job = cs->FindJob(id);
+  if (job == nullptr || !core::HoldsResources(job->state) || job->restart_count != result.attempt) {
+    return;  // already ended (a repeated report), or a report about an older attempt
+  }
+  core::JobOutcome o;
+  o.state = StateOfResult(result.state);
+  o.exit_code = result.exit_code;
+  o.term_signal = result.term_signal;
+  o.end_time = std::max(result.end_time, job->start_time);
+  bool requeue = false;
+  if (auto p = preempting.find(id); p != preempting.end()) {
+    o.state = core::JobState::kPreempted;
+    requeue = p->second == core::PreemptMode::kRequeue;
+  }
+  auto it = records.find(id);
+  if (it != records.end()) {
+    auto r = std::make_shared<JobRecord>(*it->second);
+    r->cpu_seconds = result.cpu_seconds;
+    r->max_rss_mib = result.max_rss_mib;
+    r->gpu_utilization = result.gpu_utilization;
+    r->message = result.message;
+    std::unique_lock<std::shared_mutex> l(view_mu);
+    records[id] = std::move(r);
+  }
+  core::Job final_job;
+  if (!cs->EndJob(id, o, requeue, &final_job).ok()) return;
+  preempting.erase(id);
+  dirty = true;
+  t.nodes_changed = true;
+  if (requeue) {
+    t.touched.insert(id);
+  } else {
+    FinishRecord(final_job, t);
+  }
+}
+
+Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body, Txn& t) {
+  if (!who.admin) return Status::PermissionDenied("only root may register a node agent");
+  const json& n = body.at("node");
+  std::string name = n.at("name").get<std::string>();
+  const Time now = Now();
+  std::optional<uint32_t> index = cs->FindNode(name);
+  if (!index) {
+    if (!opt.allow_dynamic_nodes) {
+      return Status::NotFound("node " + name + " is not in the configuration");
+    }
+    core::NodeSpec spec;
+    spec.name = name;
+    spec.cpus = n.at("cpus").get<int32_t>();
+    spec.mem_mib = n.at("mem_mib").get<int64_t>();
+    spec.gpus = n.value("gpus", std::vector<std::string>{});
+    spec.features = n.value("features", std::vector<std::string>{});
+    BERTH_ASSIGN_OR_RETURN(index, cs->AddNode(spec, {}, now));
+    std::vector<std::string> parts;
+    for (int16_t p : cs->node(*index).partitions) parts.push_back(cs->partitions()[p].spec.name);
+    json rec = {{"name", name},      {"cpus", spec.cpus},         {"mem_mib", spec.mem_mib},
+                {"gpus", spec.gpus}, {"features", spec.features}, {"partitions", parts}};
+    t.writes.push_back({store::Write::Kind::kPutNode, {}, name, rec.dump()});
+  }
+  (void)cs->SetNodeHealth(*index, core::NodeHealth::kUp, "", now);
+  agents[name] = {now, true};
+  // Whatever was queued for the node is superseded by this reconciliation.
+  agent_hub.Clear(name);
+  // Reconcile: what the node runs against what the controller believes runs there.
+  std::map<core::JobId, int32_t> running_there;
+  for (const json& j : body.value("jobs", json::array())) {
+    core::JobId id = j.at("job_id").get<core::JobId>();
+    int32_t attempt = j.at("attempt").get<int32_t>();
+    if (j.contains("result")) {
+      Result<agent::JobResult> r = agent::DecodeJobResult(j.at("result").dump());
+      if (r.ok()) EndOnNode(id, *r, t);
+      continue;
+    }
+    running_there[id] = attempt;
+    const core::Job* job = cs->FindJob(id);
+    bool ours = job && core::HoldsResources(job->state) && job->restart_count == attempt &&
+                !job->alloc.nodes.empty() && job->alloc.nodes.front().node == *index;
+    if (!ours) {
+      agent_hub.Push(name, json{{"kind", "cancel"}, {"job_id", id}, {"attempt", attempt}}.dump());
+    }
+  }
+  std::vector<core::JobId> expected = cs->node(*index).jobs;
+  for (core::JobId id : expected) {
+    const core::Job* job = cs->FindJob(id);
+    if (job == nullptr || job->alloc.nodes.empty() || job->alloc.nodes.front().node != *index) {
+      continue;
+    }
+    if (running_there.count(id)) continue;
+    if (job->state == core::JobState::kRunning && job->start_time + 10 > now) {
+      // Started moments ago: its launch command may have been lost with the old agent.
+      if (auto rec = records.find(id); rec != records.end()) SendLaunch(*rec->second);
+      continue;
+    }
+    // The node does not know a job it should run: it was lost with the node.
+    agent::JobResult lost;
+    lost.job_id = id;
+    lost.attempt = job->restart_count;
+    lost.state = "NODE_FAIL";
+    lost.end_time = now;
+    lost.message = "the node restarted without the job";
+    core::JobOutcome o;
+    o.state = core::JobState::kNodeFail;
+    o.end_time = now;
+    core::Job final_job;
+    bool requeue = job->spec.requeue;
+    if (cs->EndJob(id, o, requeue, &final_job).ok()) {
+      if (requeue) {
+        t.touched.insert(id);
+      } else {
+        FinishRecord(final_job, t);
+      }
+    }
+  }
+  t.nodes_changed = true;
+  dirty = true;
+  return json{{"node", name},
+              {"heartbeat_s", opt.heartbeat_s},
+              {"kill_wait_s", opt.kill_wait_s},
+              {"commands_after", 0}};
+}
+
+Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node, const json& body,
+                                     Txn& t) {
+  if (!who.admin) return Status::PermissionDenied("only root may report for a node");
+  std::optional<uint32_t> index = cs->FindNode(node);
+  if (!index) return Status::NotFound("node " + node + " is not registered");
+  AgentState& a = agents[node];
+  if (!a.registered) return Status::FailedPrecondition("node " + node + " must register again");
+  a.last_seen = Now();
+  for (const json& e : body.value("events", json::array())) {
+    std::string kind = e.at("kind").get<std::string>();
+    if (kind == "ended") {
+      Result<agent::JobResult> r = agent::DecodeJobResult(e.at("result").dump());
+      if (!r.ok()) return r.status();
+      EndOnNode(r->job_id, *r, t);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace berth::controller

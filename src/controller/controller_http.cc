@@ -1,0 +1,426 @@
+// The controller's REST API (docs/api.md): routing, identity, and the read-only endpoints, which
+// read the published view and never wait for the state thread.
+#include <pwd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include "api/errors.h"
+#include "api/job_json.h"
+#include "controller/controller_internal.h"
+
+namespace berth::controller {
+
+namespace {
+
+using nlohmann::json;
+
+net::HttpResponse JsonResponse(int status, const json& body) {
+  net::HttpResponse r;
+  r.status = status;
+  r.body = body.dump();
+  r.body += '\n';
+  return r;
+}
+
+net::HttpResponse Error(const Status& st) {
+  return JsonResponse(api::HttpStatusOf(st.code()), api::ErrorBody(st));
+}
+
+std::vector<std::string> Split(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i) parts.emplace_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+std::optional<core::JobId> ParseId(std::string_view s) {
+  core::JobId id = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+  if (ec != std::errc() || p != s.data() + s.size() || id == 0) return std::nullopt;
+  return id;
+}
+
+std::vector<std::string> CommaList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Result<json> ParseBody(const net::HttpRequest& req) {
+  if (req.body.empty()) return json::object();
+  try {
+    return json::parse(req.body);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("the request body is not JSON: ") + e.what());
+  }
+}
+
+std::string UserName(uint32_t uid) {
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found) return found->pw_name;
+  return std::to_string(uid);
+}
+
+// Does a record pass GET /v1/jobs's filters?
+struct JobFilter {
+  std::vector<std::string> users, states, partitions;
+  std::vector<core::JobId> ids;
+  core::JobId array = 0;
+  bool all = false;  // include ended jobs still in the live view
+
+  bool Match(const JobRecord& r) const {
+    const core::Job& j = r.job;
+    if (!all && core::IsTerminal(j.state) && states.empty() && ids.empty()) return false;
+    if (!users.empty() && std::find(users.begin(), users.end(), j.spec.user) == users.end()) {
+      return false;
+    }
+    if (!states.empty()) {
+      bool ok = false;
+      for (const std::string& s : states) {
+        std::optional<core::JobState> st = core::ParseJobState(s);
+        ok = ok || (st && *st == j.state);
+      }
+      if (!ok) return false;
+    }
+    if (!partitions.empty()) {
+      bool ok = false;
+      for (const std::string& p : partitions) {
+        ok = ok || j.partition == p ||
+             std::find(j.spec.partitions.begin(), j.spec.partitions.end(), p) !=
+                 j.spec.partitions.end();
+      }
+      if (!ok) return false;
+    }
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), j.id) == ids.end() &&
+        std::find(ids.begin(), ids.end(), j.array_job_id) == ids.end()) {
+      return false;
+    }
+    if (array != 0 && j.array_job_id != array) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
+  Caller c;
+  if (!req.peer) return c;  // TCP: no credentials (authentication comes with TLS tokens)
+  c.known = true;
+  c.uid = req.peer->uid;
+  c.gid = req.peer->gid;
+  c.user = UserName(c.uid);
+  c.admin = c.uid == 0 || c.uid == own_uid ||
+            std::find(opt.operators.begin(), opt.operators.end(), c.user) != opt.operators.end();
+  return c;
+}
+
+net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
+  std::vector<std::string> p = Split(req.path);
+  const std::string& m = req.method;
+  if (p.size() == 1 && p[0] == "healthz") return JsonResponse(200, {{"status", "ok"}});
+  if (p.size() == 1 && p[0] == "readyz") {
+    return ready ? JsonResponse(200, {{"status", "ready"}})
+                 : Error(Status::Unavailable("not ready"));
+  }
+  if (p.empty() || p[0] != "v1") return Error(Status::NotFound("no such endpoint: " + req.path));
+  Caller who = Identify(req);
+  if (!who.known && !(m == "GET" || m == "HEAD")) {
+    return Error(Status::PermissionDenied("changes are accepted only on the Unix socket"));
+  }
+  Result<json> body = ParseBody(req);
+  if (!body.ok()) return Error(body.status());
+  auto call = [&](std::function<void(Txn&, Reply*)> f, int ok_status) {
+    Reply r = Call(std::move(f));
+    if (!r.status.ok()) return Error(r.status);
+    return JsonResponse(ok_status, r.body.is_null() ? json::object() : r.body);
+  };
+  // /v1/jobs
+  if (p.size() >= 2 && p[1] == "jobs") {
+    if (p.size() == 2 && m == "GET") return ListJobs(req);
+    if (p.size() == 2 && m == "POST") {
+      json b = *body;
+      return call(
+          [this, who, b](Txn& t, Reply* out) {
+            Result<std::vector<core::JobId>> ids = SubmitJobs(who, b, t);
+            if (!ids.ok()) {
+              out->status = ids.status();
+              return;
+            }
+            out->body = {{"job_ids", *ids}};
+            if (ids->size() == 1) out->body["job_id"] = ids->front();
+          },
+          201);
+    }
+    std::optional<core::JobId> id = p.size() >= 3 ? ParseId(p[2]) : std::nullopt;
+    if (!id) return Error(Status::InvalidArgument("Invalid job id specified: " + req.path));
+    if (p.size() == 3 && m == "GET") return GetJob(*id);
+    std::string action = p.size() == 4 ? p[3] : (m == "DELETE" ? "cancel" : "");
+    if (p.size() == 3 && m == "PATCH") action = "update";
+    int sig = 0;
+    bool batch_only = false;
+    if (action == "signal") {
+      sig = api::SignalNumber(
+          body->value("signal", req.query.count("signal") ? req.query.at("signal") : ""));
+      batch_only = body->value("batch_only", false);
+      if (sig == 0) return Error(Status::InvalidArgument("Invalid signal specified"));
+    }
+    if (action == "cancel" && req.query.count("signal")) {
+      sig = api::SignalNumber(req.query.at("signal"));
+      if (sig == 0) return Error(Status::InvalidArgument("Invalid signal specified"));
+    }
+    json b = *body;
+    core::JobId jid = *id;
+    if (action == "cancel" || action == "signal") {
+      return call(
+          [=, this](Txn& t, Reply* out) { out->status = CancelJob(who, jid, sig, batch_only, t); },
+          200);
+    }
+    if (action == "hold" || action == "release") {
+      bool admin = b.value("admin", false);
+      return call(
+          [=, this](Txn& t, Reply* out) {
+            out->status = HoldJob(who, jid, action == "hold", admin, t);
+          },
+          200);
+    }
+    if (action == "requeue") {
+      return call([=, this](Txn& t, Reply* out) { out->status = RequeueJob(who, jid, t); }, 200);
+    }
+    if (action == "update") {
+      return call([=, this](Txn& t, Reply* out) { out->status = UpdateJob(who, jid, b, t); }, 200);
+    }
+    return Error(Status::NotFound("no such endpoint: " + m + " " + req.path));
+  }
+  if (p.size() >= 2 && p[1] == "nodes") {
+    if (p.size() == 2 && m == "GET") return ListNodes("");
+    if (p.size() == 3 && m == "GET") return ListNodes(p[2]);
+    if (p.size() == 4 && m == "POST") {
+      std::string name = p[2], action = p[3], reason = body->value("reason", "");
+      return call(
+          [=, this](Txn& t, Reply* out) { out->status = NodeAction(who, name, action, reason, t); },
+          200);
+    }
+  }
+  if (p.size() == 2 && p[1] == "partitions" && m == "GET") {
+    std::shared_lock<std::shared_mutex> l(view_mu);
+    return JsonResponse(200, {{"partitions", *partition_view}});
+  }
+  if (p.size() == 2 && p[1] == "watch" && m == "GET") return Watch(req);
+  if (p.size() == 3 && p[1] == "accounting" && p[2] == "jobs" && m == "GET") {
+    return Accounting(req);
+  }
+  if (p.size() == 2 && p[1] == "stats" && m == "GET") {
+    store::StoreStats s = store->stats();
+    return JsonResponse(
+        200,
+        {{"passes", passes.load()}, {"store_commits", s.commits}, {"store_batches", s.batches}});
+  }
+  if (p.size() >= 3 && p[1] == "agents") return AgentRoute(req, who, p, *body);
+  return Error(Status::NotFound("no such endpoint: " + m + " " + req.path));
+}
+
+net::HttpResponse Controller::Impl::AgentRoute(const net::HttpRequest& req, const Caller& who,
+                                               const std::vector<std::string>& p,
+                                               const json& body) {
+  if (!who.admin) return Error(Status::PermissionDenied("only root may act as a node agent"));
+  if (p.size() == 3 && p[2] == "register" && req.method == "POST") {
+    Reply r = Call([=, this](Txn& t, Reply* out) {
+      Result<json> res = RegisterAgent(who, body, t);
+      if (res.ok()) {
+        out->body = *res;
+      } else {
+        out->status = res.status();
+      }
+    });
+    return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
+  }
+  const std::string& node = p[2];
+  if (p.size() == 4 && p[3] == "commands" && req.method == "GET") {
+    uint64_t after = 0;
+    int wait_ms = 20000;
+    if (req.query.count("after")) after = std::stoull(req.query.at("after"));
+    if (req.query.count("wait_ms"))
+      wait_ms = std::clamp(std::stoi(req.query.at("wait_ms")), 0, 60000);
+    json cmds = json::array();
+    for (auto& [seq, text] : agent_hub.Poll(node, after, wait_ms)) {
+      json c = json::parse(text);
+      c["seq"] = seq;
+      if (c.value("kind", "") == "launch") {
+        // A launch is delivered only while its attempt is still meant to run.
+        std::shared_ptr<const JobRecord> r = FindRecord(c.value("job_id", 0u));
+        if (!r || !core::HoldsResources(r->job.state) ||
+            r->job.restart_count != c.value("attempt", -1) || r->cancel_requested) {
+          c = {{"kind", "noop"}, {"seq", seq}};
+        }
+      }
+      cmds.push_back(std::move(c));
+    }
+    return JsonResponse(200, {{"commands", cmds}});
+  }
+  if (p.size() == 4 && p[3] == "status" && req.method == "POST") {
+    Reply r =
+        Call([=, this](Txn& t, Reply* out) { out->status = AgentStatus(who, node, body, t); });
+    return r.status.ok() ? JsonResponse(200, json::object()) : Error(r.status);
+  }
+  return Error(Status::NotFound("no such endpoint: " + req.path));
+}
+
+net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req) {
+  JobFilter f;
+  auto q = [&](const char* k) { return req.query.count(k) ? req.query.at(k) : std::string(); };
+  f.users = CommaList(q("user"));
+  f.states = CommaList(q("state"));
+  f.partitions = CommaList(q("partition"));
+  for (const std::string& s : CommaList(q("ids"))) {
+    if (std::optional<core::JobId> id = ParseId(s.substr(0, s.find('_')))) f.ids.push_back(*id);
+  }
+  if (!q("array").empty()) f.array = ParseId(q("array")).value_or(0);
+  f.all = q("all") == "1" || q("all") == "true";
+  json jobs = json::array();
+  {
+    std::shared_lock<std::shared_mutex> l(view_mu);
+    for (const auto& [id, r] : records) {
+      if (!f.Match(*r)) continue;
+      json v = EncodeJobRecord(*r, false);
+      if (auto it = pending_view->find(id);
+          it != pending_view->end() && r->job.state == core::JobState::kPending) {
+        v["reason"] = std::string(core::PendingReasonName(it->second.reason));
+        v["reason_detail"] = it->second.detail;
+        if (it->second.expected_start != kNoTime) v["expected_start"] = it->second.expected_start;
+        v["priority"] = it->second.priority;
+      }
+      jobs.push_back(std::move(v));
+    }
+  }
+  return JsonResponse(200, {{"jobs", jobs}});
+}
+
+net::HttpResponse Controller::Impl::GetJob(core::JobId id) {
+  std::shared_lock<std::shared_mutex> l(view_mu);
+  auto it = records.find(id);
+  if (it == records.end()) {
+    l.unlock();
+    Result<std::optional<store::JobRow>> row = store->GetJob(id);
+    if (row.ok() && row->has_value()) {
+      Result<JobRecord> r = DecodeJobRecord((*row)->record);
+      if (r.ok()) return JsonResponse(200, EncodeJobRecord(*r, true));
+    }
+    return Error(Status::NotFound("Invalid job id specified: " + std::to_string(id)));
+  }
+  json v = EncodeJobRecord(*it->second, true);
+  if (auto p = pending_view->find(id);
+      p != pending_view->end() && it->second->job.state == core::JobState::kPending) {
+    v["reason"] = std::string(core::PendingReasonName(p->second.reason));
+    v["reason_detail"] = p->second.detail;
+    if (p->second.expected_start != kNoTime) v["expected_start"] = p->second.expected_start;
+    v["priority"] = p->second.priority;
+  }
+  return JsonResponse(200, v);
+}
+
+net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
+  std::shared_ptr<const std::vector<NodeView>> nodes;
+  {
+    std::shared_lock<std::shared_mutex> l(view_mu);
+    nodes = node_view;
+  }
+  json out = json::array();
+  for (const NodeView& n : *nodes) {
+    if (!only.empty() && n.name != only) continue;
+    json gres = json::object();
+    for (const core::NamedCount& g : n.spec.gres) gres[g.name] = g.count;
+    out.push_back({{"name", n.name},
+                   {"state", n.state},
+                   {"reason", n.reason},
+                   {"cpus", n.spec.cpus},
+                   {"alloc_cpus", n.alloc_cpus},
+                   {"mem_mib", n.spec.mem_mib},
+                   {"alloc_mem_mib", n.alloc_mem_mib},
+                   {"gpus", n.spec.gpus},
+                   {"alloc_gpus", n.alloc_gpus},
+                   {"gres", gres},
+                   {"features", n.spec.features},
+                   {"partitions", n.partitions},
+                   {"jobs", n.jobs},
+                   {"weight", n.spec.weight},
+                   {"sockets", n.spec.sockets},
+                   {"cores_per_socket", n.spec.cores_per_socket},
+                   {"threads_per_core", n.spec.threads_per_core},
+                   {"last_seen", n.last_seen},
+                   {"agent_connected", n.agent_connected}});
+  }
+  if (!only.empty()) {
+    if (out.empty()) return Error(Status::NotFound("Invalid node name specified: " + only));
+    return JsonResponse(200, out.front());
+  }
+  return JsonResponse(200, {{"nodes", out}});
+}
+
+net::HttpResponse Controller::Impl::Watch(const net::HttpRequest& req) {
+  std::string kinds = req.query.count("kinds") ? req.query.at("kinds") : "";
+  net::HttpResponse r;
+  r.content_type = "application/x-ndjson";
+  r.stream = [this, kinds](net::ResponseStream& out) {
+    uint64_t next = watch_hub.Next();
+    if (!out.Write("{\"type\":\"hello\"}\n")) return;
+    while (!out.Closed()) {
+      bool lost = false;
+      std::vector<std::string> events = watch_hub.Read(next, 1000, &next, &lost);
+      if (lost && !out.Write("{\"type\":\"lost\"}\n")) return;
+      if (events.empty()) {
+        if (!ready || !out.Write("\n")) return;  // a keep-alive line
+        continue;
+      }
+      std::string chunk;
+      for (const std::string& e : events) {
+        if (!kinds.empty() &&
+            e.find("\"type\":\"" + std::string(kinds.rfind("node", 0) == 0 ? "node" : "job")) ==
+                std::string::npos) {
+          continue;
+        }
+        chunk += e;
+        chunk += '\n';
+      }
+      if (!chunk.empty() && !out.Write(chunk)) return;
+    }
+  };
+  return r;
+}
+
+net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
+  auto q = [&](const char* k) { return req.query.count(k) ? req.query.at(k) : std::string(); };
+  Time from = q("start").empty() ? 0 : std::stoll(q("start"));
+  Time to = q("end").empty() ? kInfinite : std::stoll(q("end"));
+  std::vector<std::string> users = CommaList(q("user"));
+  json jobs = json::array();
+  auto add = [&](const JobRecord& r) {
+    if (!users.empty() && std::find(users.begin(), users.end(), r.job.spec.user) == users.end()) {
+      return;
+    }
+    jobs.push_back(EncodeJobRecord(r, false));
+  };
+  Status st = store->ScanFinished(from, to, [&](const store::JobRow& row) {
+    Result<JobRecord> r = DecodeJobRecord(row.record);
+    if (r.ok()) add(*r);
+  });
+  if (!st.ok()) return Error(st);
+  std::shared_lock<std::shared_mutex> l(view_mu);
+  for (const auto& [id, r] : records) {
+    if (!core::IsTerminal(r->job.state)) add(*r);
+  }
+  return JsonResponse(200, {{"jobs", jobs}});
+}
+
+}  // namespace berth::controller

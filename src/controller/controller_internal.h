@@ -1,0 +1,178 @@
+// The controller's insides, shared by its .cc files (not part of its interface).
+#ifndef BERTH_CONTROLLER_CONTROLLER_INTERNAL_H_
+#define BERTH_CONTROLLER_CONTROLLER_INTERNAL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "agent/launch.h"
+#include "controller/controller.h"
+#include "controller/hubs.h"
+#include "controller/job_record.h"
+#include "core/sched/scheduler.h"
+#include "core/state/cluster_state.h"
+#include "net/http.h"
+#include "store/store.h"
+
+namespace berth::controller {
+
+// Who is asking (from the Unix socket's peer credentials).
+struct Caller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user;
+  bool admin = false;  // root, the controller's own user, or an operator
+  bool known = false;  // false for TCP callers (no credentials yet)
+};
+
+// A read-only picture of the cluster for API threads, replaced as a whole by the state thread.
+struct NodeView {
+  std::string name;
+  core::NodeSpec spec;
+  std::string state;  // sinfo's long name
+  std::string reason;
+  int32_t alloc_cpus = 0;
+  int64_t alloc_mem_mib = 0;
+  int alloc_gpus = 0;
+  std::vector<std::string> partitions;
+  std::vector<uint32_t> jobs;
+  Time last_seen = kNoTime;
+  bool agent_connected = false;
+};
+
+struct PendingView {
+  core::PendingReason reason = core::PendingReason::kNone;
+  std::string detail;
+  Time expected_start = kNoTime;
+  int64_t priority = 0;
+};
+
+// Changes one batch of commands makes: durable writes, replies to send once they are durable,
+// and events to publish.
+struct Txn {
+  std::vector<store::Write> writes;
+  std::vector<std::function<void()>> replies;
+  std::vector<std::string> events;
+  std::set<core::JobId> touched;  // job records to rebuild
+  bool nodes_changed = false;
+  bool reschedule = false;
+};
+
+using Command = std::function<void(Txn&)>;
+
+// What a command answers: an error, or a JSON body.
+struct Reply {
+  Status status;
+  nlohmann::json body;
+};
+
+struct AgentState {
+  Time last_seen = kNoTime;
+  bool registered = false;
+};
+
+struct Controller::Impl {
+  ControllerOptions opt;
+  std::unique_ptr<store::Store> store;
+  std::optional<core::ClusterState> cs;  // owned by the state thread once started
+  std::unique_ptr<core::Scheduler> scheduler;
+  uint32_t own_uid = 0;
+
+  // What API threads read. The state thread is the only writer: it changes these under a
+  // unique lock held only for the swap, and reads them without one.
+  mutable std::shared_mutex view_mu;
+  std::map<core::JobId, std::shared_ptr<const JobRecord>> records;  // active + recently ended
+  std::shared_ptr<const std::unordered_map<core::JobId, PendingView>> pending_view;
+  std::shared_ptr<const std::vector<NodeView>> node_view;
+  std::shared_ptr<const nlohmann::json> partition_view;
+  Time last_pass = kNoTime;
+
+  // State thread only.
+  std::map<std::string, AgentState> agents;             // by node name
+  std::map<core::JobId, Time> finished_at;              // for dropping records after min_job_age
+  std::map<core::JobId, core::PreemptMode> preempting;  // victims being stopped
+
+  // Commands for the state thread.
+  std::mutex cmd_mu;
+  std::condition_variable cmd_cv;
+  std::deque<Command> commands;
+  bool stopping = false;
+  std::thread state_thread;
+  Time next_pass = 0;      // wall-clock time of the next periodic pass
+  Time wake_at = kNoTime;  // from the last plan
+  bool dirty = true;
+
+  AgentHub agent_hub;
+  WatchHub watch_hub;
+  std::unique_ptr<net::HttpServer> server;
+  std::unique_ptr<net::HttpServer> tcp_server;
+  std::atomic<int64_t> passes{0};
+  std::atomic<bool> ready{false};
+
+  // controller.cc
+  Status Recover();
+  // Queues a command for the state thread; false when stopping.
+  bool Post(Command c);
+  // Runs `c` on the state thread and waits for its reply, which comes once the batch it ran in
+  // is durable.
+  Reply Call(std::function<void(Txn&, Reply* out)> c);
+  std::shared_ptr<const JobRecord> FindRecord(core::JobId id) const;
+
+  // controller_state.cc (state thread only)
+  void RunStateThread();
+  void RunBatch(std::deque<Command> batch);
+  void SchedulePass(Txn& t);
+  void CheckNodes(Txn& t);
+  void Publish(Txn& t);
+  void Commit(Txn& t);
+  void RebuildNodeView();
+  void TouchRecord(core::JobId id, Txn& t);
+  void FinishRecord(const core::Job& final_job, Txn& t);
+  void SendLaunch(const JobRecord& r);
+  void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);
+  void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t);
+  JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const;
+  std::string NodeName(uint32_t index) const;
+  Time Now() const;
+
+  // controller_jobs.cc (state thread only): the commands
+  Result<std::vector<core::JobId>> SubmitJobs(const Caller& who, const nlohmann::json& body,
+                                              Txn& t);
+  Status CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only, Txn& t);
+  Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t);
+  Status RequeueJob(const Caller& who, core::JobId id, Txn& t);
+  Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t);
+  Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
+                    const std::string& reason, Txn& t);
+  Result<nlohmann::json> RegisterAgent(const Caller& who, const nlohmann::json& body, Txn& t);
+  Status AgentStatus(const Caller& who, const std::string& node, const nlohmann::json& body,
+                     Txn& t);
+
+  // controller_http.cc
+  net::HttpResponse Route(const net::HttpRequest& req);
+  net::HttpResponse AgentRoute(const net::HttpRequest& req, const Caller& who,
+                               const std::vector<std::string>& parts, const nlohmann::json& body);
+  net::HttpResponse ListJobs(const net::HttpRequest& req);
+  net::HttpResponse GetJob(core::JobId id);
+  net::HttpResponse ListNodes(const std::string& only);
+  net::HttpResponse Watch(const net::HttpRequest& req);
+  net::HttpResponse Accounting(const net::HttpRequest& req);
+  Caller Identify(const net::HttpRequest& req) const;
+};
+
+}  // namespace berth::controller
+
+#endif  // BERTH_CONTROLLER_CONTROLLER_INTERNAL_H_

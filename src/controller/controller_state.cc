@@ -1,0 +1,260 @@
+// The controller's state thread: runs commands in batches, commits them, schedules, drives the
+// agents, and publishes what API threads read.
+#include <cstdio>
+#include <cstdlib>
+
+#include "api/job_json.h"
+#include "common/hostlist.h"
+#include "controller/controller_internal.h"
+
+namespace berth::controller {
+
+void Controller::Impl::RunStateThread() {
+  next_pass = Now();
+  while (true) {
+    std::deque<Command> batch;
+    {
+      std::unique_lock<std::mutex> l(cmd_mu);
+      auto pass_due = [&] {
+        Time now = Now();
+        return dirty || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
+      };
+      if (commands.empty() && !stopping && !pass_due()) {
+        cmd_cv.wait_for(l, std::chrono::milliseconds(500),
+                        [&] { return stopping || !commands.empty(); });
+      }
+      if (stopping && commands.empty()) return;
+      batch.swap(commands);
+    }
+    RunBatch(std::move(batch));
+  }
+}
+
+void Controller::Impl::RunBatch(std::deque<Command> batch) {
+  Txn t;
+  for (Command& c : batch) c(t);
+  CheckNodes(t);
+  Commit(t);
+  Time now = Now();
+  bool due = dirty || t.reschedule || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
+  if (!due) return;
+  Txn pass;
+  SchedulePass(pass);
+  Commit(pass);
+}
+
+void Controller::Impl::Commit(Txn& t) {
+  for (core::JobId id : t.touched) TouchRecord(id, t);
+  t.touched.clear();
+  if (!t.writes.empty()) {
+    Status st = store->Commit(std::move(t.writes));
+    if (!st.ok()) {
+      // Nothing of this batch was acknowledged; the state on disk is consistent. Restarting
+      // from it is the only safe way on.
+      std::fprintf(stderr, "berth controller: cannot commit to the store: %s\n",
+                   st.message().c_str());
+      std::abort();
+    }
+  }
+  for (auto& reply : t.replies) reply();
+  Publish(t);
+}
+
+void Controller::Impl::Publish(Txn& t) {
+  if (t.nodes_changed) RebuildNodeView();
+  watch_hub.Publish(std::move(t.events));
+}
+
+JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* previous) const {
+  JobRecord r;
+  if (previous != nullptr) r = *previous;
+  r.job = job;
+  r.node_names.clear();
+  for (const core::NodeAllocation& a : job.alloc.nodes) r.node_names.push_back(NodeName(a.node));
+  if (job.state == core::JobState::kPending) {
+    r.cancel_requested = false;
+  } else {
+    r.reason = core::PendingReason::kNone;
+    r.reason_detail.clear();
+    r.expected_start = kNoTime;
+  }
+  return r;
+}
+
+void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
+  const core::Job* job = cs->FindJob(id);
+  if (job == nullptr) return;  // ended: FinishRecord wrote it
+  auto it = records.find(id);
+  auto r = std::make_shared<JobRecord>(
+      BuildRecord(*job, it == records.end() ? nullptr : it->second.get()));
+  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/true);
+  t.writes.push_back({store::Write::Kind::kPutJob, {id, true, kNoTime, view.dump()}, "", ""});
+  view.erase("request");
+  t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
+  std::unique_lock<std::shared_mutex> l(view_mu);
+  records[id] = std::move(r);
+}
+
+void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
+  core::JobId id = final_job.id;
+  auto it = records.find(id);
+  auto r = std::make_shared<JobRecord>(
+      BuildRecord(final_job, it == records.end() ? nullptr : it->second.get()));
+  r->cancel_requested = false;
+  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/true);
+  t.writes.push_back(
+      {store::Write::Kind::kPutJob, {id, false, final_job.end_time, view.dump()}, "", ""});
+  view.erase("request");
+  t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
+  t.touched.erase(id);
+  finished_at[id] = final_job.end_time;
+  preempting.erase(id);
+  std::unique_lock<std::shared_mutex> l(view_mu);
+  records[id] = std::move(r);
+}
+
+void Controller::Impl::SchedulePass(Txn& t) {
+  const Time now = Now();
+  core::Plan plan = scheduler->Schedule(*cs, now);
+  ++passes;
+  core::ApplyResult applied = cs->Apply(plan, now);
+  for (size_t i = 0; i < plan.starts.size(); ++i) {
+    core::JobId id = applied.start_ids[i];
+    if (id == core::kNoJob) continue;
+    if (id != plan.starts[i].job) t.touched.insert(plan.starts[i].job);  // the array's record
+    TouchRecord(id, t);
+    SendLaunch(*records.at(id));
+  }
+  for (const core::PlannedPreemption& p : applied.preempt) {
+    auto it = records.find(p.victim);
+    if (it == records.end()) continue;
+    preempting[p.victim] = p.mode;
+    auto r = std::make_shared<JobRecord>(*it->second);
+    r->cancel_requested = true;
+    SendCancel(*r, 0, false, true);
+    std::unique_lock<std::shared_mutex> l(view_mu);
+    records[p.victim] = std::move(r);
+  }
+  for (const core::PlannedCancel& c : plan.cancels) {
+    auto it = records.find(c.job);
+    if (it == records.end()) continue;
+    core::Job final_job = it->second->job;
+    final_job.state = c.state;
+    final_job.end_time = now;
+    final_job.outcome.state = c.state;
+    final_job.outcome.end_time = now;
+    auto r = std::make_shared<JobRecord>(*it->second);
+    r->message = c.why;
+    {
+      std::unique_lock<std::shared_mutex> l(view_mu);
+      records[c.job] = r;
+    }
+    FinishRecord(final_job, t);
+  }
+  auto pending = std::make_shared<std::unordered_map<core::JobId, PendingView>>();
+  pending->reserve(plan.pending.size());
+  for (const core::PendingInfo& p : plan.pending) {
+    (*pending)[p.job] = {p.reason, p.detail, p.expected_start, p.priority};
+  }
+  {
+    std::unique_lock<std::shared_mutex> l(view_mu);
+    pending_view = std::move(pending);
+    last_pass = now;
+  }
+  wake_at = plan.wake_at;
+  dirty = false;
+  next_pass = now + opt.backfill_interval_s;
+  t.nodes_changed = t.nodes_changed || !plan.starts.empty();
+  // Forget ended jobs older than MinJobAge (they stay in the store for sacct).
+  for (auto it = finished_at.begin(); it != finished_at.end();) {
+    if (it->second + opt.min_job_age_s < now) {
+      std::unique_lock<std::shared_mutex> l(view_mu);
+      records.erase(it->first);
+      it = finished_at.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Controller::Impl::CheckNodes(Txn& t) {
+  const Time now = Now();
+  for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
+    const core::NodeInfo& n = cs->node(i);
+    AgentState& a = agents[n.spec.name];
+    if (n.health != core::NodeHealth::kUp || now - a.last_seen <= opt.node_timeout_s) continue;
+    (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "not responding", now);
+    a.registered = false;
+    t.nodes_changed = true;
+    dirty = true;
+    std::vector<core::JobId> lost = n.jobs;
+    for (core::JobId id : lost) {
+      const core::Job* job = cs->FindJob(id);
+      if (job == nullptr) continue;
+      bool requeue = job->spec.requeue;
+      core::JobOutcome o;
+      o.state = core::JobState::kNodeFail;
+      o.end_time = now;
+      core::Job final_job;
+      if (!cs->EndJob(id, o, requeue, &final_job).ok()) continue;
+      if (requeue) {
+        t.touched.insert(id);
+      } else {
+        FinishRecord(final_job, t);
+      }
+      // If the node comes back with the job still running, its agent is told to stop it.
+      agent_hub.Push(
+          n.spec.name,
+          nlohmann::json{{"kind", "cancel"}, {"job_id", id}, {"attempt", final_job.restart_count}}
+              .dump());
+    }
+  }
+}
+
+void Controller::Impl::RebuildNodeView() {
+  auto nodes = std::make_shared<std::vector<NodeView>>();
+  nodes->reserve(cs->num_nodes());
+  for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
+    const core::NodeInfo& n = cs->node(i);
+    NodeView v;
+    v.name = n.spec.name;
+    v.spec = n.spec;
+    v.state = std::string(core::NodeStateLongName(n.state()));
+    v.reason = n.reason;
+    v.alloc_cpus = n.spec.cpus - n.free_cpus;
+    v.alloc_mem_mib = n.spec.mem_mib - n.free_mem_mib;
+    v.alloc_gpus = n.num_gpus - n.free_gpu_count();
+    for (int16_t p : n.partitions) v.partitions.push_back(cs->partitions()[p].spec.name);
+    v.jobs = n.jobs;
+    auto a = agents.find(n.spec.name);
+    if (a != agents.end()) {
+      v.last_seen = a->second.last_seen;
+      v.agent_connected = a->second.registered;
+    }
+    nodes->push_back(std::move(v));
+  }
+  auto parts = std::make_shared<nlohmann::json>(nlohmann::json::array());
+  for (const core::PartitionInfo& p : cs->partitions()) {
+    std::vector<std::string> names;
+    p.nodes.ForEach([&](size_t i) {
+      names.push_back(cs->node(static_cast<uint32_t>(i)).spec.name);
+      return true;
+    });
+    parts->push_back({{"name", p.spec.name},
+                      {"default", p.index == cs->default_partition()},
+                      {"state", std::string(core::PartitionStateName(p.spec.state))},
+                      {"nodes", hostlist::Compress(names)},
+                      {"total_nodes", p.total_nodes},
+                      {"total_cpus", p.total_cpus},
+                      {"total_gpus", p.total_gpus},
+                      {"max_time", p.spec.max_time >= kInfinite ? -1 : p.spec.max_time},
+                      {"default_time", p.spec.default_time},
+                      {"max_nodes", p.spec.max_nodes},
+                      {"priority_tier", p.spec.priority_tier}});
+  }
+  std::unique_lock<std::shared_mutex> l(view_mu);
+  node_view = std::move(nodes);
+  partition_view = std::move(parts);
+}
+
+}  // namespace berth::controller

@@ -1,0 +1,91 @@
+#include "controller/hubs.h"
+
+#include <chrono>
+
+namespace berth::controller {
+
+uint64_t AgentHub::Push(const std::string& node, std::string command) {
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    Queue& q = queues_[node];
+    seq = q.next++;
+    q.items.emplace_back(seq, std::move(command));
+  }
+  cv_.notify_all();
+  return seq;
+}
+
+std::vector<std::pair<uint64_t, std::string>> AgentHub::Poll(const std::string& node,
+                                                             uint64_t after, int wait_ms) {
+  std::unique_lock<std::mutex> l(mu_);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  while (true) {
+    Queue& q = queues_[node];
+    while (!q.items.empty() && q.items.front().first <= after) q.items.pop_front();
+    if (!q.items.empty() || shutdown_) {
+      return std::vector<std::pair<uint64_t, std::string>>(q.items.begin(), q.items.end());
+    }
+    if (cv_.wait_until(l, deadline) == std::cv_status::timeout) return {};
+  }
+}
+
+void AgentHub::Clear(const std::string& node) {
+  std::lock_guard<std::mutex> l(mu_);
+  queues_[node].items.clear();
+}
+
+uint64_t AgentHub::LastSeq(const std::string& node) {
+  std::lock_guard<std::mutex> l(mu_);
+  return queues_[node].next - 1;
+}
+
+void AgentHub::Shutdown() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    shutdown_ = true;
+  }
+  cv_.notify_all();
+}
+
+void WatchHub::Publish(std::vector<std::string> events) {
+  if (events.empty()) return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    for (std::string& e : events) events_.push_back(std::move(e));
+    while (events_.size() > capacity_) {
+      events_.pop_front();
+      ++first_;
+    }
+  }
+  cv_.notify_all();
+}
+
+std::vector<std::string> WatchHub::Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost) {
+  std::unique_lock<std::mutex> l(mu_);
+  auto end = [&] { return first_ + events_.size(); };
+  if (from >= end() && !shutdown_) {
+    cv_.wait_for(l, std::chrono::milliseconds(wait_ms), [&] { return shutdown_ || from < end(); });
+  }
+  *lost = from < first_;
+  uint64_t start = std::max(from, first_);
+  std::vector<std::string> out(events_.begin() + static_cast<ptrdiff_t>(start - first_),
+                               events_.end());
+  *next = end();
+  return out;
+}
+
+uint64_t WatchHub::Next() {
+  std::lock_guard<std::mutex> l(mu_);
+  return first_ + events_.size();
+}
+
+void WatchHub::Shutdown() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    shutdown_ = true;
+  }
+  cv_.notify_all();
+}
+
+}  // namespace berth::controller

@@ -1,0 +1,158 @@
+#include "controller/job_record.h"
+
+#include <nlohmann/json.hpp>
+
+#include "api/job_json.h"
+#include "core/model/resources.h"
+
+namespace berth::controller {
+namespace {
+
+using nlohmann::json;
+
+json EncodeAlloc(const JobRecord& r) {
+  json nodes = json::array();
+  for (size_t i = 0; i < r.job.alloc.nodes.size(); ++i) {
+    const core::NodeAllocation& a = r.job.alloc.nodes[i];
+    json n = {{"node", i < r.node_names.size() ? r.node_names[i] : ""},
+              {"cpus", a.cpus},
+              {"mem_mib", a.mem_mib},
+              {"tasks", a.tasks}};
+    json gpus = json::array();
+    for (int g = 0; g < 64; ++g) {
+      if (a.gpu_mask >> g & 1) gpus.push_back(g);
+    }
+    n["gpus"] = gpus;
+    if (!a.gres.empty()) {
+      json gres = json::object();
+      for (const core::NamedCount& c : a.gres) gres[c.name] = c.count;
+      n["gres"] = gres;
+    }
+    nodes.push_back(n);
+  }
+  json licenses = json::object();
+  for (const core::NamedCount& l : r.job.alloc.licenses) licenses[l.name] = l.count;
+  return {{"nodes", nodes}, {"licenses", licenses}};
+}
+
+Status DecodeAlloc(const json& a, JobRecord& r) {
+  for (const json& n : a.at("nodes")) {
+    core::NodeAllocation na;
+    na.cpus = n.at("cpus").get<int32_t>();
+    na.mem_mib = n.at("mem_mib").get<int64_t>();
+    na.tasks = n.value("tasks", 1);
+    for (const json& g : n.at("gpus")) na.gpu_mask |= uint64_t{1} << g.get<int>();
+    if (n.contains("gres")) {
+      for (const auto& [name, count] : n.at("gres").items()) {
+        na.gres.push_back({name, count.get<int64_t>()});
+      }
+    }
+    r.node_names.push_back(n.at("node").get<std::string>());
+    r.job.alloc.nodes.push_back(std::move(na));
+  }
+  if (a.contains("licenses")) {
+    for (const auto& [name, count] : a.at("licenses").items()) {
+      r.job.alloc.licenses.push_back({name, count.get<int64_t>()});
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+json EncodeJobRecord(const JobRecord& r, bool with_exec) {
+  const core::Job& j = r.job;
+  json out = {
+      {"id", j.id},
+      {"state", std::string(core::JobStateName(j.state))},
+      {"request", api::EncodeJob(j.spec, with_exec ? j.exec.get() : nullptr)},
+      {"submit_time", j.spec.submit_time},
+      {"eligible_time", j.eligible_time},
+      {"start_time", j.start_time},
+      {"end_time", j.end_time},
+      {"time_limit", j.time_limit},
+      {"partition", j.partition},
+      {"restart_count", j.restart_count},
+      {"exit_code", j.outcome.exit_code},
+      {"term_signal", j.outcome.term_signal},
+      {"submit_host", r.submit_host},
+      {"priority", r.priority},
+  };
+  if (j.array_job_id != core::kNoJob) {
+    out["array_job_id"] = j.array_job_id;
+    out["array_task_id"] = j.array_task_id;
+  }
+  if (!j.alloc.empty()) out["allocation"] = EncodeAlloc(r);
+  if (r.reason != core::PendingReason::kNone) {
+    out["reason"] = std::string(core::PendingReasonName(r.reason));
+    out["reason_detail"] = r.reason_detail;
+  }
+  if (r.expected_start != kNoTime) out["expected_start"] = r.expected_start;
+  if (!core::IsTerminal(j.state) && j.state != core::JobState::kPending) {
+    out["cancel_requested"] = r.cancel_requested;
+  }
+  if (j.start_time != kNoTime) {
+    out["usage"] = {{"cpu_seconds", r.cpu_seconds},
+                    {"max_rss_mib", r.max_rss_mib},
+                    {"gpu_utilization", r.gpu_utilization}};
+  }
+  if (!r.message.empty()) out["message"] = r.message;
+  return out;
+}
+
+Result<JobRecord> DecodeJobRecord(std::string_view text) {
+  try {
+    json in = json::parse(text);
+    JobRecord r;
+    core::Job& j = r.job;
+    j.id = in.at("id").get<uint32_t>();
+    std::optional<core::JobState> state = core::ParseJobState(in.at("state").get<std::string>());
+    if (!state) return Status::InvalidArgument("bad state in job record");
+    j.state = *state;
+    auto exec = std::make_shared<core::JobExecSpec>();
+    BERTH_RETURN_IF_ERROR(api::DecodeJob(in.at("request"), &j.spec, exec.get()));
+    j.exec = std::move(exec);
+    j.spec.submit_time = in.at("submit_time").get<Time>();
+    j.eligible_time = in.at("eligible_time").get<Time>();
+    j.start_time = in.at("start_time").get<Time>();
+    j.end_time = in.at("end_time").get<Time>();
+    j.time_limit = in.at("time_limit").get<Duration>();
+    j.partition = in.at("partition").get<std::string>();
+    j.restart_count = in.at("restart_count").get<int32_t>();
+    j.outcome.exit_code = in.at("exit_code").get<int32_t>();
+    j.outcome.term_signal = in.at("term_signal").get<int32_t>();
+    j.outcome.state = j.state;
+    j.outcome.start_time = j.start_time;
+    j.outcome.end_time = j.end_time;
+    j.array_job_id = in.value("array_job_id", core::kNoJob);
+    j.array_task_id = in.value("array_task_id", -1);
+    r.submit_host = in.value("submit_host", "");
+    r.priority = in.value("priority", int64_t{0});
+    if (in.contains("allocation")) BERTH_RETURN_IF_ERROR(DecodeAlloc(in.at("allocation"), r));
+    r.cancel_requested = in.value("cancel_requested", false);
+    if (in.contains("usage")) {
+      const json& u = in.at("usage");
+      r.cpu_seconds = u.value("cpu_seconds", 0.0);
+      r.max_rss_mib = u.value("max_rss_mib", int64_t{0});
+      r.gpu_utilization = u.value("gpu_utilization", -1.0);
+    }
+    r.message = in.value("message", "");
+    return r;
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(std::string("bad job record: ") + e.what());
+  }
+}
+
+std::string AllocTresText(const JobRecord& r) {
+  core::Tres t;
+  for (const core::NodeAllocation& a : r.job.alloc.nodes) {
+    t.cpus += a.cpus;
+    t.mem_mib += a.mem_mib;
+    t.gpus += a.gpu_count();
+  }
+  t.nodes = static_cast<int64_t>(r.job.alloc.nodes.size());
+  t.gpu_type = r.job.spec.gpu_type;
+  return t.ToString(t.cpus);
+}
+
+}  // namespace berth::controller

@@ -1,0 +1,48 @@
+// JobRecord: everything the controller keeps and shows about one job: the core's Job (request,
+// state, times, allocation), node names, the scheduler's latest word on it while pending, and
+// accounting once it ran. It is what GET /v1/jobs returns, what sacct reads, and what the store
+// keeps (docs/formats/api.md describes the JSON).
+#ifndef BERTH_CONTROLLER_JOB_RECORD_H_
+#define BERTH_CONTROLLER_JOB_RECORD_H_
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "core/model/job.h"
+#include "core/model/reason.h"
+
+namespace berth::controller {
+
+struct JobRecord {
+  core::Job job;                        // job.exec holds how to run it
+  std::vector<std::string> node_names;  // of job.alloc, in order
+  std::string submit_host;
+  // While pending: the last pass's word on it.
+  core::PendingReason reason = core::PendingReason::kNone;
+  std::string reason_detail;
+  Time expected_start = kNoTime;
+  int64_t priority = 0;
+  // Once it ran.
+  double cpu_seconds = 0;
+  int64_t max_rss_mib = 0;
+  double gpu_utilization = -1;
+  std::string message;            // from the node: what went wrong, what could not be enforced
+  bool cancel_requested = false;  // a cancel (or preemption) was sent to its node
+
+  bool active() const { return !core::IsTerminal(job.state); }
+};
+
+// The JSON form. `with_exec` includes how to run it (the script can be large; lists leave it
+// out).
+nlohmann::json EncodeJobRecord(const JobRecord& r, bool with_exec);
+Result<JobRecord> DecodeJobRecord(std::string_view json_text);
+
+// The TRES the job holds (AllocTRES), or asks for while pending.
+std::string AllocTresText(const JobRecord& r);
+
+}  // namespace berth::controller
+
+#endif  // BERTH_CONTROLLER_JOB_RECORD_H_

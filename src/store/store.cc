@@ -1,0 +1,313 @@
+#include "store/store.h"
+
+#include <sqlite3.h>
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace berth::store {
+namespace {
+
+constexpr const char* kSchema = R"(
+CREATE TABLE IF NOT EXISTS jobs(
+  id INTEGER PRIMARY KEY,
+  active INTEGER NOT NULL,
+  end_time INTEGER,
+  record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS jobs_active ON jobs(id) WHERE active = 1;
+CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time) WHERE active = 0;
+CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+)";
+
+Status SqlError(sqlite3* db, const std::string& what) {
+  return Status::Internal(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+// A prepared statement, finalized on destruction.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK) stmt_ = nullptr;
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  bool ok() const { return stmt_ != nullptr; }
+  sqlite3_stmt* get() { return stmt_; }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, std::string_view v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+  Status Step(const std::string& what) {
+    int rc = sqlite3_step(stmt_);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) return SqlError(db_, what);
+    return Status::Ok();
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+Result<sqlite3*> OpenDb(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Status st = SqlError(db, "cannot open " + path);
+    sqlite3_close(db);
+    return st;
+  }
+  sqlite3_busy_timeout(db, 10000);
+  char* err = nullptr;
+  if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", nullptr, nullptr,
+                   &err) != SQLITE_OK) {
+    Status st = Status::Internal(path + ": " + (err ? err : "pragma failed"));
+    sqlite3_free(err);
+    sqlite3_close(db);
+    return st;
+  }
+  return db;
+}
+
+JobRow ReadJobRow(sqlite3_stmt* s) {
+  JobRow row;
+  row.id = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
+  row.active = sqlite3_column_int64(s, 1) != 0;
+  row.end_time = sqlite3_column_type(s, 2) == SQLITE_NULL ? kNoTime : sqlite3_column_int64(s, 2);
+  const unsigned char* text = sqlite3_column_text(s, 3);
+  row.record.assign(
+      reinterpret_cast<const char*>(text ? text : reinterpret_cast<const unsigned char*>("")),
+      static_cast<size_t>(sqlite3_column_bytes(s, 3)));
+  return row;
+}
+
+}  // namespace
+
+struct Store::Impl {
+  sqlite3* writer = nullptr;
+  sqlite3* reader = nullptr;
+  mutable std::mutex reader_mu;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  struct Pending {
+    std::vector<Write> writes;
+    std::promise<Status> done;
+  };
+  std::deque<Pending*> queue;
+  bool stopping = false;
+  StoreStats stats;
+  std::thread thread;
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      stopping = true;
+    }
+    cv.notify_all();
+    if (thread.joinable()) thread.join();
+    sqlite3_close(writer);
+    sqlite3_close(reader);
+  }
+
+  Status ApplyAll(const std::vector<Pending*>& batch) {
+    Stmt put_job(writer,
+                 "INSERT INTO jobs(id, active, end_time, record) VALUES(?1, ?2, ?3, ?4) "
+                 "ON CONFLICT(id) DO UPDATE SET active = ?2, end_time = ?3, record = ?4");
+    Stmt put_node(writer,
+                  "INSERT INTO nodes(name, record) VALUES(?1, ?2) "
+                  "ON CONFLICT(name) DO UPDATE SET record = ?2");
+    Stmt del_node(writer, "DELETE FROM nodes WHERE name = ?1");
+    Stmt put_meta(writer,
+                  "INSERT INTO meta(key, value) VALUES(?1, ?2) "
+                  "ON CONFLICT(key) DO UPDATE SET value = ?2");
+    if (!put_job.ok() || !put_node.ok() || !del_node.ok() || !put_meta.ok()) {
+      return SqlError(writer, "prepare");
+    }
+    for (Pending* p : batch) {
+      for (const Write& w : p->writes) {
+        Stmt* s = nullptr;
+        switch (w.kind) {
+          case Write::Kind::kPutJob:
+            s = &put_job;
+            s->Bind(1, static_cast<int64_t>(w.job.id));
+            s->Bind(2, w.job.active ? 1 : 0);
+            if (w.job.end_time == kNoTime) {
+              s->BindNull(3);
+            } else {
+              s->Bind(3, w.job.end_time);
+            }
+            s->Bind(4, w.job.record);
+            break;
+          case Write::Kind::kPutNode:
+            s = &put_node;
+            s->Bind(1, w.key);
+            s->Bind(2, w.value);
+            break;
+          case Write::Kind::kDeleteNode:
+            s = &del_node;
+            s->Bind(1, w.key);
+            break;
+          case Write::Kind::kPutMeta:
+            s = &put_meta;
+            s->Bind(1, w.key);
+            s->Bind(2, w.value);
+            break;
+        }
+        BERTH_RETURN_IF_ERROR(s->Step("write"));
+        s->Reset();
+        ++stats.rows_written;
+      }
+    }
+    return Status::Ok();
+  }
+
+  // The writer thread: one transaction for everything queued at the time.
+  void Run() {
+    while (true) {
+      std::vector<Pending*> batch;
+      {
+        std::unique_lock<std::mutex> l(mu);
+        cv.wait(l, [&] { return stopping || !queue.empty(); });
+        if (queue.empty() && stopping) return;
+        batch.assign(queue.begin(), queue.end());
+        queue.clear();
+      }
+      Status st = Exec("BEGIN IMMEDIATE");
+      if (st.ok()) st = ApplyAll(batch);
+      if (st.ok()) {
+        st = Exec("COMMIT");
+      } else {
+        (void)Exec("ROLLBACK");
+      }
+      {
+        std::lock_guard<std::mutex> l(mu);
+        ++stats.commits;
+        stats.batches += static_cast<int64_t>(batch.size());
+      }
+      for (Pending* p : batch) p->done.set_value(st);
+    }
+  }
+
+  Status Exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(writer, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      Status s = Status::Internal(std::string(sql) + ": " + (err ? err : "failed"));
+      sqlite3_free(err);
+      return s;
+    }
+    return Status::Ok();
+  }
+};
+
+Store::Store() : impl_(std::make_unique<Impl>()) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  std::unique_ptr<Store> s(new Store());
+  BERTH_ASSIGN_OR_RETURN(s->impl_->writer, OpenDb(path));
+  char* err = nullptr;
+  if (sqlite3_exec(s->impl_->writer, kSchema, nullptr, nullptr, &err) != SQLITE_OK) {
+    Status st = Status::Internal(path + ": schema: " + (err ? err : "failed"));
+    sqlite3_free(err);
+    return st;
+  }
+  BERTH_ASSIGN_OR_RETURN(s->impl_->reader, OpenDb(path));
+  Impl* impl = s->impl_.get();
+  impl->thread = std::thread([impl] { impl->Run(); });
+  return s;
+}
+
+Status Store::Commit(std::vector<Write> writes) {
+  if (writes.empty()) return Status::Ok();
+  Impl::Pending p;
+  p.writes = std::move(writes);
+  std::future<Status> done = p.done.get_future();
+  {
+    std::lock_guard<std::mutex> l(impl_->mu);
+    if (impl_->stopping) return Status::Unavailable("store is closing");
+    impl_->queue.push_back(&p);
+  }
+  impl_->cv.notify_one();
+  return done.get();
+}
+
+Status Store::ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const {
+  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  Stmt s(impl_->reader, active_only
+                            ? "SELECT id, active, end_time, record FROM jobs WHERE active = 1 "
+                              "ORDER BY id"
+                            : "SELECT id, active, end_time, record FROM jobs ORDER BY id");
+  if (!s.ok()) return SqlError(impl_->reader, "scan jobs");
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) fn(ReadJobRow(s.get()));
+  return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan jobs");
+}
+
+Status Store::ScanFinished(Time from, Time to, const std::function<void(const JobRow&)>& fn) const {
+  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  Stmt s(impl_->reader,
+         "SELECT id, active, end_time, record FROM jobs WHERE active = 0 AND end_time >= ?1 "
+         "AND end_time < ?2 ORDER BY id");
+  if (!s.ok()) return SqlError(impl_->reader, "scan finished jobs");
+  s.Bind(1, from);
+  s.Bind(2, to);
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) fn(ReadJobRow(s.get()));
+  return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan finished jobs");
+}
+
+Result<std::optional<JobRow>> Store::GetJob(uint32_t id) const {
+  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  Stmt s(impl_->reader, "SELECT id, active, end_time, record FROM jobs WHERE id = ?1");
+  if (!s.ok()) return SqlError(impl_->reader, "get job");
+  s.Bind(1, static_cast<int64_t>(id));
+  int rc = sqlite3_step(s.get());
+  if (rc == SQLITE_ROW) return std::optional<JobRow>(ReadJobRow(s.get()));
+  if (rc == SQLITE_DONE) return std::optional<JobRow>();
+  return SqlError(impl_->reader, "get job");
+}
+
+Status Store::ScanNodes(
+    const std::function<void(const std::string&, const std::string&)>& fn) const {
+  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  Stmt s(impl_->reader, "SELECT name, record FROM nodes ORDER BY name");
+  if (!s.ok()) return SqlError(impl_->reader, "scan nodes");
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    fn(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0)),
+       reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1)));
+  }
+  return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan nodes");
+}
+
+Result<std::optional<std::string>> Store::GetMeta(const std::string& key) const {
+  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  Stmt s(impl_->reader, "SELECT value FROM meta WHERE key = ?1");
+  if (!s.ok()) return SqlError(impl_->reader, "get meta");
+  s.Bind(1, key);
+  int rc = sqlite3_step(s.get());
+  if (rc == SQLITE_ROW) {
+    return std::optional<std::string>(
+        reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0)));
+  }
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  return SqlError(impl_->reader, "get meta");
+}
+
+StoreStats Store::stats() const {
+  std::lock_guard<std::mutex> l(impl_->mu);
+  return impl_->stats;
+}
+
+}  // namespace berth::store

@@ -1,0 +1,166 @@
+"""A test bed of real berth daemons in a temporary folder, for the integration tests.
+
+Cluster() starts `berth controller` and `berth agent` (real processes, a Unix socket in the
+folder); api() talks to the controller over that socket; wait_state() polls a job. Everything
+the daemons leave (processes, users, cgroups) is cleaned up by stop().
+"""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+BERTH = os.environ.get('BERTH_BINARY', 'build/berth')
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=60):
+        super().__init__('localhost', timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        try:
+            s.connect(self.path)
+        except OSError:
+            s.close()
+            raise
+        self.sock = s
+
+
+class Cluster:
+    def __init__(self, node_timeout=60, gpus=4):
+        self.dir = tempfile.mkdtemp(prefix='berth-it-')
+        os.chmod(self.dir, 0o755)
+        self.sock = os.path.join(self.dir, 'controller.sock')
+        self.node_timeout = node_timeout
+        self.gpus = gpus
+        self.controller = None
+        self.agent = None
+        self.env = dict(os.environ, BERTH_SOCKET=self.sock, BERTH_HOME=self.dir)
+        self.logs = []
+
+    def log(self, name):
+        f = open(os.path.join(self.dir, name + '.log'), 'ab')
+        self.logs.append(f)
+        return f
+
+    def start_controller(self):
+        self.controller = subprocess.Popen(
+            [BERTH, 'controller', '--home', self.dir, '--socket', self.sock,
+             '--node-timeout', str(self.node_timeout)],
+            stdout=self.log('controller'), stderr=subprocess.STDOUT)
+        self.wait(lambda: self.ready(), 'the controller to answer')
+
+    def start_agent(self):
+        self.agent = subprocess.Popen(
+            [BERTH, 'agent', '--home', self.dir, '--controller', 'unix:' + self.sock,
+             '--node-name', 'node1', '--gpus', str(self.gpus), '--gpu-type', 'test'],
+            stdout=self.log('agent'), stderr=subprocess.STDOUT)
+        self.wait(lambda: self.node_state('node1') not in (None, 'DOWN'),
+                  'the agent to register')
+
+    def start(self):
+        self.start_controller()
+        self.start_agent()
+        return self
+
+    def ready(self):
+        try:
+            return self.api('GET', '/readyz')[0] == 200
+        except OSError:
+            return False
+
+    def api(self, method, path, body=None):
+        c = UnixHTTPConnection(self.sock)
+        data = None if body is None else json.dumps(body)
+        c.request(method, path, body=data, headers={'Content-Type': 'application/json'})
+        r = c.getresponse()
+        text = r.read().decode()
+        c.close()
+        try:
+            return r.status, json.loads(text) if text.strip() else {}
+        except ValueError:
+            return r.status, {'raw': text}
+
+    def submit(self, spec):
+        status, body = self.api('POST', '/v1/jobs', spec)
+        assert status == 201, (status, body)
+        return body['job_id']
+
+    def job(self, job_id):
+        status, body = self.api('GET', f'/v1/jobs/{job_id}')
+        assert status == 200, (status, body)
+        return body
+
+    def node_state(self, name):
+        try:
+            status, body = self.api('GET', f'/v1/nodes/{name}')
+        except OSError:
+            return None
+        return body.get('state') if status == 200 else None
+
+    def wait(self, cond, what, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            if cond():
+                return
+            time.sleep(0.1)
+        raise AssertionError(f'timed out waiting for {what}; logs in {self.dir}')
+
+    def wait_state(self, job_id, states, timeout=60):
+        states = [states] if isinstance(states, str) else states
+        last = {}
+
+        def done():
+            nonlocal last
+            last = self.job(job_id)
+            return last['state'] in states
+        try:
+            self.wait(done, f'job {job_id} to be {states}', timeout)
+        except AssertionError as e:
+            raise AssertionError(f'{e}; job is {json.dumps(last)}') from None
+        return last
+
+    def cli(self, *args, user=None, check=True):
+        cmd = [BERTH, *args]
+        if user:
+            cmd = ['runuser', '-u', user, '--', 'env', f'BERTH_SOCKET={self.sock}', *cmd]
+        p = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError(f'{cmd} failed: {p.stderr}')
+        return p
+
+    def kill(self, which, sig=signal.SIGKILL):
+        p = getattr(self, which)
+        if p and p.poll() is None:
+            p.send_signal(sig)
+            p.wait(timeout=30)
+        setattr(self, which, None)
+
+    def stop(self, keep=False):
+        self.kill('agent', signal.SIGTERM)
+        self.kill('controller', signal.SIGTERM)
+        # Jobs still running (their supervisors outlive the agent): stop them.
+        subprocess.run(['pkill', '-9', '-f', f'supervise {self.dir}'], check=False)
+        for f in self.logs:
+            f.close()
+        if keep:
+            print(f'kept {self.dir}')
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def make_user(name):
+    subprocess.run(['userdel', '-r', name], capture_output=True)
+    subprocess.run(['useradd', '-m', '-s', '/bin/sh', name], check=True, capture_output=True)
+
+
+def remove_user(name):
+    subprocess.run(['pkill', '-9', '-u', name], capture_output=True)
+    subprocess.run(['userdel', '-r', name], capture_output=True)

@@ -1,0 +1,196 @@
+"""Integration tests of issue 4: real controller and agent daemons in temporary folders.
+
+Run: BERTH_BINARY=build/berth python3 -m unittest -v tests/integration/test_daemons.py
+Tests that need root (cgroups, users) skip themselves otherwise.
+"""
+import concurrent.futures
+import os
+import signal
+import subprocess
+import threading
+import time
+import unittest
+
+from harness import Cluster, make_user, remove_user
+
+ROOT = os.geteuid() == 0
+
+
+def script(body):
+    return '#!/bin/sh\n' + body + '\n'
+
+
+class DaemonTest(unittest.TestCase):
+    def setUp(self):
+        self.c = Cluster(node_timeout=int(os.environ.get('BERTH_IT_NODE_TIMEOUT', '60'))).start()
+        self.work = os.path.join(self.c.dir, 'work')
+        os.makedirs(self.work, exist_ok=True)
+        os.chmod(self.work, 0o777)
+
+    def tearDown(self):
+        self.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
+
+    def spec(self, body, **extra):
+        s = {'name': 'it', 'script': script(body), 'work_dir': self.work,
+             'stdout': '%x-%j.out', 'time_limit': 60}
+        s.update(extra)
+        return s
+
+    def test_submit_run_complete_with_output(self):
+        jid = self.c.submit(self.spec('echo "hello $SLURM_JOB_ID on $SLURM_JOB_NODELIST"; '
+                                      'echo "gpus=$CUDA_VISIBLE_DEVICES"', gpus_per_node=2))
+        j = self.c.wait_state(jid, 'COMPLETED', 30)
+        self.assertEqual(j['exit_code'], 0)
+        out = open(os.path.join(self.work, f'it-{jid}.out')).read()
+        self.assertIn(f'hello {jid} on node1', out)
+        self.assertIn('gpus=0,1', out)
+
+    def test_failed_job_reports_exit_code(self):
+        jid = self.c.submit(self.spec('exit 3'))
+        j = self.c.wait_state(jid, 'FAILED', 30)
+        self.assertEqual(j['exit_code'], 3)
+
+    @unittest.skipUnless(ROOT, 'needs root for cgroups')
+    def test_memory_limit_gives_out_of_memory(self):
+        jid = self.c.submit(self.spec('tail /dev/zero', mem_per_node=64))
+        self.c.wait_state(jid, 'OUT_OF_MEMORY', 60)
+
+    def test_time_limit_gives_timeout(self):
+        jid = self.c.submit(self.spec('sleep 300', time_limit=2))
+        t0 = time.time()
+        self.c.wait_state(jid, 'TIMEOUT', 60)
+        self.assertLess(time.time() - t0, 45)
+
+    def test_cancel_kills_every_process_of_the_job(self):
+        marker = f'berth-it-marker-{os.getpid()}-{time.time_ns()}'
+        body = (f'setsid bash -c "exec -a {marker} sleep 300" & '
+                f'(exec -a {marker} sleep 300) & '
+                f'exec -a {marker} sleep 300')
+        jid = self.c.submit(self.spec(body, script='#!/bin/bash\n' + body + '\n'))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.wait(lambda: subprocess.run(['pgrep', '-f', marker], capture_output=True)
+                    .stdout.count(b'\n') >= 3, 'the job processes to start')
+        status, _ = self.c.api('DELETE', f'/v1/jobs/{jid}')
+        self.assertEqual(status, 200)
+        self.c.wait_state(jid, 'CANCELLED', 60)
+        self.c.wait(lambda: subprocess.run(['pgrep', '-f', marker]).returncode != 0,
+                    'every process of the job to be gone', 30)
+
+    def test_rest_errors_name_the_problem(self):
+        status, body = self.c.api('POST', '/v1/jobs', {'script': 'x', 'nodes': 'x'})
+        self.assertEqual(status, 400)
+        self.assertIn('nodes', body['error']['message'])
+        status, body = self.c.api('GET', '/v1/jobs/999999')
+        self.assertEqual(status, 404)
+        status, body = self.c.api('POST', '/v1/jobs', {'script': 'x', 'partition': 'nope'})
+        self.assertEqual(status, 400)
+        self.assertIn('invalid partition', body['error']['message'])
+        status, body = self.c.api('POST', '/v1/jobs', {'script': 'x', 'cpus_per_task': 100000})
+        self.assertEqual(status, 400)
+        self.assertIn('Requested node configuration is not available', body['error']['message'])
+
+    def test_batch_submit_and_list_filters(self):
+        status, body = self.c.api('POST', '/v1/jobs',
+                                  {'jobs': [self.spec('true', hold=True) for _ in range(50)]})
+        self.assertEqual(status, 201)
+        self.assertEqual(len(body['job_ids']), 50)
+        status, body = self.c.api('GET', '/v1/jobs?state=PENDING')
+        self.assertEqual(len(body['jobs']), 50)
+        self.assertTrue(all(j['reason'] == 'JobHeldUser' for j in body['jobs']))
+
+    def test_controller_kill9_loses_no_acknowledged_job(self):
+        acked, stop = [], threading.Event()
+
+        def submitter():
+            while not stop.is_set():
+                try:
+                    status, body = self.c.api('POST', '/v1/jobs', self.spec('true', hold=True))
+                except OSError:
+                    return
+                if status == 201:
+                    acked.append(body['job_id'])
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            futures = [pool.submit(submitter) for _ in range(4)]
+            time.sleep(1.5)
+            self.c.kill('controller')  # kill -9 in the middle of the burst
+            stop.set()
+            for f in futures:
+                f.result()
+        self.assertGreater(len(acked), 20)
+        self.c.start_controller()
+        status, body = self.c.api('GET', '/v1/jobs?state=PENDING')
+        known = {j['id'] for j in body['jobs']}
+        missing = [j for j in acked if j not in known]
+        self.assertEqual(missing, [], 'acknowledged jobs lost by kill -9')
+        # Ids keep increasing across the restart.
+        self.assertGreater(self.c.submit(self.spec('true', hold=True)), max(acked))
+
+    def test_controller_restart_adopts_running_jobs(self):
+        jid = self.c.submit(self.spec('sleep 4; echo done'))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.kill('controller')
+        time.sleep(1)
+        self.c.start_controller()
+        j = self.c.wait_state(jid, 'COMPLETED', 60)
+        self.assertEqual(j['restart_count'], 0)
+        self.assertIn('done', open(os.path.join(self.work, f'it-{jid}.out')).read())
+
+    def test_agent_kill9_job_finishes_and_is_reported(self):
+        jid = self.c.submit(self.spec('sleep 3; echo survived'))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.kill('agent')
+        time.sleep(4)  # the job ends while no agent runs
+        self.c.start_agent()
+        j = self.c.wait_state(jid, 'COMPLETED', 60)
+        self.assertEqual(j['restart_count'], 0)
+        self.assertIn('survived', open(os.path.join(self.work, f'it-{jid}.out')).read())
+
+    @unittest.skipUnless(ROOT, 'needs root to create users')
+    def test_jobs_run_as_their_user_who_cannot_cancel_others(self):
+        alice, bob = f'bit{os.getpid() % 10000}a', f'bit{os.getpid() % 10000}b'
+        make_user(alice)
+        make_user(bob)
+        try:
+            home = f'/home/{alice}'
+            p = self.c.cli('submit', f'--chdir={home}', '--output=who-%j.out', '--wrap',
+                           'id -un; echo $HOME $USER; sleep 30', user=alice)
+            jid = int(p.stdout.split()[-1])
+            self.c.wait_state(jid, 'RUNNING', 30)
+            out = os.path.join(home, f'who-{jid}.out')
+            self.c.wait(lambda: os.path.exists(out) and os.path.getsize(out) > 0, 'output')
+            self.assertEqual(os.stat(out).st_uid, int(subprocess.check_output(['id', '-u', alice])))
+            self.assertIn(alice, open(out).read())
+            p = self.c.cli('cancel', str(jid), user=bob, check=False)
+            self.assertEqual(p.returncode, 1)
+            self.assertIn('permission denied', p.stderr.lower())
+            self.assertEqual(self.c.job(jid)['state'], 'RUNNING')
+            self.c.cli('cancel', str(jid), user=alice)
+            self.c.wait_state(jid, 'CANCELLED', 30)
+        finally:
+            remove_user(alice)
+            remove_user(bob)
+
+
+class NodeFailureTest(unittest.TestCase):
+    def test_silent_node_goes_down_and_its_job_is_requeued(self):
+        c = Cluster(node_timeout=3).start()
+        try:
+            work = os.path.join(c.dir, 'work')
+            os.makedirs(work)
+            jid = c.submit({'script': script('sleep 30'), 'work_dir': work, 'time_limit': 60})
+            c.wait_state(jid, 'RUNNING', 30)
+            c.agent.send_signal(signal.SIGSTOP)  # silent, not dead
+            c.wait(lambda: c.node_state('node1') == 'DOWN', 'the node to go DOWN', 30)
+            j = c.job(jid)
+            self.assertEqual(j['state'], 'PENDING')
+            self.assertEqual(j['restart_count'], 1)
+            c.agent.send_signal(signal.SIGCONT)
+            # Back: the stale attempt is stopped, the job runs again (attempt 1).
+            j = c.wait_state(jid, 'RUNNING', 60)
+            self.assertEqual(j['restart_count'], 1)
+        finally:
+            c.stop()
+
+
+if __name__ == '__main__':
+    unittest.main()
