@@ -3,6 +3,9 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -99,23 +102,69 @@ struct Agent::Impl {
     }
   }
 
+  // Launches run on a few worker threads: starting a supervisor takes milliseconds (a process
+  // that sets up cgroups and the user's environment), and jobs should not start one by one.
+  std::mutex launch_mu;
+  std::condition_variable launch_cv;
+  std::deque<json> launches;
+  bool launch_stop = false;
+  std::vector<std::thread> launchers;
+
+  void LaunchWorker() {
+    while (true) {
+      json cmd;
+      {
+        std::unique_lock<std::mutex> l(launch_mu);
+        launch_cv.wait(l, [&] { return launch_stop || !launches.empty(); });
+        if (launches.empty()) return;
+        cmd = std::move(launches.front());
+        launches.pop_front();
+      }
+      Launch(cmd);
+    }
+  }
+
+  void StartLaunchers(int n) {
+    for (int i = 0; i < n; ++i) launchers.emplace_back([this] { LaunchWorker(); });
+  }
+
+  void StopLaunchers() {
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      launch_stop = true;
+    }
+    launch_cv.notify_all();
+    for (std::thread& t : launchers) t.join();
+  }
+
+  void Launch(const json& cmd) {
+    uint32_t job_id = cmd.value("job_id", 0u);
+    int32_t attempt = cmd.value("attempt", 0);
+    std::string dir = FolderOf(job_id, attempt);
+    struct stat st;
+    if (stat((dir + "/supervisor.pid").c_str(), &st) == 0) return;  // a repeated command
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);  // what an interrupted launch left
+    Result<LaunchSpec> spec = DecodeLaunchSpec(cmd.at("spec").dump());
+    if (!spec.ok()) {
+      Log("bad launch command: %s", spec.status().message());
+      return;
+    }
+    Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec);
+    if (!h.ok()) Log("cannot start a supervisor: %s", h.status().message());
+  }
+
   void Handle(const json& cmd) {
     std::string kind = cmd.value("kind", "");
     uint32_t job_id = cmd.value("job_id", 0u);
     int32_t attempt = cmd.value("attempt", 0);
     std::string dir = FolderOf(job_id, attempt);
     if (kind == "launch") {
-      struct stat st;
-      if (stat((dir + "/supervisor.pid").c_str(), &st) == 0) return;  // a repeated command
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);  // what an interrupted launch left
-      Result<LaunchSpec> spec = DecodeLaunchSpec(cmd.at("spec").dump());
-      if (!spec.ok()) {
-        Log("bad launch command: %s", spec.status().message());
-        return;
+      {
+        std::lock_guard<std::mutex> l(launch_mu);
+        launches.push_back(cmd);
       }
-      Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec);
-      if (!h.ok()) Log("cannot start a supervisor: %s", h.status().message());
+      launch_cv.notify_one();
     } else if (kind == "cancel") {
       (void)CancelJob(dir);
     } else if (kind == "signal") {
@@ -156,6 +205,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   mkdir(im.jobs_dir.c_str(), 0755);
   BERTH_ASSIGN_OR_RETURN(im.detected, DetectNode());
   im.RemoveUnstarted();
+  im.StartLaunchers(8);
   im.node = im.opt.node_name.empty() ? im.detected.hostname : im.opt.node_name;
   std::atomic<bool> registered{false};
   std::atomic<bool> need_register{true};
@@ -231,6 +281,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     }
   }
   reporter.join();
+  im.StopLaunchers();
   return Status::Ok();
 }
 

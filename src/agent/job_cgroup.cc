@@ -268,6 +268,7 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create(const CgroupLayout& layout,
   if (layout.mode == CgroupMode::kV1) {
     std::set<std::string> made;
     for (const char* c : kV1Controllers) {
+      if (std::string(c) == "cpuset" && !spec.v1_cpuset) continue;
       if (!layout.v1_dirs.count(c)) {
         notes->push_back(std::string("no cgroup v1 ") + c + " controller");
         continue;

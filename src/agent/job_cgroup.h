@@ -37,6 +37,10 @@ struct JobCgroupSpec {
   std::vector<int32_t> cpus;     // empty: the parent's CPUs
   int64_t memory_bytes = 0;      // 0: no limit
   int64_t pids_max = 0;          // 0: no limit
+  // v1: join a cpuset group. Joining one costs about 10 ms per job on these kernels (the attach
+  // waits for an RCU grace period), so by default jobs are bound with CPU affinity instead;
+  // BERTH_CPUSET_CGROUP=1 in the agent's environment turns cpuset groups on.
+  bool v1_cpuset = false;
 };
 
 // The group name of an attempt: "job_<id>_<attempt>_<tag>", the tag a hash of the job's folder,

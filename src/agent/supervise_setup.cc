@@ -203,7 +203,12 @@ Status Supervisor::SetUpCgroups() {
   cs.memory_bytes = spec_.mem_mib > 0 ? spec_.mem_mib * kMiB : 0;
   cs.pids_max = spec_.pids_max > 0 ? spec_.pids_max : options_.default_pids_max;
   int32_t want = std::max(1, spec_.cpus);
-  Result<CpusetView> view = ReadCpusetView(*layout, cs);
+  const char* cpuset_env = std::getenv("BERTH_CPUSET_CGROUP");
+  cs.v1_cpuset = cpuset_env != nullptr && std::string(cpuset_env) == "1";
+  Result<CpusetView> view = layout->mode == CgroupMode::kV1 && !cs.v1_cpuset
+                                ? Result<CpusetView>(Status::NotFound(
+                                      "CPU affinity instead of a v1 cpuset group (faster start)"))
+                                : ReadCpusetView(*layout, cs);
   if (view.ok()) {
     cpus_ = ChooseCpus(view->allowed, view->taken, want);
     for (int32_t c : cpus_) {

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -17,6 +19,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/demo.h"
+#include "common/units.h"
 #include "config/cluster_config.h"
 #include "controller/controller.h"
 
@@ -56,9 +59,25 @@ struct DaemonArgs {
   int gpus = -1;
   std::string gpu_type = "gpu";
   int node_timeout = 60;
+  int cpus = 0;
+  int64_t mem_mib = 0;
   bool demo = false;
   bool help = false;
 };
+
+// Parses a whole decimal integer in [lo, hi]; prints a message naming the option otherwise.
+bool ParseIntArg(const char* option_name, const char* text, int lo, int hi, int& out) {
+  int value = 0;
+  const char* end = text + std::strlen(text);
+  auto [ptr, ec] = std::from_chars(text, end, value);
+  if (ec != std::errc() || ptr != end || ptr == text || value < lo || value > hi) {
+    std::fprintf(stderr, "berth: %s: expected an integer in [%d, %d], got '%s'\n", option_name, lo,
+                 hi, text);
+    return false;
+  }
+  out = value;
+  return true;
+}
 
 int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
   enum {
@@ -71,7 +90,9 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
     kGpus,
     kGpuType,
     kTimeout,
-    kDemo
+    kDemo,
+    kCpus,
+    kMem
   };
   static const option kOptions[] = {{"home", required_argument, nullptr, kHome},
                                     {"config", required_argument, nullptr, kConfig},
@@ -83,6 +104,8 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
                                     {"gpu-type", required_argument, nullptr, kGpuType},
                                     {"node-timeout", required_argument, nullptr, kTimeout},
                                     {"demo", no_argument, nullptr, kDemo},
+                                    {"cpus", required_argument, nullptr, kCpus},
+                                    {"mem", required_argument, nullptr, kMem},
                                     {"help", no_argument, nullptr, 'h'},
                                     {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -113,14 +136,27 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
         a.tcp = optarg;
         break;
       case kGpus:
-        a.gpus = std::atoi(optarg);
+        if (!ParseIntArg("--gpus", optarg, 0, 1024, a.gpus)) return 2;
         break;
       case kGpuType:
         a.gpu_type = optarg;
         break;
       case kTimeout:
-        a.node_timeout = std::atoi(optarg);
+        if (!ParseIntArg("--node-timeout", optarg, 1, 86400 * 365, a.node_timeout)) return 2;
         break;
+      case kCpus:
+        if (!ParseIntArg("--cpus", optarg, 1, 1 << 20, a.cpus)) return 2;
+        break;
+      case kMem: {
+        Result<int64_t> mib = ParseMemoryMiB(optarg);
+        if (!mib.ok() || *mib <= 0) {
+          std::fprintf(stderr, "berth: --mem: invalid memory size '%s' (e.g. 64G, 512000M)\n",
+                       optarg);
+          return 2;
+        }
+        a.mem_mib = *mib;
+        break;
+      }
       case kDemo:
         a.demo = true;
         break;
@@ -171,6 +207,7 @@ Runs the node agent: registers this node with the controller and runs its jobs.
   --home DIR           state folder (job folders go in HOME/agent/jobs)
   --node-name NAME     this node's name (default: the short host name)
   --gpus N --gpu-type T  declare N GPUs of type T when NVML finds none
+  --cpus N --mem SIZE  declare the node's size instead of what is detected
 )";
 
 constexpr const char* kUpUsage = R"(Usage: berth up [options]
@@ -210,6 +247,8 @@ int AgentMain(int argc, char** argv) {
   opt.state_dir = a.home + "/agent";
   mkdir(a.home.c_str(), 0755);
   opt.berth_binary = SelfBinary();
+  opt.cpus = a.cpus;
+  opt.mem_mib = a.mem_mib;
   if (a.gpus > 0) {
     opt.declared_gpus = a.gpus;
     opt.declared_gpu_type = a.gpu_type;

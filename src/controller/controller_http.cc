@@ -112,6 +112,24 @@ struct JobFilter {
   }
 };
 
+// Adds why a pending job waits, its priority and expected start, from the last pass. A job
+// submitted held since that pass is reported held at once, as squeue does after `sbatch -H`.
+void AddPendingView(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
+                    json& v) {
+  if (r.job.state != core::JobState::kPending) return;
+  if (auto it = view.find(r.job.id); it != view.end()) {
+    v["reason"] = std::string(core::PendingReasonName(it->second.reason));
+    v["reason_detail"] = it->second.detail;
+    if (it->second.expected_start != kNoTime) v["expected_start"] = it->second.expected_start;
+    v["priority"] = it->second.priority;
+  } else if (r.job.spec.hold != core::HoldKind::kNone) {
+    bool user = r.job.spec.hold == core::HoldKind::kUser;
+    v["reason"] = std::string(core::PendingReasonName(user ? core::PendingReason::kJobHeldUser
+                                                           : core::PendingReason::kJobHeldAdmin));
+    v["reason_detail"] = user ? "held by its user" : "held by an operator";
+  }
+}
+
 }  // namespace
 
 Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
@@ -294,13 +312,7 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req) {
     for (const auto& [id, r] : records) {
       if (!f.Match(*r)) continue;
       json v = EncodeJobRecord(*r, false);
-      if (auto it = pending_view->find(id);
-          it != pending_view->end() && r->job.state == core::JobState::kPending) {
-        v["reason"] = std::string(core::PendingReasonName(it->second.reason));
-        v["reason_detail"] = it->second.detail;
-        if (it->second.expected_start != kNoTime) v["expected_start"] = it->second.expected_start;
-        v["priority"] = it->second.priority;
-      }
+      AddPendingView(*r, *pending_view, v);
       jobs.push_back(std::move(v));
     }
   }
@@ -320,13 +332,7 @@ net::HttpResponse Controller::Impl::GetJob(core::JobId id) {
     return Error(Status::NotFound("Invalid job id specified: " + std::to_string(id)));
   }
   json v = EncodeJobRecord(*it->second, true);
-  if (auto p = pending_view->find(id);
-      p != pending_view->end() && it->second->job.state == core::JobState::kPending) {
-    v["reason"] = std::string(core::PendingReasonName(p->second.reason));
-    v["reason_detail"] = p->second.detail;
-    if (p->second.expected_start != kNoTime) v["expected_start"] = p->second.expected_start;
-    v["priority"] = p->second.priority;
-  }
+  AddPendingView(*it->second, *pending_view, v);
   return JsonResponse(200, v);
 }
 

@@ -3,6 +3,7 @@
 #define BERTH_CONTROLLER_CONTROLLER_INTERNAL_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -114,6 +115,9 @@ struct Controller::Impl {
   Time next_pass = 0;      // wall-clock time of the next periodic pass
   Time wake_at = kNoTime;  // from the last plan
   bool dirty = true;
+  // Passes triggered by events are spaced so that they take at most a third of the state
+  // thread's time: the next may start 2 x (the last one's duration) after it ended.
+  std::chrono::steady_clock::time_point pass_allowed_at;
 
   AgentHub agent_hub;
   WatchHub watch_hub;

@@ -96,7 +96,10 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
   }
   t.writes.push_back(
       {store::Write::Kind::kPutMeta, {}, "next_job_id", std::to_string(cs->next_job_id())});
-  dirty = true;
+  // A pass is due unless every new job is held (it could not start anyway).
+  for (core::JobId id : ids) {
+    if (cs->FindJob(id)->spec.hold == core::HoldKind::kNone) dirty = true;
+  }
   return ids;
 }
 

@@ -19,9 +19,10 @@ void Controller::Impl::RunStateThread() {
         Time now = Now();
         return dirty || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
       };
-      if (commands.empty() && !stopping && !pass_due()) {
-        cmd_cv.wait_for(l, std::chrono::milliseconds(500),
-                        [&] { return stopping || !commands.empty(); });
+      if (commands.empty() && !stopping) {
+        auto wake = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+        if (pass_due()) wake = std::max(pass_allowed_at, std::chrono::steady_clock::now());
+        cmd_cv.wait_until(l, wake, [&] { return stopping || !commands.empty(); });
       }
       if (stopping && commands.empty()) return;
       batch.swap(commands);
@@ -37,10 +38,13 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   Commit(t);
   Time now = Now();
   bool due = dirty || t.reschedule || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
-  if (!due) return;
+  if (!due || std::chrono::steady_clock::now() < pass_allowed_at) return;
+  auto started = std::chrono::steady_clock::now();
   Txn pass;
   SchedulePass(pass);
   Commit(pass);
+  auto ended = std::chrono::steady_clock::now();
+  pass_allowed_at = ended + 2 * (ended - started);
 }
 
 void Controller::Impl::Commit(Txn& t) {

@@ -16,6 +16,11 @@ from harness import Cluster, make_user, remove_user
 ROOT = os.geteuid() == 0
 
 
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
 def script(body):
     return '#!/bin/sh\n' + body + '\n'
 
@@ -41,7 +46,7 @@ class DaemonTest(unittest.TestCase):
                                       'echo "gpus=$CUDA_VISIBLE_DEVICES"', gpus_per_node=2))
         j = self.c.wait_state(jid, 'COMPLETED', 30)
         self.assertEqual(j['exit_code'], 0)
-        out = open(os.path.join(self.work, f'it-{jid}.out')).read()
+        out = read_text(os.path.join(self.work, f'it-{jid}.out'))
         self.assertIn(f'hello {jid} on node1', out)
         self.assertIn('gpus=0,1', out)
 
@@ -133,7 +138,7 @@ class DaemonTest(unittest.TestCase):
         self.c.start_controller()
         j = self.c.wait_state(jid, 'COMPLETED', 60)
         self.assertEqual(j['restart_count'], 0)
-        self.assertIn('done', open(os.path.join(self.work, f'it-{jid}.out')).read())
+        self.assertIn('done', read_text(os.path.join(self.work, f'it-{jid}.out')))
 
     def test_agent_kill9_job_finishes_and_is_reported(self):
         jid = self.c.submit(self.spec('sleep 3; echo survived'))
@@ -143,7 +148,7 @@ class DaemonTest(unittest.TestCase):
         self.c.start_agent()
         j = self.c.wait_state(jid, 'COMPLETED', 60)
         self.assertEqual(j['restart_count'], 0)
-        self.assertIn('survived', open(os.path.join(self.work, f'it-{jid}.out')).read())
+        self.assertIn('survived', read_text(os.path.join(self.work, f'it-{jid}.out')))
 
     @unittest.skipUnless(ROOT, 'needs root to create users')
     def test_jobs_run_as_their_user_who_cannot_cancel_others(self):
@@ -159,7 +164,7 @@ class DaemonTest(unittest.TestCase):
             out = os.path.join(home, f'who-{jid}.out')
             self.c.wait(lambda: os.path.exists(out) and os.path.getsize(out) > 0, 'output')
             self.assertEqual(os.stat(out).st_uid, int(subprocess.check_output(['id', '-u', alice])))
-            self.assertIn(alice, open(out).read())
+            self.assertIn(alice, read_text(out))
             p = self.c.cli('cancel', str(jid), user=bob, check=False)
             self.assertEqual(p.returncode, 1)
             self.assertIn('permission denied', p.stderr.lower())
