@@ -4,10 +4,11 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
-#include <mutex>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -57,9 +58,19 @@ struct Agent::Impl {
   // What runs here, and what ended, for the registration.
   json LocalJobs() {
     json jobs = json::array();
+    std::map<std::pair<uint32_t, int32_t>, bool> starting;
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      starting = launching;
+    }
+    // Launches under way run as far as the controller is concerned: reporting them missing
+    // would have it send them again, and reporting them lost would fail a healthy job.
+    for (const auto& [key, cancelled] : starting) {
+      jobs.push_back({{"job_id", key.first}, {"attempt", key.second}});
+    }
     for (const std::string& dir : ListJobDirs(jobs_dir)) {
       Result<LaunchSpec> spec = ReadSpec(dir);
-      if (!spec.ok()) continue;
+      if (!spec.ok() || starting.count({spec->job_id, spec->attempt})) continue;
       json j = {{"job_id", spec->job_id}, {"attempt", spec->attempt}};
       if (std::optional<JobResult> r = ReadResult(dir)) {
         j["result"] = json::parse(EncodeJobResult(*r));
@@ -107,6 +118,8 @@ struct Agent::Impl {
   std::mutex launch_mu;
   std::condition_variable launch_cv;
   std::deque<json> launches;
+  // Launches queued or under way, by (job, attempt), and whether a cancel came meanwhile.
+  std::map<std::pair<uint32_t, int32_t>, bool> launching;
   bool launch_stop = false;
   std::vector<std::thread> launchers;
 
@@ -121,6 +134,14 @@ struct Agent::Impl {
         launches.pop_front();
       }
       Launch(cmd);
+      std::pair<uint32_t, int32_t> key{cmd.value("job_id", 0u), cmd.value("attempt", 0)};
+      bool cancelled = false;
+      {
+        std::lock_guard<std::mutex> l(launch_mu);
+        cancelled = launching[key];
+        launching.erase(key);
+      }
+      if (cancelled) (void)CancelJob(FolderOf(key.first, key.second));
     }
   }
 
@@ -159,13 +180,23 @@ struct Agent::Impl {
     uint32_t job_id = cmd.value("job_id", 0u);
     int32_t attempt = cmd.value("attempt", 0);
     std::string dir = FolderOf(job_id, attempt);
+    std::pair<uint32_t, int32_t> key{job_id, attempt};
     if (kind == "launch") {
       {
         std::lock_guard<std::mutex> l(launch_mu);
+        if (!launching.emplace(key, false).second) return;  // already queued or starting
         launches.push_back(cmd);
       }
       launch_cv.notify_one();
     } else if (kind == "cancel") {
+      {
+        // A cancel for a launch under way is applied once the supervisor exists.
+        std::lock_guard<std::mutex> l(launch_mu);
+        if (auto it = launching.find(key); it != launching.end()) {
+          it->second = true;
+          return;
+        }
+      }
       (void)CancelJob(dir);
     } else if (kind == "signal") {
       (void)SignalJob(dir, cmd.value("signal", 15), cmd.value("batch_only", false));
