@@ -58,14 +58,14 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
 
 }  // namespace
 
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode) {
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode, Sync sync) {
   std::string tmp = path + ".tmp";
   // O_NOFOLLOW: a stale link at the temporary name must not redirect the write.
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return ErrnoStatus("open " + tmp, errno);
   Status s = WriteAll(fd, data, tmp);
   if (s.ok() && fchmod(fd, mode) != 0) s = ErrnoStatus("chmod " + tmp, errno);
-  if (s.ok() && fsync(fd) != 0) s = ErrnoStatus("fsync " + tmp, errno);
+  if (s.ok() && sync == Sync::kYes && fsync(fd) != 0) s = ErrnoStatus("fsync " + tmp, errno);
   close(fd);
   if (s.ok() && rename(tmp.c_str(), path.c_str()) != 0) s = ErrnoStatus("rename " + tmp, errno);
   if (!s.ok()) unlink(tmp.c_str());

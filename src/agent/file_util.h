@@ -18,9 +18,14 @@ namespace berth::agent {
 // The whole content of `path`. kNotFound when it does not exist.
 Result<std::string> ReadFile(const std::string& path);
 
-// Writes `data` to path.tmp, flushes it and renames it over `path`, so that readers see the old
-// or the new content, never a part. The file gets `mode` (not masked by the umask).
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode = 0644);
+enum class Sync { kNo, kYes };
+
+// Writes `data` to path.tmp and renames it over `path`, so that readers see the old or the new
+// content, never a part. The file gets `mode` (not masked by the umask). Sync::kYes also flushes
+// it to disk first, for what must survive a power loss; files that only describe processes on
+// this machine (pids, the launch spec) need not: a power loss ends those processes too.
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode = 0644,
+                       Sync sync = Sync::kNo);
 
 // Opens an existing file write-only and writes `data` in one write(2), as cgroup control files
 // require. The error names the file and the errno text.

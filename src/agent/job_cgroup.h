@@ -77,9 +77,13 @@ class JobCgroup {
   JobCgroup(const JobCgroup&) = delete;
   JobCgroup& operator=(const JobCgroup&) = delete;
 
-  // Open (O_CLOEXEC) cgroup.procs files, one per group: the job's first process writes "0" into
-  // each before exec, so that it runs inside its limits from its first instruction.
+  // Open (O_CLOEXEC) files, one per group: the job's first process writes "0" into each before
+  // exec, so that it runs inside its limits from its first instruction. v1 groups use `tasks`.
   const std::vector<int>& join_fds() const { return join_fds_; }
+  // The v2 group's directory (O_RDONLY), for clone3(CLONE_INTO_CGROUP), and the index of its
+  // cgroup.procs in join_fds(); -1 when there is no v2 group.
+  int v2_dir_fd() const { return v2_dir_fd_; }
+  int v2_join_index() const { return v2_join_index_; }
 
   // The processes in the job's groups now.
   std::vector<pid_t> Pids() const;
@@ -105,6 +109,8 @@ class JobCgroup {
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> dirs_;  // every group directory created
   std::vector<int> join_fds_;
+  int v2_dir_fd_ = -1;
+  int v2_join_index_ = -1;
   std::string procs_dir_;  // where cgroup.procs lists the job's processes
   std::string memory_dir_;
   std::string cpu_dir_;     // v1 cpuacct or v2 group

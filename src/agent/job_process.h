@@ -36,7 +36,9 @@ struct JobExec {
   std::string stdout_path;
   std::string stderr_path;            // "" = the stdout file
   bool append = false;                // else truncate
-  std::vector<int> join_fds;          // cgroup.procs files to write "0" into
+  std::vector<int> join_fds;          // cgroup `tasks`/cgroup.procs files to write "0" into
+  int cgroup_dir_fd = -1;             // a v2 group to clone the child into (CLONE_INTO_CGROUP)
+  int cgroup_dir_join_index = -1;     // its entry in join_fds, skipped when the clone did it
   std::vector<int32_t> cpu_affinity;  // empty = inherit
   int64_t rlimit_data_bytes = 0;      // 0 = inherit
   bool reset_oom_score = false;       // write 0 to oom_score_adj (the supervisor's is -1000)

@@ -341,7 +341,8 @@ JobResult Supervisor::BuildResult() const {
 }
 
 int Supervisor::WriteResult(const JobResult& result) {
-  Status s = WriteFileAtomic(dir_ + "/result.json", EncodeJobResult(result) + "\n");
+  Status s =
+      WriteFileAtomic(dir_ + "/result.json", EncodeJobResult(result) + "\n", 0644, Sync::kYes);
   if (!s.ok()) {
     Log(dir_, "writing the result: " + s.ToString());
     return 1;

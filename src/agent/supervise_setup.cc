@@ -317,7 +317,11 @@ Result<JobExec> Supervisor::BuildExec() {
     e.stderr_path = OutputPath(spec_.stderr_pattern, "", f, e.work_dir);
   if (!spec_.stdin_path.empty()) e.stdin_path = OutputPath(spec_.stdin_path, "", f, e.work_dir);
   e.append = spec_.open_append;
-  if (cgroup_) e.join_fds = cgroup_->join_fds();
+  if (cgroup_) {
+    e.join_fds = cgroup_->join_fds();
+    e.cgroup_dir_fd = cgroup_->v2_dir_fd();
+    e.cgroup_dir_join_index = cgroup_->v2_join_index();
+  }
   if (cpuset_by_affinity_) e.cpu_affinity = cpus_;
   e.rlimit_data_bytes = rlimit_data_bytes_;
   e.reset_oom_score = geteuid() == 0;

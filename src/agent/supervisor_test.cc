@@ -124,7 +124,8 @@ TEST(SupervisorTest, RunsTheScriptWithSlurmVariablesIntoThePatternFile) {
       "echo ARGS=$*\n"
       "grep Cpus_allowed_list /proc/self/status\n"
       "m=$(grep ':memory:' /proc/self/cgroup | cut -d: -f3)\n"
-      "echo MEMLIMIT=$(cat $MEMROOT$m/memory.limit_in_bytes 2>/dev/null)\n";
+      "echo MEMLIMIT=$(cat $MEMROOT$m/memory.limit_in_bytes 2>/dev/null)\n"
+      "sed 's/^/CGROUP=/' /proc/self/cgroup\n";
   spec.script_args = {"one", "two"};
   std::string dir;
   JobResult r = RunJob(spec, jobs.path(), &dir);
@@ -147,9 +148,15 @@ TEST(SupervisorTest, RunsTheScriptWithSlurmVariablesIntoThePatternFile) {
   EXPECT_TRUE(Contains(out, "Cpus_allowed_list:\t" + cpus)) << out;
   if (cgroups) {
     EXPECT_TRUE(Contains(out, "MEMLIMIT=" + std::to_string(64 << 20) + "\n")) << out;
-    // The attempt's groups are gone once the supervisor has exited.
     std::string group =
         "/" + testing::TestCgroupParent() + "/" + JobCgroupName(spec.job_id, 0, dir);
+    // The job ran inside its groups from the start: v1 ones joined through `tasks`, the v2 one
+    // by clone3(CLONE_INTO_CGROUP).
+    EXPECT_TRUE(Contains(out, ":pids:" + group + "\n")) << out;
+    if (!layout->unified_dir.empty()) {
+      EXPECT_TRUE(Contains(out, "CGROUP=0::" + group + "\n")) << out;
+    }
+    // The attempt's groups are gone once the supervisor has exited.
     for (const auto& [controller, cdir] : layout->v1_dirs) {
       EXPECT_FALSE(std::filesystem::exists(cdir + group)) << cdir + group;
     }
