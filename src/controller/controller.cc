@@ -73,7 +73,7 @@ Status Controller::Impl::Recover() {
   for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
     const core::NodeInfo& n = cs->node(i);
     if (n.health == core::NodeHealth::kUp) {
-      (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "not responding", now);
+      (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "Not responding", now);
     }
     agents[n.spec.name].last_seen = now;
   }
@@ -173,7 +173,13 @@ Reply Controller::Impl::Call(std::function<void(Txn&, Reply*)> c) {
   auto out = std::make_shared<Reply>();
   std::future<Reply> done = promise->get_future();
   bool posted = Post([promise, out, c = std::move(c)](Txn& t) {
-    c(t, out.get());
+    try {
+      c(t, out.get());
+    } catch (const std::exception& e) {
+      // A request whose JSON had a value of the wrong type (the commands check what they can
+      // before changing anything): an error for the caller, never the state thread's end.
+      out->status = Status::InvalidArgument(std::string("bad request: ") + e.what());
+    }
     t.replies.push_back([promise, out] { promise->set_value(std::move(*out)); });
   });
   if (!posted) return Reply{Status::Unavailable("the controller is stopping"), {}};

@@ -47,6 +47,12 @@ std::optional<core::JobId> ParseId(std::string_view s) {
   return id;
 }
 
+template <typename T>
+bool ParseNumber(const std::string& s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
 std::vector<std::string> CommaList(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -167,6 +173,33 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
   // /v1/jobs
   if (p.size() >= 2 && p[1] == "jobs") {
     if (p.size() == 2 && m == "GET") return ListJobs(req);
+    if (p.size() == 2 && m == "POST" && req.query.count("test_only") &&
+        req.query.at("test_only") != "0") {
+      json b = *body;
+      Reply r = Call([this, who, b](Txn&, Reply* out) {
+        Result<json> res = TestSubmit(who, b);
+        if (res.ok()) {
+          out->body = *res;
+        } else {
+          out->status = res.status();
+        }
+      });
+      return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
+    }
+    if (p.size() == 3 && p[2] == "cancel" && m == "POST") {
+      if (!body->is_object() || !body->contains("ids") || !body->at("ids").is_array()) {
+        return Error(Status::InvalidArgument("expected {\"ids\": [\"12\", \"13_4\", ...]}"));
+      }
+      if (body->contains("signal") && !body->at("signal").is_string()) {
+        return Error(Status::InvalidArgument("\"signal\" must be a name or number as a string"));
+      }
+      const std::string sig = body->value("signal", "");
+      if (!sig.empty() && api::SignalNumber(sig) == 0) {
+        return Error(Status::InvalidArgument("Invalid signal specified: " + sig));
+      }
+      json b = *body;
+      return call([this, who, b](Txn& t, Reply* out) { out->body = CancelMany(who, b, t); }, 200);
+    }
     if (p.size() == 2 && m == "POST") {
       json b = *body;
       return call(
@@ -180,6 +213,27 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
             if (ids->size() == 1) out->body["job_id"] = ids->front();
           },
           201);
+    }
+    if (p.size() == 3 && m == "GET" && p[2].find('_') != std::string::npos) {
+      return GetArrayTask(p[2]);
+    }
+    if (p.size() >= 3 && p[2].find('_') != std::string::npos) {
+      // An array task: resolved (split off its array while pending) on the state thread, then
+      // the same action as for a job id.
+      net::HttpRequest by_id = req;
+      std::string text = p[2];
+      Reply r = Call([this, text](Txn& t, Reply* out) {
+        Result<core::JobId> id = ResolveJobId(text, t);
+        if (id.ok()) {
+          out->body = *id;
+        } else {
+          out->status = id.status();
+        }
+      });
+      if (!r.status.ok()) return Error(r.status);
+      by_id.path = "/v1/jobs/" + std::to_string(r.body.get<core::JobId>());
+      for (size_t i = 3; i < p.size(); ++i) by_id.path += "/" + p[i];
+      return Route(by_id);
     }
     std::optional<core::JobId> id = p.size() >= 3 ? ParseId(p[2]) : std::nullopt;
     if (!id) return Error(Status::InvalidArgument("Invalid job id specified: " + req.path));
@@ -236,6 +290,11 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
     return JsonResponse(200, {{"partitions", *partition_view}});
   }
   if (p.size() == 2 && p[1] == "watch" && m == "GET") return Watch(req);
+  if (p.size() == 2 && p[1] == "priorities" && m == "GET") {
+    Reply r = Call([this](Txn&, Reply* out) { out->body = PriorityView(); });
+    return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
+  }
+  if (p.size() == 2 && p[1] == "config" && m == "GET") return ConfigView();
   if (p.size() == 3 && p[1] == "accounting" && p[2] == "jobs" && m == "GET") {
     return Accounting(req);
   }
@@ -268,9 +327,16 @@ net::HttpResponse Controller::Impl::AgentRoute(const net::HttpRequest& req, cons
   if (p.size() == 4 && p[3] == "commands" && req.method == "GET") {
     uint64_t after = 0;
     int wait_ms = 20000;
-    if (req.query.count("after")) after = std::stoull(req.query.at("after"));
-    if (req.query.count("wait_ms"))
-      wait_ms = std::clamp(std::stoi(req.query.at("wait_ms")), 0, 60000);
+    if (req.query.count("after") && !ParseNumber(req.query.at("after"), after)) {
+      return Error(Status::InvalidArgument("\"after\" must be a number"));
+    }
+    if (req.query.count("wait_ms")) {
+      int64_t ms = 0;
+      if (!ParseNumber(req.query.at("wait_ms"), ms)) {
+        return Error(Status::InvalidArgument("\"wait_ms\" must be a number"));
+      }
+      wait_ms = static_cast<int>(std::clamp<int64_t>(ms, 0, 60000));
+    }
     json cmds = json::array();
     for (auto& [seq, text] : agent_hub.Poll(node, after, wait_ms)) {
       json c = json::parse(text);
@@ -334,6 +400,38 @@ net::HttpResponse Controller::Impl::GetJob(core::JobId id) {
   json v = EncodeJobRecord(*it->second, true);
   AddPendingView(*it->second, *pending_view, v);
   return JsonResponse(200, v);
+}
+
+net::HttpResponse Controller::Impl::GetArrayTask(const std::string& text) {
+  size_t underscore = text.find('_');
+  std::optional<core::JobId> array = ParseId(text.substr(0, underscore));
+  int32_t task = -1;
+  std::string task_text = text.substr(underscore + 1);
+  if (!array || !ParseNumber(task_text, task) || task < 0) {
+    return Error(Status::InvalidArgument("Invalid job id specified: " + text));
+  }
+  std::shared_lock<std::shared_mutex> l(view_mu);
+  const JobRecord* master = nullptr;
+  for (auto it = records.lower_bound(*array); it != records.end(); ++it) {
+    const core::Job& j = it->second->job;
+    if (j.array_job_id != *array) continue;
+    if (j.array_task_id == task) {
+      json v = EncodeJobRecord(*it->second, true);
+      AddPendingView(*it->second, *pending_view, v);
+      return JsonResponse(200, v);
+    }
+    if (j.is_array_master()) master = it->second.get();
+  }
+  // Still pending inside the array's own record: that record stands for the task.
+  if (master != nullptr) {
+    const std::vector<int32_t>& ids = master->job.spec.array.task_ids;
+    if (std::find(ids.begin(), ids.end(), task) != ids.end()) {
+      json v = EncodeJobRecord(*master, true);
+      AddPendingView(*master, *pending_view, v);
+      return JsonResponse(200, v);
+    }
+  }
+  return Error(Status::NotFound("Invalid job id specified: " + text));
 }
 
 net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
@@ -407,8 +505,13 @@ net::HttpResponse Controller::Impl::Watch(const net::HttpRequest& req) {
 
 net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
   auto q = [&](const char* k) { return req.query.count(k) ? req.query.at(k) : std::string(); };
-  Time from = q("start").empty() ? 0 : std::stoll(q("start"));
-  Time to = q("end").empty() ? kInfinite : std::stoll(q("end"));
+  Time from = 0, to = kInfinite;
+  if (!q("start").empty() && !ParseNumber(q("start"), from)) {
+    return Error(Status::InvalidArgument("\"start\" must be a Unix time in seconds"));
+  }
+  if (!q("end").empty() && !ParseNumber(q("end"), to)) {
+    return Error(Status::InvalidArgument("\"end\" must be a Unix time in seconds"));
+  }
   std::vector<std::string> users = CommaList(q("user"));
   json jobs = json::array();
   auto add = [&](const JobRecord& r) {

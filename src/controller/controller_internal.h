@@ -159,6 +159,14 @@ struct Controller::Impl {
   Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t);
   Status RequeueJob(const Caller& who, core::JobId id, Txn& t);
   Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t);
+  // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
+  Result<core::JobId> ResolveJobId(const std::string& text, Txn& t);
+  // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
+  nlohmann::json CancelMany(const Caller& who, const nlohmann::json& body, Txn& t);
+  // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
+  Result<nlohmann::json> TestSubmit(const Caller& who, const nlohmann::json& body);
+  // GET /v1/priorities: sprio's view.
+  nlohmann::json PriorityView() const;
   Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
                     const std::string& reason, Txn& t);
   Result<nlohmann::json> RegisterAgent(const Caller& who, const nlohmann::json& body, Txn& t);
@@ -171,9 +179,11 @@ struct Controller::Impl {
                                const std::vector<std::string>& parts, const nlohmann::json& body);
   net::HttpResponse ListJobs(const net::HttpRequest& req);
   net::HttpResponse GetJob(core::JobId id);
+  net::HttpResponse GetArrayTask(const std::string& text);  // "12_4"
   net::HttpResponse ListNodes(const std::string& only);
   net::HttpResponse Watch(const net::HttpRequest& req);
   net::HttpResponse Accounting(const net::HttpRequest& req);
+  net::HttpResponse ConfigView() const;
   Caller Identify(const net::HttpRequest& req) const;
 };
 

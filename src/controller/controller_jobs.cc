@@ -1,10 +1,19 @@
 // The controller's commands on jobs and nodes (run on the state thread).
 #include <pwd.h>
 
+#include <charconv>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <optional>
 #include <vector>
 
+#include "api/errors.h"
 #include "api/job_json.h"
+#include "config/job_options.h"
 #include "controller/controller_internal.h"
+#include "core/sched/scheduler.h"
+#include "core/state/shape.h"
 
 namespace berth::controller {
 
@@ -44,7 +53,145 @@ Status SetOwner(const Caller& who, core::JobSpec& spec) {
   return Status::Ok();
 }
 
+// One job of a submission: decoded, owned by the caller, with something to run.
+Status DecodeSubmission(const Caller& who, const json& item, core::JobSpec& spec,
+                        core::JobExecSpec& exec) {
+  BERTH_RETURN_IF_ERROR(api::DecodeJob(item, &spec, &exec));
+  BERTH_RETURN_IF_ERROR(SetOwner(who, spec));
+  if (exec.script.empty() && exec.argv.empty()) {
+    return Status::InvalidArgument("nothing to run (give \"script\" or \"argv\")");
+  }
+  return Status::Ok();
+}
+
+// Applies one `scontrol update` key that changes the request of a pending job, by its sbatch
+// option; `value` is a string (or a number for counts).
+Status ApplySpecUpdate(const std::string& key, const json& value, core::JobSpec& spec) {
+  static const std::map<std::string, std::string> kOption = {
+      {"num_nodes", "nodes"}, {"features", "constraint"}, {"qos", "qos"},
+      {"account", "account"}, {"time_min", "time-min"},   {"num_tasks", "ntasks"},
+      {"name", "job-name"},   {"licenses", "licenses"},   {"dependency", "dependency"}};
+  auto option = kOption.find(key);
+  if (option == kOption.end()) return Status::NotFound(key);
+  std::string text;
+  if (value.is_string()) {
+    text = value.get<std::string>();
+  } else if (value.is_number_integer()) {
+    int64_t n = value.get<int64_t>();
+    // time_min comes in seconds like time_limit; sbatch's --time-min counts minutes.
+    text = key == "time_min" ? std::to_string((n + 59) / 60) : std::to_string(n);
+  } else {
+    return Status::InvalidArgument("\"" + key + "\": expected a string or a number");
+  }
+  if (option->second == "constraint" || option->second == "dependency") {
+    // An empty value clears them, as `scontrol update Features=` does.
+    if (text.empty()) {
+      if (option->second == "constraint") spec.constraint = {};
+      if (option->second == "dependency") spec.dependency = {};
+      return Status::Ok();
+    }
+  }
+  return config::ApplyJobOption(option->second, text, 0, spec);
+}
+
 }  // namespace
+
+Result<core::JobId> Controller::Impl::ResolveJobId(const std::string& text, Txn& t) {
+  size_t underscore = text.find('_');
+  auto number = [](std::string_view s) -> std::optional<int64_t> {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
+    return v;
+  };
+  std::optional<int64_t> id = number(std::string_view(text).substr(0, underscore));
+  if (!id || *id == 0 || *id > std::numeric_limits<core::JobId>::max()) {
+    return Status::InvalidArgument("Invalid job id specified: " + text);
+  }
+  if (underscore == std::string::npos) return static_cast<core::JobId>(*id);
+  std::optional<int64_t> task = number(std::string_view(text).substr(underscore + 1));
+  if (!task || *task > std::numeric_limits<int32_t>::max()) {
+    return Status::InvalidArgument("Invalid job id specified: " + text);
+  }
+  const core::JobId master = static_cast<core::JobId>(*id);
+  const core::Job* before = cs->FindJob(master);
+  const size_t pending_tasks =
+      before != nullptr && before->is_array_master() ? before->spec.array.task_ids.size() : 0;
+  Result<core::JobId> found = cs->SplitArrayTask(master, static_cast<int32_t>(*task));
+  if (!found.ok()) {
+    // A task that ended and left the live view can still be in the store; callers report
+    // NotFound either way.
+    return Status::NotFound("Invalid job id specified: " + text);
+  }
+  const core::Job* after = cs->FindJob(master);
+  if (after != nullptr && after->is_array_master() &&
+      after->spec.array.task_ids.size() != pending_tasks) {
+    TouchRecord(master, t);  // the array lost a pending task
+  }
+  if (*found != master) TouchRecord(*found, t);
+  return found;
+}
+
+json Controller::Impl::CancelMany(const Caller& who, const json& body, Txn& t) {
+  json results = json::array();
+  int signal = 0;
+  if (body.contains("signal") && body.at("signal").is_string() &&
+      !body.at("signal").get<std::string>().empty()) {
+    signal = api::SignalNumber(body.at("signal").get<std::string>());
+  }
+  const bool batch_only = body.value("batch_only", false);
+  for (const json& item : body.at("ids")) {
+    std::string text =
+        item.is_string() ? item.get<std::string>() : (item.is_number_unsigned() ? item.dump() : "");
+    json r = {{"id", text}};
+    Result<core::JobId> id = ResolveJobId(text, t);
+    Status st = id.ok() ? CancelJob(who, *id, signal, batch_only, t) : id.status();
+    if (!st.ok()) {
+      r["error"] = st.message();
+      r["code"] = api::HttpStatusOf(st.code());
+    }
+    results.push_back(std::move(r));
+  }
+  return {{"results", std::move(results)}};
+}
+
+Result<json> Controller::Impl::TestSubmit(const Caller& who, const json& body) {
+  core::JobSpec spec;
+  auto exec = std::make_shared<core::JobExecSpec>();
+  BERTH_RETURN_IF_ERROR(DecodeSubmission(who, body, spec, *exec));
+  spec.hold = core::HoldKind::kNone;  // where it would start once released
+  const Time now = Now();
+  // A what-if pass on a copy: the live state is not touched, and no id is used up.
+  core::ClusterState trial = *cs;
+  BERTH_ASSIGN_OR_RETURN(core::JobId id, trial.Submit(std::move(spec), exec, now));
+  core::Plan plan = core::Schedule(trial, now, scheduler->config());
+  const core::JobEntry& entry = *trial.FindEntry(id);
+  json out = {{"job_id", id},
+              {"expected_start", nullptr},
+              {"nodes", json::array()},
+              {"cpus", 0},
+              {"partition", trial.partitions()[entry.partitions.front()].spec.name}};
+  for (const core::PlannedStart& s : plan.starts) {
+    if (s.job != id) continue;
+    int64_t cpus = 0;
+    for (const core::NodeAllocation& a : s.alloc.nodes) {
+      out["nodes"].push_back(trial.node(a.node).spec.name);
+      cpus += a.cpus;
+    }
+    out["expected_start"] = now;
+    out["cpus"] = cpus;
+    out["partition"] = s.partition;
+    return out;
+  }
+  for (const core::PendingInfo& p : plan.pending) {
+    if (p.job != id) continue;
+    if (p.expected_start != kNoTime) out["expected_start"] = p.expected_start;
+    out["reason"] = std::string(core::PendingReasonName(p.reason));
+    out["reason_detail"] = p.detail;
+  }
+  out["cpus"] = core::MinimumTotals(entry.shapes.front()).cpus;
+  return out;
+}
 
 Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who, const json& body,
                                                               Txn& t) {
@@ -63,14 +210,9 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
   for (size_t i = 0; i < items.size(); ++i) {
     core::JobSpec spec;
     auto exec = std::make_shared<core::JobExecSpec>();
-    Status st = api::DecodeJob(*items[i], &spec, exec.get());
-    if (st.ok()) st = SetOwner(who, spec);
+    Status st = DecodeSubmission(who, *items[i], spec, *exec);
     if (!st.ok()) {
       return items.size() == 1 ? st : st.WithContext("job " + std::to_string(i + 1));
-    }
-    if (exec->script.empty() && exec->argv.empty()) {
-      return Status::InvalidArgument("job " + std::to_string(i + 1) +
-                                     ": nothing to run (give \"script\" or \"argv\")");
     }
     jobs.emplace_back(std::move(spec), std::move(exec));
   }
@@ -199,30 +341,55 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
   const JobRecord& r = *it->second;
   if (!MayActOn(who, r)) return NotYours(id);
   if (core::IsTerminal(r.job.state)) return Status::FailedPrecondition("Job has already finished");
+  if (!body.is_object() || body.empty()) {
+    return Status::InvalidArgument("expected an object of fields to change");
+  }
+  // Everything is checked first and applied after, so a bad field changes nothing.
+  const bool pending = r.job.state == core::JobState::kPending;
+  std::optional<Duration> limit;
+  std::optional<int32_t> nice;
+  core::JobSpec spec = cs->FindJob(id)->spec;
+  bool spec_changed = false;
   for (const auto& [key, value] : body.items()) {
     if (key == "time_limit") {
-      Duration limit = value.get<Duration>();
-      Duration current =
-          r.job.state == core::JobState::kPending ? r.job.spec.time_limit : r.job.time_limit;
-      if (!who.admin && (current == kNoTime || limit > current)) {
+      if (!value.is_number_integer() || value.get<int64_t>() <= 0) {
+        return Status::InvalidArgument("Invalid time limit specification");
+      }
+      limit = value.get<Duration>();
+      Duration current = pending ? r.job.spec.time_limit : r.job.time_limit;
+      if (!who.admin && (current == kNoTime || *limit > current)) {
         return Status::PermissionDenied("only operators may raise a time limit");
       }
-      BERTH_RETURN_IF_ERROR(cs->SetTimeLimit(id, limit));
     } else if (key == "nice") {
-      int32_t nice = value.get<int32_t>();
-      if (nice < 0 && !who.admin)
-        return Status::PermissionDenied("only operators may set nice < 0");
-      BERTH_RETURN_IF_ERROR(cs->SetNice(id, nice));
-    } else if (key == "partition") {
-      if (r.job.state != core::JobState::kPending) {
-        return Status::FailedPrecondition("the partition of a started job cannot change");
+      if (!value.is_number_integer() || std::abs(value.get<int64_t>()) > 2147483645) {
+        return Status::InvalidArgument("Invalid nice value");
       }
-      BERTH_RETURN_IF_ERROR(cs->SetPartitions(id, value.get<std::string>()));
+      nice = value.get<int32_t>();
+      if (*nice < 0 && !who.admin) {
+        return Status::PermissionDenied("only operators may set nice < 0");
+      }
     } else {
-      return Status::InvalidArgument("cannot update \"" + key +
-                                     "\" (time_limit, nice and partition can change)");
+      if (!pending) {
+        return Status::FailedPrecondition("\"" + key + "\" of a started job cannot change");
+      }
+      Status st = key == "partition"
+                      ? config::ApplyJobOption(
+                            "partition",
+                            value.is_string() ? value.get<std::string>() : std::string(), 0, spec)
+                      : ApplySpecUpdate(key, value, spec);
+      if (st.code() == StatusCode::kNotFound) {
+        return Status::InvalidArgument(
+            "cannot update \"" + key +
+            "\" (time_limit, nice, partition, num_nodes, num_tasks, time_min, features, qos, "
+            "account, name, licenses and dependency can change)");
+      }
+      BERTH_RETURN_IF_ERROR(st);
+      spec_changed = true;
     }
   }
+  if (spec_changed) BERTH_RETURN_IF_ERROR(cs->UpdatePendingSpec(id, std::move(spec)));
+  if (limit) BERTH_RETURN_IF_ERROR(cs->SetTimeLimit(id, *limit));
+  if (nice) BERTH_RETURN_IF_ERROR(cs->SetNice(id, *nice));
   t.touched.insert(id);
   dirty = true;
   return Status::Ok();

@@ -227,10 +227,19 @@ class ClusterState {
   // Cancels a pending job (running ones are killed by their node, then EndJob). For an array
   // master, cancels its tasks not yet started.
   Status CancelPending(JobId id, Time now);
+  // Gives task `task` of array `array_job_id` a record of its own and returns its id: the task's
+  // record when it has one already (started, or split before); else, while the task is still
+  // pending inside the array's master record, a new pending record split off the master, as
+  // Slurm does when one task is cancelled, held or changed (`scancel 123_4`). The last task
+  // left takes the master's own id.
+  Result<JobId> SplitArrayTask(JobId array_job_id, int32_t task);
   Status Hold(JobId id, HoldKind kind);
   Status Release(JobId id, Time now);
   Status SetTimeLimit(JobId id, Duration limit);
   Status SetNice(JobId id, int32_t nice);
+  // Replaces a pending job's request (scontrol update: node count, QoS, account, constraint,
+  // ...) after the submission checks; on an error nothing changes.
+  Status UpdatePendingSpec(JobId id, JobSpec spec);
   // Moves a pending job to other partitions ("a,b"), with the submission checks.
   Status SetPartitions(JobId id, const std::string& partitions);
 

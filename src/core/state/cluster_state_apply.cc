@@ -274,6 +274,25 @@ Status ClusterState::CancelPending(JobId id, Time now) {
   return Status::Ok();
 }
 
+Result<JobId> ClusterState::SplitArrayTask(JobId array_job_id, int32_t task) {
+  auto info = arrays_.find(array_job_id);
+  if (info != arrays_.end()) {
+    auto known = info->second.tasks.find(task);
+    if (known != info->second.tasks.end()) return known->second;
+  }
+  auto it = jobs_.find(array_job_id);
+  const std::string name = std::to_string(array_job_id) + "_" + std::to_string(task);
+  if (it == jobs_.end() || !it->second.job.is_array_master() ||
+      it->second.job.state != JobState::kPending) {
+    return Status::NotFound("job " + name + " not found");
+  }
+  const std::vector<int32_t>& ids = it->second.job.spec.array.task_ids;
+  if (std::find(ids.begin(), ids.end(), task) == ids.end()) {
+    return Status::NotFound("job " + name + " not found");
+  }
+  return MaterialiseArrayTask(it->second, task).job.id;
+}
+
 Status ClusterState::Hold(JobId id, HoldKind kind) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");
@@ -333,6 +352,27 @@ Status ClusterState::SetPartitions(JobId id, const std::string& partitions) {
   old.shapes = std::move(e.shapes);
   old.shape_ids = std::move(e.shape_ids);
   old.job.spec.partitions = std::move(e.job.spec.partitions);
+  return Status::Ok();
+}
+
+Status ClusterState::UpdatePendingSpec(JobId id, JobSpec spec) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");
+  JobEntry& old = it->second;
+  if (old.job.state != JobState::kPending) {
+    return Status::FailedPrecondition("job " + std::to_string(id) + " is not pending");
+  }
+  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(std::move(spec), /*validate=*/true));
+  old.user = e.user;
+  old.assoc = e.assoc;
+  old.account = e.account;
+  old.qos = e.qos;
+  old.partitions = std::move(e.partitions);
+  old.shapes = std::move(e.shapes);
+  old.shape_ids = std::move(e.shape_ids);
+  old.nodelist = std::move(e.nodelist);
+  old.exclude = std::move(e.exclude);
+  old.job.spec = std::move(e.job.spec);
   return Status::Ok();
 }
 

@@ -183,6 +183,31 @@ TEST(ClusterStateTest, ArrayTasksGetTheirOwnIdsAndTheLastKeepsTheArrays) {
   EXPECT_TRUE(cs.pending_ids().empty());
 }
 
+TEST(ClusterStateTest, SplitArrayTaskGivesAPendingTaskItsOwnRecord) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  JobId id = *cs.Submit(MakeJob().Array({0, 1, 2}).Obj(), nullptr, 0);
+  Result<JobId> split = cs.SplitArrayTask(id, 1);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  EXPECT_NE(*split, id);
+  EXPECT_EQ(cs.FindJob(*split)->array_task_id, 1);
+  EXPECT_EQ(cs.FindJob(*split)->array_job_id, id);
+  EXPECT_EQ(cs.FindJob(*split)->state, JobState::kPending);
+  EXPECT_EQ(cs.FindJob(id)->spec.array.task_ids, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(cs.pending_ids().size(), 2u);
+  // Asking again finds the same record; an unknown task or array is NotFound.
+  EXPECT_EQ(*cs.SplitArrayTask(id, 1), *split);
+  EXPECT_EQ(cs.SplitArrayTask(id, 7).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(cs.SplitArrayTask(999, 0).status().code(), StatusCode::kNotFound);
+  // Cancelling the split task leaves the others pending in the array.
+  ASSERT_TRUE(cs.CancelPending(*split, 5).ok());
+  EXPECT_EQ(cs.FindOutcome(*split)->state, JobState::kCancelled);
+  EXPECT_EQ(cs.FindJob(id)->spec.array.task_ids, (std::vector<int32_t>{0, 2}));
+  // The last task left keeps the array's own id.
+  ASSERT_TRUE(cs.SplitArrayTask(id, 0).ok());
+  EXPECT_EQ(*cs.SplitArrayTask(id, 2), id);
+  EXPECT_EQ(cs.FindJob(id)->array_task_id, 2);
+}
+
 TEST(ClusterStateTest, CancelHoldRelease) {
   ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
   JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 0);

@@ -1,0 +1,134 @@
+"""Integration tests of the API endpoints the Slurm face stands on: sbatch --test-only, batch
+cancel (scancel) with array tasks, sprio's priorities, scontrol update and show config.
+
+Run: BERTH_BINARY=build/berth python3 -m unittest -v test_api_queries (from this folder).
+"""
+import os
+import unittest
+
+from harness import Cluster
+
+
+def script(body):
+    return '#!/bin/sh\n' + body + '\n'
+
+
+class ApiQueriesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.c = Cluster().start()
+        cls.work = os.path.join(cls.c.dir, 'work')
+        os.makedirs(cls.work, exist_ok=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
+
+    def spec(self, body='true', **extra):
+        s = {'name': 'q', 'script': script(body), 'work_dir': self.work, 'time_limit': 600}
+        s.update(extra)
+        return s
+
+    def test_test_only_answers_where_and_stores_nothing(self):
+        before = self.c.api('GET', '/v1/jobs?all=1')[1]['jobs']
+        status, body = self.c.api('POST', '/v1/jobs?test_only=1', self.spec(cpus_per_task=1))
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body['nodes'], ['node1'])
+        self.assertEqual(body['cpus'], 1)
+        self.assertIsInstance(body['expected_start'], int)
+        self.assertEqual(self.c.api('GET', '/v1/jobs?all=1')[1]['jobs'], before)
+        # The id it announced is the one the next real submit gets.
+        self.assertEqual(self.c.submit(self.spec(hold=True)), body['job_id'])
+        # A job that can never run is refused, as a real submit would be.
+        status, body = self.c.api('POST', '/v1/jobs?test_only=1', self.spec(nodes='5'))
+        self.assertEqual(status, 400, body)
+
+    def test_batch_cancel_splits_pending_array_tasks(self):
+        array = self.c.submit(self.spec(array='0-3', hold=True))
+        single = self.c.submit(self.spec(hold=True))
+        status, body = self.c.api('POST', '/v1/jobs/cancel',
+                                  {'ids': [f'{array}_2', str(single), '999999', 'x_1']})
+        self.assertEqual(status, 200, body)
+        results = body['results']
+        self.assertEqual([r['id'] for r in results], [f'{array}_2', str(single), '999999', 'x_1'])
+        self.assertNotIn('error', results[0])
+        self.assertNotIn('error', results[1])
+        self.assertEqual(results[2]['code'], 404)
+        self.assertIn('Invalid job id', results[2]['error'])
+        self.assertEqual(results[3]['code'], 400)
+        # The cancelled task has its own record; the array keeps its other tasks.
+        task = self.c.job(f'{array}_2')
+        self.assertEqual(task['state'], 'CANCELLED')
+        self.assertEqual(task['array_task_id'], 2)
+        master = self.c.job(array)
+        self.assertEqual(master['state'], 'PENDING')
+        self.assertEqual(master['request']['array'], '0-1,3')
+        self.assertEqual(self.c.job(f'{array}_3')['id'], array)
+        self.assertEqual(self.c.job(single)['state'], 'CANCELLED')
+        status, body = self.c.api('POST', '/v1/jobs/cancel', {'ids': '12'})
+        self.assertEqual(status, 400)
+        status, body = self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(array)], 'signal': 'NOPE'})
+        self.assertEqual(status, 400)
+        self.assertIn('NOPE', body['error']['message'])
+        self.assertEqual(self.c.job(array)['state'], 'PENDING')
+
+    def test_hold_and_release_one_array_task(self):
+        array = self.c.submit(self.spec(array='0-2', hold=True))
+        status, body = self.c.api('POST', f'/v1/jobs/{array}_1/release')
+        self.assertEqual(status, 200, body)
+        task = self.c.job(f'{array}_1')
+        self.assertNotEqual(task['id'], array)
+        self.assertEqual(self.c.job(array)['request']['array'], '0,2')
+
+    def test_priorities_show_each_pending_job_with_its_factors(self):
+        a = self.c.submit(self.spec(hold=True, nice=100))
+        status, body = self.c.api('GET', '/v1/priorities')
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body['weights']['fairshare'], 10000)
+        jobs = {j['id']: j for j in body['jobs']}
+        self.assertIn(a, jobs)
+        mine = jobs[a]
+        self.assertEqual(mine['nice'], 100)
+        f = mine['factors']
+        total = f['age'] + f['fairshare'] + f['jobsize'] + f['partition'] + f['qos'] + f['tres']
+        self.assertAlmostEqual(mine['priority'], round(total) - 100, delta=1)
+        for k, v in mine['normalized'].items():
+            self.assertGreaterEqual(v, 0, k)
+            self.assertLessEqual(v, 1, k)
+
+    def test_update_pending_request_is_checked_and_atomic(self):
+        jid = self.c.submit(self.spec(hold=True))
+        status, body = self.c.api('PATCH', f'/v1/jobs/{jid}',
+                                  {'num_nodes': '1', 'time_min': 120, 'features': '',
+                                   'time_limit': 300, 'nice': 5})
+        self.assertEqual(status, 200, body)
+        job = self.c.job(jid)
+        self.assertEqual(job['request']['time_limit'], 300)
+        self.assertEqual(job['request']['time_min'], 120)
+        self.assertEqual(job['request']['nice'], 5)
+        # A bad field changes nothing, not even the good ones before it.
+        status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'nice': 7, 'num_nodes': '9'})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(self.c.job(jid)['request']['nice'], 5)
+        status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'time_limit': 'soon'})
+        self.assertEqual(status, 400, body)
+        status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'colour': 'red'})
+        self.assertEqual(status, 400, body)
+        self.assertIn('colour', body['error']['message'])
+
+    def test_config_lists_slurm_keys(self):
+        status, body = self.c.api('GET', '/v1/config')
+        self.assertEqual(status, 200, body)
+        config = dict(body['config'])
+        self.assertEqual(config['PriorityType'], 'priority/multifactor')
+        self.assertEqual(config['SchedulerType'], 'sched/backfill')
+        self.assertEqual(config['PriorityWeightFairShare'], '10000')
+
+    def test_bad_numbers_in_queries_are_400_not_a_crash(self):
+        status, _ = self.c.api('GET', '/v1/accounting/jobs?start=yesterday')
+        self.assertEqual(status, 400)
+        self.assertTrue(self.c.ready())
+
+
+if __name__ == '__main__':
+    unittest.main()
