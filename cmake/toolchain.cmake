@@ -34,5 +34,8 @@ function(berth_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main berth_warnings)
+  # Tests that read the project's files (docs, data) find them here, whatever __FILE__ says
+  # (ccache's base_dir makes it relative).
+  target_compile_definitions(${name} PRIVATE BERTH_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS unit)
 endfunction()

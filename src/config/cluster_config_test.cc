@@ -312,7 +312,7 @@ TEST(ClusterConfigFileTest, ReadClusterConfig) {
 // The example of docs/formats/cluster-config.md must stay valid.
 TEST(ClusterConfigFileTest, DocumentedExample) {
   std::filesystem::path doc =
-      std::filesystem::path(__FILE__).parent_path() / "../../docs/formats/cluster-config.md";
+      std::filesystem::path(BERTH_SOURCE_DIR) / "docs/formats/cluster-config.md";
   std::ifstream in(doc);
   if (!in) GTEST_SKIP() << doc << " is not here";
   std::string line, example;
