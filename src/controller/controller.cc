@@ -123,13 +123,13 @@ Status Controller::Start() {
   Impl& im = *impl_;
   im.state_thread = std::thread([&im] { im.RunStateThread(); });
   im.server = std::make_unique<net::HttpServer>(
-      [this](const net::HttpRequest& r) { return impl_->Route(r); });
+      [this](const net::HttpRequest& r) { return impl_->Serve(r); });
   BERTH_RETURN_IF_ERROR(im.server->ListenUnix(im.opt.socket_path, 0666));
   BERTH_RETURN_IF_ERROR(im.server->Start());
   if (!im.opt.tcp_listen.empty()) {
     size_t colon = im.opt.tcp_listen.rfind(':');
     im.tcp_server = std::make_unique<net::HttpServer>(
-        [this](const net::HttpRequest& r) { return impl_->Route(r); });
+        [this](const net::HttpRequest& r) { return impl_->Serve(r); });
     BERTH_RETURN_IF_ERROR(im.tcp_server->ListenTcp(
         im.opt.tcp_listen.substr(0, colon),
         static_cast<uint16_t>(std::stoi(im.opt.tcp_listen.substr(colon + 1)))));
@@ -155,7 +155,7 @@ void Controller::Stop() {
 }
 
 net::HttpResponse Controller::Handle(const net::HttpRequest& request) {
-  return impl_->Route(request);
+  return impl_->Serve(request);
 }
 
 bool Controller::Impl::Post(Command c) {

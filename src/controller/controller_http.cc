@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <sstream>
 
 #include "api/errors.h"
@@ -45,6 +46,17 @@ std::optional<core::JobId> ParseId(std::string_view s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
   if (ec != std::errc() || p != s.data() + s.size() || id == 0) return std::nullopt;
   return id;
+}
+
+// A job's record with how to run it. The script and the environment can hold secrets: only the
+// job's owner and operators see them (as only they may `scontrol write batch_script`).
+json JobForCaller(const Caller& who, const JobRecord& r) {
+  json v = EncodeJobRecord(r, true);
+  if (!(who.admin || (who.known && who.uid == r.job.spec.uid)) && v.contains("request")) {
+    v["request"].erase("script");
+    v["request"].erase("environment");
+  }
+  return v;
 }
 
 template <typename T>
@@ -150,6 +162,16 @@ Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
   return c;
 }
 
+net::HttpResponse Controller::Impl::Serve(const net::HttpRequest& req) {
+  try {
+    return Route(req);
+  } catch (const nlohmann::json::exception& e) {
+    return Error(Status::InvalidArgument(std::string("bad request: ") + e.what()));
+  } catch (const std::exception& e) {
+    return Error(Status::Internal(std::string("internal error: ") + e.what()));
+  }
+}
+
 net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
   std::vector<std::string> p = Split(req.path);
   const std::string& m = req.method;
@@ -215,15 +237,22 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
           201);
     }
     if (p.size() == 3 && m == "GET" && p[2].find('_') != std::string::npos) {
-      return GetArrayTask(p[2]);
+      return GetArrayTask(who, p[2]);
+    }
+    static const std::set<std::string> kActions = {"cancel", "signal", "hold", "release",
+                                                   "requeue"};
+    const bool known_action = (p.size() == 3 && (m == "GET" || m == "DELETE" || m == "PATCH")) ||
+                              (p.size() == 4 && m == "POST" && kActions.count(p[3]));
+    if (p.size() >= 3 && !known_action) {
+      return Error(Status::NotFound("no such endpoint: " + m + " " + req.path));
     }
     if (p.size() >= 3 && p[2].find('_') != std::string::npos) {
       // An array task: resolved (split off its array while pending) on the state thread, then
       // the same action as for a job id.
       net::HttpRequest by_id = req;
       std::string text = p[2];
-      Reply r = Call([this, text](Txn& t, Reply* out) {
-        Result<core::JobId> id = ResolveJobId(text, t);
+      Reply r = Call([this, who, text](Txn& t, Reply* out) {
+        Result<core::JobId> id = ResolveJobId(who, text, t);
         if (id.ok()) {
           out->body = *id;
         } else {
@@ -237,7 +266,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
     }
     std::optional<core::JobId> id = p.size() >= 3 ? ParseId(p[2]) : std::nullopt;
     if (!id) return Error(Status::InvalidArgument("Invalid job id specified: " + req.path));
-    if (p.size() == 3 && m == "GET") return GetJob(*id);
+    if (p.size() == 3 && m == "GET") return GetJob(who, *id);
     std::string action = p.size() == 4 ? p[3] : (m == "DELETE" ? "cancel" : "");
     if (p.size() == 3 && m == "PATCH") action = "update";
     int sig = 0;
@@ -385,7 +414,7 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req) {
   return JsonResponse(200, {{"jobs", jobs}});
 }
 
-net::HttpResponse Controller::Impl::GetJob(core::JobId id) {
+net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {
   std::shared_lock<std::shared_mutex> l(view_mu);
   auto it = records.find(id);
   if (it == records.end()) {
@@ -393,16 +422,16 @@ net::HttpResponse Controller::Impl::GetJob(core::JobId id) {
     Result<std::optional<store::JobRow>> row = store->GetJob(id);
     if (row.ok() && row->has_value()) {
       Result<JobRecord> r = DecodeJobRecord((*row)->record);
-      if (r.ok()) return JsonResponse(200, EncodeJobRecord(*r, true));
+      if (r.ok()) return JsonResponse(200, JobForCaller(who, *r));
     }
     return Error(Status::NotFound("Invalid job id specified: " + std::to_string(id)));
   }
-  json v = EncodeJobRecord(*it->second, true);
+  json v = JobForCaller(who, *it->second);
   AddPendingView(*it->second, *pending_view, v);
   return JsonResponse(200, v);
 }
 
-net::HttpResponse Controller::Impl::GetArrayTask(const std::string& text) {
+net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::string& text) {
   size_t underscore = text.find('_');
   std::optional<core::JobId> array = ParseId(text.substr(0, underscore));
   int32_t task = -1;
@@ -416,7 +445,7 @@ net::HttpResponse Controller::Impl::GetArrayTask(const std::string& text) {
     const core::Job& j = it->second->job;
     if (j.array_job_id != *array) continue;
     if (j.array_task_id == task) {
-      json v = EncodeJobRecord(*it->second, true);
+      json v = JobForCaller(who, *it->second);
       AddPendingView(*it->second, *pending_view, v);
       return JsonResponse(200, v);
     }
@@ -426,7 +455,7 @@ net::HttpResponse Controller::Impl::GetArrayTask(const std::string& text) {
   if (master != nullptr) {
     const std::vector<int32_t>& ids = master->job.spec.array.task_ids;
     if (std::find(ids.begin(), ids.end(), task) != ids.end()) {
-      json v = EncodeJobRecord(*master, true);
+      json v = JobForCaller(who, *master);
       AddPendingView(*master, *pending_view, v);
       return JsonResponse(200, v);
     }

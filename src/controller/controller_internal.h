@@ -160,7 +160,7 @@ struct Controller::Impl {
   Status RequeueJob(const Caller& who, core::JobId id, Txn& t);
   Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t);
   // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
-  Result<core::JobId> ResolveJobId(const std::string& text, Txn& t);
+  Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t);
   // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
   nlohmann::json CancelMany(const Caller& who, const nlohmann::json& body, Txn& t);
   // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
@@ -174,12 +174,16 @@ struct Controller::Impl {
                      Txn& t);
 
   // controller_http.cc
+  // Route() with a net under it: a value of the wrong JSON type is the caller's error (400),
+  // anything else a JSON 500; neither ends the connection or the server.
+  net::HttpResponse Serve(const net::HttpRequest& req);
   net::HttpResponse Route(const net::HttpRequest& req);
   net::HttpResponse AgentRoute(const net::HttpRequest& req, const Caller& who,
                                const std::vector<std::string>& parts, const nlohmann::json& body);
   net::HttpResponse ListJobs(const net::HttpRequest& req);
-  net::HttpResponse GetJob(core::JobId id);
-  net::HttpResponse GetArrayTask(const std::string& text);  // "12_4"
+  // A job's record; how to run it (script, environment) only for its owner and operators.
+  net::HttpResponse GetJob(const Caller& who, core::JobId id);
+  net::HttpResponse GetArrayTask(const Caller& who, const std::string& text);  // "12_4"
   net::HttpResponse ListNodes(const std::string& only);
   net::HttpResponse Watch(const net::HttpRequest& req);
   net::HttpResponse Accounting(const net::HttpRequest& req);

@@ -58,6 +58,18 @@ Status DecodeSubmission(const Caller& who, const json& item, core::JobSpec& spec
                         core::JobExecSpec& exec) {
   BERTH_RETURN_IF_ERROR(api::DecodeJob(item, &spec, &exec));
   BERTH_RETURN_IF_ERROR(SetOwner(who, spec));
+  if (!who.admin) {
+    // What only operators may ask for, as in Slurm.
+    if (spec.admin_priority >= 0) {
+      return Status::PermissionDenied("only operators may set a job's priority (--priority)");
+    }
+    if (spec.nice < 0) {
+      return Status::PermissionDenied("only operators may set a negative nice value");
+    }
+    if (spec.hold == core::HoldKind::kAdmin) {
+      return Status::PermissionDenied("only operators may submit with an operator hold");
+    }
+  }
   if (exec.script.empty() && exec.argv.empty()) {
     return Status::InvalidArgument("nothing to run (give \"script\" or \"argv\")");
   }
@@ -96,7 +108,8 @@ Status ApplySpecUpdate(const std::string& key, const json& value, core::JobSpec&
 
 }  // namespace
 
-Result<core::JobId> Controller::Impl::ResolveJobId(const std::string& text, Txn& t) {
+Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std::string& text,
+                                                   Txn& t) {
   size_t underscore = text.find('_');
   auto number = [](std::string_view s) -> std::optional<int64_t> {
     int64_t v = 0;
@@ -114,6 +127,10 @@ Result<core::JobId> Controller::Impl::ResolveJobId(const std::string& text, Txn&
     return Status::InvalidArgument("Invalid job id specified: " + text);
   }
   const core::JobId master = static_cast<core::JobId>(*id);
+  // Splitting changes the array's record: only its owner (or an operator) may cause it.
+  if (auto rec = records.find(master); rec != records.end() && !MayActOn(who, *rec->second)) {
+    return NotYours(master);
+  }
   const core::Job* before = cs->FindJob(master);
   const size_t pending_tasks =
       before != nullptr && before->is_array_master() ? before->spec.array.task_ids.size() : 0;
@@ -144,7 +161,7 @@ json Controller::Impl::CancelMany(const Caller& who, const json& body, Txn& t) {
     std::string text =
         item.is_string() ? item.get<std::string>() : (item.is_number_unsigned() ? item.dump() : "");
     json r = {{"id", text}};
-    Result<core::JobId> id = ResolveJobId(text, t);
+    Result<core::JobId> id = ResolveJobId(who, text, t);
     Status st = id.ok() ? CancelJob(who, *id, signal, batch_only, t) : id.status();
     if (!st.ok()) {
       r["error"] = st.message();

@@ -6,7 +6,12 @@ Run: BERTH_BINARY=build/berth python3 -m unittest -v test_api_queries (from this
 import os
 import unittest
 
-from harness import Cluster
+import json
+import subprocess
+
+from harness import Cluster, make_user, remove_user
+
+ROOT = os.geteuid() == 0
 
 
 def script(body):
@@ -128,6 +133,79 @@ class ApiQueriesTest(unittest.TestCase):
         status, _ = self.c.api('GET', '/v1/accounting/jobs?start=yesterday')
         self.assertEqual(status, 400)
         self.assertTrue(self.c.ready())
+
+    def test_values_of_the_wrong_type_are_400_with_a_json_error(self):
+        jid = self.c.submit(self.spec(hold=True))
+        for path, body in [(f'/v1/jobs/{jid}/signal', {'signal': 9}),
+                           (f'/v1/jobs/{jid}/hold', {'admin': 'yes'}),
+                           ('/v1/nodes/node1/drain', {'reason': ['x']}),
+                           (f'/v1/jobs/{jid}', {'nice': 'high'})]:
+            method = 'PATCH' if path.endswith(str(jid)) else 'POST'
+            status, b = self.c.api(method, path, body)
+            self.assertEqual(status, 400, (path, b))
+            self.assertIn('message', b['error'], (path, b))
+        self.assertEqual(self.c.job(jid)['state'], 'PENDING')
+        self.assertNotIn('DRAIN', self.c.node_state('node1'))
+
+    def test_unknown_action_on_an_array_task_changes_nothing(self):
+        array = self.c.submit(self.spec(array='0-2', hold=True))
+        status, _ = self.c.api('POST', f'/v1/jobs/{array}_1/bogus')
+        self.assertEqual(status, 404)
+        self.assertEqual(self.c.job(array)['request']['array'], '0-2')
+
+
+@unittest.skipUnless(ROOT, 'needs root to make a user')
+class ApiPermissionsTest(unittest.TestCase):
+    USER = 'berthq'
+
+    @classmethod
+    def setUpClass(cls):
+        make_user(cls.USER)
+        cls.c = Cluster().start()
+        os.chmod(cls.c.dir, 0o755)
+        os.chmod(cls.c.sock, 0o777)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop()
+        remove_user(cls.USER)
+
+    def as_user(self, method, path, body=None):
+        code = ('import json,sys; sys.path.insert(0, %r); from harness import UnixHTTPConnection as C;'
+                'c = C(%r); c.request(%r, %r, body=%r, headers={"Content-Type": "application/json"});'
+                'r = c.getresponse(); print(r.status); print(r.read().decode())'
+                % (os.path.dirname(os.path.abspath(__file__)), self.c.sock, method, path,
+                   None if body is None else json.dumps(body)))
+        p = subprocess.run(['runuser', '-u', self.USER, '--', 'python3', '-c', code],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        status, text = p.stdout.split('\n', 1)
+        return int(status), json.loads(text) if text.strip() else {}
+
+    def test_operator_only_values_are_refused_at_submit(self):
+        job = {'script': '#!/bin/sh\ntrue\n', 'work_dir': '/tmp', 'hold': True}
+        for extra in ({'priority': 5}, {'nice': -5}, {'hold': 'admin'}):
+            status, body = self.as_user('POST', '/v1/jobs', dict(job, **extra))
+            self.assertEqual(status, 403, (extra, body))
+        status, body = self.as_user('POST', '/v1/jobs', dict(job, nice=5))
+        self.assertEqual(status, 201, body)
+
+    def test_others_do_not_see_a_jobs_script_or_environment(self):
+        jid = self.c.submit({'script': '#!/bin/sh\necho secret\n', 'work_dir': '/tmp',
+                             'hold': True, 'environment': {'TOKEN': 'abc'}})
+        status, body = self.as_user('GET', f'/v1/jobs/{jid}')
+        self.assertEqual(status, 200, body)
+        self.assertNotIn('script', body['request'])
+        self.assertNotIn('environment', body['request'])
+        self.assertEqual(body['request']['work_dir'], '/tmp')
+        self.assertIn('script', self.c.job(jid)['request'])
+        # Nor may they split someone else's array.
+        array = self.c.submit({'script': '#!/bin/sh\ntrue\n', 'work_dir': '/tmp',
+                               'hold': True, 'array': '0-2'})
+        status, body = self.as_user('POST', '/v1/jobs/cancel', {'ids': [f'{array}_1']})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body['results'][0]['code'], 403)
+        self.assertEqual(self.c.job(array)['request']['array'], '0-2')
 
 
 if __name__ == '__main__':
