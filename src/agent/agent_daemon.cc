@@ -200,6 +200,8 @@ struct Agent::Impl {
       (void)CancelJob(dir);
     } else if (kind == "signal") {
       (void)SignalJob(dir, cmd.value("signal", 15), cmd.value("batch_only", false));
+    } else if (kind == "time_limit") {
+      (void)SetJobTimeLimit(dir, cmd.value("time_limit", int64_t{0}));
     }
   }
 

@@ -19,6 +19,9 @@ Json ToJson(const ControlRequest& r) {
   Json j = {{"seq", r.seq}};
   if (r.action == ControlRequest::Action::kCancel) {
     j["action"] = "cancel";
+  } else if (r.action == ControlRequest::Action::kTimeLimit) {
+    j["action"] = "time_limit";
+    j["time_limit"] = r.time_limit;
   } else {
     j["action"] = "signal";
     j["signal"] = r.signal;
@@ -49,6 +52,13 @@ Result<ControlRequest> FromJson(const Json& j) {
       }
       r.batch_only = j["batch_only"].get<bool>();
     }
+  } else if (action == "time_limit") {
+    r.action = ControlRequest::Action::kTimeLimit;
+    if (!j.contains("time_limit") || !j["time_limit"].is_number_integer() ||
+        j["time_limit"].get<int64_t>() <= 0) {
+      return Status::InvalidArgument("time_limit request needs a positive integer 'time_limit'");
+    }
+    r.time_limit = j["time_limit"].get<int64_t>();
   } else {
     return Status::InvalidArgument("unknown control action '" + action + "'");
   }

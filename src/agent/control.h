@@ -7,7 +7,8 @@
 // supervisor installed its handler is not lost).
 //
 //   {"requests": [{"seq": 1, "action": "signal", "signal": 10, "batch_only": true},
-//                 {"seq": 2, "action": "cancel"}]}
+//                 {"seq": 2, "action": "time_limit", "time_limit": 7200},
+//                 {"seq": 3, "action": "cancel"}]}
 //
 // Thread safety: functions may be called from any thread; the flock serialises writers of one
 // folder, across processes too.
@@ -23,11 +24,12 @@
 namespace berth::agent {
 
 struct ControlRequest {
-  enum class Action { kCancel, kSignal };
+  enum class Action { kCancel, kSignal, kTimeLimit };
   int64_t seq = 0;
   Action action = Action::kCancel;
   int32_t signal = 0;       // kSignal only
   bool batch_only = false;  // kSignal only: the batch shell alone, not every process
+  int64_t time_limit = 0;   // kTimeLimit only: the new limit in seconds from the job's start
 };
 
 // Appends `request` (its seq is assigned: one above the last) to dir/control.

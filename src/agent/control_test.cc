@@ -29,5 +29,27 @@ TEST(ControlTest, AppendsInOrderWithSequenceNumbers) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ControlTest, TimeLimitRequestsCarryTheirLimit) {
+  char tmpl[] = "/tmp/berth-control-test-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  ControlRequest r;
+  r.action = ControlRequest::Action::kTimeLimit;
+  r.time_limit = 7200;
+  ASSERT_TRUE(AppendControlRequest(dir, r).ok());
+  Result<std::vector<ControlRequest>> got = ReadControlRequests(dir);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ((*got)[0].action, ControlRequest::Action::kTimeLimit);
+  EXPECT_EQ((*got)[0].time_limit, 7200);
+  for (const char* bad :
+       {R"({"requests": [{"seq": 1, "action": "time_limit"}]})",
+        R"({"requests": [{"seq": 1, "action": "time_limit", "time_limit": 0}]})",
+        R"({"requests": [{"seq": 1, "action": "time_limit", "time_limit": "1"}]})"}) {
+    std::ofstream(dir + "/control") << bad;
+    EXPECT_FALSE(ReadControlRequests(dir).ok()) << bad;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace berth::agent

@@ -138,13 +138,7 @@ void Supervisor::Launch(const JobExec& exec) {
     return;
   }
   Log(dir_, "job started, pid " + std::to_string(job_pid_));
-  if (spec_.time_limit > 0) {
-    limit_at_ = started_ + std::chrono::seconds(spec_.time_limit);
-    if (spec_.signal_number > 0) {
-      Duration before = std::min(spec_.signal_before, spec_.time_limit);
-      signal_at_ = started_ + std::chrono::seconds(spec_.time_limit - before);
-    }
-  }
+  if (spec_.time_limit > 0) SetTimeLimit(spec_.time_limit);
   next_control_check_ = started_;
   next_gpu_sample_ = started_ + std::chrono::seconds(1);
 }
@@ -159,6 +153,7 @@ void Supervisor::Loop() {
     }
     if (signal_at_ && now >= *signal_at_) {
       signal_at_.reset();
+      signal_sent_ = true;
       if (spec_.signal_batch_only) {
         kill(job_pid_, spec_.signal_number);
       } else {
@@ -233,11 +228,24 @@ void Supervisor::HandleControl() {
     if (r.action == ControlRequest::Action::kCancel) {
       Log(dir_, "cancel requested");
       Terminate("CANCELLED");
+    } else if (r.action == ControlRequest::Action::kTimeLimit) {
+      SetTimeLimit(r.time_limit);
     } else if (r.batch_only) {
       kill(job_pid_, r.signal);
     } else {
       SignalAll(r.signal);
     }
+  }
+}
+
+void Supervisor::SetTimeLimit(Duration seconds) {
+  if (!end_state_.empty()) return;  // ending already: a new limit changes nothing
+  Log(dir_, "time limit " + std::to_string(seconds) + " s");
+  limit_at_ = started_ + std::chrono::seconds(seconds);
+  signal_at_.reset();
+  if (spec_.signal_number > 0 && !signal_sent_) {
+    Duration before = std::min(spec_.signal_before, seconds);
+    signal_at_ = started_ + std::chrono::seconds(seconds - before);
   }
 }
 

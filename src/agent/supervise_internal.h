@@ -70,6 +70,8 @@ class Supervisor {
   void HandleControl();
   void Reap();
   void Terminate(const char* state);
+  // (Re)arms the time limit and the --signal warning before it (scontrol update TimeLimit).
+  void SetTimeLimit(Duration seconds);
   void SignalAll(int signal);
   void KillAll();
   std::vector<pid_t> JobPids() const;
@@ -104,6 +106,7 @@ class Supervisor {
   Clock::time_point started_;
   std::optional<Clock::time_point> limit_at_;
   std::optional<Clock::time_point> signal_at_;
+  bool signal_sent_ = false;  // the --signal warning went out (a new limit does not repeat it)
   std::optional<Clock::time_point> kill_at_;
   Clock::time_point next_control_check_;
   Clock::time_point next_gpu_sample_;

@@ -209,6 +209,14 @@ Status SignalJob(const std::string& dir, int signal, bool batch_only) {
   return SendRequest(dir, ControlRequest{0, ControlRequest::Action::kSignal, signal, batch_only});
 }
 
+Status SetJobTimeLimit(const std::string& dir, int64_t seconds) {
+  if (seconds <= 0) return Status::InvalidArgument("bad time limit " + std::to_string(seconds));
+  ControlRequest r;
+  r.action = ControlRequest::Action::kTimeLimit;
+  r.time_limit = seconds;
+  return SendRequest(dir, r);
+}
+
 Status RemoveJobDir(const std::string& dir) {
   if (SupervisorRunning(dir)) {
     return Status::FailedPrecondition(dir + ": the supervisor is still running");

@@ -56,6 +56,8 @@ Result<LaunchSpec> ReadSpec(const std::string& dir);
 // batch shell with batch_only). No-ops once the job has ended.
 Status CancelJob(const std::string& dir);
 Status SignalJob(const std::string& dir, int signal, bool batch_only);
+// A new time limit (seconds from the job's start) for a running job: `scontrol update TimeLimit`.
+Status SetJobTimeLimit(const std::string& dir, int64_t seconds);
 
 // Removes DIR (after its result has been reported). REQUIRES: the supervisor has exited.
 Status RemoveJobDir(const std::string& dir);

@@ -405,7 +405,17 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
     }
   }
   if (spec_changed) BERTH_RETURN_IF_ERROR(cs->UpdatePendingSpec(id, std::move(spec)));
-  if (limit) BERTH_RETURN_IF_ERROR(cs->SetTimeLimit(id, *limit));
+  if (limit) {
+    BERTH_RETURN_IF_ERROR(cs->SetTimeLimit(id, *limit));
+    // A running job's node enforces its limit: tell it.
+    if (!pending && !r.node_names.empty()) {
+      json c = {{"kind", "time_limit"},
+                {"job_id", id},
+                {"attempt", r.job.restart_count},
+                {"time_limit", *limit}};
+      agent_hub.Push(r.node_names.front(), c.dump());
+    }
+  }
   if (nice) BERTH_RETURN_IF_ERROR(cs->SetNice(id, *nice));
   t.touched.insert(id);
   dirty = true;

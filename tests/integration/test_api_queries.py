@@ -121,6 +121,14 @@ class ApiQueriesTest(unittest.TestCase):
         self.assertEqual(status, 400, body)
         self.assertIn('colour', body['error']['message'])
 
+    def test_new_time_limit_of_a_running_job_is_enforced_by_its_node(self):
+        jid = self.c.submit(self.spec('sleep 60', time_limit=600))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'time_limit': 2})
+        self.assertEqual(status, 200, body)
+        job = self.c.wait_state(jid, 'TIMEOUT', 30)
+        self.assertLess(job['end_time'] - job['start_time'], 20)
+
     def test_config_lists_slurm_keys(self):
         status, body = self.c.api('GET', '/v1/config')
         self.assertEqual(status, 200, body)
