@@ -109,6 +109,21 @@ Status Controller::Impl::Recover() {
     }
     records[r.job.id] = std::make_shared<JobRecord>(std::move(r));
   }
+  // What operators set on nodes outlives restarts.
+  Result<std::optional<std::string>> admin = store->GetMeta("node_admin");
+  if (admin.ok() && admin->has_value()) {
+    nlohmann::json j = nlohmann::json::parse(**admin, nullptr, false);
+    if (j.is_object()) node_admin = std::move(j);
+  }
+  for (auto& [name, a] : node_admin.items()) {
+    std::optional<uint32_t> index = cs->FindNode(name);
+    if (!index || !a.is_object()) continue;
+    std::string reason = a.value("reason", "");
+    if (a.value("drain", false)) (void)cs->SetNodeDrain(*index, true, reason, now);
+    if (a.value("down", false)) {
+      (void)cs->SetNodeHealth(*index, core::NodeHealth::kDown, reason, now);
+    }
+  }
   Result<std::optional<std::string>> next = store->GetMeta("next_job_id");
   if (next.ok() && next->has_value()) {
     core::JobId id = static_cast<core::JobId>(std::stoul(**next));

@@ -170,7 +170,9 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
                 {"gpus", spec.gpus}, {"features", spec.features}, {"partitions", parts}};
     t.writes.push_back({store::Write::Kind::kPutNode, {}, name, rec.dump()});
   }
-  (void)cs->SetNodeHealth(*index, core::NodeHealth::kUp, "", now);
+  // A node an operator set down stays down until `resume`, however often its agent registers.
+  bool admin_down = node_admin.contains(name) && node_admin[name].value("down", false);
+  if (!admin_down) (void)cs->SetNodeHealth(*index, core::NodeHealth::kUp, "", now);
   agents[name] = {now, true};
   // Whatever was queued for the node is superseded by this reconciliation.
   agent_hub.Clear(name);

@@ -105,6 +105,9 @@ struct Controller::Impl {
   std::map<std::string, AgentState> agents;             // by node name
   std::map<core::JobId, Time> finished_at;              // for dropping records after min_job_age
   std::map<core::JobId, core::PreemptMode> preempting;  // victims being stopped
+  // What operators set on nodes (drain, down), kept in the store's "node_admin" meta key so that
+  // a restart, or an agent registering again, does not undo it: name -> {drain, down, reason}.
+  nlohmann::json node_admin = nlohmann::json::object();
 
   // Commands for the state thread.
   std::mutex cmd_mu;

@@ -431,12 +431,16 @@ Status Controller::Impl::NodeAction(const Caller& who, const std::string& name,
   if (action == "drain") {
     if (reason.empty()) return Status::InvalidArgument("a drain needs a reason");
     BERTH_RETURN_IF_ERROR(cs->SetNodeDrain(*index, true, reason, now));
+    node_admin[name] = {{"drain", true}, {"down", false}, {"reason", reason}};
   } else if (action == "resume") {
     BERTH_RETURN_IF_ERROR(cs->SetNodeDrain(*index, false, "", now));
     if (cs->node(*index).health == core::NodeHealth::kDown && agents[name].registered) {
       BERTH_RETURN_IF_ERROR(cs->SetNodeHealth(*index, core::NodeHealth::kUp, "", now));
     }
+    node_admin.erase(name);
   } else if (action == "down") {
+    node_admin[name] = {
+        {"drain", false}, {"down", true}, {"reason", reason.empty() ? "set down" : reason}};
     BERTH_RETURN_IF_ERROR(cs->SetNodeHealth(*index, core::NodeHealth::kDown,
                                             reason.empty() ? "set down" : reason, now));
     std::vector<core::JobId> running = cs->node(*index).jobs;
@@ -460,6 +464,7 @@ Status Controller::Impl::NodeAction(const Caller& who, const std::string& name,
   } else {
     return Status::InvalidArgument("unknown node action '" + action + "'");
   }
+  t.writes.push_back({store::Write::Kind::kPutMeta, {}, "node_admin", node_admin.dump()});
   t.nodes_changed = true;
   dirty = true;
   return Status::Ok();

@@ -186,16 +186,23 @@ void Controller::Impl::CheckNodes(Txn& t) {
   for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
     const core::NodeInfo& n = cs->node(i);
     AgentState& a = agents[n.spec.name];
-    if (n.health != core::NodeHealth::kUp || now - a.last_seen <= opt.node_timeout_s) continue;
-    (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "not responding", now);
-    a.registered = false;
-    t.nodes_changed = true;
-    dirty = true;
+    if (now - a.last_seen <= opt.node_timeout_s) continue;
+    if (n.health == core::NodeHealth::kUp) {
+      (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "Not responding", now);
+      a.registered = false;
+      t.nodes_changed = true;
+      dirty = true;
+    } else if (a.registered || n.jobs.empty()) {
+      continue;
+    }
+    // Silent for node_timeout_s (or, after a controller restart, never registered again within
+    // that time): the jobs it held are lost.
     std::vector<core::JobId> lost = n.jobs;
     for (core::JobId id : lost) {
       const core::Job* job = cs->FindJob(id);
       if (job == nullptr) continue;
-      bool requeue = job->spec.requeue;
+      const bool requeue = job->spec.requeue;
+      const int32_t attempt = job->restart_count;
       core::JobOutcome o;
       o.state = core::JobState::kNodeFail;
       o.end_time = now;
@@ -209,9 +216,10 @@ void Controller::Impl::CheckNodes(Txn& t) {
       // If the node comes back with the job still running, its agent is told to stop it.
       agent_hub.Push(
           n.spec.name,
-          nlohmann::json{{"kind", "cancel"}, {"job_id", id}, {"attempt", final_job.restart_count}}
-              .dump());
+          nlohmann::json{{"kind", "cancel"}, {"job_id", id}, {"attempt", attempt}}.dump());
     }
+    t.nodes_changed = true;
+    dirty = true;
   }
 }
 

@@ -317,7 +317,8 @@ Status ClusterState::SetNodeHealth(uint32_t node, NodeHealth health, std::string
   if (n.health != health) n.state_since = now;
   ++node_state_generation_;
   n.health = health;
-  if (!reason.empty() || health == NodeHealth::kUp) n.reason = std::move(reason);
+  // Coming back up clears why it was down, but not why an operator drained it.
+  if (!reason.empty() || (health == NodeHealth::kUp && !n.drain)) n.reason = std::move(reason);
   UpdateNodeIndex(node);
   return Status::Ok();
 }

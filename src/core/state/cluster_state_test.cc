@@ -208,6 +208,21 @@ TEST(ClusterStateTest, SplitArrayTaskGivesAPendingTaskItsOwnRecord) {
   EXPECT_EQ(cs.FindJob(id)->array_task_id, 2);
 }
 
+TEST(ClusterStateTest, ADrainedNodeKeepsItsReasonWhenItComesBackUp) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  ASSERT_TRUE(cs.SetNodeDrain(0, true, "bad fan", 1).ok());
+  ASSERT_TRUE(cs.SetNodeHealth(0, NodeHealth::kDown, "Not responding", 2).ok());
+  EXPECT_EQ(cs.node(0).reason, "Not responding");
+  // The agent registers again: up, still drained.
+  ASSERT_TRUE(cs.SetNodeDrain(0, true, "bad fan", 3).ok());
+  ASSERT_TRUE(cs.SetNodeHealth(0, NodeHealth::kUp, "", 3).ok());
+  EXPECT_EQ(cs.node(0).reason, "bad fan");
+  ASSERT_TRUE(cs.SetNodeDrain(0, false, "", 4).ok());
+  ASSERT_TRUE(cs.SetNodeHealth(0, NodeHealth::kDown, "Not responding", 5).ok());
+  ASSERT_TRUE(cs.SetNodeHealth(0, NodeHealth::kUp, "", 6).ok());
+  EXPECT_EQ(cs.node(0).reason, "");
+}
+
 TEST(ClusterStateTest, CancelHoldRelease) {
   ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
   JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 0);
