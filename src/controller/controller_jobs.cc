@@ -233,6 +233,13 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
     }
     jobs.emplace_back(std::move(spec), std::move(exec));
   }
+  // The cluster's checks for all of them first: a batch goes in whole or not at all.
+  if (jobs.size() > 1) {
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      Status st = cs->CheckSubmit(jobs[i].first);
+      if (!st.ok()) return st.WithContext("job " + std::to_string(i + 1));
+    }
+  }
   std::vector<core::JobId> ids;
   const Time now = Now();
   for (size_t i = 0; i < jobs.size(); ++i) {

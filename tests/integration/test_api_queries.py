@@ -123,11 +123,19 @@ class ApiQueriesTest(unittest.TestCase):
 
     def test_new_time_limit_of_a_running_job_is_enforced_by_its_node(self):
         jid = self.c.submit(self.spec('sleep 60', time_limit=600))
-        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.wait_state(jid, 'RUNNING', 90)
         status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'time_limit': 2})
         self.assertEqual(status, 200, body)
-        job = self.c.wait_state(jid, 'TIMEOUT', 30)
-        self.assertLess(job['end_time'] - job['start_time'], 20)
+        job = self.c.wait_state(jid, 'TIMEOUT', 90)
+        self.assertLess(job['end_time'] - job['start_time'], 55)  # not the 600 s it had
+
+    def test_a_batch_with_a_bad_job_submits_none_of_it(self):
+        before = len(self.c.api('GET', '/v1/jobs?all=1')[1]['jobs'])
+        status, body = self.c.api('POST', '/v1/jobs', {'jobs': [
+            self.spec(hold=True), self.spec(hold=True, nodes='9'), self.spec(hold=True)]})
+        self.assertEqual(status, 400, body)
+        self.assertIn('job 2', body['error']['message'])
+        self.assertEqual(len(self.c.api('GET', '/v1/jobs?all=1')[1]['jobs']), before)
 
     def test_config_lists_slurm_keys(self):
         status, body = self.c.api('GET', '/v1/config')

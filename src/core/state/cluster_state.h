@@ -200,6 +200,10 @@ class ClusterState {
   // Validates and queues a job; returns its id. Rejections carry Slurm's messages
   // ("Requested node configuration is not available", "Invalid partition name specified", ...).
   Result<JobId> Submit(JobSpec spec, std::shared_ptr<const JobExecSpec> exec, Time now);
+  // The checks Submit makes, without submitting: a batch is checked whole before any of it goes
+  // in. (Like Submit, it may add an unknown user's association when associations are not
+  // enforced.)
+  Status CheckSubmit(JobSpec spec);
   // The same with a chosen id (one not in use; later ids continue above the largest).
   Result<JobId> SubmitWithId(JobId id, JobSpec spec, std::shared_ptr<const JobExecSpec> exec,
                              Time now);

@@ -184,6 +184,11 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   return e;
 }
 
+Status ClusterState::CheckSubmit(JobSpec spec) {
+  if (spec.user.empty()) spec.user = "nobody";
+  return PrepareEntry(std::move(spec), /*validate=*/true).status();
+}
+
 Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
                                          std::shared_ptr<const JobExecSpec> exec, Time now) {
   if (id == kNoJob || jobs_.count(id) || outcomes_.count(id) || arrays_.count(id)) {

@@ -223,6 +223,14 @@ TEST(ClusterStateTest, ADrainedNodeKeepsItsReasonWhenItComesBackUp) {
   EXPECT_EQ(cs.node(0).reason, "");
 }
 
+TEST(ClusterStateTest, CheckSubmitChecksWithoutSubmitting) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  EXPECT_TRUE(cs.CheckSubmit(MakeJob().Obj()).ok());
+  EXPECT_FALSE(cs.CheckSubmit(MakeJob().Nodes(2).Obj()).ok());
+  EXPECT_TRUE(cs.pending_ids().empty());
+  EXPECT_EQ(*cs.Submit(MakeJob().Obj(), nullptr, 0), 1u);
+}
+
 TEST(ClusterStateTest, CancelHoldRelease) {
   ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
   JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 0);
