@@ -145,7 +145,9 @@ struct Controller::Impl {
   void CheckNodes(Txn& t);
   void Publish(Txn& t);
   void Commit(Txn& t);
-  void RebuildNodeView();
+  // Publishes a new node and partition view; with `events`, appends a watch event for every
+  // node whose state, reason, allocation or agent link changed.
+  void RebuildNodeView(std::vector<std::string>* events = nullptr);
   void TouchRecord(core::JobId id, Txn& t);
   void FinishRecord(const core::Job& final_job, Txn& t);
   void SendLaunch(const JobRecord& r);

@@ -65,7 +65,7 @@ void Controller::Impl::Commit(Txn& t) {
 }
 
 void Controller::Impl::Publish(Txn& t) {
-  if (t.nodes_changed) RebuildNodeView();
+  if (t.nodes_changed) RebuildNodeView(&t.events);
   watch_hub.Publish(std::move(t.events));
 }
 
@@ -223,7 +223,30 @@ void Controller::Impl::CheckNodes(Txn& t) {
   }
 }
 
-void Controller::Impl::RebuildNodeView() {
+namespace {
+
+// What a watcher of nodes sees change: state, reason, what is allocated, the agent's link.
+bool NodeViewChanged(const NodeView& a, const NodeView& b) {
+  return a.state != b.state || a.reason != b.reason || a.alloc_cpus != b.alloc_cpus ||
+         a.alloc_mem_mib != b.alloc_mem_mib || a.alloc_gpus != b.alloc_gpus ||
+         a.agent_connected != b.agent_connected;
+}
+
+nlohmann::json NodeEvent(const NodeView& v) {
+  return {{"type", "node"},
+          {"node",
+           {{"name", v.name},
+            {"state", v.state},
+            {"reason", v.reason},
+            {"alloc_cpus", v.alloc_cpus},
+            {"alloc_mem_mib", v.alloc_mem_mib},
+            {"alloc_gpus", v.alloc_gpus},
+            {"agent_connected", v.agent_connected}}}};
+}
+
+}  // namespace
+
+void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
   auto nodes = std::make_shared<std::vector<NodeView>>();
   nodes->reserve(cs->num_nodes());
   for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
@@ -263,6 +286,17 @@ void Controller::Impl::RebuildNodeView() {
                       {"default_time", p.spec.default_time},
                       {"max_nodes", p.spec.max_nodes},
                       {"priority_tier", p.spec.priority_tier}});
+  }
+  if (events != nullptr) {
+    // Nodes only come (never go), in index order: compare with the view being replaced.
+    const std::vector<NodeView>* before = node_view.get();
+    for (size_t i = 0; i < nodes->size(); ++i) {
+      const NodeView& now = (*nodes)[i];
+      if (before == nullptr || i >= before->size() || (*before)[i].name != now.name ||
+          NodeViewChanged((*before)[i], now)) {
+        events->push_back(NodeEvent(now).dump());
+      }
+    }
   }
   std::unique_lock<std::shared_mutex> l(view_mu);
   node_view = std::move(nodes);

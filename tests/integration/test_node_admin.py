@@ -3,10 +3,11 @@ jobs on a node that never comes back after a controller restart do not stay RUNN
 
 Run: BERTH_BINARY=build/berth python3 -m unittest -v test_node_admin (from this folder).
 """
+import json
 import os
 import unittest
 
-from harness import Cluster
+from harness import Cluster, UnixHTTPConnection
 
 
 def spec(body, **extra):
@@ -27,6 +28,27 @@ class NodeAdminTest(unittest.TestCase):
         status, body = self.c.api('GET', '/v1/nodes/node1')
         self.assertEqual(status, 200, body)
         return body
+
+    def test_watchers_see_node_changes(self):
+        c = UnixHTTPConnection(self.c.sock, timeout=30)
+        c.request('GET', '/v1/watch?kinds=node')
+        r = c.getresponse()
+        self.assertEqual(json.loads(r.readline()), {'type': 'hello'})
+        status, body = self.c.api('POST', '/v1/nodes/node1/drain', {'reason': 'watch me'})
+        self.assertEqual(status, 200, body)
+        for _ in range(50):  # keep-alive lines come once a second at most
+            line = r.readline().strip()
+            if not line:
+                continue
+            event = json.loads(line)
+            self.assertEqual(event['type'], 'node')
+            if event['node']['reason'] == 'watch me':
+                self.assertEqual(event['node']['name'], 'node1')
+                self.assertIn('DRAIN', event['node']['state'])
+                break
+        else:
+            self.fail('no node event for the drain')
+        c.close()
 
     def test_drain_survives_a_controller_restart(self):
         status, body = self.c.api('POST', '/v1/nodes/node1/drain', {'reason': 'bad fan'})
