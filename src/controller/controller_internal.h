@@ -104,6 +104,7 @@ struct Controller::Impl {
   // State thread only.
   std::map<std::string, AgentState> agents;             // by node name
   std::map<core::JobId, Time> finished_at;              // for dropping records after min_job_age
+  Time next_outcome_purge = 0;  // outcomes restored at start-up go at the first pass
   std::map<core::JobId, core::PreemptMode> preempting;  // victims being stopped
   // What operators set on nodes (drain, down), kept in the store's "node_admin" meta key so that
   // a restart, or an agent registering again, does not undo it: name -> {drain, down, reason}.

@@ -169,15 +169,22 @@ void Controller::Impl::SchedulePass(Txn& t) {
   dirty = false;
   next_pass = now + opt.backfill_interval_s;
   t.nodes_changed = t.nodes_changed || !plan.starts.empty();
-  // Forget ended jobs older than MinJobAge (they stay in the store for sacct).
+  // Forget ended jobs older than MinJobAge (they stay in the store for sacct), and their
+  // outcomes: a dependency on a job that old counts as on a job that is gone, as in Slurm.
+  bool forgot = false;
   for (auto it = finished_at.begin(); it != finished_at.end();) {
     if (it->second + opt.min_job_age_s < now) {
       std::unique_lock<std::shared_mutex> l(view_mu);
       records.erase(it->first);
       it = finished_at.erase(it);
+      forgot = true;
     } else {
       ++it;
     }
+  }
+  if (forgot || now >= next_outcome_purge) {
+    cs->PurgeOutcomes(now - opt.min_job_age_s);
+    next_outcome_purge = now + opt.min_job_age_s;
   }
 }
 
