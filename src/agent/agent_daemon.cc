@@ -58,14 +58,14 @@ struct Agent::Impl {
   // What runs here, and what ended, for the registration.
   json LocalJobs() {
     json jobs = json::array();
-    std::map<std::pair<uint32_t, int32_t>, bool> starting;
+    std::map<std::pair<uint32_t, int32_t>, AfterLaunch> starting;
     {
       std::lock_guard<std::mutex> l(launch_mu);
       starting = launching;
     }
     // Launches under way run as far as the controller is concerned: reporting them missing
     // would have it send them again, and reporting them lost would fail a healthy job.
-    for (const auto& [key, cancelled] : starting) {
+    for (const auto& [key, after] : starting) {
       jobs.push_back({{"job_id", key.first}, {"attempt", key.second}});
     }
     for (const std::string& dir : ListJobDirs(jobs_dir)) {
@@ -118,8 +118,13 @@ struct Agent::Impl {
   std::mutex launch_mu;
   std::condition_variable launch_cv;
   std::deque<json> launches;
-  // Launches queued or under way, by (job, attempt), and whether a cancel came meanwhile.
-  std::map<std::pair<uint32_t, int32_t>, bool> launching;
+  // Launches queued or under way, by (job, attempt), and what came for them meanwhile: applied
+  // once the supervisor exists (a launch starts by clearing the job's folder).
+  struct AfterLaunch {
+    bool cancel = false;
+    int64_t time_limit = 0;  // a new limit (scontrol update TimeLimit); 0 = none
+  };
+  std::map<std::pair<uint32_t, int32_t>, AfterLaunch> launching;
   bool launch_stop = false;
   std::vector<std::thread> launchers;
 
@@ -135,13 +140,15 @@ struct Agent::Impl {
       }
       Launch(cmd);
       std::pair<uint32_t, int32_t> key{cmd.value("job_id", 0u), cmd.value("attempt", 0)};
-      bool cancelled = false;
+      AfterLaunch after;
       {
         std::lock_guard<std::mutex> l(launch_mu);
-        cancelled = launching[key];
+        after = launching[key];
         launching.erase(key);
       }
-      if (cancelled) (void)CancelJob(FolderOf(key.first, key.second));
+      if (after.time_limit > 0)
+        (void)SetJobTimeLimit(FolderOf(key.first, key.second), after.time_limit);
+      if (after.cancel) (void)CancelJob(FolderOf(key.first, key.second));
     }
   }
 
@@ -184,7 +191,7 @@ struct Agent::Impl {
     if (kind == "launch") {
       {
         std::lock_guard<std::mutex> l(launch_mu);
-        if (!launching.emplace(key, false).second) return;  // already queued or starting
+        if (!launching.emplace(key, AfterLaunch{}).second) return;  // already queued or starting
         launches.push_back(cmd);
       }
       launch_cv.notify_one();
@@ -193,7 +200,7 @@ struct Agent::Impl {
         // A cancel for a launch under way is applied once the supervisor exists.
         std::lock_guard<std::mutex> l(launch_mu);
         if (auto it = launching.find(key); it != launching.end()) {
-          it->second = true;
+          it->second.cancel = true;
           return;
         }
       }
@@ -201,7 +208,15 @@ struct Agent::Impl {
     } else if (kind == "signal") {
       (void)SignalJob(dir, cmd.value("signal", 15), cmd.value("batch_only", false));
     } else if (kind == "time_limit") {
-      (void)SetJobTimeLimit(dir, cmd.value("time_limit", int64_t{0}));
+      const int64_t limit = cmd.value("time_limit", int64_t{0});
+      {
+        std::lock_guard<std::mutex> l(launch_mu);
+        if (auto it = launching.find(key); it != launching.end()) {
+          it->second.time_limit = limit;
+          return;
+        }
+      }
+      (void)SetJobTimeLimit(dir, limit);
     }
   }
 

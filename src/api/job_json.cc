@@ -412,6 +412,8 @@ constexpr ExecKey kExecKeys[] = {
     {"signal", GetSignal},
     {"comment",
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "comment", &e.comment); }},
+    {"command",
+     [](const json& v, core::JobExecSpec& e) { return GetString(v, "command", &e.command); }},
     {"mail_type",
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "mail_type", &e.mail_type); }},
     {"mail_user",
@@ -616,6 +618,7 @@ json EncodeJob(const core::JobSpec& s, const core::JobExecSpec* e) {
   }
   if (e->signal_number != 0) j["signal"] = FormatSignalSpec(*e);
   put("comment", e->comment, de.comment);
+  put("command", e->command, de.command);
   put("mail_type", e->mail_type, de.mail_type);
   put("mail_user", e->mail_user, de.mail_user);
   put("gpu_bind", e->gpu_bind, de.gpu_bind);

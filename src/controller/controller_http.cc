@@ -194,7 +194,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
   };
   // /v1/jobs
   if (p.size() >= 2 && p[1] == "jobs") {
-    if (p.size() == 2 && m == "GET") return ListJobs(req);
+    if (p.size() == 2 && m == "GET") return ListJobs(req, who);
     if (p.size() == 2 && m == "POST" && req.query.count("test_only") &&
         req.query.at("test_only") != "0") {
       json b = *body;
@@ -390,7 +390,7 @@ net::HttpResponse Controller::Impl::AgentRoute(const net::HttpRequest& req, cons
   return Error(Status::NotFound("no such endpoint: " + req.path));
 }
 
-net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req) {
+net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const Caller& who) {
   JobFilter f;
   auto q = [&](const char* k) { return req.query.count(k) ? req.query.at(k) : std::string(); };
   f.users = CommaList(q("user"));
@@ -401,12 +401,13 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req) {
   }
   if (!q("array").empty()) f.array = ParseId(q("array")).value_or(0);
   f.all = q("all") == "1" || q("all") == "true";
+  const bool with_exec = q("exec") == "1" || q("exec") == "true";
   json jobs = json::array();
   {
     std::shared_lock<std::shared_mutex> l(view_mu);
     for (const auto& [id, r] : records) {
       if (!f.Match(*r)) continue;
-      json v = EncodeJobRecord(*r, false);
+      json v = with_exec ? JobForCaller(who, *r) : EncodeJobRecord(*r, false);
       AddPendingView(*r, *pending_view, v);
       jobs.push_back(std::move(v));
     }

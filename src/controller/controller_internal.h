@@ -102,9 +102,9 @@ struct Controller::Impl {
   Time last_pass = kNoTime;
 
   // State thread only.
-  std::map<std::string, AgentState> agents;             // by node name
-  std::map<core::JobId, Time> finished_at;              // for dropping records after min_job_age
-  Time next_outcome_purge = 0;  // outcomes restored at start-up go at the first pass
+  std::map<std::string, AgentState> agents;  // by node name
+  std::map<core::JobId, Time> finished_at;   // for dropping records after min_job_age
+  Time next_outcome_purge = 0;               // outcomes restored at start-up go at the first pass
   std::map<core::JobId, core::PreemptMode> preempting;  // victims being stopped
   // What operators set on nodes (drain, down), kept in the store's "node_admin" meta key so that
   // a restart, or an agent registering again, does not undo it: name -> {drain, down, reason}.
@@ -186,7 +186,8 @@ struct Controller::Impl {
   net::HttpResponse Route(const net::HttpRequest& req);
   net::HttpResponse AgentRoute(const net::HttpRequest& req, const Caller& who,
                                const std::vector<std::string>& parts, const nlohmann::json& body);
-  net::HttpResponse ListJobs(const net::HttpRequest& req);
+  // ?exec=1: with how each job runs (script and environment only for their owners).
+  net::HttpResponse ListJobs(const net::HttpRequest& req, const Caller& who);
   // A job's record; how to run it (script, environment) only for its owner and operators.
   net::HttpResponse GetJob(const Caller& who, core::JobId id);
   net::HttpResponse GetArrayTask(const Caller& who, const std::string& text);  // "12_4"

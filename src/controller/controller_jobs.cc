@@ -175,7 +175,9 @@ json Controller::Impl::CancelMany(const Caller& who, const json& body, Txn& t) {
 Result<json> Controller::Impl::TestSubmit(const Caller& who, const json& body) {
   core::JobSpec spec;
   auto exec = std::make_shared<core::JobExecSpec>();
-  BERTH_RETURN_IF_ERROR(DecodeSubmission(who, body, spec, *exec));
+  json item = body;
+  if (item.is_object()) item.erase("submit_host");
+  BERTH_RETURN_IF_ERROR(DecodeSubmission(who, item, spec, *exec));
   spec.hold = core::HoldKind::kNone;  // where it would start once released
   const Time now = Now();
   // A what-if pass on a copy: the live state is not touched, and no id is used up.
@@ -220,6 +222,14 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
     submit_host = body.value("submit_host", "");
   } else {
     items.push_back(&body);
+  }
+  // One job may say where it was submitted from too (sbatch does): not a key of the job.
+  json single;
+  if (items.size() == 1 && items[0] == &body && body.is_object() && body.contains("submit_host")) {
+    single = body;
+    submit_host = single.value("submit_host", "");
+    single.erase("submit_host");
+    items[0] = &single;
   }
   if (items.empty()) return Status::InvalidArgument("no jobs to submit");
   // Decode and check every job before submitting any, so a bad one in a batch loses nothing.
@@ -372,6 +382,7 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
   const bool pending = r.job.state == core::JobState::kPending;
   std::optional<Duration> limit;
   std::optional<int32_t> nice;
+  std::optional<std::string> comment;
   core::JobSpec spec = cs->FindJob(id)->spec;
   bool spec_changed = false;
   for (const auto& [key, value] : body.items()) {
@@ -392,6 +403,9 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
       if (*nice < 0 && !who.admin) {
         return Status::PermissionDenied("only operators may set nice < 0");
       }
+    } else if (key == "comment") {
+      if (!value.is_string()) return Status::InvalidArgument("\"comment\": expected a string");
+      comment = value.get<std::string>();
     } else {
       if (!pending) {
         return Status::FailedPrecondition("\"" + key + "\" of a started job cannot change");
@@ -404,8 +418,8 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
       if (st.code() == StatusCode::kNotFound) {
         return Status::InvalidArgument(
             "cannot update \"" + key +
-            "\" (time_limit, nice, partition, num_nodes, num_tasks, time_min, features, qos, "
-            "account, name, licenses and dependency can change)");
+            "\" (time_limit, nice, comment, partition, num_nodes, num_tasks, time_min, features, "
+            "qos, account, name, licenses and dependency can change)");
       }
       BERTH_RETURN_IF_ERROR(st);
       spec_changed = true;
@@ -424,6 +438,12 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
     }
   }
   if (nice) BERTH_RETURN_IF_ERROR(cs->SetNice(id, *nice));
+  if (comment) {
+    const core::Job* job = cs->FindJob(id);
+    auto exec = std::make_shared<core::JobExecSpec>(job->exec ? *job->exec : core::JobExecSpec{});
+    exec->comment = *comment;
+    BERTH_RETURN_IF_ERROR(cs->ReplaceExec(id, std::move(exec)));
+  }
   t.touched.insert(id);
   dirty = true;
   return Status::Ok();

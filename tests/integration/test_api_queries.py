@@ -137,6 +137,20 @@ class ApiQueriesTest(unittest.TestCase):
         self.assertIn('job 2', body['error']['message'])
         self.assertEqual(len(self.c.api('GET', '/v1/jobs?all=1')[1]['jobs']), before)
 
+    def test_comment_submit_host_and_listing_with_exec(self):
+        body = self.spec(hold=True, comment='first')
+        body['submit_host'] = 'login7'
+        jid = self.c.submit(body)
+        status, b = self.c.api('PATCH', f'/v1/jobs/{jid}', {'comment': 'second'})
+        self.assertEqual(status, 200, b)
+        job = self.c.job(jid)
+        self.assertEqual(job['request']['comment'], 'second')
+        self.assertEqual(job['submit_host'], 'login7')
+        listed = {j['id']: j for j in self.c.api('GET', '/v1/jobs?exec=1')[1]['jobs']}
+        self.assertEqual(listed[jid]['request']['script'], body['script'])
+        plain = {j['id']: j for j in self.c.api('GET', '/v1/jobs')[1]['jobs']}
+        self.assertNotIn('script', plain[jid]['request'])
+
     def test_config_lists_slurm_keys(self):
         status, body = self.c.api('GET', '/v1/config')
         self.assertEqual(status, 200, body)

@@ -32,6 +32,9 @@ struct ClusterSpec {
   // single-user or trusting cluster wants; when true they are refused (AccountingStorageEnforce).
   bool enforce_associations = false;
   int32_t max_array_size = 1001;  // Slurm's MaxArraySize
+  // A QoS name the cluster does not know runs under "normal" instead of being refused: Slurm
+  // without an accounting database stores no QoS and accepts any name (--slurm-conf sets it).
+  bool accept_unknown_qos = false;
 
   friend bool operator==(const ClusterSpec&, const ClusterSpec&) = default;
 };

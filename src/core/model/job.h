@@ -94,6 +94,7 @@ struct JobExecSpec {
   Duration signal_before = 0;
   bool signal_batch_only = false;
   std::string comment;
+  std::string command;  // the batch script's path as submitted (scontrol's Command=)
   std::string mail_type;
   std::string mail_user;
   std::string gpu_bind;

@@ -241,6 +241,8 @@ class ClusterState {
   Status Release(JobId id, Time now);
   Status SetTimeLimit(JobId id, Duration limit);
   Status SetNice(JobId id, int32_t nice);
+  // Replaces how a job runs (what only people read of it once it started: its comment).
+  Status ReplaceExec(JobId id, std::shared_ptr<const JobExecSpec> exec);
   // Replaces a pending job's request (scontrol update: node count, QoS, account, constraint,
   // ...) after the submission checks; on an error nothing changes.
   Status UpdatePendingSpec(JobId id, JobSpec spec);

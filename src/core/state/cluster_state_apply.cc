@@ -376,6 +376,13 @@ Status ClusterState::UpdatePendingSpec(JobId id, JobSpec spec) {
   return Status::Ok();
 }
 
+Status ClusterState::ReplaceExec(JobId id, std::shared_ptr<const JobExecSpec> exec) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");
+  it->second.job.exec = std::move(exec);
+  return Status::Ok();
+}
+
 Status ClusterState::SetNice(JobId id, int32_t nice) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");

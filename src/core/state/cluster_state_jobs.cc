@@ -116,6 +116,7 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   e.account = assocs_[e.assoc].account;
   spec.account = accounts_[e.account].spec.name;
   std::optional<int16_t> qos = FindQos(spec.qos.empty() ? kDefaultQos : spec.qos);
+  if (!qos && spec_.accept_unknown_qos) qos = FindQos(kDefaultQos);
   if (!qos) return Status::InvalidArgument("Invalid qos specification: '" + spec.qos + "'");
   e.qos = *qos;
   spec.qos = qos_[*qos].spec.name;

@@ -231,6 +231,19 @@ TEST(ClusterStateTest, CheckSubmitChecksWithoutSubmitting) {
   EXPECT_EQ(*cs.Submit(MakeJob().Obj(), nullptr, 0), 1u);
 }
 
+TEST(ClusterStateTest, UnknownQosIsRefusedUnlessTheClusterAcceptsAny) {
+  ClusterState strict = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  EXPECT_EQ(strict.Submit(MakeJob().QosName("gpu_priority").Obj(), nullptr, 0).status().code(),
+            StatusCode::kInvalidArgument);
+  ClusterSpec spec = MakeCluster().Nodes("n", 1, 8, 8000).Spec();
+  spec.accept_unknown_qos = true;
+  Result<ClusterState> lax = ClusterState::Create(spec);
+  ASSERT_TRUE(lax.ok());
+  Result<JobId> id = lax->Submit(MakeJob().QosName("gpu_priority").Obj(), nullptr, 0);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  EXPECT_EQ(lax->FindJob(*id)->spec.qos, "normal");
+}
+
 TEST(ClusterStateTest, CancelHoldRelease) {
   ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
   JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 0);
