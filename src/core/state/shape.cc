@@ -97,8 +97,9 @@ Result<JobShape> ClusterState::ComputeShape(const JobSpec& spec, const Partition
   int64_t def_mem =
       p.spec.def_mem_per_cpu_mib > 0 ? p.spec.def_mem_per_cpu_mib : spec_.def_mem_per_cpu_mib;
   const bool nodes_given = spec.min_nodes > 0;
+  // GPUs asked per node (or as a total, or tasks per GPU) fix a per-node layout: node mode.
   s.task_mode = spec.ntasks > 1 && !nodes_given && spec.ntasks_per_node == 0 && spec.gpus == 0 &&
-                spec.ntasks_per_gpu == 0;
+                spec.gpus_per_node == 0 && spec.ntasks_per_gpu == 0;
   if (s.task_mode) {
     s.tasks = spec.ntasks;
     s.cpus = cpt;

@@ -3,13 +3,13 @@
 // Rules (see docs/scheduling.md), with Slurm's meaning of each option:
 // * Node mode (the common case): `nodes` nodes (min..max; as many as fit up to max), each given
 //   exactly cpus/mem/gpus per node. Used when -N or --ntasks-per-node is given, when the job
-//   has one task, or when GPUs are asked for as a total (-G).
+//   has one task, or when GPUs are asked for per node or as a total (-G).
 //   tasks per node = --ntasks-per-node, else ceil(ntasks / min nodes), else 1;
 //   CPUs per node  = max(tasks x cpus-per-task, GPUs x cpus-per-gpu);
 //   GPUs per node  = --gpus-per-node, else tasks x --gpus-per-task, else ceil(-G / min nodes);
 //   memory per node = --mem, else --mem-per-cpu x CPUs, else --mem-per-gpu x GPUs, else the
 //   default per CPU x CPUs. --mem=0 and --exclusive take whole nodes.
-// * Task mode: -n > 1 without -N or --ntasks-per-node: tasks (each cpus-per-task CPUs, its
+// * Task mode: -n > 1 without -N, --ntasks-per-node or per-node GPUs: tasks (each cpus-per-task CPUs, its
 //   memory and --gpus-per-task GPUs) are packed onto as few nodes as the allocator finds, as
 //   Slurm's default block distribution does; --mem then applies to each node used.
 #ifndef BERTH_CORE_STATE_SHAPE_H_

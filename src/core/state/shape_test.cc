@@ -64,6 +64,10 @@ INSTANTIATE_TEST_SUITE_P(
                   1, 1, 4, 4, 4, -1},
         ShapeCase{"gpus per task, task mode", MakeJob().Tasks(4).GpusPerTask(2).Obj(), true, 1, 4,
                   1, 2, 4, -1},
+        // -n 2 --gpus-per-node=2 without -N: one node with both tasks and two GPUs (task mode
+        // would drop the per-node GPUs).
+        ShapeCase{"tasks with gpus per node", MakeJob().Tasks(2).GpusPerNode(2).Obj(), false, 1, 1,
+                  2, 2, 2, -1},
         ShapeCase{"cpus per gpu", MakeJob().GpusPerNode(4).CpusPerGpu(8).Obj(), false, 1, 1, 32, 4,
                   1, -1},
         ShapeCase{"mem per node", MakeJob().Mem(4096).Obj(), false, 1, 1, 1, 0, 1, 4096},
