@@ -25,6 +25,17 @@ class EnvBuilder {
     vars_.emplace_back(name, value);
   }
   void Set(const std::string& name, int64_t value) { Set(name, std::to_string(value)); }
+  bool Has(const std::string& name) const {
+    for (const auto& kv : vars_) {
+      if (kv.first == name) return true;
+    }
+    return false;
+  }
+  // For the variables sbatch gives the job from its request (SLURM_SUBMIT_DIR, ...): the job's
+  // own value when it has one, berth's otherwise.
+  void SetIfAbsent(const std::string& name, const std::string& value) {
+    if (!Has(name)) Set(name, value);
+  }
   std::vector<std::string> Strings() const {
     std::vector<std::string> out;
     out.reserve(vars_.size());
@@ -36,6 +47,7 @@ class EnvBuilder {
   std::vector<std::pair<std::string, std::string>> vars_;
 };
 
+// The variables that describe the allocation (the batch step runs on its first node).
 void SetAllocationVars(const LaunchSpec& spec, const std::string& node_name, EnvBuilder* env) {
   std::vector<std::string> nodes = spec.node_names;
   if (nodes.empty()) nodes.push_back(node_name);
@@ -47,17 +59,9 @@ void SetAllocationVars(const LaunchSpec& spec, const std::string& node_name, Env
   env->Set("SLURM_NODELIST", nodelist);
   env->Set("SLURM_JOB_NUM_NODES", num_nodes);
   env->Set("SLURM_NNODES", num_nodes);
-  env->Set("SLURM_NTASKS", spec.ntasks);
-  env->Set("SLURM_NPROCS", spec.ntasks);
-  if (spec.cpus_per_task > 1) env->Set("SLURM_CPUS_PER_TASK", spec.cpus_per_task);
   env->Set("SLURM_CPUS_ON_NODE", spec.cpus);
   env->Set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(cpus_per_node));
   env->Set("SLURM_TASKS_PER_NODE", CompressCounts(TasksPerNode(spec)));
-  if (spec.mem_per_cpu_mib > 0) {
-    env->Set("SLURM_MEM_PER_CPU", spec.mem_per_cpu_mib);
-  } else if (spec.mem_per_node_mib > 0) {
-    env->Set("SLURM_MEM_PER_NODE", spec.mem_per_node_mib);
-  }
   if (!spec.gpu_indices.empty()) {
     // No device cgroup hides the other GPUs, so the indices are the node's own (as Slurm
     // without ConstrainDevices).
@@ -72,6 +76,24 @@ void SetAllocationVars(const LaunchSpec& spec, const std::string& node_name, Env
   env->Set("SLURM_LOCALID", 0);
   env->Set("SLURM_GTIDS", "0");
   env->Set("SLURMD_NODENAME", node_name);
+  // Slurm 22.05 sets these without a topology plugin too: the node is its own address.
+  env->Set("SLURM_TOPOLOGY_ADDR", node_name);
+  env->Set("SLURM_TOPOLOGY_ADDR_PATTERN", "node");
+  env->Set("SLURM_NODE_ALIASES", "(null)");
+}
+
+// The variables Slurm sets only when the job asked: sbatch exports them from the request
+// (SLURM_NTASKS for -n or --ntasks-per-node, SLURM_MEM_PER_NODE for --mem, ...). A job that
+// did not come through sbatch gets the ones its request shows.
+void SetRequestVars(const LaunchSpec& spec, EnvBuilder* env) {
+  if (env->Has("SLURM_NTASKS")) {  // asked for: the count the allocation really has
+    env->Set("SLURM_NTASKS", spec.ntasks);
+    env->Set("SLURM_NPROCS", spec.ntasks);
+  }
+  if (spec.cpus_per_task > 1) env->Set("SLURM_CPUS_PER_TASK", spec.cpus_per_task);
+  if (spec.mem_per_cpu_mib > 0) env->Set("SLURM_MEM_PER_CPU", spec.mem_per_cpu_mib);
+  if (!spec.submit_dir.empty()) env->SetIfAbsent("SLURM_SUBMIT_DIR", spec.submit_dir);
+  if (!spec.submit_host.empty()) env->SetIfAbsent("SLURM_SUBMIT_HOST", spec.submit_host);
 }
 
 void SetJobVars(const LaunchSpec& spec, const JobUser& user, EnvBuilder* env) {
@@ -85,8 +107,6 @@ void SetJobVars(const LaunchSpec& spec, const JobUser& user, EnvBuilder* env) {
   env->Set("SLURM_JOB_PARTITION", spec.partition);
   if (!spec.qos.empty()) env->Set("SLURM_JOB_QOS", spec.qos);
   if (!spec.cluster_name.empty()) env->Set("SLURM_CLUSTER_NAME", spec.cluster_name);
-  if (!spec.submit_dir.empty()) env->Set("SLURM_SUBMIT_DIR", spec.submit_dir);
-  if (!spec.submit_host.empty()) env->Set("SLURM_SUBMIT_HOST", spec.submit_host);
   // Slurm sets the restart count only once the job has been restarted.
   if (spec.attempt > 0) env->Set("SLURM_RESTART_COUNT", spec.attempt);
   if (spec.array_task_id >= 0) {
@@ -161,11 +181,13 @@ std::vector<std::string> BuildJobEnvironment(const LaunchSpec& spec, const JobUs
   }
   SetJobVars(spec, user, &env);
   SetAllocationVars(spec, node_name, &env);
+  SetRequestVars(spec, &env);
   Time start = spec.start_time > 0 ? spec.start_time : start_time;
   env.Set("SLURM_JOB_START_TIME", start);
   env.Set("SLURM_JOB_END_TIME", start + (spec.time_limit > 0 ? spec.time_limit : kYear));
   env.Set("ENVIRONMENT", "BATCH");
   env.Set("HOSTNAME", node_name);
+  env.SetIfAbsent("TMPDIR", "/tmp");  // slurmd's TmpFS default
   env.Set("BERTH_JOB_ID", spec.job_id);
   env.Set("BERTH_ATTEMPT", spec.attempt);
   env.Set("BERTH_GPUS", JoinIndices(spec.gpu_indices));

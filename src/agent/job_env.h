@@ -4,6 +4,13 @@
 // SLURM_JOB_CPUS_PER_NODE="4(x2),2", CUDA_VISIBLE_DEVICES, ...) and berth's own (BERTH_JOB_ID,
 // BERTH_ATTEMPT, BERTH_GPUS). docs/execution.md lists every variable.
 //
+// As in Slurm, some variables exist only when the job asked for them: sbatch exports them from
+// its request (SLURM_NTASKS/SLURM_NPROCS for -n or --ntasks-per-node, SLURM_CPUS_PER_TASK for -c,
+// SLURM_MEM_PER_NODE for --mem, SLURM_GPUS_PER_NODE, SLURM_SUBMIT_DIR, ...; see
+// src/slurm/sbatch_job.h). Here they are kept, except that a requested task count becomes the
+// count the allocation really has; the allocation's own memory and task count are not turned into
+// SLURM_MEM_PER_NODE or SLURM_NTASKS when the job did not ask.
+//
 // Thread safety: all functions are pure.
 #ifndef BERTH_AGENT_JOB_ENV_H_
 #define BERTH_AGENT_JOB_ENV_H_

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 
 namespace berth::agent {
@@ -93,13 +94,15 @@ TEST(JobEnvTest, SlurmVariables) {
   EXPECT_EQ(env["SLURM_NODELIST"], "gpu[01-03]");
   EXPECT_EQ(env["SLURM_JOB_NUM_NODES"], "3");
   EXPECT_EQ(env["SLURM_NNODES"], "3");
-  EXPECT_EQ(env["SLURM_NTASKS"], "3");
-  EXPECT_EQ(env["SLURM_NPROCS"], "3");
+  // Not asked for (no SLURM_NTASKS from sbatch): Slurm sets no task count.
+  EXPECT_EQ(env.count("SLURM_NTASKS"), 0u);
+  EXPECT_EQ(env.count("SLURM_NPROCS"), 0u);
   EXPECT_EQ(env["SLURM_CPUS_PER_TASK"], "4");
   EXPECT_EQ(env["SLURM_CPUS_ON_NODE"], "8");
   EXPECT_EQ(env["SLURM_JOB_CPUS_PER_NODE"], "8(x2),4");
   EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "1(x3)");
-  EXPECT_EQ(env["SLURM_MEM_PER_NODE"], "16000");
+  // The allocation's memory is not a request: SLURM_MEM_PER_NODE only comes from sbatch's --mem.
+  EXPECT_EQ(env.count("SLURM_MEM_PER_NODE"), 0u);
   EXPECT_EQ(env.count("SLURM_MEM_PER_CPU"), 0u);
   EXPECT_EQ(env["SLURM_GPUS_ON_NODE"], "2");
   EXPECT_EQ(env["SLURM_JOB_GPUS"], "1,3");
@@ -111,6 +114,10 @@ TEST(JobEnvTest, SlurmVariables) {
   EXPECT_EQ(env["SLURM_PROCID"], "0");
   EXPECT_EQ(env["SLURM_LOCALID"], "0");
   EXPECT_EQ(env["SLURMD_NODENAME"], "gpu02");
+  EXPECT_EQ(env["SLURM_TOPOLOGY_ADDR"], "gpu02");
+  EXPECT_EQ(env["SLURM_TOPOLOGY_ADDR_PATTERN"], "node");
+  EXPECT_EQ(env["SLURM_NODE_ALIASES"], "(null)");
+  EXPECT_EQ(env["TMPDIR"], "/tmp");
   EXPECT_EQ(env["SLURM_JOB_START_TIME"], "1000");
   EXPECT_EQ(env["SLURM_JOB_END_TIME"], "1600");
   EXPECT_EQ(env["ENVIRONMENT"], "BATCH");
@@ -144,6 +151,7 @@ TEST(JobEnvTest, ArrayTaskRestartAndDefaults) {
   EXPECT_EQ(env["SLURM_ARRAY_TASK_STEP"], "2");
   EXPECT_EQ(env["SLURM_MEM_PER_CPU"], "2000");
   EXPECT_EQ(env.count("SLURM_MEM_PER_NODE"), 0u);
+  EXPECT_EQ(env.count("SLURM_SUBMIT_DIR"), 0u);
   EXPECT_EQ(env["PATH"], kDefaultJobPath);
   EXPECT_EQ(env["SLURM_JOB_NODELIST"], "n1");  // no node list: this node
   EXPECT_EQ(env["SLURM_JOB_CPUS_PER_NODE"], "1");
@@ -153,6 +161,212 @@ TEST(JobEnvTest, ArrayTaskRestartAndDefaults) {
   EXPECT_EQ(env["BERTH_GPUS"], "");
   EXPECT_EQ(env["SLURM_JOB_START_TIME"], "5000");  // the controller's start time
   EXPECT_EQ(env["SLURM_JOB_END_TIME"], std::to_string(5000 + 365 * 24 * 3600));
+}
+
+// Slurm 22.05's batch environment, variable by variable, against what a real slurmd and sbatch
+// 22.05.8 gave jobs (two nodes of 4 CPUs and 2 GPUs each). `exported` is what sbatch put in the
+// job's environment from its request (src/slurm/sbatch_job.h).
+TEST(JobEnvTest, MatchesSlurm2205) {
+  struct Case {
+    std::string what;
+    std::function<void(LaunchSpec&)> shape;
+    std::vector<std::pair<std::string, std::string>> exported;
+    std::map<std::string, std::string> want;  // "<unset>" = must be absent
+  };
+  auto one_node = [](LaunchSpec& s) {
+    s.node_names = {"envn1"};
+    s.cpus_per_node = {1};
+  };
+  const Case cases[] = {
+      {"plain",
+       one_node,
+       {{"SLURM_SUBMIT_DIR", "/home/u/run"},
+        {"SLURM_SUBMIT_HOST", "vm"},
+        {"SLURM_PRIO_PROCESS", "0"}},
+       {{"SLURM_JOB_NODELIST", "envn1"},
+        {"SLURM_JOB_NUM_NODES", "1"},
+        {"SLURM_NNODES", "1"},
+        {"SLURM_CPUS_ON_NODE", "1"},
+        {"SLURM_JOB_CPUS_PER_NODE", "1"},
+        {"SLURM_TASKS_PER_NODE", "1"},
+        {"SLURM_NTASKS", "<unset>"},
+        {"SLURM_NPROCS", "<unset>"},
+        {"SLURM_CPUS_PER_TASK", "<unset>"},
+        {"SLURM_MEM_PER_NODE", "<unset>"},
+        {"SLURM_GPUS_ON_NODE", "<unset>"},
+        {"CUDA_VISIBLE_DEVICES", "<unset>"},
+        {"SLURM_RESTART_COUNT", "<unset>"},
+        {"SLURM_ARRAY_JOB_ID", "<unset>"},
+        {"SLURM_SUBMIT_DIR", "/home/u/run"},
+        {"SLURM_SUBMIT_HOST", "vm"},
+        {"SLURM_PRIO_PROCESS", "0"},
+        {"SLURM_GTIDS", "0"},
+        {"SLURM_PROCID", "0"},
+        {"SLURM_LOCALID", "0"},
+        {"SLURM_NODEID", "0"},
+        {"SLURMD_NODENAME", "envn1"},
+        {"HOSTNAME", "envn1"},
+        {"ENVIRONMENT", "BATCH"},
+        {"SLURM_TOPOLOGY_ADDR", "envn1"},
+        {"SLURM_TOPOLOGY_ADDR_PATTERN", "node"},
+        {"TMPDIR", "/tmp"}}},
+      {"-c 2",
+       [&](LaunchSpec& s) {
+         one_node(s);
+         s.cpus = 2;
+         s.cpus_per_node = {2};
+         s.cpus_per_task = 2;
+       },
+       {{"SLURM_CPUS_PER_TASK", "2"}},
+       {{"SLURM_CPUS_PER_TASK", "2"},
+        {"SLURM_CPUS_ON_NODE", "2"},
+        {"SLURM_JOB_CPUS_PER_NODE", "2"},
+        {"SLURM_TASKS_PER_NODE", "1"},
+        {"SLURM_NTASKS", "<unset>"}}},
+      {"-c 1 is still given",
+       one_node,
+       {{"SLURM_CPUS_PER_TASK", "1"}},
+       {{"SLURM_CPUS_PER_TASK", "1"}}},
+      {"-n 3",
+       [&](LaunchSpec& s) {
+         one_node(s);
+         s.cpus = 3;
+         s.cpus_per_node = {3};
+         s.ntasks = 3;
+       },
+       {{"SLURM_NTASKS", "3"}, {"SLURM_NPROCS", "3"}},
+       {{"SLURM_NTASKS", "3"},
+        {"SLURM_NPROCS", "3"},
+        {"SLURM_TASKS_PER_NODE", "3"},
+        {"SLURM_CPUS_ON_NODE", "3"}}},
+      {"-N 2 --ntasks-per-node=2 --mem=1000",
+       [](LaunchSpec& s) {
+         s.node_names = {"envn1", "envn2"};
+         s.cpus_per_node = {2, 2};
+         s.cpus = 2;
+         s.ntasks = 4;
+         s.tasks_per_node = {2, 2};
+         s.mem_per_node_mib = 1000;
+       },
+       {{"SLURM_NTASKS", "4"},
+        {"SLURM_NPROCS", "4"},
+        {"SLURM_NTASKS_PER_NODE", "2"},
+        {"SLURM_MEM_PER_NODE", "1000"}},
+       {{"SLURM_JOB_NODELIST", "envn[1-2]"},
+        {"SLURM_NODELIST", "envn[1-2]"},
+        {"SLURM_JOB_NUM_NODES", "2"},
+        {"SLURM_JOB_CPUS_PER_NODE", "2(x2)"},
+        {"SLURM_TASKS_PER_NODE", "2(x2)"},
+        {"SLURM_NTASKS", "4"},
+        {"SLURM_NPROCS", "4"},
+        {"SLURM_NTASKS_PER_NODE", "2"},
+        {"SLURM_MEM_PER_NODE", "1000"},
+        {"SLURM_CPUS_ON_NODE", "2"}}},
+      {"-N 2-4 --ntasks-per-node=1: the count the allocation has",
+       [](LaunchSpec& s) {
+         s.node_names = {"a1", "a2", "a3"};
+         s.cpus_per_node = {1, 1, 1};
+         s.ntasks = 3;
+         s.tasks_per_node = {1, 1, 1};
+       },
+       {{"SLURM_NTASKS", "2"}, {"SLURM_NTASKS_PER_NODE", "1"}},
+       {{"SLURM_NTASKS", "3"},
+        {"SLURM_NPROCS", "3"},
+        {"SLURM_TASKS_PER_NODE", "1(x3)"},
+        {"SLURM_JOB_NODELIST", "a[1-3]"}}},
+      {"--gpus-per-node=1 --mem-per-cpu=500 -c 1",
+       [&](LaunchSpec& s) {
+         one_node(s);
+         s.gpu_indices = {0};
+         s.mem_per_cpu_mib = 500;
+       },
+       {{"SLURM_GPUS_PER_NODE", "1"}, {"SLURM_MEM_PER_CPU", "500"}, {"SLURM_CPUS_PER_TASK", "1"}},
+       {{"SLURM_GPUS_ON_NODE", "1"},
+        {"SLURM_JOB_GPUS", "0"},
+        {"CUDA_VISIBLE_DEVICES", "0"},
+        {"GPU_DEVICE_ORDINAL", "0"},
+        {"SLURM_GPUS_PER_NODE", "1"},
+        {"SLURM_MEM_PER_CPU", "500"},
+        {"SLURM_CPUS_PER_TASK", "1"},
+        {"SLURM_MEM_PER_NODE", "<unset>"}}},
+      {"--gpus=3 -A acc1 over two nodes",
+       [](LaunchSpec& s) {
+         s.node_names = {"envn1", "envn2"};
+         s.cpus_per_node = {1, 1};
+         s.ntasks = 2;
+         s.gpu_indices = {0, 1};
+         s.account = "acc1";
+       },
+       {{"SLURM_GPUS", "3"}},
+       {{"SLURM_GPUS", "3"},
+        {"SLURM_GPUS_ON_NODE", "2"},
+        {"SLURM_JOB_GPUS", "0,1"},
+        {"SLURM_JOB_ACCOUNT", "acc1"},
+        {"SLURM_JOB_CPUS_PER_NODE", "1(x2)"},
+        {"SLURM_TASKS_PER_NODE", "1(x2)"}}},
+      {"array task 4 of 1-7:3",
+       [&](LaunchSpec& s) {
+         one_node(s);
+         s.job_id = 11;
+         s.array_job_id = 6;
+         s.array_task_id = 4;
+         s.array_task_count = 3;
+         s.array_task_min = 1;
+         s.array_task_max = 7;
+         s.array_task_step = 3;
+       },
+       {},
+       {{"SLURM_JOB_ID", "11"},
+        {"SLURM_JOBID", "11"},
+        {"SLURM_ARRAY_JOB_ID", "6"},
+        {"SLURM_ARRAY_TASK_ID", "4"},
+        {"SLURM_ARRAY_TASK_COUNT", "3"},
+        {"SLURM_ARRAY_TASK_MIN", "1"},
+        {"SLURM_ARRAY_TASK_MAX", "7"},
+        {"SLURM_ARRAY_TASK_STEP", "3"}}},
+      {"restarted twice",
+       [&](LaunchSpec& s) {
+         one_node(s);
+         s.attempt = 2;
+       },
+       {},
+       {{"SLURM_RESTART_COUNT", "2"}}},
+      {"a job that did not come through sbatch",
+       [&](LaunchSpec& s) {
+         one_node(s);
+         s.submit_dir = "/srv/work";
+         s.submit_host = "api";
+       },
+       {},
+       {{"SLURM_SUBMIT_DIR", "/srv/work"}, {"SLURM_SUBMIT_HOST", "api"}}},
+      {"the job's own identity wins over inherited values",
+       [&](LaunchSpec& s) {
+         one_node(s);
+         s.job_id = 42;
+       },
+       {{"SLURM_JOB_ID", "7"}, {"SLURM_JOB_NODELIST", "old[1-9]"}, {"TMPDIR", "/scratch"}},
+       {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_NODELIST", "envn1"}, {"TMPDIR", "/scratch"}}},
+  };
+  for (const Case& c : cases) {
+    LaunchSpec s;
+    s.job_id = 1;
+    s.name = "env.sh";
+    s.partition = "p1";
+    s.cluster_name = "envcl";
+    c.shape(s);
+    s.environment = c.exported;
+    auto env = AsMap(BuildJobEnvironment(s, Alice(), s.node_names.front(), 1000));
+    for (const auto& [name, value] : c.want) {
+      if (value == "<unset>") {
+        EXPECT_EQ(env.count(name), 0u) << c.what << ": " << name << "=" << env[name];
+      } else {
+        EXPECT_EQ(env[name], value) << c.what << ": " << name;
+      }
+    }
+    EXPECT_EQ(env["SLURM_CLUSTER_NAME"], "envcl") << c.what;
+    EXPECT_EQ(env["SLURM_JOB_PARTITION"], "p1") << c.what;
+    EXPECT_EQ(env["SLURM_JOB_NAME"], "env.sh") << c.what;
+  }
 }
 
 }  // namespace

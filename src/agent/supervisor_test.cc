@@ -115,7 +115,10 @@ TEST(SupervisorTest, RunsTheScriptWithSlurmVariablesIntoThePatternFile) {
   spec.mem_mib = 64;
   spec.mem_per_node_mib = 64;
   spec.stdout_pattern = "%x-%j-%u-%N.out";
+  // sbatch exports what the job asked for (-n 3, --mem=64M) in the job's environment.
   spec.environment = {{"FOO", "bar baz"},
+                      {"SLURM_NTASKS", "3"},
+                      {"SLURM_MEM_PER_NODE", "64"},
                       {"MEMROOT", cgroups ? layout->v1_roots.at("memory") : std::string()}};
   spec.script =
       "#!/bin/sh\n"

@@ -14,6 +14,7 @@
 #include "common/hostlist.h"
 #include "common/slurm_time.h"
 #include "config/job_options.h"
+#include "slurm/sbatch_job.h"
 
 extern char** environ;
 
@@ -36,42 +37,21 @@ bool IsFlag(std::string_view name) {
          name == "oversubscribe";
 }
 
+// The calling process's environment, for --export.
+slurm::EnvironmentList CallerEnvironment() {
+  slurm::EnvironmentList env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+// --export with sbatch's rules (ALL, NONE, NAME, NAME=value; SLURM_* always pass).
 Status ApplyExport(const std::string& value, core::JobExecSpec& exec) {
-  exec.environment.clear();
-  auto add_all = [&] {
-    for (char** e = environ; *e; ++e) {
-      std::string kv = *e;
-      size_t eq = kv.find('=');
-      if (eq != std::string::npos)
-        exec.environment.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-  };
-  if (value.empty() || value == "ALL") {
-    add_all();
-    return Status::Ok();
-  }
-  size_t start = 0;
-  bool all = false;
-  std::vector<std::pair<std::string, std::string>> extra;
-  while (start <= value.size()) {
-    size_t comma = value.find(',', start);
-    if (comma == std::string::npos) comma = value.size();
-    std::string item = value.substr(start, comma - start);
-    start = comma + 1;
-    if (item.empty() || item == "NONE") continue;
-    if (item == "ALL") {
-      all = true;
-      continue;
-    }
-    size_t eq = item.find('=');
-    if (eq != std::string::npos) {
-      extra.emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    } else if (const char* v = std::getenv(item.c_str())) {
-      extra.emplace_back(item, v);
-    }
-  }
-  if (all) add_all();
-  for (auto& kv : extra) exec.environment.push_back(std::move(kv));
+  slurm::EnvironmentList env = slurm::ExportEnvironment(value, CallerEnvironment(), {});
+  exec.environment.assign(env.begin(), env.end());
   return Status::Ok();
 }
 
@@ -81,30 +61,10 @@ Result<std::string> ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
+// The options that say how the job runs, shared with sbatch (src/slurm/sbatch_job.h).
 Status ApplyExecOption(const std::string& name, const std::string& value, core::JobExecSpec& e) {
-  if (name == "output") {
-    e.stdout_pattern = value;
-  } else if (name == "error") {
-    e.stderr_pattern = value;
-  } else if (name == "input") {
-    e.stdin_path = value;
-  } else if (name == "chdir") {
-    e.work_dir = value;
-  } else if (name == "comment") {
-    e.comment = value;
-  } else if (name == "open-mode") {
-    if (value != "append" && value != "truncate") {
-      return Status::InvalidArgument("invalid --open-mode value '" + value + "'");
-    }
-    e.open_append = value == "append";
-  } else if (name == "signal") {
-    return api::ParseSignalSpec(value, &e);
-  } else if (name == "export") {
-    return ApplyExport(value, e);
-  } else {
-    return Status::NotFound(name);
-  }
-  return Status::Ok();
+  if (name == "export") return ApplyExport(value, e);
+  return slurm::ApplyExecOption(name, value, e);
 }
 
 std::string Cwd() {

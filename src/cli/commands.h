@@ -28,6 +28,16 @@ int JobMain(int argc, char** argv);
 int CancelMain(int argc, char** argv);
 int NodesMain(int argc, char** argv);
 int NodeActionMain(int argc, char** argv);
+// Slurm's commands (src/cli/slurm_*.cc).
+int SbatchMain(int argc, char** argv);
+int SqueueMain(int argc, char** argv);
+int SinfoMain(int argc, char** argv);
+int ScancelMain(int argc, char** argv);
+int ScontrolMain(int argc, char** argv);
+int SacctMain(int argc, char** argv);
+int SprioMain(int argc, char** argv);
+int SeffMain(int argc, char** argv);
+int SrunMain(int argc, char** argv);
 
 }  // namespace berth::cli
 

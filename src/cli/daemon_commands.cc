@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "agent/agent_daemon.h"
 #include "agent/supervisor.h"
@@ -21,6 +23,7 @@
 #include "cli/demo.h"
 #include "common/units.h"
 #include "config/cluster_config.h"
+#include "config/slurm_site.h"
 #include "controller/controller.h"
 
 namespace berth::cli {
@@ -52,6 +55,7 @@ std::string SelfBinary() {
 struct DaemonArgs {
   std::string home;
   std::string config_file;
+  std::string slurm_conf;  // a Slurm site's slurm.conf (+ the gres.conf beside it)
   std::string socket;
   std::string controller;  // agent: where the controller is
   std::string node_name;
@@ -61,6 +65,7 @@ struct DaemonArgs {
   int node_timeout = 60;
   int cpus = 0;
   int64_t mem_mib = 0;
+  std::vector<std::string> operators;  // --operator USER (repeatable, or a comma list)
   bool demo = false;
   bool help = false;
 };
@@ -92,10 +97,13 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
     kTimeout,
     kDemo,
     kCpus,
-    kMem
+    kMem,
+    kSlurmConf,
+    kOperator
   };
   static const option kOptions[] = {{"home", required_argument, nullptr, kHome},
                                     {"config", required_argument, nullptr, kConfig},
+                                    {"slurm-conf", required_argument, nullptr, kSlurmConf},
                                     {"socket", required_argument, nullptr, kSocket},
                                     {"controller", required_argument, nullptr, kController},
                                     {"node-name", required_argument, nullptr, kNode},
@@ -106,6 +114,7 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
                                     {"demo", no_argument, nullptr, kDemo},
                                     {"cpus", required_argument, nullptr, kCpus},
                                     {"mem", required_argument, nullptr, kMem},
+                                    {"operator", required_argument, nullptr, kOperator},
                                     {"help", no_argument, nullptr, 'h'},
                                     {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -122,6 +131,9 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
         break;
       case kConfig:
         a.config_file = optarg;
+        break;
+      case kSlurmConf:
+        a.slurm_conf = optarg;
         break;
       case kSocket:
         a.socket = optarg;
@@ -160,6 +172,15 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
       case kDemo:
         a.demo = true;
         break;
+      case kOperator: {
+        std::string list = optarg;
+        for (size_t start = 0; start <= list.size();) {
+          size_t comma = std::min(list.find(',', start), list.size());
+          if (comma > start) a.operators.push_back(list.substr(start, comma - start));
+          start = comma + 1;
+        }
+        break;
+      }
       default:
         std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], argv[optind - 1], usage);
         return 2;
@@ -167,6 +188,10 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
   }
   if (optind < argc) {
     std::fprintf(stderr, "%s: unexpected argument '%s'\n%s", argv[0], argv[optind], usage);
+    return 2;
+  }
+  if (!a.config_file.empty() && !a.slurm_conf.empty()) {
+    std::fprintf(stderr, "%s: give --config or --slurm-conf, not both\n", argv[0]);
     return 2;
   }
   if (a.home.empty()) a.home = BerthHome();
@@ -180,11 +205,18 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
   opt.socket_path = a.socket;
   opt.tcp_listen = a.tcp;
   opt.node_timeout_s = a.node_timeout;
+  opt.operators = a.operators;
+  const std::string& file = a.slurm_conf.empty() ? a.config_file : a.slurm_conf;
   if (!a.config_file.empty()) {
     BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadClusterConfig(a.config_file));
-    for (const std::string& k : opt.config.ignored_keys) {
-      std::fprintf(stderr, "berth: ignoring %s from %s\n", k.c_str(), a.config_file.c_str());
-    }
+  } else if (!a.slurm_conf.empty()) {
+    BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadSlurmSiteConfig(a.slurm_conf));
+  }
+  // What berth does not act on, in one warning.
+  if (!opt.config.ignored_keys.empty()) {
+    std::string keys;
+    for (const std::string& k : opt.config.ignored_keys) keys += (keys.empty() ? "" : ", ") + k;
+    std::fprintf(stderr, "berth: warning: %s: ignoring %s\n", file.c_str(), keys.c_str());
   }
   return controller::Controller::Create(std::move(opt));
 }
@@ -194,10 +226,14 @@ constexpr const char* kControllerUsage = R"(Usage: berth controller [options]
 Runs the controller: the cluster's state, the scheduler, the REST API on a Unix socket.
   --config FILE        the cluster (docs/formats/cluster-config.md); none: nodes join as their
                        agents register
+  --slurm-conf FILE    the cluster from a Slurm site's slurm.conf (and the gres.conf beside
+                       it); its nodes are DOWN until their agents register
   --home DIR           state folder (default: $BERTH_HOME or ~/.local/share/berth)
   --socket PATH        the API socket (default: HOME/controller.sock)
   --listen-tcp H:P     also listen on TCP (read-only without authentication)
   --node-timeout SECS  a node silent this long goes DOWN (default 60)
+  --operator USER      a user who may act on every job and node, as root may (repeatable, or
+                       a comma list; Slurm's operators and admins)
 )";
 
 constexpr const char* kAgentUsage = R"(Usage: berth agent [options]
@@ -216,8 +252,10 @@ Starts a controller and a local agent in one command (the embedded single-machin
 the foreground; Ctrl-C stops both (running jobs keep running and are adopted by the next start).
   --demo               also submit a small mixed workload and show the queue draining live
   --config FILE        the cluster (default: this machine, as its agent detects it)
+  --slurm-conf FILE    the cluster from a Slurm site's slurm.conf (and the gres.conf beside it)
   --home DIR           state (default: $BERTH_HOME or ~/.local/share/berth)
   --gpus N --gpu-type T  declare GPUs when NVML finds none (--demo declares 4 of type "demo")
+  --operator USER      a user who may act on every job and node (repeatable, or a comma list)
 )";
 
 }  // namespace

@@ -34,8 +34,18 @@ struct ConfigParseState {
   bool scheduler_key_seen = false;
 };
 
+// How a Slurm site's slurm.conf keeps accounting, which changes what Slurm's commands show of a
+// job (QOS=(null) without accounting; TRES= lists GPUs only when they are a tracked TRES). Read
+// from a slurm.conf by ReadSlurmSiteConfig (config/slurm_site.h); berth's own configuration
+// files keep the defaults (accounting on, GPUs tracked).
+struct SlurmAccounting {
+  bool enabled = true;       // false: AccountingStorageType=accounting_storage/none
+  bool gpus_in_tres = true;  // AccountingStorageTRES names gres/gpu
+};
+
 struct ClusterConfig {
   core::ClusterSpec cluster;
+  SlurmAccounting slurm_accounting;
   core::SchedulerConfig scheduler = core::SchedulerConfig::Multifactor();
   // Keys berth read but does not act on (each listed once), for a warning. Top-level keys appear
   // as written in Slurm's documentation ("SlurmctldHost"); keys inside a record or a list carry

@@ -337,7 +337,8 @@ TEST(ClusterConfigFileTest, DocumentedExample) {
 
 // The cluster on which real Slurm 22.05 judged the sbatch corpus (shared/bench/slurm/oracle).
 TEST(ClusterConfigFileTest, OracleCluster) {
-  const std::string path = "/work/shared/bench/slurm/oracle/slurm.conf";
+  const std::string path =
+      std::string(BERTH_SOURCE_DIR) + "/../shared/bench/slurm/oracle/slurm.conf";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not here";
   Result<ClusterConfig> r = ReadClusterConfig(path);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

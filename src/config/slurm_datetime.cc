@@ -2,6 +2,10 @@
 // forms it keeps; see the header for the forms it refuses and why.
 #include "config/slurm_datetime.h"
 
+#include <time.h>
+
+#include <cctype>
+#include <climits>
 #include <string>
 
 #include "common/slurm_time.h"
@@ -141,6 +145,342 @@ Result<Time> ParseSlurmDateTime(std::string_view text, Time now) {
                std::string(kSupported));
   }
   return Bad(std::string("unknown time format; ") + std::string(kSupported));
+}
+
+namespace {
+
+// A broken-down local time (month 0-11, year as tm_year: years since 1900), as parse_time keeps
+// it.
+struct Civil {
+  int year = -1, month = -1, mday = -1, hour = -1, minute = -1, second = 0;
+};
+
+Civil CivilOf(Time local) {
+  int64_t days = local >= 0 ? local / 86400 : (local - 86399) / 86400;
+  int64_t secs = local - days * 86400;
+  // Howard Hinnant's civil_from_days.
+  int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  Civil c;
+  c.year = static_cast<int>(y - 1900);
+  c.month = static_cast<int>(m - 1);
+  c.mday = static_cast<int>(d);
+  c.hour = static_cast<int>(secs / 3600);
+  c.minute = static_cast<int>(secs / 60 % 60);
+  c.second = static_cast<int>(secs % 60);
+  return c;
+}
+
+// slurm_mktime: local broken-down time to UTC (fields may overflow, as mktime allows).
+Time ToUtc(const Civil& c, const UtcOffset& zone) {
+  Time local = DaysFromCivil(c.year + 1900, c.month + 1, 1) * 86400 +
+               (c.mday - 1) * int64_t{86400} + c.hour * int64_t{3600} + c.minute * 60 + c.second;
+  Time guess = local - zone(local);
+  return local - zone(guess);
+}
+
+bool StartsWithIgnoreCase(std::string_view s, size_t pos, std::string_view word) {
+  return pos <= s.size() && s.size() - pos >= word.size() &&
+         EqualsIgnoreCase(s.substr(pos, word.size()), word);
+}
+
+// Slurm's parse_time, step by step; positions are ints because Slurm reports -1 for some
+// errors.
+class LocalTimeParser {
+ public:
+  LocalTimeParser(std::string_view text, Time now, const UtcOffset& zone)
+      : s_(text), now_(now), zone_(zone), today_(CivilOf(now + zone(now))) {}
+
+  Result<Time> Parse(int* error_pos) {
+    if (StartsWithIgnoreCase(s_, 0, "uts")) return Epoch(error_pos);
+    for (pos_ = 0; At(pos_) != '\0' && At(pos_) != '\n'; ++pos_) {
+      if (!Token()) return Fail(error_pos);
+    }
+    if (t_.hour == -1 && t_.month == -1) {
+      *error_pos = kNoTimePosition;
+      return Status::InvalidArgument("no time given");
+    }
+    Complete();
+    return ToUtc(t_, zone_);
+  }
+
+ private:
+  char At(int i) const { return i >= 0 && static_cast<size_t>(i) < s_.size() ? s_[i] : '\0'; }
+  static bool Digit(char c) { return c >= '0' && c <= '9'; }
+
+  Result<Time> Fail(int* error_pos) {
+    *error_pos = pos_;
+    return Status::InvalidArgument("Invalid time specification (pos=" + std::to_string(pos_) +
+                                   "): " + std::string(s_));
+  }
+
+  Result<Time> Epoch(int* error_pos) {
+    Result<int64_t> v = ParseInteger(s_.substr(3), 1000000, INT64_C(1) << 52);
+    if (!v.ok()) {
+      pos_ = 0;
+      return Fail(error_pos);
+    }
+    return *v;
+  }
+
+  void SetDate(const Civil& c) {
+    t_.month = c.month;
+    t_.mday = c.mday;
+    t_.year = c.year;
+  }
+  void SetClock(int hour) {
+    t_.hour = hour;
+    t_.minute = 0;
+    t_.second = 0;
+  }
+
+  // One token at pos_; leaves pos_ on its last character. False on an error.
+  bool Token() {
+    char c = At(pos_);
+    if (c == ' ' || c == '\t' || c == '-' || c == 'T') return true;
+    struct Word {
+      std::string_view name;
+      int hour;  // -1: a day, not a time
+    };
+    static constexpr Word kWords[] = {{"today", -1}, {"tomorrow", -2}, {"midnight", 0},
+                                      {"noon", 12},  {"fika", 15},     {"teatime", 16}};
+    for (const Word& w : kWords) {
+      if (!StartsWithIgnoreCase(s_, static_cast<size_t>(pos_), w.name)) continue;
+      if (w.hour == -1) {
+        SetDate(today_);
+      } else if (w.hour == -2) {
+        SetDate(CivilOf(now_ + 86400 + zone_(now_ + 86400)));
+      } else {
+        SetClock(w.hour);
+      }
+      pos_ += static_cast<int>(w.name.size()) - 1;
+      return true;
+    }
+    if (StartsWithIgnoreCase(s_, static_cast<size_t>(pos_), "now")) return Now();
+    if (!Digit(c)) return false;
+    if (At(pos_ + 1) == ':' || At(pos_ + 2) == ':') return Clock();
+    return Date();
+  }
+
+  // "now", "now+N[unit]", "now-N[unit]" (Slurm advances its position oddly here; kept).
+  bool Now() {
+    int64_t delta = 0;
+    for (int i = pos_ + 3;; ++i) {
+      char c = At(i);
+      if (c == '+' || c == '-') {
+        pos_ += i;
+        if (!Delta(&delta)) return false;
+        if (c == '-') delta = -delta;
+        break;
+      }
+      if (c == ' ' || c == '\t') continue;
+      if (c == '\0' || c == '\n') {
+        pos_ += i - 1;
+        break;
+      }
+      pos_ += i;
+      return false;
+    }
+    Civil later = CivilOf(now_ + delta + zone_(now_ + delta));
+    t_ = Civil{later.year, later.month, later.mday, later.hour, later.minute, later.second};
+    return true;
+  }
+
+  // The count and unit after "now+" (Slurm's _get_delta).
+  bool Delta(int64_t* delta) {
+    struct Unit {
+      std::string_view name;
+      int64_t seconds;
+    };
+    static constexpr Unit kDeltaUnits[] = {
+        {"seconds", 1}, {"second", 1},   {"minutes", 60}, {"minute", 60},    {"hours", 3600},
+        {"hour", 3600}, {"days", 86400}, {"day", 86400},  {"weeks", 604800}, {"week", 604800}};
+    int64_t count = 0;
+    int digits = 0;
+    int offset = pos_ + 1;
+    for (; At(offset) != '\0' && At(offset) != '\n'; ++offset) {
+      if (std::isspace(static_cast<unsigned char>(At(offset)))) continue;
+      bool unit = false;
+      for (const Unit& u : kDeltaUnits) {
+        if (StartsWithIgnoreCase(s_, static_cast<size_t>(offset), u.name)) {
+          offset += static_cast<int>(u.name.size());
+          count *= u.seconds;
+          unit = true;
+          break;
+        }
+      }
+      if (unit) break;
+      if (Digit(At(offset)) && count < kMaxSlurmDuration) {
+        count = count * 10 + (At(offset) - '0');
+        ++digits;
+        continue;
+      }
+      pos_ = offset - 1;
+      return false;
+    }
+    if (digits == 0) return false;
+    pos_ = offset - 1;
+    *delta = count;
+    return true;
+  }
+
+  // "HH:MM[:SS] [AM|PM]" (Slurm's _get_time).
+  bool Clock() {
+    int offset = pos_;
+    auto fail = [&](int back) {
+      pos_ = offset - back;
+      return false;
+    };
+    int hour = At(offset++) - '0';
+    if (At(offset) != ':') {
+      if (!Digit(At(offset))) return fail(0);
+      hour = hour * 10 + (At(offset++) - '0');
+    }
+    if (hour > 23) return fail(2);
+    if (At(offset) != ':') return fail(0);
+    ++offset;
+    int minute = 0, second = 0;
+    if (!TwoDigits(offset, &minute)) return fail(0);
+    if (minute > 59) return fail(2);
+    if (At(offset) == ':') {
+      ++offset;
+      if (!TwoDigits(offset, &second)) return fail(0);
+      if (second > 59) return fail(2);
+    }
+    while (std::isspace(static_cast<unsigned char>(At(offset)))) ++offset;
+    if (StartsWithIgnoreCase(s_, static_cast<size_t>(offset), "pm")) {
+      hour += 12;
+      if (hour > 23) {
+        if (hour != 24) return fail(0);
+        hour = 12;
+      }
+      offset += 2;
+    } else if (StartsWithIgnoreCase(s_, static_cast<size_t>(offset), "am")) {
+      if (hour > 11) {
+        if (hour != 12) return fail(0);
+        hour = 0;
+      }
+      offset += 2;
+    }
+    pos_ = offset - 1;
+    t_.hour = hour;
+    t_.minute = minute;
+    t_.second = second;
+    return true;
+  }
+
+  bool TwoDigits(int& offset, int* out) {
+    if (!Digit(At(offset))) return false;
+    int v = At(offset++) - '0';
+    if (!Digit(At(offset))) return false;
+    *out = v * 10 + (At(offset++) - '0');
+    return true;
+  }
+
+  // One or two digits of a month or day; Slurm checks the first digit of a day only.
+  int MonthOrDay(int& offset, bool check_first) {
+    if (check_first && !Digit(At(offset))) return -1;
+    int v = At(offset++) - '0';
+    if (Digit(At(offset))) v = v * 10 + (At(offset++) - '0');
+    return v;
+  }
+
+  // "YYYY-MM-DD", or "MMDD[YY]" with optional '/' or '.' between (Slurm's _get_date).
+  bool Date() {
+    int offset = pos_;
+    auto fail = [&](int back) {
+      pos_ = offset - back;
+      return false;
+    };
+    if (s_.size() >= static_cast<size_t>(offset) + 7 && At(offset + 4) == '-' &&
+        At(offset + 7) == '-') {
+      int year = 0;
+      for (int i = 0; i < 4; ++i) {
+        if (!Digit(At(offset))) return fail(0);
+        year = year * 10 + (At(offset++) - '0');
+      }
+      ++offset;  // '-'
+      int month = MonthOrDay(offset, false);
+      if (month < 1 || month > 12) return fail(2);
+      ++offset;  // '-'
+      int day = MonthOrDay(offset, true);
+      if (day == -1) return fail(0);
+      if (day < 1 || day > 31) return fail(2);
+      pos_ = offset - 1;
+      t_.month = month - 1;
+      t_.mday = day;
+      t_.year = year - 1900;
+      return true;
+    }
+    int month = MonthOrDay(offset, false);
+    if (month < 1 || month > 12) return fail(2);
+    if (At(offset) == '.' || At(offset) == '/') ++offset;
+    int day = MonthOrDay(offset, true);
+    if (day == -1) return fail(0);
+    if (day < 1 || day > 31) return fail(2);
+    if (At(offset) == '.' || At(offset) == '/') ++offset;
+    int year = 0;
+    if (Digit(At(offset))) {
+      year = At(offset++) - '0';
+      if (!Digit(At(offset))) return fail(0);
+      year = year * 10 + (At(offset++) - '0');
+    }
+    pos_ = offset - 1;
+    t_.month = month - 1;
+    t_.mday = day;
+    if (year != 0) t_.year = year + 100;
+    return true;
+  }
+
+  static bool Later(const Civil& a, const Civil& b) {  // a after b, by month/day/hour/minute
+    if (a.month != b.month) return a.month > b.month;
+    if (a.mday != b.mday) return a.mday > b.mday;
+    if (a.hour != b.hour) return a.hour > b.hour;
+    return a.minute > b.minute;
+  }
+
+  // Fills in what the text left out: a date's midnight, a time's next day, a date's next year.
+  void Complete() {
+    if (t_.hour == -1) {
+      t_.hour = 0;
+      t_.minute = 0;
+    } else if (t_.month == -1) {
+      bool today = t_.hour > today_.hour || (t_.hour == today_.hour && t_.minute > today_.minute);
+      SetDate(today ? today_ : CivilOf(now_ + 86400 + zone_(now_ + 86400)));
+    }
+    if (t_.year == -1) t_.year = Later(t_, today_) ? today_.year : today_.year + 1;
+  }
+
+  std::string_view s_;
+  Time now_;
+  const UtcOffset& zone_;
+  Civil today_;
+  Civil t_;
+  int pos_ = 0;
+};
+
+}  // namespace
+
+UtcOffset HostTimeZone() {
+  return [](Time utc) -> int64_t {
+    time_t t = static_cast<time_t>(utc);
+    struct tm local;
+    if (localtime_r(&t, &local) == nullptr) return 0;
+    return local.tm_gmtoff;
+  };
+}
+
+Result<Time> ParseSlurmDateTime(std::string_view text, Time now, const UtcOffset& zone,
+                                int* error_pos) {
+  int ignored = 0;
+  return LocalTimeParser(text, now, zone).Parse(error_pos != nullptr ? error_pos : &ignored);
 }
 
 }  // namespace berth::config

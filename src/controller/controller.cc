@@ -1,6 +1,7 @@
 // The controller: creation, recovery from the store, threads, and the command queue.
 #include "controller/controller.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,6 +39,13 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
   Impl& im = *c->impl_;
   im.opt = std::move(options);
   im.own_uid = getuid();
+  {
+    struct passwd pw, *found = nullptr;
+    char buf[4096];
+    im.own_user = getpwuid_r(im.own_uid, &pw, buf, sizeof(buf), &found) == 0 && found
+                      ? found->pw_name
+                      : std::to_string(im.own_uid);
+  }
   if (mkdir(im.opt.state_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::InvalidArgument("cannot create state folder " + im.opt.state_dir);
   }

@@ -478,6 +478,8 @@ net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
     out.push_back({{"name", n.name},
                    {"state", n.state},
                    {"reason", n.reason},
+                   {"reason_time", n.reason_time},
+                   {"reason_user", n.reason_user},
                    {"cpus", n.spec.cpus},
                    {"alloc_cpus", n.alloc_cpus},
                    {"mem_mib", n.spec.mem_mib},

@@ -45,6 +45,8 @@ struct NodeView {
   core::NodeSpec spec;
   std::string state;  // sinfo's long name
   std::string reason;
+  Time reason_time = kNoTime;  // when the reason was set (sinfo -R's TIMESTAMP)
+  std::string reason_user;     // who set it: the operator, or the controller's own user
   int32_t alloc_cpus = 0;
   int64_t alloc_mem_mib = 0;
   int alloc_gpus = 0;
@@ -91,6 +93,7 @@ struct Controller::Impl {
   std::optional<core::ClusterState> cs;  // owned by the state thread once started
   std::unique_ptr<core::Scheduler> scheduler;
   uint32_t own_uid = 0;
+  std::string own_user;  // the controller's own user (Slurm's SlurmUser), named in node reasons
 
   // What API threads read. The state thread is the only writer: it changes these under a
   // unique lock held only for the swap, and reads them without one.

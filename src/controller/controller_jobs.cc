@@ -458,7 +458,7 @@ Status Controller::Impl::NodeAction(const Caller& who, const std::string& name,
   if (action == "drain") {
     if (reason.empty()) return Status::InvalidArgument("a drain needs a reason");
     BERTH_RETURN_IF_ERROR(cs->SetNodeDrain(*index, true, reason, now));
-    node_admin[name] = {{"drain", true}, {"down", false}, {"reason", reason}};
+    node_admin[name] = {{"drain", true}, {"down", false}, {"reason", reason}, {"user", who.user}};
   } else if (action == "resume") {
     BERTH_RETURN_IF_ERROR(cs->SetNodeDrain(*index, false, "", now));
     if (cs->node(*index).health == core::NodeHealth::kDown && agents[name].registered) {
@@ -466,8 +466,10 @@ Status Controller::Impl::NodeAction(const Caller& who, const std::string& name,
     }
     node_admin.erase(name);
   } else if (action == "down") {
-    node_admin[name] = {
-        {"drain", false}, {"down", true}, {"reason", reason.empty() ? "set down" : reason}};
+    node_admin[name] = {{"drain", false},
+                        {"down", true},
+                        {"reason", reason.empty() ? "set down" : reason},
+                        {"user", who.user}};
     BERTH_RETURN_IF_ERROR(cs->SetNodeHealth(*index, core::NodeHealth::kDown,
                                             reason.empty() ? "set down" : reason, now));
     std::vector<core::JobId> running = cs->node(*index).jobs;

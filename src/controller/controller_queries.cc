@@ -43,6 +43,8 @@ json Controller::Impl::PriorityView() const {
     const core::JobEntry* e = cs->FindEntry(b.job);
     if (e == nullptr) continue;
     const core::Job& j = e->job;
+    // As sprio: held jobs (priority 0 in Slurm) are not listed.
+    if (j.spec.hold != core::HoldKind::kNone) continue;
     json job = {{"id", j.id},
                 {"user", j.spec.user},
                 {"account", j.spec.account},

@@ -1,5 +1,6 @@
 // The controller's state thread: runs commands in batches, commits them, schedules, drives the
 // agents, and publishes what API threads read.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -8,6 +9,39 @@
 #include "controller/controller_internal.h"
 
 namespace berth::controller {
+namespace {
+
+// What Slurm would show of the job that depends on the cluster (JobRecord::slurm): the memory
+// of a whole node in the job's partition, the defaults in force, and how accounting is set up.
+SlurmFacts ComputeSlurmFacts(const core::ClusterState& cs, const config::ClusterConfig& config,
+                             const core::Job& job) {
+  SlurmFacts f;
+  f.gpus_in_tres = config.slurm_accounting.gpus_in_tres;
+  f.accounting = config.slurm_accounting.enabled;
+  f.def_mem_per_cpu_mib = cs.spec().def_mem_per_cpu_mib;
+  // berth's non-enforcing mode puts a job that names no account in "default" (unless the
+  // configuration declares an account of that name).
+  const std::vector<core::AccountSpec>& accounts = cs.spec().accounts;
+  f.account_given = job.spec.account != "default" ||
+                    std::any_of(accounts.begin(), accounts.end(),
+                                [](const core::AccountSpec& a) { return a.name == "default"; });
+  std::string name = job.partition;
+  if (name.empty() && !job.spec.partitions.empty()) name = job.spec.partitions.front();
+  std::optional<int16_t> p = cs.FindPartition(name);
+  if (!p) return f;
+  const core::PartitionInfo& part = cs.partitions()[*p];
+  if (part.spec.def_mem_per_cpu_mib > 0) f.def_mem_per_cpu_mib = part.spec.def_mem_per_cpu_mib;
+  f.def_mem_per_node_mib = part.spec.def_mem_per_node_mib;
+  f.default_time_limit =
+      part.spec.default_time != kNoTime ? part.spec.default_time : part.spec.max_time;
+  for (const core::NodeClass& cls : cs.node_classes()) {
+    if (!cls.nodes.Intersects(part.nodes)) continue;
+    f.node_mem_mib = std::max(f.node_mem_mib, cs.node(cls.representative).spec.mem_mib);
+  }
+  return f;
+}
+
+}  // namespace
 
 void Controller::Impl::RunStateThread() {
   next_pass = Now();
@@ -73,6 +107,7 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
   JobRecord r;
   if (previous != nullptr) r = *previous;
   r.job = job;
+  r.slurm = ComputeSlurmFacts(*cs, opt.config, job);
   r.node_names.clear();
   for (const core::NodeAllocation& a : job.alloc.nodes) r.node_names.push_back(NodeName(a.node));
   if (job.state == core::JobState::kPending) {
@@ -263,6 +298,13 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
     v.spec = n.spec;
     v.state = std::string(core::NodeStateLongName(n.state()));
     v.reason = n.reason;
+    if (!n.reason.empty()) {
+      v.reason_time = n.state_since;
+      auto admin = node_admin.find(n.spec.name);
+      v.reason_user = admin != node_admin.end() && admin->is_object()
+                          ? admin->value("user", own_user)
+                          : own_user;
+    }
     v.alloc_cpus = n.spec.cpus - n.free_cpus;
     v.alloc_mem_mib = n.spec.mem_mib - n.free_mem_mib;
     v.alloc_gpus = n.num_gpus - n.free_gpu_count();

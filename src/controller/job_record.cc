@@ -58,6 +58,31 @@ Status DecodeAlloc(const json& a, JobRecord& r) {
   return Status::Ok();
 }
 
+json EncodeFacts(const SlurmFacts& f) {
+  return {{"node_mem_mib", f.node_mem_mib},
+          {"def_mem_per_cpu_mib", f.def_mem_per_cpu_mib},
+          {"def_mem_per_node_mib", f.def_mem_per_node_mib},
+          {"default_time_limit", f.default_time_limit},
+          {"gpus_in_tres", f.gpus_in_tres},
+          {"accounting", f.accounting},
+          {"account_given", f.account_given}};
+}
+
+// Records written before the facts existed decode with the defaults.
+SlurmFacts DecodeFacts(const json& in) {
+  SlurmFacts f;
+  if (!in.contains("slurm")) return f;
+  const json& s = in.at("slurm");
+  f.node_mem_mib = s.value("node_mem_mib", f.node_mem_mib);
+  f.def_mem_per_cpu_mib = s.value("def_mem_per_cpu_mib", f.def_mem_per_cpu_mib);
+  f.def_mem_per_node_mib = s.value("def_mem_per_node_mib", f.def_mem_per_node_mib);
+  f.default_time_limit = s.value("default_time_limit", f.default_time_limit);
+  f.gpus_in_tres = s.value("gpus_in_tres", f.gpus_in_tres);
+  f.accounting = s.value("accounting", f.accounting);
+  f.account_given = s.value("account_given", f.account_given);
+  return f;
+}
+
 }  // namespace
 
 json EncodeJobRecord(const JobRecord& r, bool with_exec) {
@@ -97,6 +122,7 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
                     {"gpu_utilization", r.gpu_utilization}};
   }
   if (!r.message.empty()) out["message"] = r.message;
+  out["slurm"] = EncodeFacts(r.slurm);
   return out;
 }
 
@@ -137,6 +163,7 @@ Result<JobRecord> DecodeJobRecord(std::string_view text) {
       r.gpu_utilization = u.value("gpu_utilization", -1.0);
     }
     r.message = in.value("message", "");
+    r.slurm = DecodeFacts(in);
     return r;
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string("bad job record: ") + e.what());

@@ -11,10 +11,25 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 #include "core/model/job.h"
 #include "core/model/reason.h"
 
 namespace berth::controller {
+
+// What Slurm's commands show of a job that the request alone does not say (src/slurm/job_view.h
+// reads it as the record's "slurm" object): facts about the cluster the job was submitted to.
+struct SlurmFacts {
+  int64_t node_mem_mib = 0;                 // RealMemory of the partition's largest node
+  int64_t def_mem_per_cpu_mib = 0;          // DefMemPerCPU in force for the job (0 = none)
+  int64_t def_mem_per_node_mib = 0;         // DefMemPerNode (0 = none)
+  Duration default_time_limit = kInfinite;  // the partition's DefaultTime, else its MaxTime
+  bool gpus_in_tres = true;   // AccountingStorageTRES counts GPUs (TRES= shows gres/gpu)
+  bool accounting = true;     // false: accounting_storage/none (QOS=(null))
+  bool account_given = true;  // false: the job named no account and got berth's "default"
+
+  friend bool operator==(const SlurmFacts&, const SlurmFacts&) = default;
+};
 
 struct JobRecord {
   core::Job job;                        // job.exec holds how to run it
@@ -31,6 +46,7 @@ struct JobRecord {
   double gpu_utilization = -1;
   std::string message;            // from the node: what went wrong, what could not be enforced
   bool cancel_requested = false;  // a cancel (or preemption) was sent to its node
+  SlurmFacts slurm;
 
   bool active() const { return !core::IsTerminal(job.state); }
 };

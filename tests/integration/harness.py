@@ -34,12 +34,13 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
 
 class Cluster:
-    def __init__(self, node_timeout=60, gpus=4):
+    def __init__(self, node_timeout=60, gpus=4, controller_args=()):
         self.dir = tempfile.mkdtemp(prefix='berth-it-')
         os.chmod(self.dir, 0o755)
         self.sock = os.path.join(self.dir, 'controller.sock')
         self.node_timeout = node_timeout
         self.gpus = gpus
+        self.controller_args = list(controller_args)
         self.controller = None
         self.agent = None
         self.env = dict(os.environ, BERTH_SOCKET=self.sock, BERTH_HOME=self.dir)
@@ -53,7 +54,7 @@ class Cluster:
     def start_controller(self):
         self.controller = subprocess.Popen(
             [BERTH, 'controller', '--home', self.dir, '--socket', self.sock,
-             '--node-timeout', str(self.node_timeout)],
+             '--node-timeout', str(self.node_timeout), *self.controller_args],
             stdout=self.log('controller'), stderr=subprocess.STDOUT)
         self.wait(lambda: self.ready(), 'the controller to answer')
 

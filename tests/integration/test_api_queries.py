@@ -86,12 +86,14 @@ class ApiQueriesTest(unittest.TestCase):
         self.assertEqual(self.c.job(array)['request']['array'], '0,2')
 
     def test_priorities_show_each_pending_job_with_its_factors(self):
-        a = self.c.submit(self.spec(hold=True, nice=100))
+        held = self.c.submit(self.spec(hold=True))
+        a = self.c.submit(self.spec(nice=100, dependency=f'afterok:{held}'))
         status, body = self.c.api('GET', '/v1/priorities')
         self.assertEqual(status, 200, body)
         self.assertEqual(body['weights']['fairshare'], 10000)
         jobs = {j['id']: j for j in body['jobs']}
         self.assertIn(a, jobs)
+        self.assertNotIn(held, jobs)  # as sprio: held jobs are not listed
         mine = jobs[a]
         self.assertEqual(mine['nice'], 100)
         f = mine['factors']
@@ -211,6 +213,30 @@ class ApiPermissionsTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         status, text = p.stdout.split('\n', 1)
         return int(status), json.loads(text) if text.strip() else {}
+
+    def test_configured_operators_may_act_on_every_job(self):
+        other = Cluster(controller_args=['--operator', f'nobody,{self.USER}']).start()
+        try:
+            os.chmod(other.dir, 0o755)
+            os.chmod(other.sock, 0o777)
+            jid = other.submit({'script': '#!/bin/sh\ntrue\n', 'work_dir': '/tmp', 'hold': True})
+            saved, self.c = self.c, other
+            try:
+                status, body = self.as_user('DELETE', f'/v1/jobs/{jid}')
+                self.assertEqual(status, 200, body)
+                status, body = self.as_user('POST', '/v1/jobs', {
+                    'script': '#!/bin/sh\ntrue\n', 'work_dir': '/tmp', 'hold': True,
+                    'priority': 5})
+                self.assertEqual(status, 201, body)
+            finally:
+                self.c = saved
+            self.assertEqual(other.job(jid)['state'], 'CANCELLED')
+        finally:
+            other.stop()
+        # Without --operator the same user may not.
+        jid = self.c.submit({'script': '#!/bin/sh\ntrue\n', 'work_dir': '/tmp', 'hold': True})
+        status, body = self.as_user('DELETE', f'/v1/jobs/{jid}')
+        self.assertEqual(status, 403, body)
 
     def test_operator_only_values_are_refused_at_submit(self):
         job = {'script': '#!/bin/sh\ntrue\n', 'work_dir': '/tmp', 'hold': True}

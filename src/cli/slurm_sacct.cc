@@ -1,0 +1,82 @@
+// sacct: Slurm's accounting report over GET /v1/accounting/jobs (the logic and layout are in
+// src/slurm/sacct_view.h).
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "slurm/sacct_view.h"
+
+namespace berth::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string ClusterName(Client& client) {
+  Result<json> r = client.Call("GET", "/v1/config");
+  if (r.ok() && r->contains("config") && r->at("config").is_array()) {
+    for (const json& row : r->at("config")) {
+      if (row.is_array() && row.size() == 2 && row[0] == "ClusterName" && row[1].is_string()) {
+        return row[1].get<std::string>();
+      }
+    }
+  }
+  return "berth";
+}
+
+slurm::SacctCaller Caller() {
+  slurm::SacctCaller c;
+  c.uid = getuid();
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(c.uid, &pw, buf, sizeof(buf), &found) == 0 && found) c.user = found->pw_name;
+  return c;
+}
+
+}  // namespace
+
+int SacctMain(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (!args.empty()) args[0] = "sacct";  // getopt's messages name the program
+  const Time now = std::time(nullptr);
+  const char* format_env = std::getenv("SACCT_FORMAT");
+  slurm::SacctParse parsed = slurm::ParseSacctArgs(args, now, format_env ? format_env : "");
+  if (parsed.done) {
+    std::fputs(parsed.out.c_str(), stdout);
+    std::fputs(parsed.err.c_str(), stderr);
+    return parsed.exit_code;
+  }
+  const slurm::SacctOptions& opt = parsed.options;
+  if (opt.version) {
+    std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);
+    return 0;
+  }
+  Result<std::unique_ptr<Client>> c = Client::Connect();
+  if (!c.ok()) return Fail("sacct", c.status());
+  const Time from = slurm::SacctWindowStart(opt, now);
+  Result<json> r = (*c)->Call("GET", "/v1/accounting/jobs?start=" + std::to_string(from));
+  if (!r.ok()) return Fail("sacct", r.status());
+  std::vector<slurm::SacctJob> jobs;
+  if (r->contains("jobs") && r->at("jobs").is_array()) {
+    for (const json& record : r->at("jobs")) {
+      Result<slurm::SacctJob> j = slurm::SacctJobFromJson(record, now);
+      if (j.ok()) jobs.push_back(std::move(*j));
+    }
+  }
+  const std::string cluster = ClusterName(**c);
+  std::vector<const slurm::SacctJob*> selected = slurm::SelectSacctJobs(opt, jobs, Caller(), now);
+  if (opt.json) {
+    std::printf("%s\n", slurm::SacctJson(selected, cluster, opt.allocations).dump(2).c_str());
+  } else {
+    std::fputs(slurm::RenderSacct(opt, selected, cluster).c_str(), stdout);
+  }
+  return 0;
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,151 @@
+// squeue: the queue as Slurm 22.05's squeue prints it (src/slurm/squeue_view.h has the rules).
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <map>
+#include <thread>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "slurm/squeue_view.h"
+
+namespace berth::cli {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kProg = "squeue";
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The line squeue prints above the header with -l or -i: "Wed Dec 02 19:23:59 2026".
+std::string DateLine() {
+  time_t now = std::time(nullptr);
+  struct tm tm_local;
+  char buf[64] = "";
+  if (localtime_r(&now, &tm_local) != nullptr) {
+    strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm_local);
+  }
+  return std::string(buf) + "\n";
+}
+
+// How many times -i repeats: until interrupted, or $BERTH_ITERATIONS times (for tests).
+int IterationLimit() {
+  const char* v = std::getenv("BERTH_ITERATIONS");
+  if (v == nullptr) return -1;
+  int n = std::atoi(v);
+  return n > 0 ? n : -1;
+}
+
+slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
+  if (!o.percent_form) {
+    slurm::OutputFormat f = slurm::ParseFieldList(o.format, 20);
+    for (const std::string& bad : slurm::ReplaceUnknownFields(
+             f, false, [](std::string_view k) { return slurm::IsJobFieldName(k); })) {
+      std::fprintf(stderr, "squeue: error: Invalid job format specification: %s\n", bad.c_str());
+    }
+    return f;
+  }
+  const bool all = Lower(o.format) == "%all";
+  slurm::OutputFormat f = slurm::ParsePercentFormat(all ? slurm::AllLettersFormat() : o.format);
+  std::vector<std::string> bad = slurm::ReplaceUnknownFields(
+      f, true, [](std::string_view k) { return slurm::IsJobLetter(k); });
+  if (!all) {
+    for (const std::string& b : bad) {
+      std::fprintf(stderr, "squeue: error: Invalid job format specification: %s\n", b.c_str());
+    }
+  }
+  return f;
+}
+
+bool UsesCluster(const slurm::SqueueOptions& o) {
+  return o.json || (!o.percent_form && Lower(o.format).find("cluster") != std::string::npos);
+}
+
+std::string ClusterName(Client& c) {
+  Result<json> r = c.Call("GET", "/v1/config");
+  if (!r.ok() || !r->contains("config")) return "berth";
+  for (const json& row : r->at("config")) {
+    if (row.is_array() && row.size() == 2 && row[0] == "ClusterName" && row[1].is_string()) {
+      return row[1].get<std::string>();
+    }
+  }
+  return "berth";
+}
+
+std::map<std::string, int64_t> PartitionTiers(Client& c) {
+  std::map<std::string, int64_t> tiers;
+  Result<json> r = c.Call("GET", "/v1/partitions");
+  if (!r.ok() || !r->contains("partitions")) return tiers;
+  for (const json& p : r->at("partitions")) {
+    if (p.contains("name") && p.at("name").is_string()) {
+      tiers[p.at("name").get<std::string>()] = p.value("priority_tier", int64_t{1});
+    }
+  }
+  return tiers;
+}
+
+// One report: what squeue prints once (or each -i period).
+int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& format,
+           const slurm::SqueueContext& ctx) {
+  Result<json> r = c.Call("GET", "/v1/jobs?all=1");
+  if (!r.ok()) return Fail(kProg, r.status());
+  const json& jobs = r->contains("jobs") ? r->at("jobs") : json::array();
+  if (o.json) {
+    // As squeue 22.05: --json ignores filters and formats and lists every job it knows.
+    std::printf("%s\n",
+                slurm::SqueueJson(slurm::SqueueRows(jobs, ctx.now, false), ctx).dump(2).c_str());
+    return 0;
+  }
+  std::vector<slurm::SqueueRow> rows = slurm::SqueueRows(jobs, ctx.now, o.array_tasks);
+  if (o.per_partition) rows = slurm::SplitByPartition(std::move(rows), PartitionTiers(c));
+  rows = slurm::FilterRows(std::move(rows), o.filter);
+  slurm::SortRows(rows, slurm::ParseSortList(o.sort, {"cluster"}), ctx.now);
+  std::fputs(slurm::RenderSqueue(format, o.percent_form, rows, o.no_header, ctx).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+int SqueueMain(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (args.empty()) args.emplace_back();
+  args[0] = kProg;  // getopt's messages name the program
+  slurm::SqueueParse parsed =
+      slurm::ParseSqueueArgs(args, slurm::ProcessEnv(), static_cast<uint32_t>(geteuid()));
+  std::fputs(parsed.warnings.c_str(), stderr);
+  if (parsed.exit.done) {
+    std::fputs(parsed.exit.out.c_str(), stdout);
+    std::fputs(parsed.exit.err.c_str(), stderr);
+    return parsed.exit.exit_code;
+  }
+  const slurm::SqueueOptions& o = parsed.options;
+  Status sort_ok = slurm::CheckSortKeys(slurm::ParseSortList(o.sort, {"cluster"}));
+  if (!sort_ok.ok()) return Fail(kProg, sort_ok);
+  slurm::OutputFormat format = BuildFormat(o);
+  Result<std::unique_ptr<Client>> c = Client::Connect();
+  if (!c.ok()) return Fail(kProg, c.status());
+  slurm::SqueueContext ctx;
+  if (UsesCluster(o)) ctx.cluster = ClusterName(**c);
+  const int limit = IterationLimit();
+  for (int i = 0;; ++i) {
+    if (!o.no_header && !o.json && (o.iterate > 0 || o.long_list)) {
+      std::fputs(DateLine().c_str(), stdout);
+    }
+    ctx.now = std::time(nullptr);
+    int rc = Report(**c, o, format, ctx);
+    if (rc != 0 || o.iterate <= 0 || (limit > 0 && i + 1 >= limit)) return rc;
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::seconds(o.iterate));
+  }
+}
+
+}  // namespace berth::cli

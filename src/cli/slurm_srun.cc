@@ -1,0 +1,356 @@
+// srun: inside an allocation, a job step of this node's tasks (src/slurm/srun_step.h); outside
+// one, a new job that runs the same step, with its output copied to the terminal while it runs
+// (the controller and the agents are on this host today) and Ctrl-C cancelling it.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "api/job_json.h"
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "config/job_options.h"
+#include "slurm/job_view.h"
+#include "slurm/srun.h"
+#include "slurm/srun_step.h"
+
+extern char** environ;
+
+namespace berth::cli {
+namespace {
+
+using nlohmann::json;
+using slurm::SrunOptions;
+
+// Polling periods and bounds of the job mode.
+constexpr int kTickMillis = 50;             // output copy and signal check
+constexpr int kStatePollTicks = 4;          // job state every 200 ms
+constexpr int kQueuedAfterTicks = 20;       // "queued and waiting" when not started within 1 s
+constexpr int kAbortWaitSeconds = 32;       // after Ctrl-C, as Slurm's KillWait (30 s) + 2
+constexpr int kControllerGoneSeconds = 60;  // give up when the controller stays unreachable
+
+slurm::EnvList Environment() {
+  slurm::EnvList env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+std::string SelfPath() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "berth";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string Cwd() {
+  char buf[4096];
+  return getcwd(buf, sizeof(buf)) ? buf : "/";
+}
+
+int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
+                    const slurm::EnvList& env) {
+  Result<slurm::StepLayout> layout = slurm::PlanStep(opt, alloc);
+  if (!layout.ok()) {
+    std::fprintf(stderr, "%s\n", layout.status().message().c_str());
+    return 1;
+  }
+  Result<size_t> local = slurm::LocalStepNode(*layout, alloc);
+  if (!local.ok()) {
+    std::fprintf(stderr, "%s\n", local.status().message().c_str());
+    return 1;
+  }
+  slurm::LocalStep step{opt, alloc, *layout, *local, slurm::NextStepId(alloc), env};
+  return slurm::RunLocalStep(step);
+}
+
+// --export: ALL (the default), NONE, or a list of names and NAME=value (with ALL in it: all
+// of srun's variables too).
+std::vector<std::pair<std::string, std::string>> Exported(const std::string& spec,
+                                                          const slurm::EnvList& env) {
+  if (spec.empty() || spec == "ALL") return env;
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    size_t comma = spec.find(',', start);
+    if (comma == std::string::npos) comma = spec.size();
+    std::string item = spec.substr(start, comma - start);
+    start = comma + 1;
+    if (item == "ALL") {
+      out.insert(out.begin(), env.begin(), env.end());
+    } else if (size_t eq = item.find('='); eq != std::string::npos) {
+      out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    } else if (!item.empty() && item != "NONE") {
+      for (const auto& [n, v] : env) {
+        if (n == item) out.emplace_back(n, v);
+      }
+    }
+  }
+  return out;
+}
+
+// Copies what a job's output file gains to one of srun's own streams.
+class Tail {
+ public:
+  Tail(std::string path, FILE* to) : path_(std::move(path)), to_(to) {}
+  ~Tail() {
+    if (fd_ >= 0) close(fd_);
+  }
+  void Copy() {
+    if (fd_ < 0) fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd_, buf, sizeof(buf))) > 0) {
+      std::fwrite(buf, 1, static_cast<size_t>(n), to_);
+    }
+    std::fflush(to_);
+  }
+
+ private:
+  std::string path_;
+  FILE* to_;
+  int fd_ = -1;
+};
+
+// Blocks the signals the job mode handles itself, and takes the ones that came.
+class SignalWatch {
+ public:
+  SignalWatch() {
+    sigemptyset(&mask_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&mask_, sig);
+    sigprocmask(SIG_BLOCK, &mask_, &old_);
+  }
+  ~SignalWatch() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
+  // Waits up to `millis` for a signal; returns it, or 0.
+  int Wait(int millis) {
+    timespec ts{millis / 1000, (millis % 1000) * 1000000L};
+    int sig = sigtimedwait(&mask_, nullptr, &ts);
+    return sig > 0 ? sig : 0;
+  }
+
+ private:
+  sigset_t mask_, old_;
+};
+
+struct JobMode {
+  Client& client;
+  uint32_t job_id = 0;
+  std::string dir;  // the temporary folder of the job's output files
+};
+
+// The job's record, or nothing while the controller does not answer.
+std::optional<slurm::JobView> Poll(JobMode& m, time_t& unreachable_since) {
+  Result<json> r = m.client.Call("GET", "/v1/jobs/" + std::to_string(m.job_id));
+  if (!r.ok()) {
+    if (unreachable_since == 0) unreachable_since = std::time(nullptr);
+    return std::nullopt;
+  }
+  unreachable_since = 0;
+  Result<slurm::JobView> v = slurm::JobViewFromJson(*r, std::time(nullptr));
+  if (!v.ok()) return std::nullopt;
+  return *v;
+}
+
+void Cancel(JobMode& m) {
+  (void)m.client.Call("POST", "/v1/jobs/cancel", json{{"ids", {std::to_string(m.job_id)}}});
+}
+
+// What slurmstepd and srun print when a job step ends other than by itself.
+void ReportEnd(const slurm::JobView& v, bool aborted) {
+  const std::string node = v.batch_host.empty() ? "unknown" : v.batch_host;
+  const std::string step = std::to_string(v.job_id) + ".0";
+  const std::string at =
+      slurm::SlurmTimeText(v.end_time != kNoTime ? v.end_time : std::time(nullptr));
+  switch (v.state) {
+    case core::JobState::kTimeout:
+      std::fprintf(stderr,
+                   "slurmstepd: error: *** STEP %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***\n",
+                   step.c_str(), node.c_str(), at.c_str());
+      break;
+    case core::JobState::kCancelled:
+      if (!aborted) {
+        std::fprintf(stderr, "slurmstepd: error: *** STEP %s ON %s CANCELLED AT %s ***\n",
+                     step.c_str(), node.c_str(), at.c_str());
+      }
+      break;
+    case core::JobState::kOutOfMemory:
+      std::fprintf(stderr,
+                   "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=%s. Some of your "
+                   "processes may have been killed by the cgroup out-of-memory handler.\n",
+                   step.c_str());
+      std::fprintf(stderr, "srun: error: %s: task 0: Out Of Memory\n", node.c_str());
+      break;
+    case core::JobState::kNodeFail:
+      std::fprintf(stderr, "srun: error: Node failure on %s\n", node.c_str());
+      break;
+    default:
+      if (!v.message.empty() && v.state != core::JobState::kCompleted && v.exit_code == 0 &&
+          v.exit_signal == 0) {
+        std::fprintf(stderr, "srun: error: %s\n", v.message.c_str());
+      }
+      break;
+  }
+}
+
+int ExitCodeOf(const slurm::JobView& v) {
+  if (v.state == core::JobState::kCompleted) return 0;
+  if (v.exit_code != 0) return v.exit_code;
+  if (v.exit_signal != 0) return 128 + v.exit_signal;
+  return 1;
+}
+
+// Waits for the job to start, copies its output while it runs, and returns srun's exit code.
+int FollowJob(JobMode& m, SignalWatch& signals) {
+  Tail out(m.dir + "/out", stdout), err(m.dir + "/err", stderr);
+  bool started = false, queued_said = false, aborted = false;
+  time_t unreachable_since = 0, abort_deadline = 0;
+  for (int tick = 0;; ++tick) {
+    int sig = signals.Wait(kTickMillis);
+    if (sig != 0 && !aborted) {
+      aborted = true;
+      abort_deadline = std::time(nullptr) + kAbortWaitSeconds;
+      Cancel(m);
+      if (started) {
+        std::fprintf(stderr,
+                     "srun: Job step aborted: Waiting up to %d seconds for job step to finish.\n",
+                     kAbortWaitSeconds);
+      } else {
+        std::fprintf(stderr, "srun: Job allocation %u has been revoked.\n", m.job_id);
+      }
+    }
+    if (started) {
+      out.Copy();
+      err.Copy();
+    }
+    if (tick % kStatePollTicks != 0 && sig == 0) continue;
+    std::optional<slurm::JobView> v = Poll(m, unreachable_since);
+    if (!v) {
+      if (unreachable_since != 0 &&
+          std::time(nullptr) - unreachable_since > kControllerGoneSeconds) {
+        std::fprintf(stderr, "srun: error: lost contact with the berth controller\n");
+        return 1;
+      }
+      continue;
+    }
+    const bool running = v->state != core::JobState::kPending;
+    if (!running && !queued_said && tick >= kQueuedAfterTicks && !aborted) {
+      std::fprintf(stderr, "srun: job %u queued and waiting for resources\n", m.job_id);
+      queued_said = true;
+    }
+    if (running && !started) {
+      started = true;
+      if (queued_said)
+        std::fprintf(stderr, "srun: job %u has been allocated resources\n", m.job_id);
+    }
+    if (core::IsTerminal(v->state)) {
+      out.Copy();
+      err.Copy();
+      ReportEnd(*v, aborted);
+      return ExitCodeOf(*v);
+    }
+    if (aborted && std::time(nullptr) > abort_deadline) {
+      std::fprintf(stderr, "srun: error: job %u did not end in %d seconds\n", m.job_id,
+                   kAbortWaitSeconds);
+      return 1;
+    }
+  }
+}
+
+// Builds the job: the allocation options, and the inner srun as its program.
+Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std::string& dir) {
+  core::JobSpec spec;
+  core::JobExecSpec exec;
+  for (const auto& [name, value] : opt.job_options) {
+    if (name == "comment") {
+      exec.comment = value;
+      continue;
+    }
+    BERTH_RETURN_IF_ERROR(config::ApplyJobOption(name, value, std::time(nullptr), spec));
+  }
+  const std::string& program = opt.command.front();
+  spec.name = opt.job_name.empty() ? program.substr(program.rfind('/') + 1) : opt.job_name;
+  exec.argv = slurm::InnerSrunArgs(SelfPath(), opt);
+  exec.work_dir = opt.chdir.empty() ? Cwd() : opt.chdir;
+  exec.environment = Exported(opt.export_env, env);
+  exec.stdout_pattern = dir + "/out";
+  exec.stderr_pattern = dir + "/err";
+  return api::EncodeJob(spec, &exec);
+}
+
+void RemoveDir(const std::string& dir) {
+  unlink((dir + "/out").c_str());
+  unlink((dir + "/err").c_str());
+  rmdir(dir.c_str());
+}
+
+int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
+  char tmpl[] = "/tmp/berth-srun-XXXXXX";
+  if (mkdtemp(tmpl) == nullptr) {
+    std::fprintf(stderr, "srun: error: mkdtemp: %s\n", std::strerror(errno));
+    return 1;
+  }
+  const std::string dir = tmpl;
+  Result<json> body = JobOf(opt, env, dir);
+  if (!body.ok()) {
+    RemoveDir(dir);
+    std::fprintf(stderr, "srun: error: %s\n", body.status().message().c_str());
+    return 1;
+  }
+  Result<std::unique_ptr<Client>> c = Client::Connect();
+  if (!c.ok()) {
+    RemoveDir(dir);
+    return Fail("srun", c.status());
+  }
+  SignalWatch signals;  // from the submission on: Ctrl-C must not leave the job behind
+  Result<json> r = (*c)->Call("POST", "/v1/jobs", *body);
+  if (!r.ok()) {
+    RemoveDir(dir);
+    std::fprintf(stderr, "srun: error: Unable to allocate resources: %s\n",
+                 r.status().message().c_str());
+    return 1;
+  }
+  JobMode m{**c, r->value("job_id", 0u), dir};
+  if (opt.verbose > 0) std::fprintf(stderr, "srun: jobid %u submitted\n", m.job_id);
+  int rc = FollowJob(m, signals);
+  RemoveDir(dir);
+  return rc;
+}
+
+}  // namespace
+
+int SrunMain(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  if (!args.empty()) args[0] = "srun";  // getopt's messages name the program
+  slurm::SrunParse parsed = slurm::ParseSrunArgs(args);
+  if (parsed.done) {
+    std::fputs(parsed.out.c_str(), stdout);
+    std::fputs(parsed.err.c_str(), stderr);
+    return parsed.exit_code;
+  }
+  const SrunOptions& opt = parsed.options;
+  if (opt.version) {
+    std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);
+    return 0;
+  }
+  const slurm::EnvList env = Environment();
+  Result<slurm::Allocation> alloc = slurm::AllocationFromEnv(env);
+  if (alloc.ok()) return RunInAllocation(opt, *alloc, env);
+  if (alloc.status().code() != StatusCode::kNotFound) {
+    std::fprintf(stderr, "srun: error: %s\n", alloc.status().message().c_str());
+    return 1;
+  }
+  return RunAsJob(opt, env);
+}
+
+}  // namespace berth::cli

@@ -1,0 +1,515 @@
+// squeue's lines, filters and sort order (Slurm 22.05 src/squeue/print.c, opts.c, sort.c).
+#include "slurm/squeue_view.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "common/hostlist.h"
+#include "core/model/array_spec.h"
+
+namespace berth::slurm {
+namespace {
+
+using nlohmann::json;
+
+bool SameNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::optional<int64_t> ParseNonNegative(std::string_view s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
+}
+
+// "0-3,8,10-11%2" (as FormatArrayTaskIds writes it) -> {0,1,2,3,8,10,11}.
+std::vector<int32_t> ParseTaskSet(std::string_view text) {
+  std::vector<int32_t> ids;
+  text = text.substr(0, text.find('%'));
+  for (const std::string& part : SplitList(text)) {
+    size_t dash = part.find('-');
+    std::optional<int64_t> lo = ParseNonNegative(std::string_view(part).substr(0, dash));
+    std::optional<int64_t> hi =
+        dash == std::string::npos ? lo : ParseNonNegative(std::string_view(part).substr(dash + 1));
+    if (!lo || !hi || *hi < *lo || *hi - *lo > 1'000'000) continue;
+    for (int64_t i = *lo; i <= *hi; ++i) ids.push_back(static_cast<int32_t>(i));
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+std::string SchedNodes(const json& record) {
+  if (!record.contains("sched_nodes")) return "";
+  const json& s = record.at("sched_nodes");
+  if (s.is_string()) return s.get<std::string>();
+  if (!s.is_array()) return "";
+  std::vector<std::string> names;
+  for (const json& n : s) {
+    if (n.is_string()) names.push_back(n.get<std::string>());
+  }
+  return hostlist::Compress(names);
+}
+
+bool IsPendingMaster(const JobView& j) {
+  return j.state == core::JobState::kPending && !j.array_pending_tasks.empty() &&
+         j.array_task_id < 0;
+}
+
+// One line for one task of a master's pending tasks.
+SqueueRow TaskRow(const SqueueRow& master, int32_t task) {
+  SqueueRow r = master;
+  r.task_set.clear();
+  r.job.array_task_id = task;
+  r.job.display_id = std::to_string(r.job.array_job_id) + "_" + std::to_string(task);
+  return r;
+}
+
+// squeue's _merge_job_reason: the master's reason, then each differing task reason once.
+void MergeReason(SqueueRow& master, const JobView& task) {
+  if (master.job.reason == task.reason) return;
+  if (master.state_desc.empty()) master.state_desc = master.job.reason;
+  if (master.state_desc.find(task.reason) != std::string::npos) return;
+  master.state_desc += "," + task.reason;
+}
+
+// squeue's _combine_pending_array_tasks: pending tasks split off an array (after an update) go
+// back into the master's line when they still share its name and partition.
+void CombinePendingTasks(std::vector<SqueueRow>& rows) {
+  for (SqueueRow& master : rows) {
+    if (master.task_set.empty()) continue;
+    std::vector<int32_t> ids = ParseTaskSet(master.task_set);
+    int merged = 0;
+    for (SqueueRow& task : rows) {
+      const JobView& t = task.job;
+      if (&task == &master || task.job.job_id == 0 || t.state != core::JobState::kPending ||
+          t.array_task_id < 0 || t.array_job_id != master.job.array_job_id ||
+          t.name != master.job.name || t.partition != master.job.partition) {
+        continue;
+      }
+      ids.push_back(t.array_task_id);
+      MergeReason(master, t);
+      task.job.job_id = 0;  // marks it folded
+      ++merged;
+    }
+    if (merged == 0) continue;
+    std::sort(ids.begin(), ids.end());
+    // Slurm rebuilds the string from a bitmap, which drops the "%N" throttle.
+    master.task_set = core::FormatArrayTaskIds(ids);
+  }
+  rows.erase(std::remove_if(rows.begin(), rows.end(),
+                            [](const SqueueRow& r) { return r.job.job_id == 0; }),
+             rows.end());
+}
+
+}  // namespace
+
+std::vector<SqueueRow> SqueueRows(const json& jobs, Time now, bool one_per_task, int* skipped) {
+  std::vector<SqueueRow> rows;
+  if (skipped != nullptr) *skipped = 0;
+  if (!jobs.is_array()) return rows;
+  for (const json& record : jobs) {
+    Result<JobView> view = JobViewFromJson(record, now);
+    if (!view.ok()) {
+      if (skipped != nullptr) ++*skipped;
+      continue;
+    }
+    SqueueRow row;
+    row.job = std::move(view).value();
+    row.sched_nodes = SchedNodes(record);
+    if (!IsPendingMaster(row.job)) {
+      rows.push_back(std::move(row));
+      continue;
+    }
+    row.task_set = row.job.array_pending_tasks;
+    if (!one_per_task) {
+      rows.push_back(std::move(row));
+      continue;
+    }
+    for (int32_t task : ParseTaskSet(row.task_set)) rows.push_back(TaskRow(row, task));
+  }
+  if (!one_per_task) CombinePendingTasks(rows);
+  return rows;
+}
+
+std::vector<SqueueRow> SplitByPartition(std::vector<SqueueRow> rows,
+                                        const std::map<std::string, int64_t>& tiers) {
+  std::vector<SqueueRow> out;
+  for (SqueueRow& row : rows) {
+    std::vector<std::string> parts = SplitList(row.job.partition);
+    if (parts.empty()) parts.push_back(row.job.partition);
+    for (const std::string& p : parts) {
+      SqueueRow r = row;
+      r.job.partition = p;
+      auto it = tiers.find(p);
+      r.partition_priority = it == tiers.end() ? 1 : it->second;
+      out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
+Result<std::vector<JobIdFilter>> ParseJobIdList(std::string_view text) {
+  std::vector<JobIdFilter> out;
+  for (const std::string& item : SplitList(text)) {
+    std::string_view s = item;
+    size_t us = s.find('_');
+    std::optional<int64_t> id = ParseNonNegative(s.substr(0, us));
+    std::optional<int64_t> task = us == std::string_view::npos ? std::optional<int64_t>(-1)
+                                                               : ParseNonNegative(s.substr(us + 1));
+    if (!id || *id <= 0 || *id > UINT32_MAX || !task || *task > INT32_MAX) {
+      return Status::InvalidArgument("Invalid job id: " + item);
+    }
+    out.push_back({static_cast<uint32_t>(*id), static_cast<int32_t>(*task)});
+  }
+  return out;
+}
+
+Result<std::vector<core::JobState>> ParseJobStateList(std::string_view text) {
+  std::vector<core::JobState> out;
+  if (SameNoCase(text, "all")) {
+    for (int i = 0; i < core::kNumJobStates; ++i) out.push_back(static_cast<core::JobState>(i));
+    return out;
+  }
+  for (const std::string& name : SplitList(text)) {
+    std::optional<core::JobState> st = core::ParseJobState(name);
+    if (!st) {
+      return Status::InvalidArgument(
+          "Invalid job state specified: " + name +
+          "\nValid job states include: PENDING,RUNNING,SUSPENDED,COMPLETED,CANCELLED,FAILED,"
+          "TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,COMPLETING,CONFIGURING,"
+          "RESIZING,RESV_DEL_HOLD,REQUEUED,REQUEUE_FED,REQUEUE_HOLD,REVOKED,SIGNALING,"
+          "SPECIAL_EXIT,STAGE_OUT,STOPPED");
+    }
+    out.push_back(*st);
+  }
+  return out;
+}
+
+namespace {
+
+bool InList(const std::vector<std::string>& list, const std::string& value, bool nocase) {
+  return std::any_of(list.begin(), list.end(), [&](const std::string& s) {
+    return nocase ? SameNoCase(s, value) : s == value;
+  });
+}
+
+bool StateMatches(const SqueueFilter& f, core::JobState s) {
+  if (f.states.empty()) {
+    return s == core::JobState::kPending || s == core::JobState::kRunning ||
+           s == core::JobState::kConfiguring || s == core::JobState::kSuspended ||
+           s == core::JobState::kCompleting;
+  }
+  return std::find(f.states.begin(), f.states.end(), s) != f.states.end();
+}
+
+bool PartitionMatches(const SqueueFilter& f, const std::string& partitions) {
+  if (f.partitions.empty()) return true;
+  for (const std::string& p : SplitList(partitions)) {
+    if (InList(f.partitions, p, false)) return true;
+  }
+  return false;
+}
+
+bool LicenseMatches(const SqueueFilter& f, const std::string& licenses) {
+  if (f.licenses.empty()) return true;
+  for (const std::string& held : SplitList(licenses)) {
+    for (const std::string& want : f.licenses) {
+      if (held.find(want) != std::string::npos) return true;  // squeue uses strstr
+    }
+  }
+  return false;
+}
+
+bool NodeMatches(const SqueueFilter& f, const JobView& j) {
+  if (f.nodes.empty()) return true;
+  for (const std::string& n : j.node_names) {
+    if (std::find(f.nodes.begin(), f.nodes.end(), n) != f.nodes.end()) return true;
+  }
+  return false;
+}
+
+// Everything but -j.
+bool OtherFiltersMatch(const SqueueFilter& f, const JobView& j) {
+  if (f.users_given && !InList(f.users, j.user, false) &&
+      std::find(f.uids.begin(), f.uids.end(), j.uid) == f.uids.end()) {
+    return false;
+  }
+  if (!f.accounts.empty() && !InList(f.accounts, j.account, true)) return false;
+  if (!f.qos.empty() && !InList(f.qos, j.qos, true)) return false;
+  if (!f.names.empty() && !InList(f.names, j.name, false)) return false;
+  if (!f.reservation.empty() && f.reservation != j.reservation) return false;
+  return StateMatches(f, j.state) && PartitionMatches(f, j.partition) &&
+         LicenseMatches(f, j.licenses) && NodeMatches(f, j);
+}
+
+// -j for one line: the whole line, some of a combined line's tasks, or nothing.
+void ApplyJobIds(const std::vector<JobIdFilter>& ids, SqueueRow row, std::vector<SqueueRow>& out) {
+  const JobView& j = row.job;
+  std::vector<int32_t> tasks;
+  for (const JobIdFilter& f : ids) {
+    if (f.task < 0 && (f.id == j.job_id || (j.array_job_id != 0 && f.id == j.array_job_id))) {
+      out.push_back(std::move(row));
+      return;
+    }
+    if (f.task >= 0 && j.array_job_id == f.id && j.array_task_id == f.task) {
+      out.push_back(std::move(row));
+      return;
+    }
+    if (f.task >= 0 && j.array_job_id == f.id && !row.task_set.empty()) tasks.push_back(f.task);
+  }
+  if (tasks.empty()) return;
+  std::vector<int32_t> pending = ParseTaskSet(row.task_set);
+  std::sort(tasks.begin(), tasks.end());
+  for (int32_t t : std::set<int32_t>(tasks.begin(), tasks.end())) {
+    if (std::binary_search(pending.begin(), pending.end(), t)) out.push_back(TaskRow(row, t));
+  }
+}
+
+}  // namespace
+
+std::vector<SqueueRow> FilterRows(std::vector<SqueueRow> rows, const SqueueFilter& filter) {
+  std::vector<SqueueRow> out;
+  for (SqueueRow& row : rows) {
+    if (!OtherFiltersMatch(filter, row.job)) continue;
+    if (filter.jobs.empty()) {
+      out.push_back(std::move(row));
+    } else {
+      ApplyJobIds(filter.jobs, std::move(row), out);
+    }
+  }
+  return out;
+}
+
+// ---- Sorting (squeue's sort.c)
+
+namespace {
+
+constexpr std::string_view kSortLetters = "BbcCdDefgGhHiIjJlLmMnNOpPQStTuUvVz";
+
+template <typename T>
+int Compare(const T& a, const T& b) {
+  return a < b ? -1 : (b < a ? 1 : 0);
+}
+
+// squeue's job id order: the array's id, then the task (a master's pending tasks last).
+std::pair<uint32_t, int64_t> IdKey(const SqueueRow& r) {
+  const JobView& j = r.job;
+  if (j.array_job_id != 0 && (j.array_task_id >= 0 || !r.task_set.empty())) {
+    return {j.array_job_id, j.array_task_id >= 0 ? j.array_task_id : int64_t{0xfffffffe}};
+  }
+  return {j.job_id, int64_t{0xfffffffe}};
+}
+
+Time StartKey(const JobView& j, Time now) {
+  if (j.start_time == kNoTime) return now + 100;
+  if (j.state == core::JobState::kPending && j.start_time < now) return now;
+  return j.start_time;
+}
+
+Duration TimeLeftKey(const JobView& j) {
+  return j.time_limit >= kInfinite ? kInfinite : j.time_limit - j.run_time;
+}
+
+std::string FirstNode(const JobView& j) {
+  std::vector<std::string> sorted = j.node_names;
+  std::sort(sorted.begin(), sorted.end());
+  return sorted.empty() ? "" : sorted.front();
+}
+
+// Nodes compare by the first name; lines without nodes come last, as squeue prints them.
+int CompareNodes(const JobView& a, const JobView& b) {
+  std::string x = FirstNode(a), y = FirstNode(b);
+  if (x.empty() != y.empty()) return x.empty() ? 1 : -1;
+  return Compare(x, y);
+}
+
+int CompareByKey(char key, const SqueueRow& ra, const SqueueRow& rb, Time now) {
+  const JobView& a = ra.job;
+  const JobView& b = rb.job;
+  switch (key) {
+    case 'B':
+      return Compare(a.batch_host, b.batch_host);
+    case 'C':
+      return Compare(a.num_cpus, b.num_cpus);
+    case 'D':
+      return Compare(a.min_nodes, b.min_nodes);
+    case 'e':
+      return Compare(a.end_time, b.end_time);
+    case 'g':
+      return Compare(a.group, b.group);
+    case 'G':
+      return Compare(a.gid, b.gid);
+    case 'i':
+      return Compare(IdKey(ra), IdKey(rb));
+    case 'j':
+      return Compare(a.name, b.name);
+    case 'l':
+      return Compare(a.time_limit, b.time_limit);
+    case 'L':
+      return Compare(TimeLeftKey(a), TimeLeftKey(b));
+    case 'm':
+      return Compare(std::max(a.min_memory_cpu_mib, a.min_memory_node_mib),
+                     std::max(b.min_memory_cpu_mib, b.min_memory_node_mib));
+    case 'M':
+      return Compare(a.run_time, b.run_time);
+    case 'N':
+      return CompareNodes(a, b);
+    case 'p':
+    case 'Q': {
+      int c = Compare(ra.partition_priority, rb.partition_priority);
+      return c != 0 ? c : Compare(a.priority, b.priority);
+    }
+    case 'P':
+      return Compare(a.partition, b.partition);
+    case 'S':
+      return Compare(StartKey(a, now), StartKey(b, now));
+    case 't':
+      return Compare(a.state_compact, b.state_compact);
+    case 'T':
+      return Compare(a.state_text, b.state_text);
+    case 'u':
+      return Compare(a.user, b.user);
+    case 'U':
+      return Compare(a.uid, b.uid);
+    case 'v':
+      return Compare(a.reservation, b.reservation);
+    case 'V':
+      return Compare(a.submit_time, b.submit_time);
+    default:
+      return 0;  // keys squeue accepts but does not sort by (c, d, f, h, n, O, ...)
+  }
+}
+
+}  // namespace
+
+Status CheckSortKeys(const std::vector<SortKey>& keys) {
+  for (const SortKey& k : keys) {
+    if (SameNoCase(k.key, "cluster")) continue;
+    if (k.key.size() != 1 || kSortLetters.find(k.key[0]) == std::string_view::npos) {
+      return Status::InvalidArgument("Invalid sort specification: " + k.key);
+    }
+  }
+  return Status::Ok();
+}
+
+void SortRows(std::vector<SqueueRow>& rows, const std::vector<SortKey>& keys, Time now) {
+  // Ties keep job id order.
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const SqueueRow& a, const SqueueRow& b) { return IdKey(a) < IdKey(b); });
+  std::stable_sort(rows.begin(), rows.end(), [&](const SqueueRow& a, const SqueueRow& b) {
+    for (const SortKey& k : keys) {
+      if (k.key.size() != 1) continue;
+      int c = CompareByKey(k.key[0], a, b, now);
+      if (c != 0) return k.descending ? c > 0 : c < 0;
+    }
+    return false;
+  });
+}
+
+// ---- --json
+
+namespace {
+
+json TimeOrZero(Time t) {
+  return t == kNoTime || t <= 0 ? json(0) : json(t);
+}
+
+json Minutes(Duration d) {
+  if (d >= kInfinite || d == kNoTime) return nullptr;
+  return (d + 59) / 60;
+}
+
+json JobJson(const SqueueRow& r, const SqueueContext& ctx) {
+  const JobView& j = r.job;
+  json o = {
+      {"account", j.account},
+      {"accrue_time", TimeOrZero(j.eligible_time)},
+      {"array_job_id", j.array_job_id},
+      {"array_task_id", j.array_task_id >= 0 ? json(j.array_task_id) : json(nullptr)},
+      {"array_max_tasks", j.array_max_running},
+      {"array_task_string", r.task_set},
+      {"batch_flag", j.batch},
+      {"batch_host", j.batch_host},
+      {"cluster", ctx.cluster},
+      {"command", j.command},
+      {"comment", j.comment},
+      {"contiguous", false},
+      {"cpus_per_task", j.cpus_per_task},
+      {"deadline", TimeOrZero(j.deadline)},
+      {"dependency", j.dependency == "(null)" ? "" : j.dependency},
+      {"eligible_time", TimeOrZero(j.eligible_time)},
+      {"end_time", TimeOrZero(j.end_time)},
+      {"excluded_nodes", j.exc_nodes},
+      {"exit_code", (int64_t{j.exit_code} << 8) | j.exit_signal},
+      {"features", j.features},
+      {"group_id", j.gid},
+      {"group_name", j.group},
+      {"job_id", j.job_id},
+      {"job_state", j.state_text},
+      {"licenses", j.licenses},
+      {"max_cpus", 0},
+      {"max_nodes", j.max_nodes},
+      {"minimum_cpus_per_node", j.min_cpus_node},
+      {"name", j.name},
+      {"nodes", j.nodes},
+      {"nice", j.nice},
+      {"cpus", j.num_cpus},
+      {"node_count", j.min_nodes},
+      {"tasks", j.num_tasks},
+      {"partition", j.partition},
+      {"memory_per_node", j.min_memory_node_mib >= 0 ? json(j.min_memory_node_mib) : json(nullptr)},
+      {"memory_per_cpu", j.min_memory_cpu_mib >= 0 ? json(j.min_memory_cpu_mib) : json(nullptr)},
+      {"priority", j.priority},
+      {"qos", j.qos},
+      {"required_nodes", j.req_nodes},
+      {"requeue", j.requeue},
+      {"resv_name", j.reservation},
+      {"restart_cnt", j.restarts},
+      {"standard_error", j.std_err},
+      {"standard_input", j.std_in},
+      {"standard_output", j.std_out},
+      {"start_time", TimeOrZero(j.start_time)},
+      {"state_description", r.state_desc},
+      {"state_reason", j.reason},
+      {"submit_time", TimeOrZero(j.submit_time)},
+      {"time_limit", Minutes(j.time_limit)},
+      {"time_minimum", j.time_min == kNoTime ? 0 : j.time_min / 60},
+      {"tres_per_job", j.tres_per_job},
+      {"tres_per_node", j.tres_per_node},
+      {"tres_per_task", j.tres_per_task},
+      {"tres_req_str", j.req_tres},
+      {"tres_alloc_str", j.alloc_tres},
+      {"user_id", j.uid},
+      {"user_name", j.user},
+      {"current_working_directory", j.work_dir},
+  };
+  if (!j.node_names.empty()) {
+    o["job_resources"] = {{"nodes", j.nodes},
+                          {"allocated_cpus", j.num_cpus},
+                          {"allocated_hosts", j.node_names.size()}};
+  }
+  return o;
+}
+
+}  // namespace
+
+json SqueueJson(const std::vector<SqueueRow>& rows, const SqueueContext& ctx) {
+  json jobs = json::array();
+  for (const SqueueRow& r : rows) jobs.push_back(JobJson(r, ctx));
+  return {{"meta",
+           {{"plugin", {{"type", "openapi/v0.0.38"}, {"name", "Slurm OpenAPI v0.0.38"}}},
+            {"Slurm",
+             {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}}},
+          {"errors", json::array()},
+          {"jobs", jobs}};
+}
+
+}  // namespace berth::slurm

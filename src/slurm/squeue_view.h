@@ -1,0 +1,164 @@
+// squeue's view of the queue (Slurm 22.05 src/squeue): which lines it prints for the controller's
+// jobs (array tasks combined or one per line), its filters, its sort keys, and the text of every
+// job field of -o/--format (letters) and -O/--Format (names), headers included.
+//
+// Values follow squeue's print.c: "(null)" for unset strings such as %a/%E/%k, "N/A" for unset
+// times and counts squeue cannot know, "*" for unset socket/core/thread counts; fields berth has
+// no notion of (wckey, burst buffer, heterogeneous jobs, federation) print what squeue prints for
+// a job without them.
+//
+// Thread safety: all functions are pure, except that headers and values read the time zone and
+// SLURM_TIME_FORMAT (as squeue does).
+#ifndef BERTH_SLURM_SQUEUE_VIEW_H_
+#define BERTH_SLURM_SQUEUE_VIEW_H_
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "slurm/format.h"
+#include "slurm/job_view.h"
+#include "slurm/view_options.h"
+
+namespace berth::slurm {
+
+// squeue's default formats.
+inline constexpr char kSqueueFormat[] = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+inline constexpr char kSqueueLongFormat[] = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+inline constexpr char kSqueueStartFormat[] = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
+inline constexpr char kSqueueDefaultSort[] = "P,t,-p";
+
+// ---- Lines
+
+// One line of squeue: a job, an array task, or an array's pending tasks together.
+struct SqueueRow {
+  JobView job;
+  // The pending tasks this line stands for when they are shown together ("0-7%2"); "" otherwise.
+  // job.array_task_id is the task's index when the line is one task.
+  std::string task_set;
+  std::string state_desc;   // reasons of combined tasks that differ: "Dependency,JobHeldUser"
+  std::string sched_nodes;  // %Y: nodes the scheduler expects to use ("" = unknown)
+  int64_t partition_priority = 0;  // -P: its partition's PriorityTier, sorted on before priority
+};
+
+// Lines for the controller's job records (GET /v1/jobs "jobs"). Without `one_per_task` (-r),
+// an array's pending tasks are one line ("123_[4-7%2]"), and pending tasks split off from it
+// with the same name and partition are folded into that line, as squeue does; with it, every
+// pending task is its own line ("123_4"). Records that do not decode are skipped and counted in
+// `*skipped` when given.
+std::vector<SqueueRow> SqueueRows(const nlohmann::json& jobs, Time now, bool one_per_task,
+                                  int* skipped = nullptr);
+
+// -P: a job that asked for several partitions becomes one line per partition, each with that
+// partition's PriorityTier from `tiers` (1 when unknown, as squeue).
+std::vector<SqueueRow> SplitByPartition(std::vector<SqueueRow> rows,
+                                        const std::map<std::string, int64_t>& tiers);
+
+// -j entries: "123" (the job, or every task of array 123) or "123_4" (one task).
+struct JobIdFilter {
+  uint32_t id = 0;
+  int32_t task = -1;  // -1: any
+
+  friend bool operator==(const JobIdFilter&, const JobIdFilter&) = default;
+};
+// Parses a -j list ("12,13_4"). Errors (kInvalidArgument) as squeue: "Invalid job id: abc".
+Result<std::vector<JobIdFilter>> ParseJobIdList(std::string_view text);
+
+// Parses a -t list: long or compact state names in any case, or "all". Errors carry squeue's
+// two lines: "Invalid job state specified: foo\nValid job states include: PENDING,...".
+Result<std::vector<core::JobState>> ParseJobStateList(std::string_view text);
+
+struct SqueueFilter {
+  std::vector<JobIdFilter> jobs;
+  bool users_given = false;  // -u/--me: only `users` (names) and `uids` match
+  std::vector<std::string> users;
+  std::vector<uint32_t> uids;
+  std::vector<std::string> accounts;  // -A, case-insensitive
+  std::vector<std::string> qos;       // -q, case-insensitive
+  std::vector<std::string> names;     // -n
+  std::vector<std::string> partitions;
+  std::vector<std::string> licenses;  // -L: a job using any of them
+  std::vector<std::string> nodes;     // -w, expanded: jobs allocated any of them
+  std::string reservation;            // -R
+  // -t; empty = squeue's default: pending, running, suspended, completing (and configuring).
+  std::vector<core::JobState> states;
+};
+
+// What squeue's command line asks for.
+struct SqueueOptions {
+  SqueueFilter filter;
+  std::string format;          // -o / -O / SQUEUE_FORMAT(2), else the mode's default
+  bool percent_form = true;    // false: `format` is a -O list
+  std::string sort;            // -S / SQUEUE_SORT, else the mode's default
+  bool array_tasks = false;    // -r
+  bool long_list = false;      // -l: a date line before the header
+  bool no_header = false;      // -h
+  bool json = false;           // --json
+  bool per_partition = false;  // -P: a pending job once per partition it asked for
+  int iterate = 0;             // -i SECONDS (0: once)
+};
+
+struct SqueueParse {
+  SqueueOptions options;
+  ParseExit exit;        // done: print and exit
+  std::string warnings;  // squeue's non-fatal errors, for stderr ("squeue: error: ...\n")
+};
+
+// Parses squeue's command line (args[0] is the program name) and its environment variables
+// (SQUEUE_ACCOUNT, SQUEUE_ALL, SQUEUE_ARRAY, SQUEUE_FORMAT, SQUEUE_FORMAT2, SQUEUE_NAMES,
+// SQUEUE_LICENSES, SQUEUE_PARTITION, SQUEUE_PRIORITY, SQUEUE_QOS, SQUEUE_SORT, SQUEUE_STATES,
+// SQUEUE_USERS), as squeue 22.05 does, with its messages and exit codes. `my_uid` is for --me.
+SqueueParse ParseSqueueArgs(const std::vector<std::string>& args, const EnvLookup& env,
+                            uint32_t my_uid);
+
+// Applies the filter. A -j task filter narrows a combined line to the named tasks, each then
+// shown as its own line ("123_4"), as squeue shows `squeue -j 123_4`.
+std::vector<SqueueRow> FilterRows(std::vector<SqueueRow> rows, const SqueueFilter& filter);
+
+// Sort keys squeue accepts (letters; "cluster" is accepted and has no effect on one cluster).
+// kInvalidArgument "Invalid sort specification: Z" for others.
+Status CheckSortKeys(const std::vector<SortKey>& keys);
+// Sorts stably by the keys, first key first (squeue applies them last to first, each stably,
+// which gives the same order). Ties keep job id order.
+void SortRows(std::vector<SqueueRow>& rows, const std::vector<SortKey>& keys, Time now);
+
+// Whether squeue knows a -o letter / a -O name (names are case-insensitive; "numtask*" is one).
+bool IsJobLetter(std::string_view key);
+bool IsJobFieldName(std::string_view name);
+
+// What the command needs besides the rows.
+struct SqueueContext {
+  Time now = 0;
+  std::string cluster = "berth";  // "Cluster" field
+};
+
+// The header text of a field and its value for a row; `percent_form` says whether keys are
+// letters (-o) or names (-O).
+Cell JobFieldHeader(const FormatField& f, bool percent_form);
+Cell JobFieldValue(const FormatField& f, bool percent_form, const SqueueRow& row,
+                   const SqueueContext& ctx);
+
+// The table squeue prints: the header line unless `no_header`, then one line per row, each
+// ending in '\n'.
+std::string RenderSqueue(const OutputFormat& format, bool percent_form,
+                         const std::vector<SqueueRow>& rows, bool no_header,
+                         const SqueueContext& ctx);
+
+// squeue --json: {"meta": ..., "errors": [], "jobs": [...]} with the main keys of Slurm 22.05's
+// openapi v0.0.38 job records (job_id, name, user_name, job_state, state_reason, partition,
+// nodes, array_job_id, array_task_id, array_task_string, priority, time_limit in minutes, times
+// in Unix seconds, ...).
+nlohmann::json SqueueJson(const std::vector<SqueueRow>& rows, const SqueueContext& ctx);
+
+// squeue's time stamps: "2026-12-02T19:23:56" (or SLURM_TIME_FORMAT's strftime form), "N/A"
+// when unset.
+std::string SqueueTimeText(Time t);
+
+}  // namespace berth::slurm
+
+#endif  // BERTH_SLURM_SQUEUE_VIEW_H_

@@ -1,0 +1,330 @@
+#include "slurm/srun.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "slurm/srun_step.h"
+
+namespace berth::slurm {
+namespace {
+
+SrunOptions Parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "srun");
+  SrunParse p = ParseSrunArgs(args);
+  EXPECT_FALSE(p.done) << p.err;
+  return p.options;
+}
+
+TEST(SrunArgsTest, StepAndJobOptions) {
+  SrunOptions o = Parse({"-n2", "-N", "1-2", "-c", "4", "--gpus-per-task=1", "-l", "-o", "out-%t",
+                         "-p", "gpu", "--mem=4G", "-t", "10", "-J", "name", "hostname", "-n", "5"});
+  EXPECT_EQ(o.ntasks, 2);
+  EXPECT_EQ(o.min_nodes, 1);
+  EXPECT_EQ(o.max_nodes, 2);
+  EXPECT_EQ(o.cpus_per_task, 4);
+  EXPECT_EQ(o.gpus_per_task, 1);
+  EXPECT_TRUE(o.label);
+  EXPECT_EQ(o.output, "out-%t");
+  EXPECT_EQ(o.job_name, "name");
+  // The command's own options are not srun's.
+  EXPECT_EQ(o.command, (std::vector<std::string>{"hostname", "-n", "5"}));
+  EXPECT_EQ(o.job_options, (std::vector<std::pair<std::string, std::string>>{{"ntasks", "2"},
+                                                                             {"nodes", "1-2"},
+                                                                             {"cpus-per-task", "4"},
+                                                                             {"gpus-per-task", "1"},
+                                                                             {"partition", "gpu"},
+                                                                             {"mem", "4G"},
+                                                                             {"time", "10"}}));
+  EXPECT_EQ(o.step_args, (std::vector<std::string>{"-n", "2", "-N", "1-2", "-c", "4",
+                                                   "--gpus-per-task=1", "-l", "--output=out-%t"}));
+  EXPECT_EQ(InnerSrunArgs("/b/berth", o),
+            (std::vector<std::string>{"/b/berth", "srun", "-n", "2", "-N", "1-2", "-c", "4",
+                                      "--gpus-per-task=1", "-l", "--output=out-%t", "--",
+                                      "hostname", "-n", "5"}));
+}
+
+TEST(SrunArgsTest, Errors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const Case cases[] = {
+      {{}, "srun: fatal: No command given to execute.\n"},
+      {{"-n", "x", "true"}, "srun: error: Invalid numeric value \"x\" for --ntasks\n"},
+      {{"-N", "3-1", "true"}, "srun: error: invalid node count `3-1'\n"},
+      {{"--bogus", "true"}, "Try \"srun --help\" for more information\n"},
+      {{"--pty", "bash"},
+       "srun: error: --pty is not supported by berth yet (no terminal forwarding)\n"},
+      {{"-m", "cyclic", "true"},
+       "srun: error: berth lays tasks out by block only (got --distribution=cyclic)\n"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.begin(), "srun");
+    SrunParse p = ParseSrunArgs(args);
+    EXPECT_TRUE(p.done);
+    EXPECT_EQ(p.exit_code, 1);
+    EXPECT_EQ(p.err, c.err);
+  }
+}
+
+EnvList BatchEnv(const std::string& nodes = "n[1-2]", const std::string& cpus = "4(x2)") {
+  return {{"SLURM_JOB_ID", "12"},
+          {"SLURM_JOB_NAME", "job"},
+          {"SLURM_JOB_USER", "alice"},
+          {"SLURM_JOB_NODELIST", nodes},
+          {"SLURM_JOB_CPUS_PER_NODE", cpus},
+          {"SLURM_NODEID", "0"},
+          {"SLURMD_NODENAME", "n1"},
+          {"SLURM_NTASKS", "2"},
+          {"SLURM_NNODES", "2"},
+          {"CUDA_VISIBLE_DEVICES", "1,3,5,7"},
+          {"PATH", "/usr/bin:/bin"}};
+}
+
+TEST(SrunAllocationTest, FromTheBatchEnvironment) {
+  Result<Allocation> a = AllocationFromEnv(BatchEnv());
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->job_id, 12u);
+  EXPECT_EQ(a->nodes, (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(a->cpus, (std::vector<int32_t>{4, 4}));
+  EXPECT_EQ(a->this_node, 0);
+  EXPECT_EQ(a->gpus, (std::vector<std::string>{"1", "3", "5", "7"}));
+  EXPECT_EQ(a->env_ntasks, 2);
+  EXPECT_EQ(AllocationFromEnv({{"PATH", "/bin"}}).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(*ExpandCounts("4(x2),2"), (std::vector<int32_t>{4, 4, 2}));
+  EXPECT_FALSE(ExpandCounts("4(x").ok());
+}
+
+struct LayoutCase {
+  std::vector<std::string> args;
+  std::string nodes, cpus;
+  std::vector<int32_t> tasks_per_node;  // empty: an error
+  std::string message;                  // the error, or a warning
+};
+
+TEST(SrunLayoutTest, SlurmsBlockDistribution) {
+  const LayoutCase cases[] = {
+      // SLURM_NNODES=2, SLURM_NTASKS=2 from the job: one task per node.
+      {{}, "n[1-2]", "4(x2)", {1, 1}, ""},
+      {{"-n", "4"}, "n[1-2]", "4(x2)", {2, 2}, ""},
+      {{"-n", "3"}, "n[1-2]", "4(x2)", {2, 1}, ""},
+      {{"-N", "1", "-n", "3"}, "n[1-2]", "4(x2)", {3}, ""},
+      {{"-n", "1"},
+       "n[1-2]",
+       "4(x2)",
+       {1},
+       "srun: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1"},
+      {{"-n", "6", "-c", "2"},
+       "n[1-2]",
+       "4(x2)",
+       {},
+       "srun: error: Unable to create step for job 12: More processors requested than permitted"},
+      {{"-n", "6", "-O"}, "n1", "2", {6}, ""},
+      {{"--ntasks-per-node=2"}, "n[1-2]", "4(x2)", {2, 2}, ""},
+      {{"-N", "3"},
+       "n[1-2]",
+       "4(x2)",
+       {},
+       "srun: error: Unable to create step for job 12: Requested node configuration is not "
+       "available"},
+      {{"-w", "n2", "-n", "2"}, "n[1-2]", "4(x2)", {2}, ""},
+  };
+  for (const LayoutCase& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.push_back("true");
+    SrunOptions o = Parse(args);
+    Result<Allocation> a = AllocationFromEnv(BatchEnv(c.nodes, c.cpus));
+    ASSERT_TRUE(a.ok());
+    if (c.nodes == "n1") a->env_nnodes = 1;
+    Result<StepLayout> l = PlanStep(o, *a);
+    std::string name = "srun";
+    for (const std::string& word : c.args) name += " " + word;
+    if (c.tasks_per_node.empty()) {
+      ASSERT_FALSE(l.ok()) << name;
+      EXPECT_EQ(l.status().message(), c.message) << name;
+      continue;
+    }
+    ASSERT_TRUE(l.ok()) << name << ": " << l.status().ToString();
+    EXPECT_EQ(l->tasks_per_node, c.tasks_per_node) << name;
+    EXPECT_EQ(l->warnings,
+              c.message.empty() ? std::vector<std::string>{} : std::vector<std::string>{c.message})
+        << name;
+  }
+}
+
+TEST(SrunLayoutTest, OnlyThisNodeCanLaunch) {
+  Result<Allocation> a = AllocationFromEnv(BatchEnv());
+  Result<StepLayout> two = PlanStep(Parse({"true"}), *a);
+  Result<size_t> local = LocalStepNode(*two, *a);
+  ASSERT_FALSE(local.ok());
+  EXPECT_EQ(local.status().message(),
+            "srun: error: this step needs 2 nodes (n[1-2]); berth can launch tasks only on the "
+            "node srun runs on (n1) until multi-node launch arrives (issue 8). Use -N 1, or -w "
+            "n1.");
+  Result<StepLayout> one = PlanStep(Parse({"-N", "1", "true"}), *a);
+  EXPECT_EQ(*LocalStepNode(*one, *a), 0u);
+  Result<StepLayout> other = PlanStep(Parse({"-w", "n2", "true"}), *a);
+  EXPECT_FALSE(LocalStepNode(*other, *a).ok());
+}
+
+std::string Get(const EnvList& env, const std::string& name) {
+  for (const auto& [n, v] : env) {
+    if (n == name) return v;
+  }
+  return "<unset>";
+}
+
+TEST(SrunEnvTest, TaskVariables) {
+  Result<Allocation> a = AllocationFromEnv(BatchEnv());
+  SrunOptions o = Parse({"-N", "1", "-n", "2", "--gpus-per-task=2", "true"});
+  Result<StepLayout> l = PlanStep(o, *a);
+  ASSERT_TRUE(l.ok());
+  Result<std::vector<std::string>> gpus = TaskGpus(*a, o, 2, 1);
+  ASSERT_TRUE(gpus.ok());
+  EXPECT_EQ(*gpus, (std::vector<std::string>{"5", "7"}));
+  EnvList env = TaskEnvironment(BatchEnv(), *l, {1, 1, 0}, 3, *gpus);
+  EXPECT_EQ(Get(env, "SLURM_PROCID"), "1");
+  EXPECT_EQ(Get(env, "SLURM_LOCALID"), "1");
+  EXPECT_EQ(Get(env, "SLURM_NODEID"), "0");
+  EXPECT_EQ(Get(env, "SLURM_STEP_ID"), "3");
+  EXPECT_EQ(Get(env, "SLURM_STEPID"), "3");
+  EXPECT_EQ(Get(env, "SLURM_STEP_NUM_TASKS"), "2");
+  EXPECT_EQ(Get(env, "SLURM_STEP_NUM_NODES"), "1");
+  EXPECT_EQ(Get(env, "SLURM_STEP_NODELIST"), "n1");
+  EXPECT_EQ(Get(env, "SLURM_STEP_TASKS_PER_NODE"), "2");
+  EXPECT_EQ(Get(env, "SLURM_NTASKS"), "2");
+  EXPECT_EQ(Get(env, "SLURM_NNODES"), "1");
+  EXPECT_EQ(Get(env, "SLURM_GTIDS"), "0,1");
+  EXPECT_EQ(Get(env, "CUDA_VISIBLE_DEVICES"), "5,7");
+  EXPECT_EQ(Get(env, "SLURM_JOB_ID"), "12");  // the job's own variables stay
+  EXPECT_FALSE(TaskGpus(*a, Parse({"--gpus-per-task=3", "true"}), 2, 0).ok());
+  EXPECT_TRUE(TaskGpus(*a, Parse({"true"}), 2, 0)->empty());
+}
+
+TEST(SrunPatternTest, Expansion) {
+  PatternContext c{12, 3, 7, 0, "n1", "alice", "job", 0, -1};
+  EXPECT_EQ(ExpandSrunPattern("out-%j.%s-%t-%N-%n-%u-%x-%%", c), "out-12.3-7-n1-0-alice-job-%");
+  EXPECT_EQ(ExpandSrunPattern("%J-%3t", c), "12.3-007");
+  EXPECT_EQ(ExpandSrunPattern("%A_%a", c), "12_4294967294");
+  EXPECT_EQ(ExpandSrunPattern("none", c), "/dev/null");
+  EXPECT_EQ(ExpandSrunPattern("x%q%", c), "x%q%");
+  EXPECT_TRUE(PatternPerTask("o-%t"));
+  EXPECT_TRUE(PatternPerTask("o-%4t"));
+  EXPECT_FALSE(PatternPerTask("o-%%t"));
+  EXPECT_FALSE(PatternPerTask("o-%j"));
+}
+
+TEST(SrunReportTest, LabelsEndLinesAndExitCodes) {
+  EXPECT_EQ(TaskLabel(0, 2), "0: ");
+  EXPECT_EQ(TaskLabel(3, 10), "3: ");
+  EXPECT_EQ(TaskLabel(3, 11), " 3: ");
+  EXPECT_EQ(TaskLabel(12, 100), "12: ");
+  auto exited = [](int code) { return code << 8; };
+  std::vector<TaskEnd> ends = {{0, exited(3)}, {1, exited(0)}, {2, exited(3)}, {3, SIGKILL}};
+  EXPECT_EQ(TaskEndLines("n1", ends),
+            (std::vector<std::string>{"srun: error: n1: tasks 0,2: Exited with exit code 3",
+                                      "srun: error: n1: task 3: Killed"}));
+  EXPECT_EQ(SrunExitCode(ends), 3);  // srun keeps the largest wait status
+  EXPECT_EQ(SrunExitCode({{0, SIGTERM}, {1, 0}}), 143);
+  EXPECT_EQ(SrunExitCode({{0, 0}, {1, 0}}), 0);
+  EXPECT_TRUE(TaskEndLines("n1", {{0, 0}}).empty());
+  EXPECT_EQ(TaskEndLines("n1", {{0, exited(1)}, {1, exited(1)}, {2, exited(1)}}),
+            std::vector<std::string>{"srun: error: n1: tasks 0-2: Exited with exit code 1"});
+}
+
+// ---- The local launch, with real processes.
+
+class SrunStepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/srun-test-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    ASSERT_EQ(system(cmd.c_str()), 0);
+  }
+  int Run(std::vector<std::string> args) {
+    SrunOptions o = Parse(std::move(args));
+    EnvList env = BatchEnv("n1", "4");
+    Result<Allocation> a = AllocationFromEnv(env);
+    a->env_nnodes = 1;
+    Result<StepLayout> l = PlanStep(o, *a);
+    EXPECT_TRUE(l.ok()) << l.status().ToString();
+    return RunLocalStep({o, *a, *l, 0, 5, env});
+  }
+  std::string Read(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string dir_;
+};
+
+TEST_F(SrunStepTest, TasksGetTheirIdsAndFiles) {
+  EXPECT_EQ(Run({"-n", "3", "-o", dir_ + "/out-%t", "sh", "-c",
+                 "echo $SLURM_PROCID $SLURM_LOCALID $SLURM_STEP_ID $SLURM_STEP_NUM_TASKS; "
+                 "echo err >&2"}),
+            0);
+  EXPECT_EQ(Read("out-0"), "0 0 5 3\nerr\n");
+  EXPECT_EQ(Read("out-2"), "2 2 5 3\nerr\n");
+}
+
+TEST_F(SrunStepTest, LabelledOutput) {
+  EXPECT_EQ(Run({"-n", "2", "-l", "-o", dir_ + "/out-%t", "-e", dir_ + "/err-%t", "sh", "-c",
+                 "echo a$SLURM_PROCID; printf tail$SLURM_PROCID; echo e >&2"}),
+            0);
+  EXPECT_EQ(Read("out-0"), "0: a0\n0: tail0");  // the last part line too, at the end
+  EXPECT_EQ(Read("out-1"), "1: a1\n1: tail1");
+  EXPECT_EQ(Read("err-1"), "1: e\n");
+}
+
+TEST_F(SrunStepTest, SharedFileGetsEveryTask) {
+  EXPECT_EQ(Run({"-n", "3", "-o", dir_ + "/all", "sh", "-c", "echo line"}), 0);
+  EXPECT_EQ(Read("all"), "line\nline\nline\n");
+}
+
+TEST_F(SrunStepTest, WorstExitCodeAndMissingPrograms) {
+  EXPECT_EQ(Run({"-n", "2", "-o", dir_ + "/o", "sh", "-c", "exit $((SLURM_PROCID + 4))"}), 5);
+  EXPECT_EQ(Run({"-n", "1", "-o", dir_ + "/o", "/nonexistent/program"}), 2);
+  EXPECT_EQ(Read("o"),
+            "slurmstepd: error: execve(): /nonexistent/program: No such file or "
+            "directory\n");
+  EXPECT_EQ(Run({"-n", "1", "-o", dir_ + "/o", "sh", "-c", "kill -TERM $$"}), 143);
+}
+
+TEST(SrunStepIdTest, CountsUpPerJobAndStart) {
+  Allocation a;
+  a.job_id = 4000000000u + static_cast<uint32_t>(getpid());
+  a.start_time = "1700000000";
+  Allocation later = a;
+  later.start_time = "1700000999";  // the same id, another job
+  EXPECT_EQ(NextStepId(a), 0u);
+  EXPECT_EQ(NextStepId(a), 1u);
+  EXPECT_EQ(NextStepId(later), 0u);
+  EXPECT_EQ(NextStepId(a), 2u);
+  const char* tmpdir = getenv("TMPDIR");
+  const std::string dir = tmpdir != nullptr && tmpdir[0] == '/' ? tmpdir : "/tmp";
+  for (const Allocation* x : {&a, &later}) {
+    unlink((dir + "/.berth-steps-" + std::to_string(getuid()) + "-" + std::to_string(x->job_id) +
+            "-" + x->start_time)
+               .c_str());
+  }
+}
+
+TEST(SrunAllocationTest, CpusPerTaskComesFromSrunsOwnVariable) {
+  EnvList env = BatchEnv();
+  env.emplace_back("SLURM_CPUS_PER_TASK", "4");
+  EXPECT_EQ(AllocationFromEnv(env)->env_cpus_per_task, 0);
+  env.emplace_back("SRUN_CPUS_PER_TASK", "2");
+  EXPECT_EQ(AllocationFromEnv(env)->env_cpus_per_task, 2);
+}
+
+}  // namespace
+}  // namespace berth::slurm

@@ -1,0 +1,46 @@
+// Command-line plumbing shared by squeue, sinfo and sprio: glibc's getopt_long run over a copy of
+// the arguments (so that its permutation and messages are exactly those of the Slurm commands),
+// environment lookups, and the "print this and exit" outcome of parsing.
+//
+// Thread safety: RunGetopt uses getopt_long's process-wide state: one thread at a time.
+#ifndef BERTH_SLURM_VIEW_OPTIONS_H_
+#define BERTH_SLURM_VIEW_OPTIONS_H_
+
+#include <getopt.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace berth::slurm {
+
+// Looks an environment variable up; nullopt when unset.
+using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
+EnvLookup ProcessEnv();  // the real environment
+
+// What a command does after parsing when it does not go on: print `out` to stdout and `err` to
+// stderr, then exit with `exit_code`.
+struct ParseExit {
+  bool done = false;
+  int exit_code = 0;
+  std::string out, err;
+};
+ParseExit ExitWith(int code, std::string err, std::string out = "");
+
+// Runs getopt_long over `args` (args[0] is the program name, used in getopt's own messages,
+// which it prints to stderr as Slurm's commands let it). `handle` gets each option's code and
+// its argument (null when none); it returns false to stop. Returns the operands, or nullopt when
+// getopt reported an unknown option or a missing argument ('?').
+std::optional<std::vector<std::string>> RunGetopt(
+    const std::vector<std::string>& args, const char* short_options,
+    const struct option* long_options,
+    const std::function<bool(int code, const char* value)>& handle);
+
+// Splits "a,b,,c" into {"a", "b", "c"} (strtok's view of a comma list).
+std::vector<std::string> SplitList(std::string_view text);
+
+}  // namespace berth::slurm
+
+#endif  // BERTH_SLURM_VIEW_OPTIONS_H_

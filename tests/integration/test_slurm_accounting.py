@@ -1,0 +1,427 @@
+"""Integration tests of issue 5's scancel, sacct, seff and srun against real daemons.
+
+Run: BERTH_BINARY=build/berth python3 -m unittest -v test_slurm_accounting
+The expected texts are Slurm 22.05's (checked against a real 22.05.8 where it could run here).
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+from harness import BERTH, Cluster, make_user, remove_user
+
+ROOT = os.geteuid() == 0
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def script(body):
+    return '#!/bin/sh\n' + body + '\n'
+
+
+class SlurmCase(unittest.TestCase):
+    """One cluster per class (node1: 2 CPUs as the host has them, 4 test GPUs)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.c = Cluster().start()
+        cls.work = os.path.join(cls.c.dir, 'work')
+        os.makedirs(cls.work, exist_ok=True)
+        os.chmod(cls.work, 0o777)
+        # Slurm's names on PATH, as `cmake --install -DBERTH_SLURM_NAMES=ON` gives them.
+        cls.bin = os.path.join(cls.c.dir, 'bin')
+        os.makedirs(cls.bin, exist_ok=True)
+        os.chmod(cls.bin, 0o755)
+        for name in ('srun', 'scancel', 'sacct', 'seff'):
+            os.symlink(os.path.abspath(BERTH), os.path.join(cls.bin, name))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
+
+    def run_cmd(self, *args, input=None, user=None, timeout=60):
+        cmd = [os.path.abspath(BERTH), *args]
+        env = dict(self.c.env, TMPDIR=self.c.dir)  # srun's step counters go with the cluster
+        if user:
+            cmd = ['runuser', '-u', user, '--', 'env', f'BERTH_SOCKET={self.c.sock}', *cmd]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
+                              cwd=self.work, input=input)
+
+    def spec(self, body, **extra):
+        s = {'name': 'it', 'script': script(body), 'work_dir': self.work,
+             'stdout': '%x-%j.out', 'time_limit': 120}
+        s.update(extra)
+        return s
+
+    def end(self, *jids):
+        """Cancels what is left of the jobs, so that the next test has the node."""
+        self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(j) for j in jids]})
+        for j in jids:
+            self.c.wait(lambda j=j: self.c.job(j)['state'] not in ('RUNNING', 'COMPLETING'),
+                        f'job {j} to end', 30)
+
+    def states_of_array(self, array_id):
+        """task -> state of every task of an array (pending tasks still inside the master too)."""
+        status, body = self.c.api('GET', f'/v1/jobs?all=1&array={array_id}')
+        self.assertEqual(status, 200)
+        out = {}
+        for j in body['jobs']:
+            task = j.get('array_task_id', -1)
+            if task >= 0:
+                out[task] = j['state']
+                continue
+            for part in j['request'].get('array', '').split('%')[0].split(','):
+                if not part:
+                    continue
+                lo, _, hi = part.partition('-')
+                for t in range(int(lo), int(hi or lo) + 1):
+                    out[t] = j['state']
+        return out
+
+
+class ScancelTest(SlurmCase):
+    def test_ids_unknown_ids_and_bad_ids(self):
+        jid = self.c.submit(self.spec('sleep 300'))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        p = self.run_cmd('scancel', str(jid))
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, '', ''))
+        self.c.wait_state(jid, 'CANCELLED', 30)
+        # As Slurm 22.05: a plain cancel of an unknown or ended job is silent and succeeds ...
+        p = self.run_cmd('scancel', '999999', str(jid))
+        self.assertEqual((p.returncode, p.stderr), (0, ''))
+        # ... -v says why; a signal, a filter or -i make it an error (exit code 1).
+        p = self.run_cmd('scancel', '-v', '999999')
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.stderr, 'scancel: Terminating job 999999\nscancel: error: Kill job '
+                                   'error on job id 999999: Invalid job id specified\n')
+        p = self.run_cmd('scancel', '-s', 'USR1', '999999')
+        self.assertEqual((p.returncode, p.stderr), (1, 'scancel: error: Kill job error on job id '
+                                                       '999999: Invalid job id specified\n'))
+        p = self.run_cmd('scancel', 'abc')
+        self.assertEqual((p.returncode, p.stderr), (1, 'scancel: error: Invalid job id abc\n'))
+        p = self.run_cmd('scancel')
+        self.assertEqual((p.returncode, p.stderr),
+                         (1, 'scancel: error: No job identification provided\n'))
+        p = self.run_cmd('scancel', '--bogus', '1')
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr, "scancel: unrecognized option '--bogus'\n"
+                                   'Try "scancel --help" for more information\n')
+
+    def test_array_tasks_ranges_and_whole_arrays(self):
+        a = self.c.submit(self.spec('true', array='1-5', hold=True))
+        p = self.run_cmd('scancel', f'{a}_2')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.states_of_array(a), {1: 'PENDING', 2: 'CANCELLED', 3: 'PENDING',
+                                                   4: 'PENDING', 5: 'PENDING'})
+        p = self.run_cmd('scancel', f'{a}_[3-4]')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.states_of_array(a), {1: 'PENDING', 2: 'CANCELLED', 3: 'CANCELLED',
+                                                   4: 'CANCELLED', 5: 'PENDING'})
+        p = self.run_cmd('scancel', str(a))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(set(self.states_of_array(a).values()), {'CANCELLED'})
+
+    def test_filters_combine_and_restrict_ids(self):
+        fa1 = self.c.submit(self.spec('true', name='fa', hold=True))
+        fa2 = self.c.submit(self.spec('true', name='fa', hold=True))
+        fb = self.c.submit(self.spec('true', name='fb', hold=True))
+        p = self.run_cmd('scancel', '-n', 'fb', '-t', 'RUNNING')  # fb is pending: nothing
+        self.assertEqual((p.returncode, p.stderr), (0, ''))
+        p = self.run_cmd('scancel', '-n', 'fb', str(fa1))  # ids and filters: both must match
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([self.c.job(j)['state'] for j in (fa1, fa2, fb)], ['PENDING'] * 3)
+        p = self.run_cmd('scancel', '-v', '--name=fa', '--state=PD', '--user=root')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stderr, f'scancel: Terminating job {fa1}\n'
+                                   f'scancel: Terminating job {fa2}\n')
+        self.assertEqual([self.c.job(j)['state'] for j in (fa1, fa2, fb)],
+                         ['CANCELLED', 'CANCELLED', 'PENDING'])
+        p = self.run_cmd('scancel', '-v', '-n', 'nothing-has-this-name')
+        self.assertEqual(p.stderr, 'scancel: error: No active jobs match ALL job filters, '
+                                   'including: job_name=nothing-has-this-name \n')
+        self.end(fb)
+
+    def test_signal_to_the_batch_script(self):
+        jid = self.c.submit(self.spec(
+            "trap 'echo got USR1; exit 0' USR1; echo ready; while true; do sleep 0.1; done"))
+        out = os.path.join(self.work, f'it-{jid}.out')
+        self.c.wait(lambda: os.path.exists(out) and 'ready' in read_text(out), 'the trap')
+        p = self.run_cmd('scancel', '--batch', '--signal=USR1', str(jid))
+        self.assertEqual((p.returncode, p.stderr), (0, ''))
+        self.c.wait_state(jid, 'COMPLETED', 30)
+        self.assertIn('got USR1', read_text(out))
+
+    def test_signal_to_a_pending_job_is_refused_as_slurm_does(self):
+        jid = self.c.submit(self.spec('true', hold=True))
+        p = self.run_cmd('scancel', '-s', 'USR1', str(jid))
+        self.assertEqual(p.returncode, 228)  # ESLURM_TRANSITION_STATE_NO_UPDATE & 0xff
+        self.assertEqual(p.stderr, f'scancel: error: Kill job error on job id {jid}: '
+                                   'Job can not be altered now, try again later\n')
+        self.end(jid)
+
+    def test_interactive_asks_for_each_job(self):
+        jid = self.c.submit(self.spec('true', name='ask', hold=True))
+        p = self.run_cmd('scancel', '-i', str(jid), input='n\n')
+        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.stdout, f'Cancel job_id={jid} name=ask partition=main [y/n]? ')
+        self.assertEqual(self.c.job(jid)['state'], 'PENDING')
+        p = self.run_cmd('scancel', '-i', str(jid), input='maybe\ny\n')
+        self.assertEqual(p.stdout.count('[y/n]?'), 2)
+        self.assertEqual(self.c.job(jid)['state'], 'CANCELLED')
+
+    @unittest.skipUnless(ROOT, 'needs root to create users')
+    def test_only_ones_own_jobs(self):
+        alice, bob = f'sca{os.getpid() % 10000}a', f'sca{os.getpid() % 10000}b'
+        make_user(alice)
+        make_user(bob)
+        try:
+            p = self.c.cli('submit', '--hold', '--wrap', 'true', user=alice)
+            jid = int(p.stdout.split()[-1])
+            p = self.run_cmd('scancel', str(jid), user=bob)
+            self.assertEqual(p.returncode, 210)  # ESLURM_ACCESS_DENIED (2002) & 0xff
+            self.assertEqual(p.stderr, f'scancel: error: Kill job error on job id {jid}: '
+                                       'Access/permission denied\n')
+            self.assertEqual(self.c.job(jid)['state'], 'PENDING')
+            p = self.run_cmd('scancel', '--me', '-v', user=alice)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(self.c.job(jid)['state'], 'CANCELLED')
+        finally:
+            remove_user(alice)
+            remove_user(bob)
+
+
+class SacctSeffTest(SlurmCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        c = cls.c
+        work = cls.work
+        cls.ok = c.submit({'name': 'okjob', 'script': script('echo hi'), 'work_dir': work,
+                           'time_limit': 3600, 'mem_per_node': 4096})
+        c.wait_state(cls.ok, 'COMPLETED', 30)
+        cls.bad = c.submit({'name': 'badjob', 'script': script('exit 3'), 'work_dir': work,
+                            'time_limit': 60})
+        c.wait_state(cls.bad, 'FAILED', 30)
+        # A job that asked for 4G and used a few tens of MB.
+        cls.small = c.submit({
+            'name': 'small', 'work_dir': work, 'time_limit': 3600, 'mem_per_node': 4096,
+            'script': script("python3 -c 'x = bytearray(30 << 20); import time; "
+                             "time.sleep(1.5)'")})
+        c.wait_state(cls.small, 'COMPLETED', 60)
+
+    def test_parsable_fields_and_batch_steps(self):
+        p = self.run_cmd('sacct', '-j', f'{self.ok},{self.bad}', '-P',
+                         '-o', 'JobID,JobName,State,ExitCode,NNodes,NodeList,ReqMem')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout,
+                         'JobID|JobName|State|ExitCode|NNodes|NodeList|ReqMem\n'
+                         f'{self.ok}|okjob|COMPLETED|0:0|1|node1|4G\n'
+                         f'{self.ok}.batch|batch|COMPLETED|0:0|1|node1|4G\n'
+                         f'{self.bad}|badjob|FAILED|3:0|1|node1|{self.req_mem(self.bad)}\n'
+                         f'{self.bad}.batch|batch|FAILED|3:0|1|node1|'
+                         f'{self.req_mem(self.bad)}\n')
+
+    def req_mem(self, jid):
+        p = self.run_cmd('sacct', '-j', str(jid), '-X', '-n', '-P', '-o', 'ReqMem')
+        return p.stdout.strip()
+
+    def test_default_layout_allocations_only(self):
+        p = self.run_cmd('sacct', '-X', '-j', str(self.bad))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(
+            p.stdout,
+            'JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n'
+            '------------ ---------- ---------- ---------- ---------- ---------- -------- \n'
+            f'{self.bad:<12}     badjob       main                     1     FAILED      3:0 \n')
+
+    def test_format_widths_noheader_and_default_window(self):
+        p = self.run_cmd('sacct', '--format=JobID%-8,JobName%4,Elapsed,State', '-j', str(self.ok))
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[0], 'JobID    JobN    Elapsed      State ')
+        self.assertEqual(lines[1], '-------- ---- ---------- ---------- ')
+        self.assertRegex(lines[2], rf'^{self.ok} +okj\+   00:00:0\d  COMPLETED $')
+        # Without -j: the jobs since midnight, all users for root.
+        p = self.run_cmd('sacct', '-n', '-X', '-P', '-o', 'JobID')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for jid in (self.ok, self.bad, self.small):
+            self.assertIn(str(jid), p.stdout.split())
+        p = self.run_cmd('sacct', '-o', 'bogus')
+        self.assertEqual((p.returncode, p.stderr),
+                         (1, 'sacct: error: Invalid field requested: "bogus"\n'))
+
+    def test_states_filter_and_json(self):
+        p = self.run_cmd('sacct', '-X', '-n', '-P', '-o', 'JobID', '-s', 'F',
+                         '-S', 'now-1hour')
+        self.assertEqual(p.stdout.split(), [str(self.bad)])
+        p = self.run_cmd('sacct', '-j', str(self.bad), '--json')
+        job = json.loads(p.stdout)['jobs'][0]
+        self.assertEqual(job['job_id'], self.bad)
+        self.assertEqual(job['state']['current'], 'FAILED')
+        self.assertEqual(job['exit_code']['return_code'], 3)
+        self.assertEqual(job['steps'][0]['step']['id'], f'{self.bad}.batch')
+
+    def test_seff_suggests_less_memory(self):
+        p = self.run_cmd('seff', str(self.small))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual(lines[:5], [f'Job ID: {self.small}', 'Cluster: berth',
+                                     'User/Group: root/root', 'State: COMPLETED (exit code 0)',
+                                     'Cores: 1'])
+        self.assertRegex(lines[5], r'^CPU Utilized: 00:00:0\d$')
+        self.assertRegex(lines[7], r'^Job Wall-clock time: 00:00:0\d$')
+        self.assertRegex(lines[8], r'^Memory Utilized: \d+\.\d\d MB$')
+        self.assertRegex(lines[9], r'^Memory Efficiency: \d+\.\d\d% of 4\.00 GB$')
+        self.assertRegex(p.stdout, r'Suggestion: memory: asked 4G, peaked at \d+M: '
+                                   r'--mem=128M would do\n')
+        self.assertRegex(p.stdout, r'Suggestion: time: asked 01:00:00, ran 00:00:0\d: '
+                                   r'--time=00:05:00 would do\n')
+        self.assertEqual(self.run_cmd('eff', str(self.small)).stdout, p.stdout)
+
+    def test_seff_errors(self):
+        p = self.run_cmd('seff', '999999')
+        self.assertEqual((p.returncode, p.stderr), (2, 'Job not found.\n'))
+        p = self.run_cmd('seff')
+        self.assertEqual(p.returncode, 1)
+        self.assertTrue(p.stdout.startswith('Usage: seff [Options] <Jobid>\n'))
+
+
+class SrunTest(SlurmCase):
+    def job_named(self, name):
+        status, body = self.c.api('GET', '/v1/jobs?all=1')
+        ids = [j['id'] for j in body['jobs'] if j['request'].get('name') == name]
+        return ids[-1] if ids else None
+
+    def test_outside_an_allocation_output_and_exit_code(self):
+        p = self.run_cmd('srun', 'echo', 'hello')
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, 'hello\n', ''))
+        p = self.run_cmd('srun', '-J', 'fails', 'sh', '-c', 'echo out; echo err >&2; exit 3')
+        self.assertEqual(p.returncode, 3)
+        self.assertEqual(p.stdout, 'out\n')
+        self.assertEqual(p.stderr, 'err\nsrun: error: node1: task 0: Exited with exit code 3\n')
+        self.assertEqual(self.c.job(self.job_named('fails'))['state'], 'FAILED')
+        p = self.run_cmd('srun', '/no/such/program')
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr, 'slurmstepd: error: execve(): /no/such/program: No such file '
+                                   'or directory\nsrun: error: node1: task 0: Exited with exit '
+                                   'code 2\n')
+
+    def test_outside_an_allocation_tasks_and_labels(self):
+        p = self.run_cmd('srun', '-n', '2', '-l', 'sh', '-c', 'echo $SLURM_PROCID of '
+                         '$SLURM_STEP_NUM_TASKS step $SLURM_STEP_ID')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(p.stdout.splitlines()), ['0: 0 of 2 step 0', '1: 1 of 2 step 0'])
+
+    def test_queued_until_resources_free(self):
+        blocker = self.c.submit(self.spec('sleep 2', cpus_per_task=2))
+        self.c.wait_state(blocker, 'RUNNING', 30)
+        p = self.run_cmd('srun', '-J', 'waiter', 'true')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        jid = self.job_named('waiter')
+        self.assertEqual(p.stderr, f'srun: job {jid} queued and waiting for resources\n'
+                                   f'srun: job {jid} has been allocated resources\n')
+
+    def test_ctrl_c_cancels_the_job(self):
+        proc = subprocess.Popen([os.path.abspath(BERTH), 'srun', '-J', 'interrupted', 'sleep',
+                                 '300'], env=dict(self.c.env, TMPDIR=self.c.dir), cwd=self.work, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            self.c.wait(lambda: self.job_named('interrupted') is not None, 'the job')
+            jid = self.job_named('interrupted')
+            self.c.wait_state(jid, 'RUNNING', 30)
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=40)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn('srun: Job step aborted: Waiting up to 32 seconds for job step to finish.',
+                      err)
+        self.assertEqual(self.c.job(jid)['state'], 'CANCELLED')
+
+    def batch(self, body, **extra):
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir}
+        jid = self.c.submit(self.spec(body, environment=env, **extra))
+        j = self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 60)
+        return j, read_text(os.path.join(self.work, f'it-{jid}.out'))
+
+    def test_inside_a_batch_script_steps_of_this_node(self):
+        j, out = self.batch(
+            "srun -n 2 sh -c 'echo rank=$SLURM_PROCID local=$SLURM_LOCALID "
+            "node=$SLURM_NODEID step=$SLURM_STEP_ID n=$SLURM_STEP_NUM_TASKS "
+            "nodes=$SLURM_STEP_NODELIST'\n"
+            "srun -n 1 sh -c 'echo second step=$SLURM_STEP_ID'\n"
+            "srun -l -n 2 --gpus-per-task=1 sh -c 'echo gpu=$CUDA_VISIBLE_DEVICES'",
+            cpus_per_task=2, gpus_per_node=2)
+        self.assertEqual(j['state'], 'COMPLETED', out)
+        lines = out.splitlines()
+        self.assertEqual(sorted(lines[:2]),
+                         ['rank=0 local=0 node=0 step=0 n=2 nodes=node1',
+                          'rank=1 local=1 node=0 step=0 n=2 nodes=node1'])
+        self.assertEqual(lines[2], 'second step=1')
+        self.assertEqual(sorted(lines[3:]), ['0: gpu=0', '1: gpu=1'])
+
+    def test_inside_a_batch_script_refusals_and_exit_codes(self):
+        j, out = self.batch(
+            "srun -N 2 true; echo rc=$?\n"
+            "srun -n 4 true; echo rc=$?\n"
+            "srun -n 2 sh -c 'exit $((SLURM_PROCID + 5))' 2>&1; echo rc=$?",
+            ntasks=2)
+        self.assertEqual(j['state'], 'COMPLETED', out)
+        self.assertEqual(out.splitlines(), [
+            f'srun: error: Unable to create step for job {j["id"]}: Requested node '
+            'configuration is not available',
+            'rc=1',
+            f'srun: error: Unable to create step for job {j["id"]}: More processors requested '
+            'than permitted',
+            'rc=1',
+            'srun: error: node1: task 0: Exited with exit code 5',
+            'srun: error: node1: task 1: Exited with exit code 6',
+            'rc=6'])
+
+
+class SrunTwoNodesTest(SlurmCase):
+    """A second agent (node2) on this host: a step over both nodes is refused, not half run."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        home = os.path.join(cls.c.dir, 'node2')
+        os.makedirs(home)
+        cls.agent2 = subprocess.Popen(
+            [BERTH, 'agent', '--home', home, '--controller', 'unix:' + cls.c.sock,
+             '--node-name', 'node2', '--cpus', '1'],
+            stdout=cls.c.log('agent2'), stderr=subprocess.STDOUT)
+        cls.c.wait(lambda: cls.c.node_state('node2') not in (None, 'DOWN'), 'node2 to register')
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.agent2.terminate()
+        cls.agent2.wait(timeout=30)
+        super().tearDownClass()
+
+    def test_a_step_over_two_nodes_is_refused_clearly(self):
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir}
+        jid = self.c.submit(self.spec(
+            "srun hostname; echo rc=$?; srun -N 1 sh -c 'echo one node: $SLURM_STEP_NODELIST'",
+            nodes=2, environment=env))
+        j = self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 60)
+        out = read_text(os.path.join(self.work, f'it-{jid}.out'))
+        self.assertEqual(j['state'], 'COMPLETED', out)
+        lines = out.splitlines()
+        self.assertRegex(lines[0], r'^srun: error: this step needs 2 nodes '
+                                   r'\(node\[(1-2|2,1)\]\); berth '
+                                   r'can launch tasks only on the node srun runs on \((node[12])\) '
+                                   r'until multi-node launch arrives \(issue 8\)\. Use -N 1, or '
+                                   r'-w node[12]\.$')
+        self.assertEqual(lines[1], 'rc=1')
+        self.assertRegex(lines[2], r'^one node: node[12]$')
+
+
+if __name__ == '__main__':
+    unittest.main()
