@@ -76,4 +76,16 @@ int Fail(const char* prog, const Status& status) {
   return ExitCodeOf(status);
 }
 
+std::string ClusterName(Client& client) {
+  Result<nlohmann::json> r = client.Call("GET", "/v1/config");
+  if (r.ok() && r->contains("config") && r->at("config").is_array()) {
+    for (const nlohmann::json& row : r->at("config")) {
+      if (row.is_array() && row.size() == 2 && row[0] == "ClusterName" && row[1].is_string()) {
+        return row[1].get<std::string>();
+      }
+    }
+  }
+  return "berth";
+}
+
 }  // namespace berth::cli

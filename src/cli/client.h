@@ -32,6 +32,9 @@ class Client {
   std::unique_ptr<net::HttpClient> http_;
 };
 
+// The cluster's name from GET /v1/config ("berth" when the controller does not say).
+std::string ClusterName(Client& client);
+
 // Exit codes: 0 ok; 1 the request failed (Slurm's commands exit 1); 2 usage errors are the
 // commands' own.
 int ExitCodeOf(const Status& status);

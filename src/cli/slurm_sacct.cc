@@ -18,18 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string ClusterName(Client& client) {
-  Result<json> r = client.Call("GET", "/v1/config");
-  if (r.ok() && r->contains("config") && r->at("config").is_array()) {
-    for (const json& row : r->at("config")) {
-      if (row.is_array() && row.size() == 2 && row[0] == "ClusterName" && row[1].is_string()) {
-        return row[1].get<std::string>();
-      }
-    }
-  }
-  return "berth";
-}
-
 slurm::SacctCaller Caller() {
   slurm::SacctCaller c;
   c.uid = getuid();

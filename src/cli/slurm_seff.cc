@@ -23,18 +23,6 @@ constexpr const char* kUsage =
     "       -v    the version\n"
     "       -d    also print the raw numbers the report is made of\n";
 
-std::string ClusterName(Client& client) {
-  Result<json> r = client.Call("GET", "/v1/config");
-  if (r.ok() && r->contains("config") && r->at("config").is_array()) {
-    for (const json& row : r->at("config")) {
-      if (row.is_array() && row.size() == 2 && row[0] == "ClusterName" && row[1].is_string()) {
-        return row[1].get<std::string>();
-      }
-    }
-  }
-  return "berth";
-}
-
 int64_t AllocatedMemMib(const json& record) {
   int64_t mem = 0;
   if (record.contains("allocation") && record.at("allocation").contains("nodes") &&

@@ -10,6 +10,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "slurm/sinfo_view.h"
+#include "slurm/view_options.h"
 
 namespace berth::cli {
 namespace {
@@ -17,29 +18,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kProg = "sinfo";
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string DateLine() {
-  time_t now = std::time(nullptr);
-  struct tm tm_local;
-  char buf[64] = "";
-  if (localtime_r(&now, &tm_local) != nullptr) {
-    strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm_local);
-  }
-  return std::string(buf) + "\n";
-}
-
-// How many times -i repeats: until interrupted, or $BERTH_ITERATIONS times (for tests).
-int IterationLimit() {
-  const char* v = std::getenv("BERTH_ITERATIONS");
-  if (v == nullptr) return -1;
-  int n = std::atoi(v);
-  return n > 0 ? n : -1;
-}
 
 slurm::OutputFormat BuildFormat(const slurm::SinfoOptions& o) {
   if (!o.percent_form) {
@@ -50,7 +28,7 @@ slurm::OutputFormat BuildFormat(const slurm::SinfoOptions& o) {
     }
     return f;
   }
-  const bool all = Lower(o.format) == "%all";
+  const bool all = slurm::LowerAscii(o.format) == "%all";
   slurm::OutputFormat f = slurm::ParsePercentFormat(all ? slurm::AllLettersFormat(true) : o.format);
   std::vector<std::string> bad = slurm::ReplaceUnknownFields(
       f, true, [](std::string_view k) { return slurm::IsSinfoLetter(k); });
@@ -64,7 +42,8 @@ slurm::OutputFormat BuildFormat(const slurm::SinfoOptions& o) {
 
 // The jobs are needed only to say which GPUs are in use.
 bool NeedsJobs(const slurm::SinfoOptions& o) {
-  return o.json || (!o.percent_form && Lower(o.format).find("gresused") != std::string::npos);
+  return o.json ||
+         (!o.percent_form && slurm::LowerAscii(o.format).find("gresused") != std::string::npos);
 }
 
 int Report(Client& c, const slurm::SinfoOptions& o, const slurm::OutputFormat& format) {
@@ -106,10 +85,10 @@ int SinfoMain(int argc, char** argv) {
   slurm::OutputFormat format = BuildFormat(o);
   Result<std::unique_ptr<Client>> c = Client::Connect();
   if (!c.ok()) return Fail(kProg, c.status());
-  const int limit = IterationLimit();
+  const int limit = slurm::IterationLimit();
   for (int i = 0;; ++i) {
     if (!o.no_header && !o.json && (o.iterate > 0 || o.long_list)) {
-      std::fputs(DateLine().c_str(), stdout);
+      std::fputs(slurm::DateLine().c_str(), stdout);
     }
     int rc = Report(**c, o, format);
     if (rc != 0 || o.iterate <= 0 || (limit > 0 && i + 1 >= limit)) return rc;

@@ -12,6 +12,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "slurm/squeue_view.h"
+#include "slurm/view_options.h"
 
 namespace berth::cli {
 namespace {
@@ -19,30 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kProg = "squeue";
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The line squeue prints above the header with -l or -i: "Wed Dec 02 19:23:59 2026".
-std::string DateLine() {
-  time_t now = std::time(nullptr);
-  struct tm tm_local;
-  char buf[64] = "";
-  if (localtime_r(&now, &tm_local) != nullptr) {
-    strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm_local);
-  }
-  return std::string(buf) + "\n";
-}
-
-// How many times -i repeats: until interrupted, or $BERTH_ITERATIONS times (for tests).
-int IterationLimit() {
-  const char* v = std::getenv("BERTH_ITERATIONS");
-  if (v == nullptr) return -1;
-  int n = std::atoi(v);
-  return n > 0 ? n : -1;
-}
 
 slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
   if (!o.percent_form) {
@@ -53,7 +30,7 @@ slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
     }
     return f;
   }
-  const bool all = Lower(o.format) == "%all";
+  const bool all = slurm::LowerAscii(o.format) == "%all";
   slurm::OutputFormat f = slurm::ParsePercentFormat(all ? slurm::AllLettersFormat() : o.format);
   std::vector<std::string> bad = slurm::ReplaceUnknownFields(
       f, true, [](std::string_view k) { return slurm::IsJobLetter(k); });
@@ -66,18 +43,8 @@ slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
 }
 
 bool UsesCluster(const slurm::SqueueOptions& o) {
-  return o.json || (!o.percent_form && Lower(o.format).find("cluster") != std::string::npos);
-}
-
-std::string ClusterName(Client& c) {
-  Result<json> r = c.Call("GET", "/v1/config");
-  if (!r.ok() || !r->contains("config")) return "berth";
-  for (const json& row : r->at("config")) {
-    if (row.is_array() && row.size() == 2 && row[0] == "ClusterName" && row[1].is_string()) {
-      return row[1].get<std::string>();
-    }
-  }
-  return "berth";
+  return o.json ||
+         (!o.percent_form && slurm::LowerAscii(o.format).find("cluster") != std::string::npos);
 }
 
 std::map<std::string, int64_t> PartitionTiers(Client& c) {
@@ -134,10 +101,10 @@ int SqueueMain(int argc, char** argv) {
   if (!c.ok()) return Fail(kProg, c.status());
   slurm::SqueueContext ctx;
   if (UsesCluster(o)) ctx.cluster = ClusterName(**c);
-  const int limit = IterationLimit();
+  const int limit = slurm::IterationLimit();
   for (int i = 0;; ++i) {
     if (!o.no_header && !o.json && (o.iterate > 0 || o.long_list)) {
-      std::fputs(DateLine().c_str(), stdout);
+      std::fputs(slurm::DateLine().c_str(), stdout);
     }
     ctx.now = std::time(nullptr);
     int rc = Report(**c, o, format, ctx);

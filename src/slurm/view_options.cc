@@ -1,6 +1,8 @@
 #include "slurm/view_options.h"
 
+#include <cctype>
 #include <cstdlib>
+#include <ctime>
 
 namespace berth::slurm {
 
@@ -53,6 +55,28 @@ std::vector<std::string> SplitList(std::string_view text) {
     pos = comma + 1;
   }
   return out;
+}
+
+std::string LowerAscii(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string DateLine() {
+  time_t now = std::time(nullptr);
+  struct tm tm_local;
+  char buf[64] = "";
+  if (localtime_r(&now, &tm_local) != nullptr) {
+    strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm_local);
+  }
+  return std::string(buf) + "\n";
+}
+
+int IterationLimit() {
+  const char* v = std::getenv("BERTH_ITERATIONS");
+  if (v == nullptr) return -1;
+  int n = std::atoi(v);
+  return n > 0 ? n : -1;
 }
 
 }  // namespace berth::slurm

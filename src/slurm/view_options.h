@@ -38,6 +38,16 @@ std::optional<std::vector<std::string>> RunGetopt(
     const struct option* long_options,
     const std::function<bool(int code, const char* value)>& handle);
 
+// ASCII lower case (format names and option values compare case-insensitively).
+std::string LowerAscii(std::string s);
+
+// The line squeue and sinfo print above the header with -l or -i: "Wed Dec 02 19:23:59 2026"
+// (local time) and a newline.
+std::string DateLine();
+
+// How many times -i repeats: until interrupted (-1), or $BERTH_ITERATIONS times (for tests).
+int IterationLimit();
+
 // Splits "a,b,,c" into {"a", "b", "c"} (strtok's view of a comma list).
 std::vector<std::string> SplitList(std::string_view text);
 
