@@ -362,14 +362,22 @@ Status GetEnvironment(const json& v, core::JobExecSpec& e) {
   return Status::Ok();
 }
 
-Status GetArgv(const json& v, core::JobExecSpec& e) {
-  if (!v.is_array()) return KeyError("argv", "expected an array of strings");
-  e.argv.clear();
+Status GetStrings(const json& v, const char* key, std::vector<std::string>& out) {
+  if (!v.is_array()) return KeyError(key, "expected an array of strings");
+  out.clear();
   for (const json& item : v) {
-    if (!item.is_string()) return KeyError("argv", "expected strings, got " + Show(item));
-    e.argv.push_back(item.get<std::string>());
+    if (!item.is_string()) return KeyError(key, "expected strings, got " + Show(item));
+    out.push_back(item.get<std::string>());
   }
   return Status::Ok();
+}
+
+Status GetArgv(const json& v, core::JobExecSpec& e) {
+  return GetStrings(v, "argv", e.argv);
+}
+
+Status GetScriptArgs(const json& v, core::JobExecSpec& e) {
+  return GetStrings(v, "script_args", e.script_args);
 }
 
 Status GetOpenMode(const json& v, core::JobExecSpec& e) {
@@ -399,6 +407,7 @@ constexpr ExecKey kExecKeys[] = {
     {"script",
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "script", &e.script); }},
     {"argv", GetArgv},
+    {"script_args", GetScriptArgs},
     {"work_dir",
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "work_dir", &e.work_dir); }},
     {"stdout",
@@ -606,6 +615,7 @@ json EncodeJob(const core::JobSpec& s, const core::JobExecSpec* e) {
   const core::JobExecSpec de;
   put("script", e->script, de.script);
   if (!e->argv.empty()) j["argv"] = e->argv;
+  if (!e->script_args.empty()) j["script_args"] = e->script_args;
   put("work_dir", e->work_dir, de.work_dir);
   put("stdout", e->stdout_pattern, de.stdout_pattern);
   put("stderr", e->stderr_pattern, de.stderr_pattern);

@@ -19,7 +19,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
     "dependency": "afterok:5?afterany:6", "array": "0-7%2", "hold": "admin", "nice": 10,
     "script": "#!/bin/sh\necho hi\n", "work_dir": "/tmp", "stdout": "out-%j.txt",
     "open_mode": "append", "environment": {"A": "1"}, "signal": "B:USR1@90",
-    "comment": "note", "command": "/home/alice/train.sh"})");
+    "comment": "note", "command": "/home/alice/train.sh", "script_args": ["a", "b c"]})");
   core::JobSpec s;
   core::JobExecSpec e;
   ASSERT_TRUE(DecodeJob(j, &s, &e).ok());
@@ -38,6 +38,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   EXPECT_TRUE(e.open_append);
   ASSERT_EQ(e.environment.size(), 1u);
   EXPECT_EQ(e.command, "/home/alice/train.sh");
+  EXPECT_EQ(e.script_args, (std::vector<std::string>{"a", "b c"}));
 
   // Round trip.
   json again = EncodeJob(s, &e);
@@ -48,6 +49,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   EXPECT_EQ(s2.constraint.text(), "ib&a100");
   EXPECT_EQ(e2.script, e.script);
   EXPECT_EQ(e2.command, e.command);
+  EXPECT_EQ(e2.script_args, e.script_args);
 }
 
 TEST(JobJsonTest, ErrorsNameTheKey) {

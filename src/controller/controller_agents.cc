@@ -38,6 +38,7 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   if (j.exec) {
     s.script = j.exec->script;
     s.argv = j.exec->argv;
+    s.script_args = j.exec->script_args;
     s.work_dir = j.exec->work_dir;
     s.stdout_pattern = j.exec->stdout_pattern;
     s.stderr_pattern = j.exec->stderr_pattern;

@@ -399,6 +399,13 @@ TEST(SbatchParseTest, ErrorsAndExitCodes) {
        "sbatch: error: Batch job submission failed: Invalid time-min specification (exceeds "
        "job's time or other limits)\n",
        1},
+      // A warning printed while reading the directives comes first.
+      {{"job.sh"},
+       "#!/bin/sh\n#SLURM -J a\n#SLURM --bogus\n",
+       "sbatch: error: Change from #SLURM to #SBATCH in your script and verify the options are "
+       "valid in sbatch\nsbatch: unrecognized option '--bogus'\n" +
+           try_help,
+       255},
       {{"job.sh"},
        "#!/bin/sh\n#SBATCH -J first\n#SBATCH hetjob\n#SBATCH -J second\n",
        "sbatch: error: berth does not run heterogeneous jobs (#SBATCH hetjob)\n",

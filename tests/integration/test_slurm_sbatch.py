@@ -89,6 +89,15 @@ class SbatchTest(unittest.TestCase):
         self.assertEqual(held['request']['name'], 'fromcli')
         self.assertEqual(held['request']['time_limit'], 30 * 60)
 
+    def test_script_arguments_reach_the_script(self):
+        self.write('args.sh', '#!/bin/sh\necho "COUNT=$#"\necho "FIRST=$1"\necho "SECOND=$2"\n')
+        p = self.sbatch('--parsable', '-W', 'args.sh', 'one', 'two words')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.job_env(p.stdout.strip())
+        self.assertEqual(out['COUNT'], '2')
+        self.assertEqual(out['FIRST'], 'one')
+        self.assertEqual(out['SECOND'], 'two words')
+
     def test_defaults_not_asked_for_stay_unset(self):
         self.write('job.sh', '#!/bin/sh\nenv | grep ^SLURM | sort\n')
         p = self.sbatch('--parsable', '-W', 'job.sh', env={'SLURM_NTASKS': '99'})

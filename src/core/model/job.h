@@ -82,8 +82,9 @@ struct JobSpec {
 
 // How the job runs on its node(s). Stored and handed to the agent; the scheduler never reads it.
 struct JobExecSpec {
-  std::string script;             // batch script text (or the --wrap command line)
-  std::vector<std::string> argv;  // a command to exec directly (Kubernetes pods)
+  std::string script;                    // batch script text (or the --wrap command line)
+  std::vector<std::string> argv;         // a command to exec directly (Kubernetes pods)
+  std::vector<std::string> script_args;  // $1... of the batch script (`sbatch job.sh ARGS...`)
   std::string work_dir;
   std::string stdout_pattern;  // Slurm's %j %A %a %x %u %N %n %t %% patterns
   std::string stderr_pattern;

@@ -9,7 +9,8 @@
 //   GPUs per node  = --gpus-per-node, else tasks x --gpus-per-task, else ceil(-G / min nodes);
 //   memory per node = --mem, else --mem-per-cpu x CPUs, else --mem-per-gpu x GPUs, else the
 //   default per CPU x CPUs. --mem=0 and --exclusive take whole nodes.
-// * Task mode: -n > 1 without -N, --ntasks-per-node or per-node GPUs: tasks (each cpus-per-task CPUs, its
+// * Task mode: -n > 1 without -N, --ntasks-per-node or per-node GPUs: tasks (each cpus-per-task
+// CPUs, its
 //   memory and --gpus-per-task GPUs) are packed onto as few nodes as the allocator finds, as
 //   Slurm's default block distribution does; --mem then applies to each node used.
 #ifndef BERTH_CORE_STATE_SHAPE_H_
