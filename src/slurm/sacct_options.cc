@@ -8,36 +8,15 @@
 #include <cstdio>
 
 #include "common/hostlist.h"
+#include "slurm/sacct_internal.h"
 #include "slurm/sacct_view.h"
 
 namespace berth::slurm {
 namespace {
 
-std::string Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
-
-std::vector<std::string> SplitList(std::string_view text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    std::string item = Trim(text.substr(start, comma - start));
-    if (!item.empty()) out.push_back(item);
-    start = comma + 1;
-  }
-  return out;
-}
-
-std::optional<int64_t> Number(std::string_view s) {
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
+using sacct_internal::Number;
+using sacct_internal::SplitList;
+using sacct_internal::Trim;
 
 enum LongOption { kHelp = 0x100, kUsage, kDelimiter, kJson, kName, kYaml, kIgnored, kIgnoredArg };
 
