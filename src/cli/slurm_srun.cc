@@ -218,6 +218,12 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
   for (int tick = 0;; ++tick) {
     int sig = signals.Wait(kTickMillis);
     if (sig != 0 && !aborted) {
+      // Which message fits depends on whether the job has started, which the last poll may not
+      // have seen yet: ask before cancelling.
+      if (!started) {
+        std::optional<slurm::JobView> now = Poll(m, unreachable_since);
+        if (now && now->state != core::JobState::kPending) started = true;
+      }
       aborted = true;
       abort_deadline = std::time(nullptr) + kAbortWaitSeconds;
       Cancel(m);
