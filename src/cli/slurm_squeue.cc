@@ -64,7 +64,8 @@ int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& 
            const slurm::SqueueContext& ctx) {
   Result<json> r = c.Call("GET", "/v1/jobs?all=1");
   if (!r.ok()) return Fail(kProg, r.status());
-  const json& jobs = r->contains("jobs") ? r->at("jobs") : json::array();
+  static const json kNone = json::array();
+  const json& jobs = r->contains("jobs") ? r->at("jobs") : kNone;  // not a copy of the list
   if (o.json) {
     // As squeue 22.05: --json ignores filters and formats and lists every job it knows.
     std::printf("%s\n",

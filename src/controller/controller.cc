@@ -104,6 +104,7 @@ Status Controller::Impl::Recover() {
   });
   BERTH_RETURN_IF_ERROR(st);
   for (JobRecord& r : active) {
+    r.job.exec = exec_pool.Intern(std::move(r.job.exec));
     core::Job job = r.job;
     for (size_t i = 0; i < job.alloc.nodes.size() && i < r.node_names.size(); ++i) {
       std::optional<uint32_t> n = cs->FindNode(r.node_names[i]);

@@ -148,6 +148,46 @@ void AddPendingView(const JobRecord& r, const std::unordered_map<core::JobId, Pe
   }
 }
 
+// The list form of a record: its cached text, then what AddPendingView and EncodeJobRecord say of
+// priority, reason and expected start, as text.
+void AppendListJson(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
+                    std::string& out) {
+  out += r.ListJsonPrefix();
+  int64_t priority = r.priority;
+  core::PendingReason reason = r.reason;
+  const std::string* detail = &r.reason_detail;
+  Time expected_start = r.expected_start;
+  bool has_reason = reason != core::PendingReason::kNone;
+  static const std::string kHeldUser = "held by its user", kHeldAdmin = "held by an operator";
+  if (r.job.state == core::JobState::kPending) {
+    if (auto it = view.find(r.job.id); it != view.end()) {
+      has_reason = true;
+      reason = it->second.reason;
+      detail = &it->second.detail;
+      if (it->second.expected_start != kNoTime) expected_start = it->second.expected_start;
+      priority = it->second.priority;
+    } else if (r.job.spec.hold != core::HoldKind::kNone) {
+      const bool user = r.job.spec.hold == core::HoldKind::kUser;
+      has_reason = true;
+      reason = user ? core::PendingReason::kJobHeldUser : core::PendingReason::kJobHeldAdmin;
+      detail = user ? &kHeldUser : &kHeldAdmin;
+    }
+  }
+  out += ",\"priority\":";
+  out += std::to_string(priority);
+  if (has_reason) {
+    out += ",\"reason\":\"";
+    out += core::PendingReasonName(reason);  // names need no escaping
+    out += "\",\"reason_detail\":";
+    out += json(*detail).dump();
+  }
+  if (expected_start != kNoTime) {
+    out += ",\"expected_start\":";
+    out += std::to_string(expected_start);
+  }
+  out += '}';
+}
+
 }  // namespace
 
 Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
@@ -402,17 +442,27 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
   if (!q("array").empty()) f.array = ParseId(q("array")).value_or(0);
   f.all = q("all") == "1" || q("all") == "true";
   const bool with_exec = q("exec") == "1" || q("exec") == "true";
-  json jobs = json::array();
+  net::HttpResponse out;
+  std::string& body = out.body;
+  body = "{\"jobs\":[";
   {
     std::shared_lock<std::shared_mutex> l(view_mu);
+    bool first = true;
     for (const auto& [id, r] : records) {
       if (!f.Match(*r)) continue;
-      json v = with_exec ? JobForCaller(who, *r) : EncodeJobRecord(*r, false);
+      if (!first) body += ',';
+      first = false;
+      if (!with_exec) {
+        AppendListJson(*r, *pending_view, body);
+        continue;
+      }
+      json v = JobForCaller(who, *r);
       AddPendingView(*r, *pending_view, v);
-      jobs.push_back(std::move(v));
+      body += v.dump();
     }
   }
-  return JsonResponse(200, {{"jobs", jobs}});
+  body += "]}\n";
+  return out;
 }
 
 net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {

@@ -21,6 +21,7 @@
 
 #include "agent/launch.h"
 #include "controller/controller.h"
+#include "controller/exec_pool.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
 #include "core/sched/scheduler.h"
@@ -106,6 +107,7 @@ struct Controller::Impl {
 
   // State thread only.
   std::map<std::string, AgentState> agents;  // by node name
+  ExecPool exec_pool;                        // jobs with equal run specifications share one
   std::map<core::JobId, Time> finished_at;   // for dropping records after min_job_age
   Time next_outcome_purge = 0;               // outcomes restored at start-up go at the first pass
   std::map<core::JobId, core::PreemptMode> preempting;  // victims being stopped
@@ -153,6 +155,8 @@ struct Controller::Impl {
   // node whose state, reason, allocation or agent link changed.
   void RebuildNodeView(std::vector<std::string>* events = nullptr);
   void TouchRecord(core::JobId id, Txn& t);
+  // The store's text of a record whose list form (EncodeJobRecord(r, false)) is `list_form`.
+  std::string StoredText(const JobRecord& r, const nlohmann::json& list_form);
   void FinishRecord(const core::Job& final_job, Txn& t);
   void SendLaunch(const JobRecord& r);
   void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);

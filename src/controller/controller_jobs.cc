@@ -233,7 +233,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
   }
   if (items.empty()) return Status::InvalidArgument("no jobs to submit");
   // Decode and check every job before submitting any, so a bad one in a batch loses nothing.
-  std::vector<std::pair<core::JobSpec, std::shared_ptr<core::JobExecSpec>>> jobs;
+  std::vector<std::pair<core::JobSpec, std::shared_ptr<const core::JobExecSpec>>> jobs;
   for (size_t i = 0; i < items.size(); ++i) {
     core::JobSpec spec;
     auto exec = std::make_shared<core::JobExecSpec>();
@@ -241,7 +241,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
     if (!st.ok()) {
       return items.size() == 1 ? st : st.WithContext("job " + std::to_string(i + 1));
     }
-    jobs.emplace_back(std::move(spec), std::move(exec));
+    jobs.emplace_back(std::move(spec), exec_pool.Intern(std::move(exec)));
   }
   // The cluster's checks for all of them first: a batch goes in whole or not at all.
   if (jobs.size() > 1) {
@@ -442,7 +442,7 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
     const core::Job* job = cs->FindJob(id);
     auto exec = std::make_shared<core::JobExecSpec>(job->exec ? *job->exec : core::JobExecSpec{});
     exec->comment = *comment;
-    BERTH_RETURN_IF_ERROR(cs->ReplaceExec(id, std::move(exec)));
+    BERTH_RETURN_IF_ERROR(cs->ReplaceExec(id, exec_pool.Intern(std::move(exec))));
   }
   t.touched.insert(id);
   dirty = true;

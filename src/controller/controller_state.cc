@@ -120,14 +120,19 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
   return r;
 }
 
+std::string Controller::Impl::StoredText(const JobRecord& r, const nlohmann::json& list_form) {
+  return StoredRecordText(list_form, r.job.exec ? exec_pool.Text(r.job.exec) : std::string());
+}
+
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
   const core::Job* job = cs->FindJob(id);
   if (job == nullptr) return;  // ended: FinishRecord wrote it
   auto it = records.find(id);
   auto r = std::make_shared<JobRecord>(
       BuildRecord(*job, it == records.end() ? nullptr : it->second.get()));
-  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/true);
-  t.writes.push_back({store::Write::Kind::kPutJob, {id, true, kNoTime, view.dump()}, "", ""});
+  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/false);
+  t.writes.push_back(
+      {store::Write::Kind::kPutJob, {id, true, kNoTime, StoredText(*r, view)}, "", ""});
   view.erase("request");
   t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
   std::unique_lock<std::shared_mutex> l(view_mu);
@@ -140,9 +145,9 @@ void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   auto r = std::make_shared<JobRecord>(
       BuildRecord(final_job, it == records.end() ? nullptr : it->second.get()));
   r->cancel_requested = false;
-  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/true);
+  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/false);
   t.writes.push_back(
-      {store::Write::Kind::kPutJob, {id, false, final_job.end_time, view.dump()}, "", ""});
+      {store::Write::Kind::kPutJob, {id, false, final_job.end_time, StoredText(*r, view)}, "", ""});
   view.erase("request");
   t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
   t.touched.erase(id);

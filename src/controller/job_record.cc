@@ -126,6 +126,30 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
   return out;
 }
 
+std::string StoredRecordText(const json& list_form, const std::string& exec_text) {
+  std::string text = list_form.dump();
+  if (!exec_text.empty()) text.replace(0, 1, "{\"exec\":" + exec_text + ",");
+  return text;
+}
+
+std::string ExecJsonText(const core::JobExecSpec& exec) {
+  const core::JobSpec none;
+  json keys = api::EncodeJob(none, &exec);
+  const json spec_keys = api::EncodeJob(none, nullptr);
+  for (const auto& item : spec_keys.items()) keys.erase(item.key());
+  return keys.dump();
+}
+
+const std::string& JobRecord::ListJsonPrefix() const {
+  return list_json_.Get([this] {
+    json v = EncodeJobRecord(*this, false);
+    for (const char* k : {"priority", "reason", "reason_detail", "expected_start"}) v.erase(k);
+    std::string text = v.dump();
+    text.pop_back();  // the closing brace
+    return text;
+  });
+}
+
 Result<JobRecord> DecodeJobRecord(std::string_view text) {
   try {
     json in = json::parse(text);
@@ -136,7 +160,14 @@ Result<JobRecord> DecodeJobRecord(std::string_view text) {
     if (!state) return Status::InvalidArgument("bad state in job record");
     j.state = *state;
     auto exec = std::make_shared<core::JobExecSpec>();
-    BERTH_RETURN_IF_ERROR(api::DecodeJob(in.at("request"), &j.spec, exec.get()));
+    const json* request = &in.at("request");
+    json merged;
+    if (in.contains("exec")) {  // the store's form: the run specification beside the request
+      merged = *request;
+      for (const auto& item : in.at("exec").items()) merged[item.key()] = item.value();
+      request = &merged;
+    }
+    BERTH_RETURN_IF_ERROR(api::DecodeJob(*request, &j.spec, exec.get()));
     j.exec = std::move(exec);
     j.spec.submit_time = in.at("submit_time").get<Time>();
     j.eligible_time = in.at("eligible_time").get<Time>();

@@ -5,6 +5,7 @@
 #ifndef BERTH_CONTROLLER_JOB_RECORD_H_
 #define BERTH_CONTROLLER_JOB_RECORD_H_
 
+#include <atomic>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -31,6 +32,34 @@ struct SlurmFacts {
   friend bool operator==(const SlurmFacts&, const SlurmFacts&) = default;
 };
 
+// A text computed from a record once, on first use, by whichever thread asks first. A copy starts
+// empty: records are copied only to be changed, and the copy's text is computed afresh.
+class EncodedText {
+ public:
+  EncodedText() = default;
+  EncodedText(const EncodedText&) {}
+  EncodedText& operator=(const EncodedText&) {
+    delete text_.exchange(nullptr);
+    return *this;
+  }
+  ~EncodedText() { delete text_.load(); }
+
+  // The text, made by `make` unless another call made it first.
+  template <typename Make>
+  const std::string& Get(Make make) const {
+    const std::string* t = text_.load(std::memory_order_acquire);
+    if (t != nullptr) return *t;
+    auto* mine = new std::string(make());
+    const std::string* expected = nullptr;
+    if (text_.compare_exchange_strong(expected, mine, std::memory_order_acq_rel)) return *mine;
+    delete mine;
+    return *expected;
+  }
+
+ private:
+  mutable std::atomic<const std::string*> text_{nullptr};
+};
+
 struct JobRecord {
   core::Job job;                        // job.exec holds how to run it
   std::vector<std::string> node_names;  // of job.alloc, in order
@@ -49,12 +78,30 @@ struct JobRecord {
   SlurmFacts slurm;
 
   bool active() const { return !core::IsTerminal(job.state); }
+
+  // The list form, EncodeJobRecord(*this, false), without "priority", "reason", "reason_detail"
+  // and "expected_start" (which change with every scheduling pass: the caller adds them) and
+  // without its closing brace. Computed once per record: lists copy it instead of encoding.
+  // REQUIRES: the record no longer changes (it is published).
+  const std::string& ListJsonPrefix() const;
+
+ private:
+  EncodedText list_json_;
 };
 
 // The JSON form. `with_exec` includes how to run it (the script can be large; lists leave it
 // out).
 nlohmann::json EncodeJobRecord(const JobRecord& r, bool with_exec);
 Result<JobRecord> DecodeJobRecord(std::string_view json_text);
+
+// The store's form of a record: `list_form` (EncodeJobRecord(r, false)) with the run
+// specification as a top-level "exec" object, given as its JSON text (ExecJsonText; "" = none),
+// so that jobs sharing a run specification share its encoding too. DecodeJobRecord reads this
+// form and the older one (the run specification's keys inside "request").
+std::string StoredRecordText(const nlohmann::json& list_form, const std::string& exec_text);
+// The keys of a job's JSON (docs/formats/job-json.md) that come from its run specification, as
+// the text of one JSON object.
+std::string ExecJsonText(const core::JobExecSpec& exec);
 
 // The TRES the job holds (AllocTRES), or asks for while pending.
 std::string AllocTresText(const JobRecord& r);

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
 
 #include "api/job_json.h"
 #include "common/hostlist.h"
@@ -36,11 +38,19 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string GroupName(uint32_t gid) {
+std::string LookUpGroupName(uint32_t gid) {
   struct group gr, *found = nullptr;
   char buf[4096];
   if (getgrgid_r(gid, &gr, buf, sizeof(buf), &found) == 0 && found) return found->gr_name;
   return std::to_string(gid);
+}
+
+// A listing names the same few groups thousands of times: each is looked up once per process.
+std::string GroupName(uint32_t gid) {
+  thread_local std::unordered_map<uint32_t, std::string> known;
+  auto it = known.find(gid);
+  if (it == known.end()) it = known.emplace(gid, LookUpGroupName(gid)).first;
+  return it->second;
 }
 
 std::string UserName(uint32_t uid) {

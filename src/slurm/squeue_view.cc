@@ -115,6 +115,7 @@ std::vector<SqueueRow> SqueueRows(const json& jobs, Time now, bool one_per_task,
   std::vector<SqueueRow> rows;
   if (skipped != nullptr) *skipped = 0;
   if (!jobs.is_array()) return rows;
+  rows.reserve(jobs.size());
   for (const json& record : jobs) {
     Result<JobView> view = JobViewFromJson(record, now);
     if (!view.ok()) {
@@ -276,6 +277,13 @@ void ApplyJobIds(const std::vector<JobIdFilter>& ids, SqueueRow row, std::vector
 }  // namespace
 
 std::vector<SqueueRow> FilterRows(std::vector<SqueueRow> rows, const SqueueFilter& filter) {
+  if (filter.jobs.empty()) {  // one line in, at most one out: keep them where they are
+    rows.erase(
+        std::remove_if(rows.begin(), rows.end(),
+                       [&](const SqueueRow& r) { return !OtherFiltersMatch(filter, r.job); }),
+        rows.end());
+    return rows;
+  }
   std::vector<SqueueRow> out;
   for (SqueueRow& row : rows) {
     if (!OtherFiltersMatch(filter, row.job)) continue;
@@ -401,17 +409,23 @@ Status CheckSortKeys(const std::vector<SortKey>& keys) {
 }
 
 void SortRows(std::vector<SqueueRow>& rows, const std::vector<SortKey>& keys, Time now) {
-  // Ties keep job id order.
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const SqueueRow& a, const SqueueRow& b) { return IdKey(a) < IdKey(b); });
-  std::stable_sort(rows.begin(), rows.end(), [&](const SqueueRow& a, const SqueueRow& b) {
+  // Rows are large: sort their positions, then move each row once.
+  std::vector<uint32_t> order(rows.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    const SqueueRow& a = rows[x];
+    const SqueueRow& b = rows[y];
     for (const SortKey& k : keys) {
       if (k.key.size() != 1) continue;
       int c = CompareByKey(k.key[0], a, b, now);
       if (c != 0) return k.descending ? c > 0 : c < 0;
     }
-    return false;
+    return IdKey(a) < IdKey(b);  // ties keep job id order
   });
+  std::vector<SqueueRow> sorted;
+  sorted.reserve(rows.size());
+  for (uint32_t i : order) sorted.push_back(std::move(rows[i]));
+  rows.swap(sorted);
 }
 
 // ---- --json

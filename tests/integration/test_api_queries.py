@@ -153,6 +153,28 @@ class ApiQueriesTest(unittest.TestCase):
         plain = {j['id']: j for j in self.c.api('GET', '/v1/jobs')[1]['jobs']}
         self.assertNotIn('script', plain[jid]['request'])
 
+    def test_the_list_says_what_each_job_says(self):
+        # The list is assembled from each record's cached text plus the last pass's word on it:
+        # it must agree with the single-job answer, which is encoded afresh.
+        held = self.c.submit(self.spec(hold=True, comment='a "quoted" comment'))
+        blocked = self.c.submit(self.spec(dependency=f'afterok:{held}'))
+        running = self.c.submit(self.spec('sleep 30', cpus_per_task=1))
+        self.c.wait_state(running, 'RUNNING', 30)
+        self.c.wait(lambda: self.c.job(blocked).get('reason') == 'Dependency', 'the pass')
+        exec_keys = ('script', 'environment', 'work_dir', 'comment', 'stdout', 'stderr',
+                     'command', 'argv', 'script_args')
+        listed = {j['id']: j for j in self.c.api('GET', '/v1/jobs')[1]['jobs']}
+        for jid in (held, blocked, running):
+            one = self.c.job(jid)
+            for k in exec_keys:
+                one['request'].pop(k, None)
+            # What the node reports may arrive between the two requests.
+            self.assertEqual(listed[jid].pop('usage', None) is None, one.pop('usage', None) is None)
+            self.assertEqual(listed[jid], one)
+        self.assertEqual(listed[blocked]['reason'], 'Dependency')
+        self.assertEqual(listed[held]['reason'], 'JobHeldUser')
+        self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(running), str(blocked), str(held)]})
+
     def test_config_lists_slurm_keys(self):
         status, body = self.c.api('GET', '/v1/config')
         self.assertEqual(status, 200, body)

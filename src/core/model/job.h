@@ -100,6 +100,8 @@ struct JobExecSpec {
   std::string mail_user;
   std::string gpu_bind;
   std::string cpu_bind;
+
+  friend bool operator==(const JobExecSpec&, const JobExecSpec&) = default;
 };
 
 // Resources a job holds on one node.
