@@ -90,6 +90,12 @@ class HttpServer {
   Status ListenUnix(const std::string& path, uint32_t mode = 0666);
   // Listens on TCP; port 0 picks a free one (see port(): the port of the last ListenTcp).
   Status ListenTcp(const std::string& host, uint16_t port);
+  // Listens on TCP and speaks HTTP/1.1 over TLS (1.2 or newer) there, with the PEM certificate
+  // (chain) and key at these paths, read now. Keep-alive and streamed responses work as on plain
+  // TCP; requests on it never carry `peer`. Port 0 picks a free one (see port()). Errors name
+  // the file OpenSSL refused.
+  Status ListenTls(const std::string& host, uint16_t port, const std::string& cert_pem_path,
+                   const std::string& key_pem_path);
   uint16_t port() const { return port_; }
 
   // Starts accepting in the background. REQUIRES: a Listen* call succeeded.

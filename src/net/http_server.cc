@@ -1,5 +1,5 @@
 // HttpServer: one accept thread polling the listening sockets and a self-pipe, and one thread
-// per connection.
+// per connection (two for a TLS connection: the HTTP side and RelayTls, see tls.h).
 //
 // Concurrency: `mu` guards `conns` and `finished`. A connection thread is registered in `conns`
 // (under `mu`) before it can run, closes its socket and moves itself to `finished` under `mu`,
@@ -28,6 +28,7 @@
 #include "net/http.h"
 #include "net/http_connection.h"
 #include "net/socket_io.h"
+#include "net/tls.h"
 
 namespace berth::net {
 namespace {
@@ -45,6 +46,7 @@ struct Listener {
   std::string unix_path;  // removed at Stop() if it is still the socket we made
   dev_t dev = 0;
   ino_t ino = 0;
+  std::shared_ptr<const TlsServerContext> tls;  // set for ListenTls listeners
 };
 
 void SetTimeout(int fd, int option, int seconds) {
@@ -80,8 +82,11 @@ struct HttpServer::Impl {
   void AcceptLoop();
   // Accepts what is pending on one listener. Returns false on EMFILE-like exhaustion.
   bool AcceptPending(const Listener& listener);
-  void StartConnection(int fd, bool is_unix);
-  void ConnectionMain(uint64_t id, int fd, bool is_unix);
+  void StartConnection(int fd, bool is_unix, std::shared_ptr<const TlsServerContext> tls);
+  void ConnectionMain(uint64_t id, int fd, bool is_unix,
+                      const std::shared_ptr<const TlsServerContext>& tls);
+  // A TLS connection: HTTP is served on one end of a socketpair, RelayTls runs the other.
+  void ServeTls(int fd, const TlsServerContext& tls);
   void JoinFinished();
   void Shutdown();
 };
@@ -179,6 +184,16 @@ Status HttpServer::ListenTcp(const std::string& host, uint16_t port) {
   return last;
 }
 
+Status HttpServer::ListenTls(const std::string& host, uint16_t port,
+                             const std::string& cert_pem_path, const std::string& key_pem_path) {
+  if (impl_->started) return Status::FailedPrecondition("ListenTls after Start");
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<TlsServerContext> tls,
+                         TlsServerContext::Create(cert_pem_path, key_pem_path));
+  BERTH_RETURN_IF_ERROR(ListenTcp(host, port));
+  impl_->listeners.back().tls = std::move(tls);
+  return Status::Ok();
+}
+
 Status HttpServer::Start() {
   if (impl_->listeners.empty()) return Status::FailedPrecondition("Start before Listen");
   if (impl_->started) return Status::FailedPrecondition("Start called twice");
@@ -251,12 +266,13 @@ bool HttpServer::Impl::AcceptPending(const Listener& listener) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return true;  // EAGAIN: nothing left
     }
-    StartConnection(fd, listener.is_unix);
+    StartConnection(fd, listener.is_unix, listener.tls);
   }
   return true;
 }
 
-void HttpServer::Impl::StartConnection(int fd, bool is_unix) {
+void HttpServer::Impl::StartConnection(int fd, bool is_unix,
+                                       std::shared_ptr<const TlsServerContext> tls) {
   std::lock_guard<std::mutex> lock(mu);
   if (conns.size() >= static_cast<size_t>(options.max_connections)) {
     ::send(fd, kBusyResponse.data(), kBusyResponse.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -277,7 +293,8 @@ void HttpServer::Impl::StartConnection(int fd, bool is_unix) {
   Conn& conn = conns[id];
   conn.fd = fd;
   try {
-    conn.thread = std::thread([this, id, fd, is_unix] { ConnectionMain(id, fd, is_unix); });
+    conn.thread = std::thread(
+        [this, id, fd, is_unix, tls = std::move(tls)] { ConnectionMain(id, fd, is_unix, tls); });
   } catch (const std::system_error&) {  // out of threads: refuse this one
     ::send(fd, kBusyResponse.data(), kBusyResponse.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     ::close(fd);
@@ -285,8 +302,11 @@ void HttpServer::Impl::StartConnection(int fd, bool is_unix) {
   }
 }
 
-void HttpServer::Impl::ConnectionMain(uint64_t id, int fd, bool is_unix) {
-  {
+void HttpServer::Impl::ConnectionMain(uint64_t id, int fd, bool is_unix,
+                                      const std::shared_ptr<const TlsServerContext>& tls) {
+  if (tls) {
+    ServeTls(fd, *tls);
+  } else {
     HttpConnection connection(fd, is_unix, handler, options, stopping);
     connection.Serve();
   }
@@ -296,6 +316,30 @@ void HttpServer::Impl::ConnectionMain(uint64_t id, int fd, bool is_unix) {
   finished.push_back(std::move(it->second.thread));
   conns.erase(it);
   if (conns.empty()) conns_drained.notify_all();
+}
+
+void HttpServer::Impl::ServeTls(int fd, const TlsServerContext& tls) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return;
+  UniqueFd relay_end(pair[0]);
+  UniqueFd http_end(pair[1]);
+  if (options.idle_timeout_s > 0) {
+    SetTimeout(http_end.get(), SO_RCVTIMEO, options.idle_timeout_s);
+    SetTimeout(http_end.get(), SO_SNDTIMEO, options.idle_timeout_s);
+  }
+  std::thread relay;
+  try {
+    relay = std::thread([&] { RelayTls(tls, fd, relay_end.get(), stopping); });
+  } catch (const std::system_error&) {
+    return;  // out of threads: the connection is closed
+  }
+  {
+    // Not a Unix-socket peer: a TLS client never gets peer credentials.
+    HttpConnection connection(http_end.get(), false, handler, options, stopping);
+    connection.Serve();
+  }
+  ::shutdown(http_end.get(), SHUT_RDWR);  // the relay sees the end and closes the TLS session
+  relay.join();
 }
 
 void HttpServer::Impl::JoinFinished() {

@@ -1,0 +1,259 @@
+// TlsServerContext and RelayTls (see tls.h). The relay is one non-blocking loop: decrypted bytes
+// go to the plain socket, bytes from the plain socket go through SSL_write, and poll() waits for
+// whichever side can make progress. Each direction has a bounded backlog, so a reader that stops
+// reading stops the other side instead of growing memory.
+#include "net/tls.h"
+
+#include <fcntl.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "net/socket_io.h"
+
+namespace berth::net {
+namespace {
+
+constexpr size_t kIoBytes = 16 << 10;
+constexpr size_t kMaxBacklog = 1 << 20;  // decrypted bytes waiting for the plain side
+constexpr int kPollSliceMs = 250;        // how often a quiet relay looks at `stopping`
+constexpr std::string_view kPlainHttpAnswer =
+    "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+    "Client sent an HTTP request to an HTTPS server.\n";
+
+std::string OpenSslErrors() {
+  std::string out;
+  unsigned long e;
+  while ((e = ERR_get_error()) != 0) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
+int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+               unsigned int inlen, void*) {
+  static constexpr unsigned char kHttp11[] = {'h', 't', 't', 'p', '/', '1', '.', '1'};
+  for (unsigned int i = 0; i < inlen;) {
+    unsigned int len = in[i];
+    if (i + 1 + len > inlen) break;
+    if (len == sizeof(kHttp11) && std::equal(kHttp11, kHttp11 + len, in + i + 1)) {
+      *out = in + i + 1;
+      *outlen = static_cast<unsigned char>(len);
+      return SSL_TLSEXT_ERR_OK;
+    }
+    i += 1 + len;
+  }
+  return SSL_TLSEXT_ERR_NOACK;  // no ALPN (the client then speaks HTTP/1.1 or gives up)
+}
+
+void SetNonBlocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+// Waits for `events` on fd until deadline_ms (SteadyNowMs() time) in slices, so that `stopping`
+// is noticed. False on timeout, stop or error.
+bool WaitSliced(int fd, short events, int64_t deadline_ms, const std::atomic<bool>& stopping) {
+  while (!stopping) {
+    int64_t left = deadline_ms - SteadyNowMs();
+    if (left <= 0) return false;
+    pollfd p{fd, events, 0};
+    int n = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, kPollSliceMs)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return false;
+  }
+  return false;
+}
+
+// A client that sent plain text where a TLS ClientHello (record type 0x16) belongs gets a short
+// plain answer. Returns true when the connection is done with (plain HTTP or nothing arrived).
+bool RefusePlainHttp(int tcp_fd, int64_t deadline_ms, const std::atomic<bool>& stopping) {
+  if (!WaitSliced(tcp_fd, POLLIN, deadline_ms, stopping)) return true;
+  unsigned char first = 0;
+  ssize_t n = ::recv(tcp_fd, &first, 1, MSG_PEEK);
+  if (n <= 0) return true;
+  if (first == 0x16) return false;
+  if (first >= 'A' && first <= 'Z') {
+    iovec iov{const_cast<char*>(kPlainHttpAnswer.data()), kPlainHttpAnswer.size()};
+    if (SendAll(tcp_fd, &iov, 1, SteadyNowMs() + 1000)) {
+      // Read what the client still sends for a moment before closing, so that the close does
+      // not become a reset that destroys the answer in flight.
+      ::shutdown(tcp_fd, SHUT_WR);
+      char drop[4096];
+      int64_t until = SteadyNowMs() + 1000;
+      while (WaitSliced(tcp_fd, POLLIN, until, stopping) &&
+             ::recv(tcp_fd, drop, sizeof(drop), 0) > 0) {
+      }
+    }
+  }
+  return true;
+}
+
+bool Handshake(SSL* ssl, int tcp_fd, int64_t deadline_ms, const std::atomic<bool>& stopping) {
+  for (;;) {
+    ERR_clear_error();
+    int rc = SSL_accept(ssl);
+    if (rc == 1) return true;
+    int err = SSL_get_error(ssl, rc);
+    short events = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (events == 0 || !WaitSliced(tcp_fd, events, deadline_ms, stopping)) {
+      ERR_clear_error();
+      return false;
+    }
+  }
+}
+
+// The relay proper, after the handshake. Returns true when it ended cleanly (close_notify may
+// be sent), false on a TLS or socket error.
+bool Relay(SSL* ssl, int tcp_fd, int plain_fd, const std::atomic<bool>& stopping) {
+  std::string to_plain;  // decrypted, not yet written to plain_fd
+  size_t to_plain_off = 0;
+  std::string to_tls;  // read from plain_fd, not yet taken by SSL_write
+  size_t to_tls_off = 0;
+  bool tls_eof = false, plain_eof = false, plain_shut = false;
+  char buf[kIoBytes];
+  while (!stopping) {
+    bool progress = false, tls_wants_read = false, tls_wants_write = false;
+    // TLS -> plain.
+    while (!tls_eof && to_plain.size() - to_plain_off < kMaxBacklog) {
+      ERR_clear_error();
+      int n = SSL_read(ssl, buf, sizeof(buf));
+      if (n > 0) {
+        to_plain.append(buf, static_cast<size_t>(n));
+        progress = true;
+        continue;
+      }
+      int err = SSL_get_error(ssl, n);
+      if (err == SSL_ERROR_WANT_READ) {
+        tls_wants_read = true;
+      } else if (err == SSL_ERROR_WANT_WRITE) {
+        tls_wants_write = true;
+      } else if (err == SSL_ERROR_ZERO_RETURN) {
+        tls_eof = true;
+      } else {
+        return false;
+      }
+      break;
+    }
+    if (to_plain_off < to_plain.size()) {
+      ssize_t n = ::send(plain_fd, to_plain.data() + to_plain_off, to_plain.size() - to_plain_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        to_plain_off += static_cast<size_t>(n);
+        progress = true;
+        if (to_plain_off == to_plain.size()) {
+          to_plain.clear();
+          to_plain_off = 0;
+        }
+      } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        return true;  // the HTTP side is gone
+      }
+    }
+    if (tls_eof && to_plain_off == to_plain.size() && !plain_shut) {
+      ::shutdown(plain_fd, SHUT_WR);  // the HTTP side sees the client's end
+      plain_shut = true;
+    }
+    // plain -> TLS.
+    if (to_tls_off == to_tls.size() && !plain_eof) {
+      ssize_t n = ::recv(plain_fd, buf, sizeof(buf), MSG_DONTWAIT);
+      if (n > 0) {
+        to_tls.assign(buf, static_cast<size_t>(n));
+        to_tls_off = 0;
+        progress = true;
+      } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        plain_eof = true;
+      }
+    }
+    while (to_tls_off < to_tls.size()) {
+      ERR_clear_error();
+      int n = SSL_write(ssl, to_tls.data() + to_tls_off,
+                        static_cast<int>(std::min(to_tls.size() - to_tls_off, kIoBytes)));
+      if (n > 0) {
+        to_tls_off += static_cast<size_t>(n);
+        progress = true;
+        continue;
+      }
+      int err = SSL_get_error(ssl, n);
+      if (err == SSL_ERROR_WANT_WRITE) {
+        tls_wants_write = true;
+      } else if (err == SSL_ERROR_WANT_READ) {
+        tls_wants_read = true;
+      } else {
+        return false;
+      }
+      break;
+    }
+    if (plain_eof && to_tls_off == to_tls.size()) return true;
+    if (progress) continue;
+    pollfd fds[2] = {{tcp_fd, 0, 0}, {plain_fd, 0, 0}};
+    if (tls_wants_read) fds[0].events |= POLLIN;
+    if (tls_wants_write) fds[0].events |= POLLOUT;
+    if (to_plain_off < to_plain.size()) fds[1].events |= POLLOUT;
+    if (!plain_eof && to_tls_off == to_tls.size()) fds[1].events |= POLLIN;
+    int n = ::poll(fds, 2, kPollSliceMs);
+    if (n < 0 && errno != EINTR) return false;
+    // A hang-up with nothing to read on the TCP side: the next SSL_read reports it. On the
+    // plain side the next recv does.
+    if (n > 0 && (fds[0].revents & (POLLERR | POLLNVAL)) != 0) return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<TlsServerContext>> TlsServerContext::Create(
+    const std::string& cert_pem_path, const std::string& key_pem_path) {
+  std::shared_ptr<TlsServerContext> c(new TlsServerContext());
+  ERR_clear_error();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (ctx == nullptr) return Status::Internal("SSL_CTX_new: " + OpenSslErrors());
+  c->ctx_ = ctx;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert_pem_path.c_str()) != 1) {
+    return Status::InvalidArgument("TLS certificate " + cert_pem_path + ": " + OpenSslErrors());
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx, key_pem_path.c_str(), SSL_FILETYPE_PEM) != 1) {
+    return Status::InvalidArgument("TLS key " + key_pem_path + ": " + OpenSslErrors());
+  }
+  if (SSL_CTX_check_private_key(ctx) != 1) {
+    return Status::InvalidArgument("TLS key " + key_pem_path + " does not match " + cert_pem_path +
+                                   ": " + OpenSslErrors());
+  }
+  SSL_CTX_set_alpn_select_cb(ctx, SelectAlpn, nullptr);
+  return c;
+}
+
+TlsServerContext::~TlsServerContext() {
+  SSL_CTX_free(static_cast<SSL_CTX*>(ctx_));
+}
+
+void RelayTls(const TlsServerContext& context, int tcp_fd, int plain_fd,
+              const std::atomic<bool>& stopping, int handshake_timeout_ms) {
+  SetNonBlocking(tcp_fd);
+  SetNonBlocking(plain_fd);
+  const int64_t deadline = SteadyNowMs() + handshake_timeout_ms;
+  SSL* ssl = nullptr;
+  if (!RefusePlainHttp(tcp_fd, deadline, stopping)) {
+    ssl = SSL_new(static_cast<SSL_CTX*>(context.native()));
+  }
+  if (ssl != nullptr && SSL_set_fd(ssl, tcp_fd) == 1 &&
+      Handshake(ssl, tcp_fd, deadline, stopping) && Relay(ssl, tcp_fd, plain_fd, stopping)) {
+    ERR_clear_error();
+    SSL_shutdown(ssl);  // close_notify, best effort (non-blocking: not waiting for the reply)
+  }
+  ERR_clear_error();
+  SSL_free(ssl);
+  ::shutdown(plain_fd, SHUT_RDWR);
+}
+
+}  // namespace berth::net
