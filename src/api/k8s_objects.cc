@@ -1,0 +1,381 @@
+#include "api/k8s_objects.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "api/k8s_codec.h"
+
+namespace berth::api::k8s {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kMajor = "1";
+constexpr const char* kMinor = "33";
+constexpr const char* kPatchableKinds[][2] = {{"/api/v1/namespaces/{name}", "Namespace"},
+                                              {"/api/v1/nodes/{name}", "Node"}};
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+const json& Get(const json& j, std::initializer_list<const char*> path) {
+  static const json kNull;
+  const json* at = &j;
+  for (const char* key : path) {
+    if (!at->is_object() || !at->contains(key)) return kNull;
+    at = &(*at)[key];
+  }
+  return *at;
+}
+
+std::string Age(const json& object, int64_t now) {
+  // creationTimestamp is RFC 3339; the seconds are kept beside it in berth's objects.
+  const json& created = Get(object, {"metadata", "annotations", "berth.io/created-unix"});
+  if (!created.is_string()) return "<unknown>";
+  return HumanDuration(now - std::stoll(created.get<std::string>()));
+}
+
+}  // namespace
+
+json VersionInfo(const std::string& berth_version) {
+  return {{"major", kMajor},
+          {"minor", kMinor},
+          {"gitVersion", std::string("v") + kMajor + "." + kMinor + ".0+berth." + berth_version},
+          {"gitCommit", "berth-" + berth_version},
+          {"gitTreeState", "clean"},
+          {"buildDate", "1970-01-01T00:00:00Z"},
+          {"goVersion", "none (berth " + berth_version + ", C++)"},
+          {"compiler", "berth"},
+          {"platform", "linux/amd64"}};
+}
+
+const std::vector<ResourceInfo>& CoreV1Resources() {
+  static const std::vector<ResourceInfo> kResources = {
+      {"namespaces",
+       "namespace",
+       "Namespace",
+       false,
+       {"create", "delete", "get", "list", "watch"},
+       {"ns"}},
+      {"nodes", "node", "Node", false, {"get", "list", "patch", "watch"}, {"no"}},
+  };
+  return kResources;
+}
+
+json AggregatedCoreDiscovery(const std::string& version) {
+  json resources = json::array();
+  for (const ResourceInfo& r : CoreV1Resources()) {
+    resources.push_back({{"resource", r.name},
+                         {"responseKind", {{"group", ""}, {"version", "v1"}, {"kind", r.kind}}},
+                         {"scope", r.namespaced ? "Namespaced" : "Cluster"},
+                         {"singularResource", r.singular},
+                         {"shortNames", r.short_names},
+                         {"verbs", r.verbs}});
+  }
+  return {{"kind", "APIGroupDiscoveryList"},
+          {"apiVersion", "apidiscovery.k8s.io/" + version},
+          {"metadata", json::object()},
+          {"items", json::array({{{"metadata", {{"name", ""}}},
+                                  {"versions", json::array({{{"version", "v1"},
+                                                             {"freshness", "Current"},
+                                                             {"resources", resources}}})}}})}};
+}
+
+json AggregatedGroupsDiscovery(const std::string& version) {
+  return {{"kind", "APIGroupDiscoveryList"},
+          {"apiVersion", "apidiscovery.k8s.io/" + version},
+          {"metadata", json::object()},
+          {"items", json::array()}};
+}
+
+std::string AggregatedContentType(const std::string& version) {
+  return "application/json;g=apidiscovery.k8s.io;v=" + version + ";as=APIGroupDiscoveryList";
+}
+
+json LegacyApiVersions(const std::string& server_address) {
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
+          {"serverAddressByClientCIDRs",
+           json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}})}};
+}
+
+json LegacyApiGroupList() {
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array()}};
+}
+
+json LegacyCoreV1Resources() {
+  json resources = json::array();
+  for (const ResourceInfo& r : CoreV1Resources()) {
+    resources.push_back({{"name", r.name},
+                         {"singularName", r.singular},
+                         {"namespaced", r.namespaced},
+                         {"kind", r.kind},
+                         {"verbs", r.verbs},
+                         {"shortNames", r.short_names}});
+  }
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", "v1"},
+          {"resources", resources}};
+}
+
+json OpenApiV3CoreV1() {
+  json paths = json::object();
+  json schemas = json::object();
+  for (const auto& [path, kind] : kPatchableKinds) {
+    json gvk = {{"group", ""}, {"version", "v1"}, {"kind", kind}};
+    json parameters = json::array();
+    for (const char* p : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
+      parameters.push_back({{"name", p}, {"in", "query"}, {"schema", {{"type", "string"}}}});
+    }
+    paths[path] = {{"patch",
+                    {{"operationId", std::string("patchCoreV1") + kind},
+                     {"x-kubernetes-group-version-kind", gvk},
+                     {"parameters", parameters},
+                     {"responses", {{"200", {{"description", "OK"}}}}}}}};
+    schemas[std::string("io.k8s.api.core.v1.") + kind] = {
+        {"type", "object"}, {"x-kubernetes-group-version-kind", json::array({gvk})}};
+  }
+  return {{"openapi", "3.0.0"},
+          {"info", {{"title", "Kubernetes (berth)"}, {"version", std::string("v1.") + kMinor}}},
+          {"paths", paths},
+          {"components", {{"schemas", schemas}}}};
+}
+
+json OpenApiV3Index() {
+  // The hash only has to change when the document does.
+  std::string hash = StableUid("openapi", OpenApiV3CoreV1().dump());
+  hash.erase(std::remove(hash.begin(), hash.end(), '-'), hash.end());
+  return {{"paths", {{"api/v1", {{"serverRelativeURL", "/openapi/v3/api/v1?hash=" + hash}}}}}};
+}
+
+bool NodeUnschedulable(std::string_view state) {
+  return state.find("DRAIN") != std::string_view::npos;
+}
+
+json EncodeNode(const NodeFacts& n) {
+  const bool unschedulable = NodeUnschedulable(n.state);
+  const bool down = n.state.find("DOWN") != std::string::npos;
+  json labels = {{"kubernetes.io/hostname", n.name},
+                 {"kubernetes.io/os", "linux"},
+                 {"berth.io/state", n.state}};
+  for (const std::string& p : n.partitions) {
+    labels["node-role.kubernetes.io/" + p] = "";
+    labels["partition.berth.io/" + p] = "true";
+  }
+  for (const std::string& f : n.features) labels["feature.berth.io/" + f] = "true";
+  std::string gpu_type;
+  for (const std::string& g : n.gpus) {
+    if (!g.empty()) gpu_type = g;
+  }
+  if (!n.gpus.empty()) {
+    labels["nvidia.com/gpu.count"] = std::to_string(n.gpus.size());
+    if (!gpu_type.empty()) labels["nvidia.com/gpu.product"] = gpu_type;
+  }
+  json capacity = {{"cpu", std::to_string(n.cpus)},
+                   {"memory", MemoryQuantity(n.mem_mib)},
+                   {"nvidia.com/gpu", std::to_string(n.gpus.size())},
+                   {"pods", "110"},
+                   {"ephemeral-storage", "0"}};
+  std::string ready = "Unknown", reason = "NodeStatusUnknown",
+              message = "the berth agent has not registered";
+  if (n.agent_connected && !down) {
+    ready = "True";
+    reason = "BerthAgentReady";
+    message = "the berth agent is connected";
+  } else if (n.agent_connected || down) {
+    ready = "False";
+    reason = "BerthNodeDown";
+    message = "berth has the node " + n.state + (n.reason.empty() ? "" : ": " + n.reason);
+  }
+  json spec = json::object();
+  if (unschedulable) {
+    spec["unschedulable"] = true;
+    spec["taints"] =
+        json::array({{{"key", "node.kubernetes.io/unschedulable"},
+                      {"effect", "NoSchedule"},
+                      {"timeAdded", Rfc3339(n.state_since ? n.state_since : n.created)}}});
+  }
+  const int64_t transition = n.state_since ? n.state_since : n.created;
+  json annotations = {{"berth.io/created-unix", std::to_string(n.created)}};
+  if (!n.reason.empty()) annotations["berth.io/reason"] = n.reason;
+  return {{"kind", "Node"},
+          {"apiVersion", "v1"},
+          {"metadata",
+           {{"name", n.name},
+            {"uid", StableUid("Node", n.name)},
+            {"resourceVersion", n.resource_version},
+            {"creationTimestamp", Rfc3339(n.created)},
+            {"labels", labels},
+            {"annotations", annotations}}},
+          {"spec", spec},
+          {"status",
+           {{"capacity", capacity},
+            {"allocatable", capacity},
+            {"conditions",
+             json::array({{{"type", "Ready"},
+                           {"status", ready},
+                           {"reason", reason},
+                           {"message", message},
+                           {"lastHeartbeatTime", Rfc3339(n.last_seen ? n.last_seen : n.created)},
+                           {"lastTransitionTime", Rfc3339(transition)}}})},
+            {"addresses", json::array({{{"type", "Hostname"}, {"address", n.name}}})},
+            {"nodeInfo",
+             {{"machineID", ""},
+              {"systemUUID", ""},
+              {"bootID", ""},
+              {"kernelVersion", ""},
+              {"osImage", ""},
+              {"containerRuntimeVersion", "berth://" + n.berth_version},
+              {"kubeletVersion", "berth-" + n.berth_version},
+              {"kubeProxyVersion", ""},
+              {"operatingSystem", "linux"},
+              {"architecture", ""}}}}}};
+}
+
+json NodeTableColumns() {
+  return json::array(
+      {TableColumn("Name", "string", "name", "the node's name", 0),
+       TableColumn("Status", "string", "",
+                   "Ready, NotReady or Unknown; SchedulingDisabled when cordoned (drained)", 0),
+       TableColumn("Roles", "string", "", "the berth partitions the node is in", 0),
+       TableColumn("Age", "string", "", "since the controller first saw the node", 0),
+       TableColumn("Version", "string", "", "the berth version", 0),
+       TableColumn("Internal-IP", "string", "", "not known to berth", 1),
+       TableColumn("External-IP", "string", "", "not known to berth", 1),
+       TableColumn("OS-Image", "string", "", "not reported by berth agents", 1),
+       TableColumn("Kernel-Version", "string", "", "not reported by berth agents", 1),
+       TableColumn("Container-Runtime", "string", "", "berth runs processes, not containers", 1)});
+}
+
+json NodeTableCells(const json& node, int64_t now) {
+  std::string status = "Unknown";
+  const json conditions = Get(node, {"status", "conditions"}).is_array()
+                              ? Get(node, {"status", "conditions"})
+                              : json::array();
+  for (const json& c : conditions) {
+    if (c.value("type", "") != "Ready") continue;
+    std::string s = c.value("status", "");
+    status = s == "True" ? "Ready" : s == "False" ? "NotReady" : "Unknown";
+  }
+  if (Get(node, {"spec", "unschedulable"}) == true) status += ",SchedulingDisabled";
+  std::vector<std::string> roles;
+  const json labels = Get(node, {"metadata", "labels"}).is_object()
+                          ? Get(node, {"metadata", "labels"})
+                          : json::object();
+  for (const auto& [key, value] : labels.items()) {
+    constexpr std::string_view kRole = "node-role.kubernetes.io/";
+    if (std::string_view(key).starts_with(kRole)) roles.push_back(key.substr(kRole.size()));
+  }
+  auto info = [&](const char* key) {
+    const json& v = Get(node, {"status", "nodeInfo", key});
+    return v.is_string() && !v.get<std::string>().empty() ? v.get<std::string>() : "<unknown>";
+  };
+  return json::array({Get(node, {"metadata", "name"}), status,
+                      roles.empty() ? "<none>" : Join(roles, ","), Age(node, now),
+                      info("kubeletVersion"), "<none>", "<none>", info("osImage"),
+                      info("kernelVersion"), info("containerRuntimeVersion")});
+}
+
+json EncodeNamespace(const std::string& name, int64_t created, const std::string& resource_version,
+                     const json& labels, const json& annotations) {
+  json l = labels.is_object() ? labels : json::object();
+  l["kubernetes.io/metadata.name"] = name;
+  json a = annotations.is_object() ? annotations : json::object();
+  a["berth.io/created-unix"] = std::to_string(created);
+  return {{"kind", "Namespace"},
+          {"apiVersion", "v1"},
+          {"metadata",
+           {{"name", name},
+            {"uid", StableUid("Namespace", name + "@" + std::to_string(created))},
+            {"resourceVersion", resource_version},
+            {"creationTimestamp", Rfc3339(created)},
+            {"labels", l},
+            {"annotations", a}}},
+          {"spec", {{"finalizers", {"kubernetes"}}}},
+          {"status", {{"phase", "Active"}}}};
+}
+
+json NamespaceTableColumns() {
+  return json::array({TableColumn("Name", "string", "name", "the namespace's name", 0),
+                      TableColumn("Status", "string", "", "the namespace's phase", 0),
+                      TableColumn("Age", "string", "", "since it was created", 0)});
+}
+
+json NamespaceTableCells(const json& ns, int64_t now) {
+  const json& phase = Get(ns, {"status", "phase"});
+  return json::array(
+      {Get(ns, {"metadata", "name"}), phase.is_string() ? phase : json("Active"), Age(ns, now)});
+}
+
+std::string NamespaceNameProblem(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 63;
+  for (size_t i = 0; ok && i < name.size(); ++i) {
+    char c = name[i];
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    ok = alnum || (c == '-' && i != 0 && i + 1 != name.size());
+  }
+  if (ok) return "";
+  return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+         "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+         "at most 63 characters)";
+}
+
+Result<std::optional<bool>> UnschedulableFromPatch(std::string_view content_type,
+                                                   std::string_view body) {
+  json patch = json::parse(body, nullptr, false);
+  if (patch.is_discarded()) return Status::InvalidArgument("the patch is not JSON");
+  auto as_value = [](const json& v) -> Result<std::optional<bool>> {
+    if (v.is_null()) return std::optional<bool>(false);
+    if (v.is_boolean()) return std::optional<bool>(v.get<bool>());
+    return Status::InvalidArgument("spec.unschedulable: expected true, false or null");
+  };
+  if (content_type.starts_with("application/json-patch+json")) {
+    if (!patch.is_array()) return Status::InvalidArgument("a JSON patch is an array of operations");
+    std::optional<bool> out;
+    for (const json& op : patch) {
+      std::string kind = op.is_object() ? op.value("op", "") : "";
+      std::string path = op.is_object() ? op.value("path", "") : "";
+      if (kind == "test") continue;
+      if (path != "/spec/unschedulable") {
+        return Status::InvalidArgument((path.empty() ? std::string("(no path)") : path) +
+                                       ": berth nodes accept changes of spec.unschedulable only");
+      }
+      if (kind == "remove") {
+        out = false;
+      } else if (kind == "add" || kind == "replace") {
+        BERTH_ASSIGN_OR_RETURN(out, as_value(op.contains("value") ? op["value"] : json()));
+      } else {
+        return Status::InvalidArgument("unsupported JSON patch operation '" + kind + "'");
+      }
+    }
+    return out;
+  }
+  if (!content_type.starts_with("application/strategic-merge-patch+json") &&
+      !content_type.starts_with("application/merge-patch+json")) {
+    return Status::InvalidArgument("unsupported patch type '" + std::string(content_type) + "'");
+  }
+  if (!patch.is_object()) return Status::InvalidArgument("a merge patch is a JSON object");
+  std::optional<bool> out;
+  for (const auto& [key, value] : patch.items()) {
+    if (key == "spec" && value.is_object()) {
+      for (const auto& [field, v] : value.items()) {
+        if (field != "unschedulable") {
+          return Status::InvalidArgument("spec." + field +
+                                         ": berth nodes accept changes of spec.unschedulable only");
+        }
+        BERTH_ASSIGN_OR_RETURN(out, as_value(v));
+      }
+    } else if (!(key == "metadata" && value.is_object() && value.empty()) && key != "apiVersion" &&
+               key != "kind") {
+      return Status::InvalidArgument(key +
+                                     ": berth nodes accept changes of spec.unschedulable only");
+    }
+  }
+  return out;
+}
+
+}  // namespace berth::api::k8s
