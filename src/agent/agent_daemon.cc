@@ -69,15 +69,22 @@ struct Agent::Impl {
       jobs.push_back({{"job_id", key.first}, {"attempt", key.second}});
     }
     for (const std::string& dir : ListJobDirs(jobs_dir)) {
-      Result<LaunchSpec> spec = ReadSpec(dir);
-      if (!spec.ok() || starting.count({spec->job_id, spec->attempt})) continue;
-      json j = {{"job_id", spec->job_id}, {"attempt", spec->attempt}};
+      // The folder's name says which attempt it holds; the spec is read only for a folder named
+      // otherwise (none that this agent makes).
+      std::optional<std::pair<uint32_t, int32_t>> key = JobDirKey(dir);
+      if (!key) {
+        Result<LaunchSpec> spec = ReadSpec(dir);
+        if (!spec.ok()) continue;
+        key = std::make_pair(spec->job_id, spec->attempt);
+      }
+      if (starting.count(*key)) continue;
+      json j = {{"job_id", key->first}, {"attempt", key->second}};
       if (std::optional<JobResult> r = ReadResult(dir)) {
         j["result"] = json::parse(EncodeJobResult(*r));
       } else if (!SupervisorRunning(dir)) {
         JobResult lost;
-        lost.job_id = spec->job_id;
-        lost.attempt = spec->attempt;
+        lost.job_id = key->first;
+        lost.attempt = key->second;
         lost.state = "FAILED";
         lost.message = "the job's supervisor died without a result";
         j["result"] = json::parse(EncodeJobResult(lost));

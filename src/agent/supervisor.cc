@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <thread>
@@ -163,6 +164,22 @@ std::vector<std::string> ListJobDirs(const std::string& jobs_dir) {
   }
   std::sort(dirs.begin(), dirs.end());
   return dirs;
+}
+
+std::optional<std::pair<uint32_t, int32_t>> JobDirKey(const std::string& dir) {
+  const std::string name = dir.substr(dir.find_last_of('/') + 1);
+  const size_t dot = name.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) return std::nullopt;
+  uint32_t id = 0;
+  int32_t attempt = 0;
+  const char* end = name.data() + name.size();
+  auto [p1, e1] = std::from_chars(name.data(), name.data() + dot, id);
+  auto [p2, e2] = std::from_chars(name.data() + dot + 1, end, attempt);
+  if (e1 != std::errc() || p1 != name.data() + dot || e2 != std::errc() || p2 != end ||
+      attempt < 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(id, attempt);
 }
 
 bool SupervisorRunning(const std::string& dir) {

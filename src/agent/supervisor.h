@@ -51,6 +51,11 @@ std::optional<JobResult> ReadResult(const std::string& dir);
 // Reads the LaunchSpec back from DIR.
 Result<LaunchSpec> ReadSpec(const std::string& dir);
 
+// The job id and attempt a job folder stands for, from its name ("<job_id>.<attempt>", as
+// StartSupervisor names it); nothing for another name. Reading no file, it costs nothing per
+// report, however many jobs the node runs.
+std::optional<std::pair<uint32_t, int32_t>> JobDirKey(const std::string& dir);
+
 // Asks the supervisor to cancel the job (SIGTERM to every process, SIGKILL after kill_wait;
 // the result's state becomes CANCELLED), or to send `signal` to the job's processes (only the
 // batch shell with batch_only). No-ops once the job has ended.

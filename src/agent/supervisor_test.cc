@@ -299,6 +299,8 @@ TEST(SupervisorTest, OutlivesItsAgentAndANewAgentAdoptsIt) {
   Result<LaunchSpec> read = ReadSpec(dirs[0]);
   ASSERT_TRUE(read.ok()) << read.status().ToString();
   EXPECT_EQ(read->job_id, spec.job_id);
+  // The folder's name alone says which attempt it is.
+  EXPECT_EQ(JobDirKey(dirs[0]), std::make_pair(spec.job_id, spec.attempt));
   EXPECT_EQ(RemoveJobDir(dirs[0]).code(), StatusCode::kFailedPrecondition);
   std::optional<JobResult> r = WaitResult(dirs[0]);
   ASSERT_TRUE(r.has_value());
@@ -309,6 +311,15 @@ TEST(SupervisorTest, OutlivesItsAgentAndANewAgentAdoptsIt) {
   EXPECT_TRUE(SignalJob(dirs[0], SIGUSR1, false).ok());
   EXPECT_TRUE(RemoveJobDir(dirs[0]).ok());
   EXPECT_TRUE(ListJobDirs(jobs.path()).empty());
+}
+
+TEST(SupervisorTest, JobDirKeyReadsOnlyTheNamesTheAgentMakes) {
+  EXPECT_EQ(JobDirKey("/var/lib/berth/jobs/42.3"), std::make_pair(42u, 3));
+  EXPECT_EQ(JobDirKey("7.0"), std::make_pair(7u, 0));
+  for (const char* bad : {"/jobs/42", "/jobs/.cpus.lock", "/jobs/42.", "/jobs/.3", "/jobs/4x.1",
+                          "/jobs/4.1x", "/jobs/4.-1", "/jobs/99999999999.0"}) {
+    EXPECT_FALSE(JobDirKey(bad).has_value()) << bad;
+  }
 }
 
 TEST(SupervisorTest, StartingTheSameAttemptTwiceIsRefused) {
