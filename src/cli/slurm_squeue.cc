@@ -62,7 +62,10 @@ std::map<std::string, int64_t> PartitionTiers(Client& c) {
 // One report: what squeue prints once (or each -i period).
 int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& format,
            const slurm::SqueueContext& ctx) {
-  Result<json> r = c.Call("GET", "/v1/jobs?all=1");
+  // Without -t squeue shows no ended job: the controller leaves them out (of a list that holds
+  // every job ended in the last MinJobAge, and would be parsed only to be dropped).
+  const bool ended_too = o.json || !o.filter.states.empty();
+  Result<json> r = c.Call("GET", ended_too ? "/v1/jobs?all=1" : "/v1/jobs");
   if (!r.ok()) return Fail(kProg, r.status());
   static const json kNone = json::array();
   const json& jobs = r->contains("jobs") ? r->at("jobs") : kNone;  // not a copy of the list
