@@ -14,6 +14,8 @@ const std::vector<Command>& Commands() {
       {"nodes", "list nodes", &NodesMain},
       {"drain", "drain a node: berth drain NODE REASON", &NodeActionMain},
       {"resume", "resume a node: berth resume NODE", &NodeActionMain},
+      {"kubeconfig", "print a kubeconfig for kubectl (berth kubeconfig > ~/.kube/config)",
+       &KubeconfigMain},
       {"sbatch", "submit a batch script (Slurm's sbatch)", &SbatchMain},
       {"srun", "run a job step, or an interactive job (Slurm's srun)", &SrunMain},
       {"squeue", "show the queue (Slurm's squeue)", &SqueueMain},

@@ -28,6 +28,7 @@ int JobMain(int argc, char** argv);
 int CancelMain(int argc, char** argv);
 int NodesMain(int argc, char** argv);
 int NodeActionMain(int argc, char** argv);
+int KubeconfigMain(int argc, char** argv);
 // Slurm's commands (src/cli/slurm_*.cc).
 int SbatchMain(int argc, char** argv);
 int SqueueMain(int argc, char** argv);

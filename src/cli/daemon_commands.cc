@@ -12,6 +12,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +67,8 @@ struct DaemonArgs {
   int cpus = 0;
   int64_t mem_mib = 0;
   std::vector<std::string> operators;  // --operator USER (repeatable, or a comma list)
+  std::string k8s_listen;              // --k8s-listen HOST:PORT|off ("": the default)
+  std::string tls_cert, tls_key, tls_ca;
   bool demo = false;
   bool help = false;
 };
@@ -99,7 +102,11 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
     kCpus,
     kMem,
     kSlurmConf,
-    kOperator
+    kOperator,
+    kK8sListen,
+    kTlsCert,
+    kTlsKey,
+    kTlsCa
   };
   static const option kOptions[] = {{"home", required_argument, nullptr, kHome},
                                     {"config", required_argument, nullptr, kConfig},
@@ -115,6 +122,10 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
                                     {"cpus", required_argument, nullptr, kCpus},
                                     {"mem", required_argument, nullptr, kMem},
                                     {"operator", required_argument, nullptr, kOperator},
+                                    {"k8s-listen", required_argument, nullptr, kK8sListen},
+                                    {"tls-cert", required_argument, nullptr, kTlsCert},
+                                    {"tls-key", required_argument, nullptr, kTlsKey},
+                                    {"tls-ca", required_argument, nullptr, kTlsCa},
                                     {"help", no_argument, nullptr, 'h'},
                                     {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -172,6 +183,18 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
       case kDemo:
         a.demo = true;
         break;
+      case kK8sListen:
+        a.k8s_listen = optarg;
+        break;
+      case kTlsCert:
+        a.tls_cert = optarg;
+        break;
+      case kTlsKey:
+        a.tls_key = optarg;
+        break;
+      case kTlsCa:
+        a.tls_ca = optarg;
+        break;
       case kOperator: {
         std::string list = optarg;
         for (size_t start = 0; start <= list.size();) {
@@ -206,6 +229,13 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
   opt.tcp_listen = a.tcp;
   opt.node_timeout_s = a.node_timeout;
   opt.operators = a.operators;
+  if (!a.k8s_listen.empty()) {
+    opt.k8s_listen = a.k8s_listen == "off" ? "" : a.k8s_listen;
+    opt.k8s_listen_required = true;
+  }
+  opt.tls_cert = a.tls_cert;
+  opt.tls_key = a.tls_key;
+  opt.tls_ca = a.tls_ca;
   const std::string& file = a.slurm_conf.empty() ? a.config_file : a.slurm_conf;
   if (!a.config_file.empty()) {
     BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadClusterConfig(a.config_file));
@@ -234,6 +264,10 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
   --node-timeout SECS  a node silent this long goes DOWN (default 60)
   --operator USER      a user who may act on every job and node, as root may (repeatable, or
                        a comma list; Slurm's operators and admins)
+  --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
+                       taken: a warning, no Kubernetes API); off: none (docs/kubernetes.md)
+  --tls-cert F --tls-key F  the site's own serving certificate and key (PEM) instead of the
+                       controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
 )";
 
 constexpr const char* kAgentUsage = R"(Usage: berth agent [options]
@@ -256,6 +290,10 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
   --home DIR           state (default: $BERTH_HOME or ~/.local/share/berth)
   --gpus N --gpu-type T  declare GPUs when NVML finds none (--demo declares 4 of type "demo")
   --operator USER      a user who may act on every job and node (repeatable, or a comma list)
+  --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
+                       taken: a warning, no Kubernetes API); off: none (docs/kubernetes.md)
+  --tls-cert F --tls-key F  the site's own serving certificate and key (PEM) instead of the
+                       controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
 )";
 
 }  // namespace
@@ -333,6 +371,12 @@ int UpMain(int argc, char** argv) {
               SelfBinary().c_str());
   std::printf("Watch with:   %s jobs   |   %s nodes   |   Ctrl-C stops berth\n",
               SelfBinary().c_str(), SelfBinary().c_str());
+  std::ifstream url_file(a.home + "/kubernetes-api.url");  // docs/kubernetes.md
+  std::string k8s_url;
+  if (std::getline(url_file, k8s_url) && !k8s_url.empty()) {
+    std::printf("Kubernetes:   %s (%s kubeconfig > ~/.kube/config; kubectl get nodes)\n",
+                k8s_url.c_str(), SelfBinary().c_str());
+  }
   std::fflush(stdout);
   int rc = 0;
   if (a.demo) {

@@ -145,6 +145,7 @@ Status Controller::Impl::Recover() {
 
 Status Controller::Start() {
   Impl& im = *impl_;
+  BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
   im.state_thread = std::thread([&im] { im.RunStateThread(); });
   im.server = std::make_unique<net::HttpServer>(
       [this](const net::HttpRequest& r) { return impl_->Serve(r); });
@@ -170,6 +171,7 @@ void Controller::Stop() {
   im.watch_hub.Shutdown();
   if (im.server) im.server->Stop();
   if (im.tcp_server) im.tcp_server->Stop();
+  im.StopK8s();
   {
     std::lock_guard<std::mutex> l(im.cmd_mu);
     im.stopping = true;

@@ -34,6 +34,16 @@ struct ControllerOptions {
   int min_job_age_s = 300;             // finished jobs stay in the live view this long (MinJobAge)
   int kill_wait_s = 30;                // SIGTERM -> SIGKILL grace given to nodes
   bool allow_dynamic_nodes = true;     // agents may register nodes the configuration lacks
+  // The Kubernetes API (docs/kubernetes.md): HTTPS on this "host:port" ("" = off). When
+  // k8s_listen_required is false (the default address was not asked for), an address in use
+  // means no Kubernetes API and a warning, not a failed start.
+  std::string k8s_listen = "127.0.0.1:6443";
+  bool k8s_listen_required = false;
+  // A site's own serving certificate and key (PEM); empty: the controller's own PKI in
+  // state_dir/pki, made on first start.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;  // the CA that signed tls_cert, for kubeconfigs (optional)
 };
 
 class Controller {

@@ -364,6 +364,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
     return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
   }
   if (p.size() == 2 && p[1] == "config" && m == "GET") return ConfigView();
+  if (p.size() == 2 && p[1] == "kubeconfig" && m == "GET") return Kubeconfig(who);
   if (p.size() == 3 && p[1] == "accounting" && p[2] == "jobs" && m == "GET") {
     return Accounting(req);
   }

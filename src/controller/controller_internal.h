@@ -21,6 +21,7 @@
 
 #include "agent/launch.h"
 #include "controller/controller.h"
+#include "controller/controller_k8s.h"
 #include "controller/exec_pool.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
@@ -203,6 +204,21 @@ struct Controller::Impl {
   net::HttpResponse Accounting(const net::HttpRequest& req);
   net::HttpResponse ConfigView() const;
   Caller Identify(const net::HttpRequest& req) const;
+
+  // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.
+  std::shared_ptr<K8sFace> k8s;
+  // Makes the PKI and token secret (first start), loads the namespaces and starts the TLS
+  // server; with the default address taken, says so and serves no Kubernetes API.
+  // REQUIRES: the state thread has not started (it reads the store).
+  Status StartK8s();
+  void StopK8s();
+  net::HttpResponse K8sServe(const net::HttpRequest& req);
+  net::HttpResponse K8sNamespaces(const net::HttpRequest& req, const Caller& who,
+                                  const std::vector<std::string>& parts);
+  net::HttpResponse K8sNodes(const net::HttpRequest& req, const Caller& who,
+                             const std::vector<std::string>& parts);
+  // GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
+  net::HttpResponse Kubeconfig(const Caller& who) const;
 };
 
 }  // namespace berth::controller

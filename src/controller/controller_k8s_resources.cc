@@ -1,0 +1,466 @@
+// The Kubernetes face's resources (docs/kubernetes.md): core/v1 Namespaces (kept in the store)
+// and core/v1 Nodes (berth's nodes, read from the published node view; cordon and uncordon go
+// through NodeAction, as `berth drain` does). Lists honour label and field selectors and answer
+// Tables when kubectl asks; watches diff successive snapshots and wake on the controller's change
+// events.
+#include <algorithm>
+#include <chrono>
+
+#include "api/k8s_codec.h"
+#include "api/k8s_objects.h"
+#include "api/k8s_protobuf.h"
+#include "controller/controller_internal.h"
+
+#ifndef BERTH_CONTROLLER_VERSION
+#define BERTH_CONTROLLER_VERSION "0"
+#endif
+
+namespace berth::controller {
+namespace {
+
+using nlohmann::json;
+namespace k8s = api::k8s;
+
+using Objects = std::map<std::string, json>;  // by name
+using CellsFn = json (*)(const json&, int64_t);
+
+const char* const kBuiltinNamespaces[] = {"default", "kube-system"};
+
+// How one resource appears in lists, tables and watches.
+struct ResourceShape {
+  std::string plural;     // "nodes"
+  std::string list_kind;  // "NodeList"
+  json columns;
+  CellsFn cells;
+};
+
+std::string Query(const net::HttpRequest& req, const char* key) {
+  auto it = req.query.find(key);
+  return it == req.query.end() ? "" : it->second;
+}
+
+net::HttpResponse BadRequest(const std::string& message) {
+  return K8sJsonResponse(400, k8s::StatusBody(400, "BadRequest", message, nullptr));
+}
+
+// Applies ?labelSelector= and ?fieldSelector= (metadata.name, metadata.namespace) to `objects`.
+// Returns a 400 response for a selector it cannot read.
+std::optional<net::HttpResponse> Select(const net::HttpRequest& req, Objects* objects) {
+  Result<std::vector<k8s::Requirement>> labels =
+      k8s::ParseLabelSelector(Query(req, "labelSelector"));
+  if (!labels.ok()) return BadRequest(labels.status().message());
+  Result<std::vector<k8s::Requirement>> fields =
+      k8s::ParseFieldSelector(Query(req, "fieldSelector"));
+  if (!fields.ok()) return BadRequest(fields.status().message());
+  for (const k8s::Requirement& r : *fields) {
+    if (r.key != "metadata.name" && r.key != "metadata.namespace") {
+      return BadRequest("field label not supported: " + r.key);
+    }
+  }
+  for (auto it = objects->begin(); it != objects->end();) {
+    const json& meta = it->second["metadata"];
+    bool keep =
+        k8s::LabelsMatch(*labels, meta.value("labels", json::object())) &&
+        k8s::FieldsMatch(*fields, [&](const std::string& key) -> std::optional<std::string> {
+          if (key == "metadata.name") return meta.value("name", "");
+          return meta.value("namespace", "");
+        });
+    it = keep ? std::next(it) : objects->erase(it);
+  }
+  return std::nullopt;
+}
+
+json TableOf(const ResourceShape& shape, const std::vector<const json*>& objects,
+             const std::string& rv, int64_t now) {
+  json rows = json::array();
+  for (const json* o : objects) rows.push_back(k8s::TableRow(shape.cells(*o, now), *o));
+  return k8s::Table(shape.columns, std::move(rows), rv);
+}
+
+net::HttpResponse ListResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                               const Objects& objects, const std::string& rv, int64_t now) {
+  std::vector<const json*> all;
+  for (const auto& [name, o] : objects) all.push_back(&o);
+  if (k8s::AcceptsTable(req.Header("accept"))) {
+    return K8sJsonResponse(200, TableOf(shape, all, rv, now), std::string(k8s::kTableContentType));
+  }
+  json items = json::array();
+  for (const json* o : all) items.push_back(*o);
+  return K8sJsonResponse(200, {{"kind", shape.list_kind},
+                               {"apiVersion", "v1"},
+                               {"metadata", {{"resourceVersion", rv}}},
+                               {"items", std::move(items)}});
+}
+
+net::HttpResponse ObjectResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                                 const json& object, int status, int64_t now) {
+  if (k8s::AcceptsTable(req.Header("accept"))) {
+    std::string rv = object["metadata"].value("resourceVersion", "");
+    return K8sJsonResponse(status, TableOf(shape, {&object}, rv, now),
+                           std::string(k8s::kTableContentType));
+  }
+  return K8sJsonResponse(status, object);
+}
+
+// What a watch compares to decide that an object changed: everything but the resourceVersion and
+// heartbeat times.
+std::string Comparable(json object) {
+  object["metadata"].erase("resourceVersion");
+  if (object.contains("status") && object["status"].contains("conditions")) {
+    for (json& c : object["status"]["conditions"]) c.erase("lastHeartbeatTime");
+  }
+  return object.dump();
+}
+
+// A watch stream: ADDED for what exists (unless the client resumes from a resourceVersion), then
+// ADDED / MODIFIED / DELETED as snapshots change, one JSON event per line, until the client goes,
+// the controller stops or timeoutSeconds pass.
+net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                                WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
+                                std::function<int64_t()> now) {
+  const std::string from = Query(req, "resourceVersion");
+  const bool initial = from.empty() || from == "0";
+  const bool table = k8s::AcceptsTable(req.Header("accept"));
+  int64_t timeout_s = 0;
+  if (std::string t = Query(req, "timeoutSeconds"); !t.empty()) {
+    timeout_s = std::max<int64_t>(1, std::atoll(t.c_str()));
+  }
+  net::HttpRequest filter = req;  // Select() reads the selectors from it
+  net::HttpResponse r;
+  r.content_type = table ? std::string(k8s::kTableContentType) : "application/json";
+  r.stream = [=, &hub](net::ResponseStream& out) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    uint64_t next = hub.Next();
+    std::map<std::string, std::string> seen;  // name -> Comparable()
+    auto send = [&](const char* type, const json& object) {
+      json e = {{"type", type},
+                {"object", table ? TableOf(shape, {&object},
+                                           object["metadata"].value("resourceVersion", ""), now())
+                                 : object}};
+      return out.Write(e.dump() + "\n");
+    };
+    bool first = true;
+    while (!out.Closed()) {
+      std::string rv;
+      Objects objects = snapshot(&rv);
+      Select(filter, &objects);
+      for (const auto& [name, o] : objects) {
+        std::string c = Comparable(o);
+        auto it = seen.find(name);
+        if (it == seen.end()) {
+          seen[name] = c;
+          if ((!first || initial) && !send("ADDED", o)) return;
+        } else if (it->second != c) {
+          it->second = c;
+          if (!send("MODIFIED", o)) return;
+        }
+      }
+      for (auto it = seen.begin(); it != seen.end();) {
+        if (objects.count(it->first)) {
+          ++it;
+          continue;
+        }
+        json gone = {{"kind", shape.list_kind.substr(0, shape.list_kind.size() - 4)},
+                     {"apiVersion", "v1"},
+                     {"metadata", {{"name", it->first}, {"resourceVersion", rv}}}};
+        if (!send("DELETED", gone)) return;
+        it = seen.erase(it);
+      }
+      first = false;
+      if (timeout_s > 0 && std::chrono::steady_clock::now() >= deadline) return;
+      bool lost = false;
+      hub.Read(next, 1000, &next, &lost);
+    }
+  };
+  return r;
+}
+
+bool IsWatch(const net::HttpRequest& req) {
+  return k8s::ParseBool(Query(req, "watch")).value_or(false);
+}
+
+const ResourceShape& NamespaceShape() {
+  static const ResourceShape kShape{"namespaces", "NamespaceList", k8s::NamespaceTableColumns(),
+                                    &k8s::NamespaceTableCells};
+  return kShape;
+}
+
+const ResourceShape& NodeShape() {
+  static const ResourceShape kShape{"nodes", "NodeList", k8s::NodeTableColumns(),
+                                    &k8s::NodeTableCells};
+  return kShape;
+}
+
+json NamespaceObject(const std::string& name, const std::string& record_text) {
+  json rec = json::parse(record_text);
+  return k8s::EncodeNamespace(
+      name, rec.value("created", int64_t{0}), std::to_string(rec.value("rv", uint64_t{1})),
+      rec.value("labels", json::object()), rec.value("annotations", json::object()));
+}
+
+}  // namespace
+
+net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, const Caller& who,
+                                                  const std::vector<std::string>& p) {
+  const std::string& m = req.method;
+  const ResourceShape& shape = NamespaceShape();
+  std::shared_ptr<K8sFace> face = k8s;
+  auto snapshot = [face](std::string* rv) {
+    Objects out;
+    std::lock_guard<std::mutex> l(face->mu);
+    for (const auto& [name, record] : face->namespaces) out[name] = NamespaceObject(name, record);
+    *rv = std::to_string(face->namespaces_rv);
+    return out;
+  };
+  if (p.size() == 3) {
+    if (m == "GET" && IsWatch(req)) {
+      return WatchResponse(req, shape, watch_hub, snapshot, [this] { return Now(); });
+    }
+    if (m == "GET") {
+      std::string rv;
+      Objects objects = snapshot(&rv);
+      if (auto bad = Select(req, &objects)) return *bad;
+      return ListResponse(req, shape, objects, rv, Now());
+    }
+    if (m != "POST") {
+      return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
+                                                  "the server does not allow this method on "
+                                                  "the requested resource",
+                                                  nullptr));
+    }
+    json body = json::parse(req.body, nullptr, false);
+    if (req.Header("content-type").starts_with("application/vnd.kubernetes.protobuf")) {
+      Result<json> decoded = k8s::DecodeProtobufObjectMeta(req.body);  // kubectl create namespace
+      if (!decoded.ok()) return BadRequest(decoded.status().message());
+      body = std::move(*decoded);
+    }
+    if (!body.is_object() || !body.contains("metadata") || !body["metadata"].is_object()) {
+      return BadRequest("the body must be a Namespace object with metadata");
+    }
+    const json& meta = body["metadata"];
+    const std::string name = meta.value("name", "");
+    if (std::string problem = k8s::NamespaceNameProblem(name); !problem.empty()) {
+      return K8sJsonResponse(422,
+                             k8s::InvalidStatus("Namespace", name, "metadata.name", name, problem));
+    }
+    if (body.contains("kind") && body["kind"] != "Namespace") {
+      return BadRequest("the body is a " + body["kind"].dump() + ", not a Namespace");
+    }
+    json record = {{"labels", meta.value("labels", json::object())},
+                   {"annotations", meta.value("annotations", json::object())},
+                   {"creator", who.user}};
+    if (!record["labels"].is_object() || !record["annotations"].is_object()) {
+      return K8sJsonResponse(422, k8s::InvalidStatus("Namespace", name, "metadata.labels", "",
+                                                     "labels and annotations are string maps"));
+    }
+    const bool dry_run = Query(req, "dryRun") == "All";
+    Reply r = Call([this, face, name, record, dry_run](Txn& t, Reply* out) mutable {
+      std::lock_guard<std::mutex> l(face->mu);
+      if (face->namespaces.count(name)) {
+        out->body = {{"code", 409}, {"status", k8s::AlreadyExistsStatus("namespaces", name)}};
+        return;
+      }
+      record["created"] = Now();
+      record["rv"] = face->namespaces_rv + 1;
+      if (!dry_run) {
+        face->namespaces_rv += 1;
+        face->namespaces[name] = record.dump();
+        json items = json::object();
+        for (const auto& [n, rec] : face->namespaces) items[n] = json::parse(rec);
+        t.writes.push_back({store::Write::Kind::kPutMeta,
+                            {},
+                            kNamespacesMetaKey,
+                            json{{"rv", face->namespaces_rv}, {"items", items}}.dump()});
+      }
+      out->body = {{"code", 201}, {"object", NamespaceObject(name, record.dump())}};
+    });
+    if (!r.status.ok()) return BadRequest(r.status.message());
+    if (r.body["code"] != 201) return K8sJsonResponse(r.body["code"], r.body["status"]);
+    return ObjectResponse(req, shape, r.body["object"], 201, Now());
+  }
+  if (p.size() != 4) {
+    return K8sJsonResponse(
+        404, k8s::StatusBody(404, "NotFound", "the server could not find the requested resource",
+                             json::object()));
+  }
+  const std::string name = p[3];
+  if (m == "GET" || m == "HEAD") {
+    std::string rv;
+    Objects objects = snapshot(&rv);
+    auto it = objects.find(name);
+    if (it == objects.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+    return ObjectResponse(req, shape, it->second, 200, Now());
+  }
+  if (m != "DELETE") {
+    return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
+                                                "the server does not allow this method on the "
+                                                "requested resource",
+                                                nullptr));
+  }
+  for (const char* builtin : kBuiltinNamespaces) {
+    if (name == builtin) {
+      return K8sJsonResponse(
+          403, k8s::ForbiddenStatus("namespaces", name, "this namespace may not be deleted"));
+    }
+  }
+  Reply r = Call([this, face, name, who](Txn& t, Reply* out) {
+    std::lock_guard<std::mutex> l(face->mu);
+    auto it = face->namespaces.find(name);
+    if (it == face->namespaces.end()) {
+      out->body = {{"code", 404}, {"status", k8s::NotFoundStatus("namespaces", name)}};
+      return;
+    }
+    json rec = json::parse(it->second);
+    if (!who.admin && rec.value("creator", "") != who.user) {
+      out->body = {{"code", 403},
+                   {"status", k8s::ForbiddenStatus(
+                                  "namespaces", name,
+                                  "User \"" + who.user +
+                                      "\" cannot delete resource \"namespaces\" in API group \"\" "
+                                      "in the namespace \"" +
+                                      name + "\": only its creator or an operator may")}};
+      return;
+    }
+    json object = NamespaceObject(name, it->second);
+    face->namespaces.erase(it);
+    face->namespaces_rv += 1;
+    json items = json::object();
+    for (const auto& [n, record] : face->namespaces) items[n] = json::parse(record);
+    t.writes.push_back({store::Write::Kind::kPutMeta,
+                        {},
+                        kNamespacesMetaKey,
+                        json{{"rv", face->namespaces_rv}, {"items", items}}.dump()});
+    out->body = {{"code", 200},
+                 {"status", k8s::SuccessStatus("namespaces", name, object["metadata"]["uid"])}};
+  });
+  if (!r.status.ok()) return BadRequest(r.status.message());
+  return K8sJsonResponse(r.body["code"], r.body["status"]);
+}
+
+net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const Caller& who,
+                                             const std::vector<std::string>& p) {
+  const std::string& m = req.method;
+  const ResourceShape& shape = NodeShape();
+  std::shared_ptr<K8sFace> face = k8s;
+  // `state_override`: a node's state just changed by this request (the published view follows
+  // a moment later).
+  auto snapshot = [this, face](std::string* rv, const std::string& only = "",
+                               const std::string& state_override = "") {
+    std::shared_ptr<const std::vector<NodeView>> nodes;
+    {
+      std::shared_lock<std::shared_mutex> l(view_mu);
+      nodes = node_view;
+    }
+    *rv = std::to_string(watch_hub.Next());
+    const int64_t now = Now();
+    Objects out;
+    for (const NodeView& n : *nodes) {
+      if (!only.empty() && n.name != only) continue;
+      k8s::NodeFacts f;
+      f.name = n.name;
+      f.cpus = n.spec.cpus;
+      f.mem_mib = n.spec.mem_mib;
+      f.gpus = n.spec.gpus;
+      f.features = n.spec.features;
+      f.partitions = n.partitions;
+      f.state = state_override.empty() ? n.state : state_override;
+      f.reason = n.reason;
+      f.agent_connected = n.agent_connected;
+      f.last_seen = n.last_seen == kNoTime ? 0 : n.last_seen;
+      f.state_since = n.reason_time == kNoTime ? 0 : n.reason_time;
+      f.berth_version = BERTH_CONTROLLER_VERSION;
+      f.resource_version = *rv;
+      {
+        std::lock_guard<std::mutex> l(face->mu);
+        f.created = face->node_first_seen.emplace(n.name, now).first->second;
+      }
+      out[n.name] = k8s::EncodeNode(f);
+    }
+    return out;
+  };
+  if (p.size() == 3) {
+    if (m != "GET" && m != "HEAD") {
+      return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
+                                                  "the server does not allow this method on the "
+                                                  "requested resource",
+                                                  nullptr));
+    }
+    if (IsWatch(req)) {
+      return WatchResponse(
+          req, shape, watch_hub, [snapshot](std::string* rv) { return snapshot(rv); },
+          [this] { return Now(); });
+    }
+    std::string rv;
+    Objects objects = snapshot(&rv);
+    if (auto bad = Select(req, &objects)) return *bad;
+    return ListResponse(req, shape, objects, rv, Now());
+  }
+  if (p.size() != 4) {
+    return K8sJsonResponse(
+        404, k8s::StatusBody(404, "NotFound", "the server could not find the requested resource",
+                             json::object()));
+  }
+  const std::string name = p[3];
+  std::string rv;
+  Objects objects = snapshot(&rv, name);
+  if (objects.empty()) return K8sJsonResponse(404, k8s::NotFoundStatus("nodes", name));
+  if (m == "GET" || m == "HEAD")
+    return ObjectResponse(req, shape, objects.begin()->second, 200, Now());
+  if (m != "PATCH") {
+    return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
+                                                "the server does not allow this method on the "
+                                                "requested resource",
+                                                nullptr));
+  }
+  Result<std::optional<bool>> want =
+      k8s::UnschedulableFromPatch(req.Header("content-type"), req.body);
+  if (!want.ok()) {
+    const std::string& msg = want.status().message();
+    return K8sJsonResponse(
+        422, k8s::StatusBody(422, "Invalid", "Node \"" + name + "\" is invalid: " + msg,
+                             {{"name", name}, {"kind", "Node"}}));
+  }
+  const bool now_unschedulable = objects.begin()->second["spec"].value("unschedulable", false);
+  if (!want->has_value() || **want == now_unschedulable) {
+    return ObjectResponse(req, shape, objects.begin()->second, 200, Now());
+  }
+  const std::string action = **want ? "drain" : "resume";
+  const std::string reason = "cordoned through the Kubernetes API by " + who.user;
+  Reply r = Call([this, who, name, action, reason](Txn& t, Reply* out) {
+    out->status = NodeAction(who, name, action, reason, t);
+    std::optional<uint32_t> index = cs->FindNode(name);
+    if (out->status.ok() && index) {
+      out->body = {{"state", std::string(core::NodeStateLongName(cs->node(*index).state()))}};
+    }
+  });
+  if (r.status.code() == StatusCode::kPermissionDenied) {
+    return K8sJsonResponse(
+        403, k8s::ForbiddenStatus("nodes", name,
+                                  "User \"" + who.user +
+                                      "\" cannot patch resource \"nodes\" in API group \"\" at "
+                                      "the cluster scope: " +
+                                      r.status.message()));
+  }
+  if (r.status.code() == StatusCode::kNotFound) {
+    return K8sJsonResponse(404, k8s::NotFoundStatus("nodes", name));
+  }
+  if (!r.status.ok()) return BadRequest(r.status.message());
+  // The reply comes once the change is durable, a moment before the state thread publishes the
+  // new node view: wait (briefly) for it, so that a `get` right after a cordon sees the cordon.
+  const std::string state = r.body.value("state", "");
+  uint64_t next = watch_hub.Next();
+  for (int i = 0; i < 20; ++i) {
+    std::string unused;
+    Objects now_objects = snapshot(&unused, name);
+    if (now_objects.empty() ||
+        now_objects.begin()->second["metadata"]["labels"].value("berth.io/state", "") == state) {
+      break;
+    }
+    bool lost = false;
+    watch_hub.Read(next, 100, &next, &lost);
+  }
+  objects = snapshot(&rv, name, state);
+  return ObjectResponse(req, shape, objects.begin()->second, 200, Now());
+}
+
+}  // namespace berth::controller
