@@ -86,8 +86,9 @@ Status Controller::Impl::Recover() {
     agents[n.spec.name].last_seen = now;
   }
   std::vector<JobRecord> active;
+  ExecCache exec_cache;  // jobs share run specifications: each is decoded once
   st = store->ScanJobs(false, [&](const store::JobRow& row) {
-    Result<JobRecord> r = DecodeJobRecord(row.record);
+    Result<JobRecord> r = DecodeJobRecord(row.record, &exec_cache);
     if (!r.ok()) {
       std::fprintf(stderr, "berth controller: job %u: %s\n", row.id, r.status().message().c_str());
       return;

@@ -126,6 +126,35 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
   return out;
 }
 
+namespace {
+
+// The length of the JSON object or array that `s` starts with, its closing bracket included; 0
+// when `s` does not hold a whole one.
+size_t ValueLength(std::string_view s) {
+  if (s.empty() || (s[0] != '{' && s[0] != '[')) return 0;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::string StoredRecordText(const json& list_form, const std::string& exec_text) {
   std::string text = list_form.dump();
   if (!exec_text.empty()) text.replace(0, 1, "{\"exec\":" + exec_text + ",");
@@ -150,7 +179,27 @@ const std::string& JobRecord::ListJsonPrefix() const {
   });
 }
 
-Result<JobRecord> DecodeJobRecord(std::string_view text) {
+Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
+  constexpr std::string_view kExecFirst = "{\"exec\":";
+  constexpr size_t kMaxCached = 4096;
+  if (cache != nullptr && text.substr(0, kExecFirst.size()) == kExecFirst) {
+    const std::string_view rest = text.substr(kExecFirst.size());
+    const size_t n = ValueLength(rest);
+    if (n > 0 && n < rest.size() && rest[n] == ',') {
+      std::string exec_text(rest.substr(0, n));
+      if (auto it = cache->find(exec_text); it != cache->end()) {
+        // Only the rest of the record is parsed: it has no run specification of its own.
+        std::string without = "{";
+        without.append(rest.substr(n + 1));
+        BERTH_ASSIGN_OR_RETURN(JobRecord r, DecodeJobRecord(without, nullptr));
+        r.job.exec = it->second;
+        return r;
+      }
+      BERTH_ASSIGN_OR_RETURN(JobRecord r, DecodeJobRecord(text, nullptr));
+      if (cache->size() < kMaxCached) cache->emplace(std::move(exec_text), r.job.exec);
+      return r;
+    }
+  }
   try {
     json in = json::parse(text);
     JobRecord r;

@@ -6,9 +6,11 @@
 #define BERTH_CONTROLLER_JOB_RECORD_H_
 
 #include <atomic>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -92,7 +94,12 @@ struct JobRecord {
 // The JSON form. `with_exec` includes how to run it (the script can be large; lists leave it
 // out).
 nlohmann::json EncodeJobRecord(const JobRecord& r, bool with_exec);
-Result<JobRecord> DecodeJobRecord(std::string_view json_text);
+// Run specifications already decoded, by their JSON text (ExecJsonText): a start-up reads
+// thousands of stored records that share a few, and decodes each of those once.
+using ExecCache = std::unordered_map<std::string, std::shared_ptr<const core::JobExecSpec>>;
+// With `cache`, a record in the store's form (StoredRecordText) whose run specification is in it
+// gets that copy, and a new one is added (up to a few thousand).
+Result<JobRecord> DecodeJobRecord(std::string_view json_text, ExecCache* cache = nullptr);
 
 // The store's form of a record: `list_form` (EncodeJobRecord(r, false)) with the run
 // specification as a top-level "exec" object, given as its JSON text (ExecJsonText; "" = none),

@@ -51,6 +51,36 @@ TEST(JobRecordTest, TheStoreFormKeepsTheRunSpecificationBesideTheRequest) {
   EXPECT_EQ(*old->job.exec, *r.job.exec);
 }
 
+TEST(JobRecordTest, RecordsSharingARunSpecificationDecodeItOnce) {
+  JobRecord a = SampleRecord();
+  JobRecord b = SampleRecord();
+  b.job.id = 43;
+  b.job.spec.name = "eval";
+  JobRecord c = SampleRecord();
+  c.job.id = 44;
+  auto other = std::make_shared<core::JobExecSpec>(*c.job.exec);
+  other->script = "#!/bin/sh\necho '{[\"}'\n";  // brackets and quotes inside a string
+  c.job.exec = other;
+  auto stored = [](const JobRecord& r) {
+    return StoredRecordText(EncodeJobRecord(r, false), ExecJsonText(*r.job.exec));
+  };
+  ExecCache cache;
+  Result<JobRecord> ra = DecodeJobRecord(stored(a), &cache);
+  Result<JobRecord> rb = DecodeJobRecord(stored(b), &cache);
+  Result<JobRecord> rc = DecodeJobRecord(stored(c), &cache);
+  ASSERT_TRUE(ra.ok() && rb.ok() && rc.ok());
+  EXPECT_EQ(ra->job.exec.get(), rb->job.exec.get());  // one copy
+  EXPECT_EQ(rb->job.spec.name, "eval");
+  EXPECT_EQ(rb->job.id, 43u);
+  EXPECT_NE(rc->job.exec.get(), ra->job.exec.get());
+  EXPECT_EQ(*rc->job.exec, *other);
+  EXPECT_EQ(cache.size(), 2u);
+  // A record cut short is an error with or without the cache, never a crash.
+  std::string cut = stored(a).substr(0, 30);
+  EXPECT_FALSE(DecodeJobRecord(cut, &cache).ok());
+  EXPECT_FALSE(DecodeJobRecord(stored(a).substr(0, 200), &cache).ok());
+}
+
 TEST(JobRecordTest, AJobWithoutRunSpecificationStoresNoExecKey) {
   JobRecord r = SampleRecord();
   r.job.exec = nullptr;
