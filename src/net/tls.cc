@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <string>
 
+#include "net/openssl_errors.h"
 #include "net/socket_io.h"
 
 namespace berth::net {
@@ -25,18 +26,6 @@ constexpr int kPollSliceMs = 250;        // how often a quiet relay looks at `st
 constexpr std::string_view kPlainHttpAnswer =
     "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
     "Client sent an HTTP request to an HTTPS server.\n";
-
-std::string OpenSslErrors() {
-  std::string out;
-  unsigned long e;
-  while ((e = ERR_get_error()) != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown OpenSSL error" : out;
-}
 
 int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
                unsigned int inlen, void*) {

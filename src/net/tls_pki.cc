@@ -20,9 +20,23 @@
 #include <memory>
 #include <sstream>
 
+#include "net/openssl_errors.h"
 #include "net/socket_io.h"
 
 namespace berth::net {
+
+std::string OpenSslErrors() {
+  std::string out;
+  unsigned long e;
+  while ((e = ERR_get_error()) != 0) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown OpenSSL error" : out;
+}
+
 namespace {
 
 constexpr long kCaDays = 3650;
@@ -40,18 +54,6 @@ struct Free {
 };
 template <typename T>
 using Owned = std::unique_ptr<T, Free>;
-
-std::string OpenSslErrors() {
-  std::string out;
-  unsigned long e;
-  while ((e = ERR_get_error()) != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out.empty() ? "unknown OpenSSL error" : out;
-}
 
 bool Exists(const std::string& path) {
   struct stat st {};
