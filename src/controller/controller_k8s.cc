@@ -14,10 +14,6 @@
 #include "controller/controller_internal.h"
 #include "net/tls_pki.h"
 
-#ifndef BERTH_CONTROLLER_VERSION
-#define BERTH_CONTROLLER_VERSION "0"
-#endif
-
 namespace berth::controller {
 namespace {
 

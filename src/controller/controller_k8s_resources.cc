@@ -11,10 +11,6 @@
 #include "api/k8s_protobuf.h"
 #include "controller/controller_internal.h"
 
-#ifndef BERTH_CONTROLLER_VERSION
-#define BERTH_CONTROLLER_VERSION "0"
-#endif
-
 namespace berth::controller {
 namespace {
 
