@@ -131,60 +131,65 @@ struct JobFilter {
   }
 };
 
-// Adds why a pending job waits, its priority and expected start, from the last pass. A job
-// submitted held since that pass is reported held at once, as squeue does after `sbatch -H`.
-void AddPendingView(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
-                    json& v) {
-  if (r.job.state != core::JobState::kPending) return;
+// What a record says of its priority, reason and expected start, with the last pass's word on
+// a pending job over the record's own. A job submitted held since that pass is reported held at
+// once, as squeue does after `sbatch -H`.
+struct SchedulerWord {
+  int64_t priority = 0;
+  bool has_reason = false;  // false: no "reason" and "reason_detail" keys
+  core::PendingReason reason = core::PendingReason::kNone;
+  const std::string* detail = nullptr;
+  Time expected_start = kNoTime;
+};
+
+SchedulerWord WordOf(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view) {
+  static const std::string kHeldUser = "held by its user", kHeldAdmin = "held by an operator";
+  SchedulerWord w{r.priority, r.reason != core::PendingReason::kNone, r.reason, &r.reason_detail,
+                  r.expected_start};
+  if (r.job.state != core::JobState::kPending) return w;
   if (auto it = view.find(r.job.id); it != view.end()) {
-    v["reason"] = std::string(core::PendingReasonName(it->second.reason));
-    v["reason_detail"] = it->second.detail;
-    if (it->second.expected_start != kNoTime) v["expected_start"] = it->second.expected_start;
-    v["priority"] = it->second.priority;
+    w.has_reason = true;
+    w.reason = it->second.reason;
+    w.detail = &it->second.detail;
+    if (it->second.expected_start != kNoTime) w.expected_start = it->second.expected_start;
+    w.priority = it->second.priority;
   } else if (r.job.spec.hold != core::HoldKind::kNone) {
-    bool user = r.job.spec.hold == core::HoldKind::kUser;
-    v["reason"] = std::string(core::PendingReasonName(user ? core::PendingReason::kJobHeldUser
-                                                           : core::PendingReason::kJobHeldAdmin));
-    v["reason_detail"] = user ? "held by its user" : "held by an operator";
+    const bool user = r.job.spec.hold == core::HoldKind::kUser;
+    w.has_reason = true;
+    w.reason = user ? core::PendingReason::kJobHeldUser : core::PendingReason::kJobHeldAdmin;
+    w.detail = user ? &kHeldUser : &kHeldAdmin;
   }
+  return w;
 }
 
-// The list form of a record: its cached text, then what AddPendingView and EncodeJobRecord say of
-// priority, reason and expected start, as text.
+// Sets the scheduler's word in a record's JSON (EncodeJobRecord's).
+void AddPendingView(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
+                    json& v) {
+  const SchedulerWord w = WordOf(r, view);
+  v["priority"] = w.priority;
+  if (w.has_reason) {
+    v["reason"] = std::string(core::PendingReasonName(w.reason));
+    v["reason_detail"] = *w.detail;
+  }
+  if (w.expected_start != kNoTime) v["expected_start"] = w.expected_start;
+}
+
+// The list form of a record: its cached text, then the scheduler's word, as text.
 void AppendListJson(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
                     std::string& out) {
   out += r.ListJsonPrefix();
-  int64_t priority = r.priority;
-  core::PendingReason reason = r.reason;
-  const std::string* detail = &r.reason_detail;
-  Time expected_start = r.expected_start;
-  bool has_reason = reason != core::PendingReason::kNone;
-  static const std::string kHeldUser = "held by its user", kHeldAdmin = "held by an operator";
-  if (r.job.state == core::JobState::kPending) {
-    if (auto it = view.find(r.job.id); it != view.end()) {
-      has_reason = true;
-      reason = it->second.reason;
-      detail = &it->second.detail;
-      if (it->second.expected_start != kNoTime) expected_start = it->second.expected_start;
-      priority = it->second.priority;
-    } else if (r.job.spec.hold != core::HoldKind::kNone) {
-      const bool user = r.job.spec.hold == core::HoldKind::kUser;
-      has_reason = true;
-      reason = user ? core::PendingReason::kJobHeldUser : core::PendingReason::kJobHeldAdmin;
-      detail = user ? &kHeldUser : &kHeldAdmin;
-    }
-  }
+  const SchedulerWord w = WordOf(r, view);
   out += ",\"priority\":";
-  out += std::to_string(priority);
-  if (has_reason) {
+  out += std::to_string(w.priority);
+  if (w.has_reason) {
     out += ",\"reason\":\"";
-    out += core::PendingReasonName(reason);  // names need no escaping
+    out += core::PendingReasonName(w.reason);  // names need no escaping
     out += "\",\"reason_detail\":";
-    out += json(*detail).dump();
+    out += json(*w.detail).dump();
   }
-  if (expected_start != kNoTime) {
+  if (w.expected_start != kNoTime) {
     out += ",\"expected_start\":";
-    out += std::to_string(expected_start);
+    out += std::to_string(w.expected_start);
   }
   out += '}';
 }
