@@ -156,8 +156,8 @@ struct Controller::Impl {
   // node whose state, reason, allocation or agent link changed.
   void RebuildNodeView(std::vector<std::string>* events = nullptr);
   void TouchRecord(core::JobId id, Txn& t);
-  // The store's text of a record whose list form (EncodeJobRecord(r, false)) is `list_form`.
-  std::string StoredText(const JobRecord& r, const nlohmann::json& list_form);
+  // Adds the record's store row (StoredRecordText) and its watch event to the transaction.
+  void WriteRecord(const JobRecord& r, bool active, Time end_time, Txn& t);
   void FinishRecord(const core::Job& final_job, Txn& t);
   void SendLaunch(const JobRecord& r);
   void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);

@@ -120,8 +120,14 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
   return r;
 }
 
-std::string Controller::Impl::StoredText(const JobRecord& r, const nlohmann::json& list_form) {
-  return StoredRecordText(list_form, r.job.exec ? exec_pool.Text(r.job.exec) : std::string());
+void Controller::Impl::WriteRecord(const JobRecord& r, bool active, Time end_time, Txn& t) {
+  nlohmann::json view = EncodeJobRecord(r, /*with_exec=*/false);
+  std::string stored =
+      StoredRecordText(view, r.job.exec ? exec_pool.Text(r.job.exec) : std::string());
+  t.writes.push_back(
+      {store::Write::Kind::kPutJob, {r.job.id, active, end_time, std::move(stored)}, "", ""});
+  view.erase("request");
+  t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
 }
 
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
@@ -130,11 +136,7 @@ void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
   auto it = records.find(id);
   auto r = std::make_shared<JobRecord>(
       BuildRecord(*job, it == records.end() ? nullptr : it->second.get()));
-  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/false);
-  t.writes.push_back(
-      {store::Write::Kind::kPutJob, {id, true, kNoTime, StoredText(*r, view)}, "", ""});
-  view.erase("request");
-  t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
+  WriteRecord(*r, /*active=*/true, kNoTime, t);
   std::unique_lock<std::shared_mutex> l(view_mu);
   records[id] = std::move(r);
 }
@@ -145,11 +147,7 @@ void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   auto r = std::make_shared<JobRecord>(
       BuildRecord(final_job, it == records.end() ? nullptr : it->second.get()));
   r->cancel_requested = false;
-  nlohmann::json view = EncodeJobRecord(*r, /*with_exec=*/false);
-  t.writes.push_back(
-      {store::Write::Kind::kPutJob, {id, false, final_job.end_time, StoredText(*r, view)}, "", ""});
-  view.erase("request");
-  t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
+  WriteRecord(*r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
   finished_at[id] = final_job.end_time;
   preempting.erase(id);
