@@ -72,6 +72,9 @@ struct Txn {
   std::vector<std::function<void()>> replies;
   std::vector<std::string> events;
   std::set<core::JobId> touched;  // job records to rebuild
+  // Jobs whose start this transaction writes: their agents hear of them only once it is
+  // committed, so that a controller crash never leaves a job running that the store has pending.
+  std::vector<core::JobId> launches;
   bool nodes_changed = false;
   bool reschedule = false;
 };

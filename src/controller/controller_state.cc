@@ -94,6 +94,10 @@ void Controller::Impl::Commit(Txn& t) {
       std::abort();
     }
   }
+  for (core::JobId id : t.launches) {
+    if (auto it = records.find(id); it != records.end()) SendLaunch(*it->second);
+  }
+  t.launches.clear();
   for (auto& reply : t.replies) reply();
   Publish(t);
 }
@@ -165,7 +169,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     if (id == core::kNoJob) continue;
     if (id != plan.starts[i].job) t.touched.insert(plan.starts[i].job);  // the array's record
     TouchRecord(id, t);
-    SendLaunch(*records.at(id));
+    t.launches.push_back(id);
   }
   for (const core::PlannedPreemption& p : applied.preempt) {
     auto it = records.find(p.victim);
