@@ -172,6 +172,30 @@ std::string Rfc3339(int64_t unix_seconds) {
   return buf;
 }
 
+std::optional<int64_t> ParseRfc3339(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS, optional fraction, then Z (the only zone berth writes or needs).
+  struct tm tm {};
+  int year = 0, mon = 0, day = 0, hour = 0, min = 0, sec = 0, used = 0;
+  std::string s(text);
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &mon, &day, &hour, &min, &sec,
+                  &used) != 6) {
+    return std::nullopt;
+  }
+  size_t i = static_cast<size_t>(used);
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  if (i + 1 != s.size() || (s[i] != 'Z' && s[i] != 'z')) return std::nullopt;
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  return static_cast<int64_t>(timegm(&tm));
+}
+
 std::string HumanDuration(int64_t s) {
   auto two = [](int64_t a, const char* ua, int64_t b, const char* ub) {
     return std::to_string(a) + ua + (b == 0 ? "" : std::to_string(b) + ub);

@@ -38,6 +38,8 @@ nlohmann::json SuccessStatus(const std::string& resource, const std::string& nam
 
 // "2026-12-03T04:05:06Z" (RFC 3339, UTC, seconds).
 std::string Rfc3339(int64_t unix_seconds);
+// The reverse ("2026-12-03T04:05:06Z", fractions allowed); nullopt for other text.
+std::optional<int64_t> ParseRfc3339(std::string_view text);
 // What kubectl shows in AGE columns: "45s", "2m3s", "15m", "3h12m", "5d", "2y30d".
 std::string HumanDuration(int64_t seconds);
 // Memory in MiB as a quantity: "16Gi" when whole GiB, else "1536Mi".

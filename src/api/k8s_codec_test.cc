@@ -198,9 +198,21 @@ TEST(K8sDiscoveryTest, DocumentsKubectlReads) {
   json core = AggregatedCoreDiscovery("v2beta1");
   EXPECT_EQ(core["apiVersion"], "apidiscovery.k8s.io/v2beta1");
   const json& resources = core["items"][0]["versions"][0]["resources"];
-  ASSERT_EQ(resources.size(), CoreV1Resources().size());
+  // pods/log is a subresource of pods, not a resource of its own.
+  ASSERT_EQ(resources.size(), CoreV1Resources().size() - 1);
   EXPECT_EQ(resources[1]["resource"], "nodes");
   EXPECT_EQ(resources[1]["scope"], "Cluster");
+  EXPECT_EQ(resources[2]["resource"], "pods");
+  EXPECT_EQ(resources[2]["scope"], "Namespaced");
+  EXPECT_EQ(resources[2]["subresources"][0]["subresource"], "log");
+  json groups = AggregatedGroupsDiscovery("v2");
+  EXPECT_EQ(groups["items"][0]["metadata"]["name"], "batch");
+  EXPECT_EQ(groups["items"][0]["versions"][0]["resources"][0]["resource"], "jobs");
+  EXPECT_EQ(LegacyApiGroupList()["groups"][0]["preferredVersion"]["groupVersion"], "batch/v1");
+  EXPECT_EQ(LegacyBatchV1Resources()["groupVersion"], "batch/v1");
+  EXPECT_EQ(OpenApiV3BatchV1()["paths"]["/apis/batch/v1/namespaces/{namespace}/jobs/{name}"]
+                              ["patch"]["x-kubernetes-group-version-kind"]["kind"],
+            "Job");
   EXPECT_EQ(VersionInfo("0.1.0")["minor"], "33");
   // What kubectl's default validation looks for: a PATCH with a fieldValidation parameter.
   json doc = OpenApiV3CoreV1();

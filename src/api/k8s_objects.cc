@@ -12,8 +12,83 @@ using nlohmann::json;
 
 constexpr const char* kMajor = "1";
 constexpr const char* kMinor = "33";
-constexpr const char* kPatchableKinds[][2] = {{"/api/v1/namespaces/{name}", "Namespace"},
-                                              {"/api/v1/nodes/{name}", "Node"}};
+constexpr const char* kPatchableKinds[][2] = {
+    {"/api/v1/namespaces/{name}", "Namespace"},
+    {"/api/v1/nodes/{name}", "Node"},
+    {"/api/v1/namespaces/{namespace}/pods/{name}", "Pod"},
+    {"/api/v1/namespaces/{namespace}/events/{name}", "Event"}};
+constexpr const char* kPatchableBatchKinds[][2] = {
+    {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "Job"}};
+
+json ResourceList(const std::vector<ResourceInfo>& list, const std::string& group_version) {
+  json resources = json::array();
+  for (const ResourceInfo& r : list) {
+    resources.push_back({{"name", r.name},
+                         {"singularName", r.singular},
+                         {"namespaced", r.namespaced},
+                         {"kind", r.kind},
+                         {"verbs", r.verbs},
+                         {"shortNames", r.short_names}});
+  }
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", group_version},
+          {"resources", resources}};
+}
+
+// One group's versions as aggregated discovery lists them; "pods/log" style entries become
+// subresources of their resource.
+json AggregatedGroup(const std::string& group, const std::vector<ResourceInfo>& list) {
+  json resources = json::array();
+  for (const ResourceInfo& r : list) {
+    const size_t slash = r.name.find('/');
+    if (slash != std::string::npos) {
+      for (json& parent : resources) {
+        if (parent["resource"] != r.name.substr(0, slash)) continue;
+        parent["subresources"].push_back(
+            {{"subresource", r.name.substr(slash + 1)},
+             {"responseKind", {{"group", group}, {"version", "v1"}, {"kind", r.kind}}},
+             {"verbs", r.verbs}});
+      }
+      continue;
+    }
+    resources.push_back({{"resource", r.name},
+                         {"responseKind", {{"group", group}, {"version", "v1"}, {"kind", r.kind}}},
+                         {"scope", r.namespaced ? "Namespaced" : "Cluster"},
+                         {"singularResource", r.singular},
+                         {"shortNames", r.short_names},
+                         {"verbs", r.verbs},
+                         {"subresources", json::array()}});
+  }
+  return {{"metadata", {{"name", group}}},
+          {"versions",
+           json::array({{{"version", "v1"}, {"freshness", "Current"}, {"resources", resources}}})}};
+}
+
+json OpenApiV3Document(const std::string& group, const char* const (*kinds)[2], size_t n) {
+  json paths = json::object();
+  json schemas = json::object();
+  for (size_t i = 0; i < n; ++i) {
+    const std::string path = kinds[i][0], kind = kinds[i][1];
+    json gvk = {{"group", group}, {"version", "v1"}, {"kind", kind}};
+    json parameters = json::array();
+    for (const char* p : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
+      parameters.push_back({{"name", p}, {"in", "query"}, {"schema", {{"type", "string"}}}});
+    }
+    paths[path] = {
+        {"patch",
+         {{"operationId", std::string("patch") + (group.empty() ? "Core" : "Batch") + "V1" + kind},
+          {"x-kubernetes-group-version-kind", gvk},
+          {"parameters", parameters},
+          {"responses", {{"200", {{"description", "OK"}}}}}}}};
+    schemas[std::string("io.k8s.api.") + (group.empty() ? "core" : group) + ".v1." + kind] = {
+        {"type", "object"}, {"x-kubernetes-group-version-kind", json::array({gvk})}};
+  }
+  return {{"openapi", "3.0.0"},
+          {"info", {{"title", "Kubernetes (berth)"}, {"version", std::string("v1.") + kMinor}}},
+          {"paths", paths},
+          {"components", {{"schemas", schemas}}}};
+}
 
 std::string Join(const std::vector<std::string>& items, const char* sep) {
   std::string out;
@@ -61,34 +136,43 @@ const std::vector<ResourceInfo>& CoreV1Resources() {
        {"create", "delete", "get", "list", "watch"},
        {"ns"}},
       {"nodes", "node", "Node", false, {"get", "list", "patch", "watch"}, {"no"}},
+      {"pods",
+       "pod",
+       "Pod",
+       true,
+       {"create", "delete", "get", "list", "patch", "update", "watch"},
+       {"po"}},
+      {"pods/log", "", "Pod", true, {"get"}, {}},
+      {"events", "event", "Event", true, {"get", "list", "watch"}, {"ev"}},
+  };
+  return kResources;
+}
+
+const std::vector<ResourceInfo>& BatchV1Resources() {
+  static const std::vector<ResourceInfo> kResources = {
+      {"jobs",
+       "job",
+       "Job",
+       true,
+       {"create", "delete", "get", "list", "patch", "update", "watch"},
+       {}},
+      {"jobs/status", "", "Job", true, {"get"}, {}},
   };
   return kResources;
 }
 
 json AggregatedCoreDiscovery(const std::string& version) {
-  json resources = json::array();
-  for (const ResourceInfo& r : CoreV1Resources()) {
-    resources.push_back({{"resource", r.name},
-                         {"responseKind", {{"group", ""}, {"version", "v1"}, {"kind", r.kind}}},
-                         {"scope", r.namespaced ? "Namespaced" : "Cluster"},
-                         {"singularResource", r.singular},
-                         {"shortNames", r.short_names},
-                         {"verbs", r.verbs}});
-  }
   return {{"kind", "APIGroupDiscoveryList"},
           {"apiVersion", "apidiscovery.k8s.io/" + version},
           {"metadata", json::object()},
-          {"items", json::array({{{"metadata", {{"name", ""}}},
-                                  {"versions", json::array({{{"version", "v1"},
-                                                             {"freshness", "Current"},
-                                                             {"resources", resources}}})}}})}};
+          {"items", json::array({AggregatedGroup("", CoreV1Resources())})}};
 }
 
 json AggregatedGroupsDiscovery(const std::string& version) {
   return {{"kind", "APIGroupDiscoveryList"},
           {"apiVersion", "apidiscovery.k8s.io/" + version},
           {"metadata", json::object()},
-          {"items", json::array()}};
+          {"items", json::array({AggregatedGroup("batch", BatchV1Resources())})}};
 }
 
 std::string AggregatedContentType(const std::string& version) {
@@ -103,53 +187,43 @@ json LegacyApiVersions(const std::string& server_address) {
 }
 
 json LegacyApiGroupList() {
-  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array()}};
+  json v1 = {{"groupVersion", "batch/v1"}, {"version", "v1"}};
+  return {{"kind", "APIGroupList"},
+          {"apiVersion", "v1"},
+          {"groups",
+           json::array(
+               {{{"name", "batch"}, {"versions", json::array({v1})}, {"preferredVersion", v1}}})}};
+}
+
+json LegacyBatchV1Resources() {
+  return ResourceList(BatchV1Resources(), "batch/v1");
 }
 
 json LegacyCoreV1Resources() {
-  json resources = json::array();
-  for (const ResourceInfo& r : CoreV1Resources()) {
-    resources.push_back({{"name", r.name},
-                         {"singularName", r.singular},
-                         {"namespaced", r.namespaced},
-                         {"kind", r.kind},
-                         {"verbs", r.verbs},
-                         {"shortNames", r.short_names}});
-  }
-  return {{"kind", "APIResourceList"},
-          {"apiVersion", "v1"},
-          {"groupVersion", "v1"},
-          {"resources", resources}};
+  return ResourceList(CoreV1Resources(), "v1");
 }
 
 json OpenApiV3CoreV1() {
-  json paths = json::object();
-  json schemas = json::object();
-  for (const auto& [path, kind] : kPatchableKinds) {
-    json gvk = {{"group", ""}, {"version", "v1"}, {"kind", kind}};
-    json parameters = json::array();
-    for (const char* p : {"dryRun", "fieldManager", "fieldValidation", "force"}) {
-      parameters.push_back({{"name", p}, {"in", "query"}, {"schema", {{"type", "string"}}}});
-    }
-    paths[path] = {{"patch",
-                    {{"operationId", std::string("patchCoreV1") + kind},
-                     {"x-kubernetes-group-version-kind", gvk},
-                     {"parameters", parameters},
-                     {"responses", {{"200", {{"description", "OK"}}}}}}}};
-    schemas[std::string("io.k8s.api.core.v1.") + kind] = {
-        {"type", "object"}, {"x-kubernetes-group-version-kind", json::array({gvk})}};
-  }
-  return {{"openapi", "3.0.0"},
-          {"info", {{"title", "Kubernetes (berth)"}, {"version", std::string("v1.") + kMinor}}},
-          {"paths", paths},
-          {"components", {{"schemas", schemas}}}};
+  return OpenApiV3Document("", kPatchableKinds, std::size(kPatchableKinds));
+}
+
+json OpenApiV3BatchV1() {
+  return OpenApiV3Document("batch", kPatchableBatchKinds, std::size(kPatchableBatchKinds));
 }
 
 json OpenApiV3Index() {
   // The hash only has to change when the document does.
-  std::string hash = StableUid("openapi", OpenApiV3CoreV1().dump());
-  hash.erase(std::remove(hash.begin(), hash.end(), '-'), hash.end());
-  return {{"paths", {{"api/v1", {{"serverRelativeURL", "/openapi/v3/api/v1?hash=" + hash}}}}}};
+  auto hash_of = [](const json& doc) {
+    std::string hash = StableUid("openapi", doc.dump());
+    hash.erase(std::remove(hash.begin(), hash.end(), '-'), hash.end());
+    return hash;
+  };
+  return {{"paths",
+           {{"api/v1",
+             {{"serverRelativeURL", "/openapi/v3/api/v1?hash=" + hash_of(OpenApiV3CoreV1())}}},
+            {"apis/batch/v1",
+             {{"serverRelativeURL",
+               "/openapi/v3/apis/batch/v1?hash=" + hash_of(OpenApiV3BatchV1())}}}}}};
 }
 
 bool NodeUnschedulable(std::string_view state) {

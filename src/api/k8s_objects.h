@@ -30,12 +30,13 @@ struct ResourceInfo {
   std::vector<std::string> short_names;
 };
 
-// The core/v1 resources served now.
+// The core/v1 and batch/v1 resources served now ("pods/log": a subresource).
 const std::vector<ResourceInfo>& CoreV1Resources();
+const std::vector<ResourceInfo>& BatchV1Resources();
 
 // GET /api (aggregated; version "v2" or "v2beta1").
 nlohmann::json AggregatedCoreDiscovery(const std::string& version);
-// GET /apis (aggregated): no named groups are served yet.
+// GET /apis (aggregated): the batch group.
 nlohmann::json AggregatedGroupsDiscovery(const std::string& version);
 // The Content-Type of an aggregated discovery answer of that version.
 std::string AggregatedContentType(const std::string& version);
@@ -43,11 +44,13 @@ std::string AggregatedContentType(const std::string& version);
 nlohmann::json LegacyApiVersions(const std::string& server_address);
 nlohmann::json LegacyApiGroupList();
 nlohmann::json LegacyCoreV1Resources();
+nlohmann::json LegacyBatchV1Resources();  // GET /apis/batch/v1
 
 // GET /openapi/v3, and the document it points to for api/v1 (a PATCH operation per kind with a
 // fieldValidation parameter: what kubectl's default validation looks for).
 nlohmann::json OpenApiV3Index();
 nlohmann::json OpenApiV3CoreV1();
+nlohmann::json OpenApiV3BatchV1();
 
 // What a berth node looks like to Kubernetes.
 struct NodeFacts {

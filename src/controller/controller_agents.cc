@@ -70,6 +70,11 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   } else {
     s.mem_per_node_mib = first.mem_mib;
   }
+  // A pod's memory limit above its request: the cgroup gets the limit (the scheduler placed the
+  // request).
+  if (r.k8s && r.k8s->contains("mem_limit_mib")) {
+    s.mem_mib = std::max(s.mem_mib, r.k8s->at("mem_limit_mib").get<int64_t>());
+  }
   s.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
   s.kill_wait = opt.kill_wait_s;
   s.submit_dir = j.exec ? j.exec->work_dir : "";

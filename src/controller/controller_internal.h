@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "agent/launch.h"
+#include "api/k8s_pods.h"
 #include "controller/controller.h"
 #include "controller/controller_k8s.h"
 #include "controller/exec_pool.h"
@@ -220,6 +221,30 @@ struct Controller::Impl {
                                   const std::vector<std::string>& parts);
   net::HttpResponse K8sNodes(const net::HttpRequest& req, const Caller& who,
                              const std::vector<std::string>& parts);
+  // controller_k8s_pods.cc: Pods, their logs and Events; controller_k8s_jobs.cc: Jobs and the Job
+  // controller. `ns` is "" for the all-namespaces paths; `rest` is the path after the resource.
+  net::HttpResponse K8sPods(const net::HttpRequest& req, const Caller& who, const std::string& ns,
+                            const std::vector<std::string>& rest);
+  net::HttpResponse K8sPodLog(const net::HttpRequest& req, const Caller& who, const std::string& ns,
+                              const std::string& name);
+  net::HttpResponse K8sEvents(const net::HttpRequest& req, const Caller& who, const std::string& ns,
+                              const std::vector<std::string>& rest);
+  net::HttpResponse K8sJobs(const net::HttpRequest& req, const Caller& who, const std::string& ns,
+                            const std::vector<std::string>& rest);
+  // The Pods in `ns` ("" = all; `only` = that name only), as served now.
+  std::map<std::string, nlohmann::json> K8sPodObjects(const std::string& ns,
+                                                      const std::string& only);
+  // State thread: submits the job of a Pod mapping for `who`; the Pod's name must be free.
+  Result<core::JobId> K8sSubmitPod(const Caller& who, const api::k8s::PodMapping& m, Txn& t);
+  // State thread: asks a Pod's job to stop (when it runs) and hides the Pod once it has ended.
+  void K8sDeletePod(core::JobId id, Txn& t);
+  // State thread: runs every unfinished Job's controller step (new pods, retries, conditions,
+  // deadlines, suspension, TTL).
+  void K8sReconcileJobs(Txn& t);
+  // At start-up (before the state thread): the pod index from the records, the Jobs from the
+  // store, the log folder.
+  Status K8sLoad();
+
   // GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
   net::HttpResponse Kubeconfig(const Caller& who) const;
 };

@@ -20,8 +20,6 @@ namespace {
 using nlohmann::json;
 namespace k8s = api::k8s;
 
-const char* const kBuiltinNamespaces[] = {"default", "kube-system"};
-
 std::vector<std::string> SplitPath(std::string_view path) {
   std::vector<std::string> parts;
   size_t i = 0;
@@ -120,6 +118,7 @@ Status Controller::Impl::StartK8s() {
                         kNamespacesMetaKey,
                         json{{"rv", k8s->namespaces_rv}, {"items", items}}.dump()}}));
   }
+  BERTH_RETURN_IF_ERROR(K8sLoad());
   // Nodes known at start-up are as old as this start (berth does not record when a node joined).
   for (const NodeView& n : *node_view) k8s->node_first_seen.emplace(n.name, Now());
   ::unlink((opt.state_dir + "/" + kK8sUrlFile).c_str());  // left by a controller that was killed
@@ -201,8 +200,23 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
     std::vector<std::string> p = SplitPath(req.path);
     const bool get = req.method == "GET" || req.method == "HEAD";
     if (p.size() >= 3 && p[0] == "api" && p[1] == "v1") {
+      if (p[2] == "namespaces" && p.size() >= 5) {
+        const std::vector<std::string> sub(p.begin() + 5, p.end());
+        if (p[4] == "pods") return K8sPods(req, who, p[3], sub);
+        if (p[4] == "events") return K8sEvents(req, who, p[3], sub);
+        return NotFoundPath();
+      }
       if (p[2] == "namespaces") return K8sNamespaces(req, who, p);
       if (p[2] == "nodes") return K8sNodes(req, who, p);
+      if (p[2] == "pods" && p.size() == 3) return K8sPods(req, who, "", {});
+      if (p[2] == "events" && p.size() == 3) return K8sEvents(req, who, "", {});
+      return NotFoundPath();
+    }
+    if (p.size() >= 4 && p[0] == "apis" && p[1] == "batch" && p[2] == "v1") {
+      if (p[3] == "jobs" && p.size() == 4) return K8sJobs(req, who, "", {});
+      if (p[3] == "namespaces" && p.size() >= 6 && p[5] == "jobs") {
+        return K8sJobs(req, who, p[4], std::vector<std::string>(p.begin() + 6, p.end()));
+      }
       return NotFoundPath();
     }
     if (p.size() == 1 && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
@@ -213,12 +227,14 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
     }
     const bool known = (p.size() == 1 && (p[0] == "version" || p[0] == "api" || p[0] == "apis")) ||
                        (p.size() == 2 && p[0] == "api" && p[1] == "v1") ||
+                       (p.size() == 3 && p[0] == "apis" && p[1] == "batch" && p[2] == "v1") ||
                        (p.size() >= 2 && p[0] == "openapi" && p[1] == "v3");
     if (!known) return NotFoundPath();
     if (!get) return MethodNotAllowed();
     if (p[0] == "version") return K8sJsonResponse(200, k8s::VersionInfo(BERTH_CONTROLLER_VERSION));
     if (p[0] == "api" || p[0] == "apis") {
       if (p.size() == 2) return K8sJsonResponse(200, k8s::LegacyCoreV1Resources());
+      if (p.size() == 3) return K8sJsonResponse(200, k8s::LegacyBatchV1Resources());
       std::string version = k8s::AggregatedDiscoveryVersion(req.Header("accept"));
       if (!version.empty()) {
         return K8sJsonResponse(200,
@@ -234,6 +250,9 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
     if (p.size() == 2) return K8sJsonResponse(200, k8s::OpenApiV3Index());
     if (p.size() == 4 && p[2] == "api" && p[3] == "v1") {
       return K8sJsonResponse(200, k8s::OpenApiV3CoreV1());
+    }
+    if (p.size() == 5 && p[2] == "apis" && p[3] == "batch" && p[4] == "v1") {
+      return K8sJsonResponse(200, k8s::OpenApiV3BatchV1());
     }
     return NotFoundPath();
   } catch (const nlohmann::json::exception& e) {

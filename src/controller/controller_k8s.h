@@ -10,6 +10,7 @@
 #define BERTH_CONTROLLER_CONTROLLER_K8S_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,9 @@
 
 namespace berth::controller {
 
+// The namespaces that always exist (and may not be deleted); Slurm jobs appear as Pods in
+// "slurm" (api::k8s::kSlurmNamespace).
+inline constexpr const char* kBuiltinNamespaces[] = {"default", "kube-system", "slurm"};
 // The store's meta key that holds the namespaces.
 inline constexpr const char* kNamespacesMetaKey = "k8s_namespaces";
 // The file in the state folder that names the Kubernetes API's URL ("https://127.0.0.1:6443"),
@@ -45,7 +49,23 @@ struct K8sFace {
   std::map<std::string, std::string> namespaces;
   uint64_t namespaces_rv = 1;
   std::map<std::string, int64_t> node_first_seen;
+
+  // Pods (berth jobs made through this API) by "namespace/name" -> job id. An entry whose job
+  // has ended and been deleted, or was dropped from the live view, no longer holds its name.
+  std::map<std::string, uint32_t> pods;
+  // batch/v1 Jobs by "namespace/name": the object as served plus a private "berth" section (who
+  // made it; its pods and their last known states), kept in the store under
+  // kJobMetaPrefix + "namespace/name". Written only by the state thread.
+  std::map<std::string, std::shared_ptr<const nlohmann::json>> jobs;
+  uint64_t jobs_rv = 1;
+  // Events the Job controller made (SuccessfulCreate, Completed, ...): the last kMaxEvents.
+  std::deque<std::shared_ptr<const nlohmann::json>> events;
+  // Where pods' output goes (STATE_DIR/pod-logs, sticky and world-writable like /tmp).
+  std::string log_dir;
 };
+
+inline constexpr const char* kJobMetaPrefix = "k8s_job/";
+inline constexpr size_t kMaxEvents = 1000;
 
 }  // namespace berth::controller
 

@@ -8,27 +8,15 @@
 
 #include "api/k8s_codec.h"
 #include "api/k8s_objects.h"
+#include "api/k8s_pods.h"
 #include "api/k8s_protobuf.h"
-#include "controller/controller_internal.h"
+#include "controller/controller_k8s_http.h"
 
 namespace berth::controller {
-namespace {
+namespace k8sface {
 
 using nlohmann::json;
 namespace k8s = api::k8s;
-
-using Objects = std::map<std::string, json>;  // by name
-using CellsFn = json (*)(const json&, int64_t);
-
-const char* const kBuiltinNamespaces[] = {"default", "kube-system"};
-
-// How one resource appears in lists, tables and watches.
-struct ResourceShape {
-  std::string plural;     // "nodes"
-  std::string list_kind;  // "NodeList"
-  json columns;
-  CellsFn cells;
-};
 
 std::string Query(const net::HttpRequest& req, const char* key) {
   auto it = req.query.find(key);
@@ -39,29 +27,47 @@ net::HttpResponse BadRequest(const std::string& message) {
   return K8sJsonResponse(400, k8s::StatusBody(400, "BadRequest", message, nullptr));
 }
 
-// Applies ?labelSelector= and ?fieldSelector= (metadata.name, metadata.namespace) to `objects`.
-// Returns a 400 response for a selector it cannot read.
-std::optional<net::HttpResponse> Select(const net::HttpRequest& req, Objects* objects) {
-  Result<std::vector<k8s::Requirement>> labels =
-      k8s::ParseLabelSelector(Query(req, "labelSelector"));
-  if (!labels.ok()) return BadRequest(labels.status().message());
-  Result<std::vector<k8s::Requirement>> fields =
-      k8s::ParseFieldSelector(Query(req, "fieldSelector"));
-  if (!fields.ok()) return BadRequest(fields.status().message());
-  for (const k8s::Requirement& r : *fields) {
-    if (r.key != "metadata.name" && r.key != "metadata.namespace") {
-      return BadRequest("field label not supported: " + r.key);
+net::HttpResponse MethodNotAllowedHere() {
+  return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
+                                              "the server does not allow this method on the "
+                                              "requested resource",
+                                              nullptr));
+}
+
+std::optional<std::string> MetadataField(const json& object, const std::string& field) {
+  const json& meta = object["metadata"];
+  if (field == "metadata.name") return meta.value("name", "");
+  if (field == "metadata.namespace") return meta.value("namespace", "");
+  return std::nullopt;
+}
+
+Result<Selectors> ParseSelectors(const net::HttpRequest& req, const ResourceShape& shape) {
+  Selectors s;
+  BERTH_ASSIGN_OR_RETURN(s.labels, k8s::ParseLabelSelector(Query(req, "labelSelector")));
+  BERTH_ASSIGN_OR_RETURN(s.fields, k8s::ParseFieldSelector(Query(req, "fieldSelector")));
+  const json probe = {{"metadata", json::object()}};
+  for (const k8s::Requirement& r : s.fields) {
+    if (!shape.field(probe, r.key)) {
+      return Status::InvalidArgument("field label not supported: " + r.key);
     }
   }
+  return s;
+}
+
+bool Matches(const Selectors& s, const ResourceShape& shape, const json& object) {
+  const json& meta = object["metadata"];
+  return k8s::LabelsMatch(s.labels, meta.value("labels", json::object())) &&
+         k8s::FieldsMatch(s.fields, [&](const std::string& key) -> std::optional<std::string> {
+           return shape.field(object, key);
+         });
+}
+
+std::optional<net::HttpResponse> Select(const net::HttpRequest& req, const ResourceShape& shape,
+                                        Objects* objects) {
+  Result<Selectors> s = ParseSelectors(req, shape);
+  if (!s.ok()) return BadRequest(s.status().message());
   for (auto it = objects->begin(); it != objects->end();) {
-    const json& meta = it->second["metadata"];
-    bool keep =
-        k8s::LabelsMatch(*labels, meta.value("labels", json::object())) &&
-        k8s::FieldsMatch(*fields, [&](const std::string& key) -> std::optional<std::string> {
-          if (key == "metadata.name") return meta.value("name", "");
-          return meta.value("namespace", "");
-        });
-    it = keep ? std::next(it) : objects->erase(it);
+    it = Matches(*s, shape, it->second) ? std::next(it) : objects->erase(it);
   }
   return std::nullopt;
 }
@@ -83,7 +89,7 @@ net::HttpResponse ListResponse(const net::HttpRequest& req, const ResourceShape&
   json items = json::array();
   for (const json* o : all) items.push_back(*o);
   return K8sJsonResponse(200, {{"kind", shape.list_kind},
-                               {"apiVersion", "v1"},
+                               {"apiVersion", shape.api_version},
                                {"metadata", {{"resourceVersion", rv}}},
                                {"items", std::move(items)}});
 }
@@ -98,6 +104,8 @@ net::HttpResponse ObjectResponse(const net::HttpRequest& req, const ResourceShap
   return K8sJsonResponse(status, object);
 }
 
+namespace {
+
 // What a watch compares to decide that an object changed: everything but the resourceVersion and
 // heartbeat times.
 std::string Comparable(json object) {
@@ -108,9 +116,8 @@ std::string Comparable(json object) {
   return object.dump();
 }
 
-// A watch stream: ADDED for what exists (unless the client resumes from a resourceVersion), then
-// ADDED / MODIFIED / DELETED as snapshots change, one JSON event per line, until the client goes,
-// the controller stops or timeoutSeconds pass.
+}  // namespace
+
 net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
                                 WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
                                 std::function<int64_t()> now) {
@@ -121,13 +128,15 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
   if (std::string t = Query(req, "timeoutSeconds"); !t.empty()) {
     timeout_s = std::max<int64_t>(1, std::atoll(t.c_str()));
   }
-  net::HttpRequest filter = req;  // Select() reads the selectors from it
+  Result<Selectors> selectors = ParseSelectors(req, shape);
+  if (!selectors.ok()) return BadRequest(selectors.status().message());
   net::HttpResponse r;
   r.content_type = table ? std::string(k8s::kTableContentType) : "application/json";
-  r.stream = [=, &hub](net::ResponseStream& out) {
+  r.stream = [=, &hub, sel = *selectors](net::ResponseStream& out) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
     uint64_t next = hub.Next();
-    std::map<std::string, std::string> seen;  // name -> Comparable()
+    // key -> (Comparable(), the object as last sent)
+    std::map<std::string, std::pair<std::string, json>> seen;
     auto send = [&](const char* type, const json& object) {
       json e = {{"type", type},
                 {"object", table ? TableOf(shape, {&object},
@@ -139,15 +148,17 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
     while (!out.Closed()) {
       std::string rv;
       Objects objects = snapshot(&rv);
-      Select(filter, &objects);
-      for (const auto& [name, o] : objects) {
+      for (auto it = objects.begin(); it != objects.end();) {
+        it = Matches(sel, shape, it->second) ? std::next(it) : objects.erase(it);
+      }
+      for (const auto& [key, o] : objects) {
         std::string c = Comparable(o);
-        auto it = seen.find(name);
+        auto it = seen.find(key);
         if (it == seen.end()) {
-          seen[name] = c;
+          seen[key] = {c, o};
           if ((!first || initial) && !send("ADDED", o)) return;
-        } else if (it->second != c) {
-          it->second = c;
+        } else if (it->second.first != c) {
+          it->second = {c, o};
           if (!send("MODIFIED", o)) return;
         }
       }
@@ -156,9 +167,8 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
           ++it;
           continue;
         }
-        json gone = {{"kind", shape.list_kind.substr(0, shape.list_kind.size() - 4)},
-                     {"apiVersion", "v1"},
-                     {"metadata", {{"name", it->first}, {"resourceVersion", rv}}}};
+        json gone = it->second.second;
+        gone["metadata"]["resourceVersion"] = rv;
         if (!send("DELETED", gone)) return;
         it = seen.erase(it);
       }
@@ -175,15 +185,24 @@ bool IsWatch(const net::HttpRequest& req) {
   return k8s::ParseBool(Query(req, "watch")).value_or(false);
 }
 
+}  // namespace k8sface
+
+namespace {
+
+using nlohmann::json;
+namespace k8s = api::k8s;
+using namespace k8sface;
+
 const ResourceShape& NamespaceShape() {
-  static const ResourceShape kShape{"namespaces", "NamespaceList", k8s::NamespaceTableColumns(),
-                                    &k8s::NamespaceTableCells};
+  static const ResourceShape kShape{
+      "namespaces",  "NamespaceList", "v1", k8s::NamespaceTableColumns(), &k8s::NamespaceTableCells,
+      &MetadataField};
   return kShape;
 }
 
 const ResourceShape& NodeShape() {
-  static const ResourceShape kShape{"nodes", "NodeList", k8s::NodeTableColumns(),
-                                    &k8s::NodeTableCells};
+  static const ResourceShape kShape{
+      "nodes", "NodeList", "v1", k8s::NodeTableColumns(), &k8s::NodeTableCells, &MetadataField};
   return kShape;
 }
 
@@ -215,7 +234,7 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
     if (m == "GET") {
       std::string rv;
       Objects objects = snapshot(&rv);
-      if (auto bad = Select(req, &objects)) return *bad;
+      if (auto bad = Select(req, shape, &objects)) return *bad;
       return ListResponse(req, shape, objects, rv, Now());
     }
     if (m != "POST") {
@@ -388,7 +407,7 @@ net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const 
     }
     std::string rv;
     Objects objects = snapshot(&rv);
-    if (auto bad = Select(req, &objects)) return *bad;
+    if (auto bad = Select(req, shape, &objects)) return *bad;
     return ListResponse(req, shape, objects, rv, Now());
   }
   if (p.size() != 4) {

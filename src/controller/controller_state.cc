@@ -69,6 +69,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   Txn t;
   for (Command& c : batch) c(t);
   CheckNodes(t);
+  if (k8s) K8sReconcileJobs(t);
   Commit(t);
   Time now = Now();
   bool due = dirty || t.reschedule || now >= next_pass || (wake_at != kNoTime && now >= wake_at);

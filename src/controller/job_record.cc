@@ -123,6 +123,8 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
   }
   if (!r.message.empty()) out["message"] = r.message;
   out["slurm"] = EncodeFacts(r.slurm);
+  if (r.k8s) out["k8s"] = *r.k8s;
+  if (r.k8s_deleted > 0) out["k8s_deleted"] = r.k8s_deleted;
   return out;
 }
 
@@ -244,6 +246,10 @@ Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
     }
     r.message = in.value("message", "");
     r.slurm = DecodeFacts(in);
+    if (in.contains("k8s") && in.at("k8s").is_object()) {
+      r.k8s = std::make_shared<const json>(in.at("k8s"));
+    }
+    r.k8s_deleted = in.value("k8s_deleted", int64_t{0});
     return r;
   } catch (const std::exception& e) {
     return Status::InvalidArgument(std::string("bad job record: ") + e.what());

@@ -78,6 +78,10 @@ struct JobRecord {
   std::string message;            // from the node: what went wrong, what could not be enforced
   bool cancel_requested = false;  // a cancel (or preemption) was sent to its node
   SlurmFacts slurm;
+  // A job made through the Kubernetes API: its Pod's metadata and spec (docs/kubernetes.md), and
+  // when a delete of the Pod was asked (0 = not); null and 0 for other jobs.
+  std::shared_ptr<const nlohmann::json> k8s;
+  int64_t k8s_deleted = 0;
 
   bool active() const { return !core::IsTerminal(job.state); }
 

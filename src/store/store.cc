@@ -131,7 +131,8 @@ struct Store::Impl {
     Stmt put_meta(writer,
                   "INSERT INTO meta(key, value) VALUES(?1, ?2) "
                   "ON CONFLICT(key) DO UPDATE SET value = ?2");
-    if (!put_job.ok() || !put_node.ok() || !del_node.ok() || !put_meta.ok()) {
+    Stmt del_meta(writer, "DELETE FROM meta WHERE key = ?1");
+    if (!put_job.ok() || !put_node.ok() || !del_node.ok() || !put_meta.ok() || !del_meta.ok()) {
       return SqlError(writer, "prepare");
     }
     for (Pending* p : batch) {
@@ -162,6 +163,10 @@ struct Store::Impl {
             s = &put_meta;
             s->Bind(1, w.key);
             s->Bind(2, w.value);
+            break;
+          case Write::Kind::kDeleteMeta:
+            s = &del_meta;
+            s->Bind(1, w.key);
             break;
         }
         BERTH_RETURN_IF_ERROR(s->Step("write"));
@@ -303,6 +308,23 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& key) const 
   }
   if (rc == SQLITE_DONE) return std::optional<std::string>();
   return SqlError(impl_->reader, "get meta");
+}
+
+Status Store::ScanMeta(
+    const std::string& prefix,
+    const std::function<void(const std::string&, const std::string&)>& fn) const {
+  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  // Keys in [prefix, prefix + U+10FFFF): every key that starts with the prefix, in order.
+  Stmt s(impl_->reader, "SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2 ORDER BY key");
+  if (!s.ok()) return SqlError(impl_->reader, "scan meta");
+  s.Bind(1, prefix);
+  s.Bind(2, prefix + "\xf4\x8f\xbf\xbf");
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    fn(reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 0)),
+       reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1)));
+  }
+  return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan meta");
 }
 
 StoreStats Store::stats() const {

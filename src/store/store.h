@@ -33,7 +33,7 @@ struct JobRow {
 };
 
 struct Write {
-  enum class Kind { kPutJob, kPutNode, kDeleteNode, kPutMeta };
+  enum class Kind { kPutJob, kPutNode, kDeleteNode, kPutMeta, kDeleteMeta };
   Kind kind = Kind::kPutJob;
   JobRow job;         // kPutJob
   std::string key;    // node name or meta key
@@ -65,6 +65,10 @@ class Store {
   Status ScanNodes(
       const std::function<void(const std::string& name, const std::string& record)>& fn) const;
   Result<std::optional<std::string>> GetMeta(const std::string& key) const;
+  // Calls fn for every metadata key that starts with `prefix`, in key order.
+  Status ScanMeta(
+      const std::string& prefix,
+      const std::function<void(const std::string& key, const std::string& value)>& fn) const;
 
   StoreStats stats() const;
 

@@ -70,6 +70,30 @@ TEST_F(StoreTest, CommitThenReadBackAfterReopen) {
   EXPECT_EQ(nodes, 1);
 }
 
+TEST_F(StoreTest, MetaKeysScanByPrefixAndDelete) {
+  auto s = std::move(Store::Open(path_)).value();
+  auto put = [](std::string key, std::string value) {
+    Write w;
+    w.kind = Write::Kind::kPutMeta;
+    w.key = std::move(key);
+    w.value = std::move(value);
+    return w;
+  };
+  Write del;
+  del.kind = Write::Kind::kDeleteMeta;
+  del.key = "k8s_job/default/b";
+  ASSERT_TRUE(s->Commit({put("k8s_job/default/b", "B"), put("k8s_job/default/a", "A"),
+                         put("k8s_jobx", "not under the prefix"), put("k8s_job/ml/c", "C")})
+                  .ok());
+  ASSERT_TRUE(s->Commit({del}).ok());
+  std::vector<std::string> seen;
+  ASSERT_TRUE(s->ScanMeta("k8s_job/", [&](const std::string& k, const std::string& v) {
+                 seen.push_back(k + "=" + v);
+               }).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"k8s_job/default/a=A", "k8s_job/ml/c=C"}));
+  EXPECT_FALSE(s->GetMeta("k8s_job/default/b").value().has_value());
+}
+
 TEST_F(StoreTest, ConcurrentCommitsAreGrouped) {
   auto s = std::move(Store::Open(path_)).value();
   std::vector<std::thread> threads;

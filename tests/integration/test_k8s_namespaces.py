@@ -38,7 +38,7 @@ class KubectlNamespacesTest(unittest.TestCase):
     def test_builtin_namespaces(self):
         lines = self.k('get', 'ns').stdout.splitlines()
         self.assertEqual(lines[0].split(), ['NAME', 'STATUS', 'AGE'])
-        self.assertEqual(self.names(), ['default', 'kube-system'])
+        self.assertEqual(self.names(), ['default', 'kube-system', 'slurm'])
         self.assertIn('Active', lines[1])
         p = self.k('delete', 'ns', 'default', check=False)
         self.assertEqual(p.returncode, 1)
@@ -46,7 +46,7 @@ class KubectlNamespacesTest(unittest.TestCase):
 
     def test_create_get_delete(self):
         self.assertIn('namespace/team-a created', self.k('create', 'ns', 'team-a').stdout)
-        self.assertEqual(self.names(), ['default', 'kube-system', 'team-a'])
+        self.assertEqual(self.names(), ['default', 'kube-system', 'slurm', 'team-a'])
         ns = json.loads(self.k('get', 'ns', 'team-a', '-o', 'json').stdout)
         self.assertEqual(ns['kind'], 'Namespace')
         self.assertEqual(ns['status']['phase'], 'Active')

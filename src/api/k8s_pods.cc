@@ -1,0 +1,1001 @@
+#include "api/k8s_pods.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "api/k8s_codec.h"
+
+namespace berth::api::k8s {
+namespace {
+
+using nlohmann::json;
+
+const json& At(const json& j, std::initializer_list<const char*> path) {
+  static const json kNull;
+  const json* cur = &j;
+  for (const char* key : path) {
+    if (!cur->is_object()) return kNull;
+    auto it = cur->find(key);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+  }
+  return *cur;
+}
+
+std::string Str(const json& j, std::initializer_list<const char*> path) {
+  const json& v = At(j, path);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
+std::string Text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+FieldProblem Required(std::string field, std::string detail = "") {
+  return {std::move(field), "Required value", "", std::move(detail)};
+}
+FieldProblem Invalid(std::string field, std::string value, std::string detail) {
+  return {std::move(field), "Invalid value", std::move(value), std::move(detail)};
+}
+FieldProblem Unsupported(std::string field, std::string value, std::string detail) {
+  return {std::move(field), "Unsupported value", std::move(value), std::move(detail)};
+}
+
+bool IsLabelChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+}
+
+// RFC 1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric, <= 63.
+bool IsDnsLabel(std::string_view s) {
+  if (s.empty() || s.size() > 63 || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(), IsLabelChar);
+}
+
+// Kubernetes' $(VAR) references in command and args: defined variables expand, $$ is a literal
+// $, anything else stays as written.
+std::string Expand(const std::string& in, const std::map<std::string, std::string>& env) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '$' || i + 1 >= in.size()) {
+      out += in[i];
+      continue;
+    }
+    if (in[i + 1] == '$') {
+      out += '$';
+      ++i;
+      continue;
+    }
+    if (in[i + 1] == '(') {
+      size_t close = in.find(')', i + 2);
+      if (close != std::string::npos) {
+        auto it = env.find(in.substr(i + 2, close - i - 2));
+        if (it != env.end()) {
+          out += it->second;
+          i = close;
+          continue;
+        }
+      }
+    }
+    out += in[i];
+  }
+  return out;
+}
+
+std::string FormatCores(double cores) {
+  if (cores == std::floor(cores)) return std::to_string(static_cast<int64_t>(cores));
+  return std::to_string(static_cast<int64_t>(std::llround(cores * 1000))) + "m";
+}
+
+// The resources of the one container: requests default to limits, as in Kubernetes.
+struct Resources {
+  double cpu_request = 0, cpu_limit = 0;  // cores; 0 = none
+  double mem_request = 0, mem_limit = 0;  // bytes
+  int64_t gpus = 0;
+};
+
+std::optional<FieldProblem> ReadResources(const json& c, const std::string& field, Resources* r) {
+  const json& res = At(c, {"resources"});
+  if (res.is_null()) return std::nullopt;
+  if (!res.is_object()) return Invalid(field + ".resources", Text(res), "must be an object");
+  std::map<std::string, double> requests, limits;
+  for (const char* kind : {"limits", "requests"}) {
+    const json& m = At(res, {kind});
+    if (m.is_null()) continue;
+    if (!m.is_object()) return Invalid(field + ".resources." + kind, Text(m), "must be a map");
+    for (const auto& [key, value] : m.items()) {
+      const std::string f = field + ".resources." + kind + "[" + key + "]";
+      std::optional<double> q = ParseQuantity(value);
+      if (!q || *q < 0) {
+        return Invalid(f, Text(value),
+                       "must be a quantity (for example \"500m\", \"2\", \"16Gi\")");
+      }
+      if (key != "cpu" && key != "memory" && key != "nvidia.com/gpu" &&
+          key != "ephemeral-storage") {
+        return Unsupported(f, key,
+                           "berth places cpu, memory and nvidia.com/gpu (ephemeral-storage is "
+                           "accepted and ignored)");
+      }
+      (std::string_view(kind) == "limits" ? limits : requests)[key] = *q;
+    }
+  }
+  for (const auto& [key, value] : limits) requests.emplace(key, value);
+  for (const auto& [key, value] : requests) {
+    auto lim = limits.find(key);
+    const std::string f = field + ".resources.requests[" + key + "]";
+    if (key == "nvidia.com/gpu") {
+      if (value != std::floor(value)) return Invalid(f, Text(value), "must be an integer");
+      if (lim == limits.end()) {
+        return Required(field + ".resources.limits[" + key + "]",
+                        "Limit must be set for non overcommitable resources");
+      }
+      if (lim->second != value) {
+        return Invalid(f, Text(value),
+                       "must be equal to " + key + " limit of " +
+                           std::to_string(static_cast<int64_t>(lim->second)));
+      }
+    } else if (lim != limits.end() && value > lim->second) {
+      return Invalid(
+          f, key == "cpu" ? FormatCores(value) : std::to_string(int64_t(value)),
+          "must be less than or equal to " + key + " limit of " +
+              (key == "cpu" ? FormatCores(lim->second) : std::to_string(int64_t(lim->second))));
+    }
+  }
+  auto get = [](const std::map<std::string, double>& m, const char* key) {
+    auto it = m.find(key);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  r->cpu_request = get(requests, "cpu");
+  r->cpu_limit = get(limits, "cpu");
+  r->mem_request = get(requests, "memory");
+  r->mem_limit = get(limits, "memory");
+  r->gpus = static_cast<int64_t>(get(requests, "nvidia.com/gpu"));
+  return std::nullopt;
+}
+
+int64_t CeilMiB(double bytes) {
+  return static_cast<int64_t>(std::ceil(bytes / (1024.0 * 1024.0)));
+}
+
+// The berth request keys a nodeSelector term maps to; a problem for a label no berth node
+// carries.
+std::optional<FieldProblem> ApplyNodeSelector(const json& selector, json* request, json* features,
+                                              json* partitions) {
+  if (selector.is_null()) return std::nullopt;
+  if (!selector.is_object()) {
+    return Invalid("spec.nodeSelector", Text(selector), "must be a map of strings");
+  }
+  for (const auto& [key, value] : selector.items()) {
+    const std::string f = "spec.nodeSelector[" + key + "]";
+    if (!value.is_string()) return Invalid(f, Text(value), "must be a string");
+    const std::string v = value.get<std::string>();
+    constexpr std::string_view kPart = "partition.berth.io/";
+    constexpr std::string_view kRole = "node-role.kubernetes.io/";
+    constexpr std::string_view kFeature = "feature.berth.io/";
+    if (key == "kubernetes.io/hostname") {
+      (*request)["nodelist"] = v;
+    } else if (key == "kubernetes.io/os") {
+      if (v != "linux") return Invalid(f, v, "berth nodes run linux");
+    } else if (key == "kubernetes.io/arch" || key == "beta.kubernetes.io/arch") {
+      // Every node of a berth cluster runs the controller's architecture: nothing to choose.
+    } else if (key == "nvidia.com/gpu.product") {
+      (*request)["gpu_type"] = v;
+    } else if (key.rfind(kPart, 0) == 0 && v == "true") {
+      partitions->push_back(key.substr(kPart.size()));
+    } else if (key.rfind(kRole, 0) == 0 && v.empty()) {
+      partitions->push_back(key.substr(kRole.size()));
+    } else if (key.rfind(kFeature, 0) == 0 && v == "true") {
+      features->push_back(key.substr(kFeature.size()));
+    } else {
+      return Unsupported(f, key + "=" + v,
+                         "no berth node carries this label: berth nodes are labelled "
+                         "kubernetes.io/hostname, kubernetes.io/os, nvidia.com/gpu.product, "
+                         "partition.berth.io/P=true, node-role.kubernetes.io/P and "
+                         "feature.berth.io/F=true");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<FieldProblem> ReadEnv(const json& c, const std::string& field, const json& pod,
+                                    const std::string& ns, const std::string& name,
+                                    json* environment, std::map<std::string, std::string>* env) {
+  const json& list = At(c, {"env"});
+  if (list.is_null()) return std::nullopt;
+  if (!list.is_array()) return Invalid(field + ".env", Text(list), "must be a list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string f = field + ".env[" + std::to_string(i) + "]";
+    const json& e = list[i];
+    const std::string var = Str(e, {"name"});
+    if (var.empty()) return Required(f + ".name");
+    if (var.find('=') != std::string::npos) {
+      return Invalid(f + ".name", var, "a valid environment variable name has no '='");
+    }
+    std::string value;
+    if (const json& from = At(e, {"valueFrom"}); !from.is_null()) {
+      const std::string path = Str(from, {"fieldRef", "fieldPath"});
+      if (path == "metadata.name") {
+        value = name;
+      } else if (path == "metadata.namespace") {
+        value = ns;
+      } else if (path.rfind("metadata.labels['", 0) == 0 && path.size() > 19 &&
+                 path.substr(path.size() - 2) == "']") {
+        value = Str(pod, {"metadata", "labels", path.substr(17, path.size() - 19).c_str()});
+      } else if (path.rfind("metadata.annotations['", 0) == 0 && path.size() > 24 &&
+                 path.substr(path.size() - 2) == "']") {
+        value = Str(pod, {"metadata", "annotations", path.substr(22, path.size() - 24).c_str()});
+      } else {
+        return Unsupported(f + ".valueFrom", Text(from),
+                           "berth fills metadata.name, metadata.namespace, "
+                           "metadata.labels['K'] and metadata.annotations['K'] (no secrets, "
+                           "config maps or resource fields yet)");
+      }
+    } else if (const json& v = At(e, {"value"}); v.is_string()) {
+      value = Expand(v.get<std::string>(), *env);
+    } else if (!v.is_null()) {
+      return Invalid(f + ".value", Text(v), "must be a string");
+    }
+    (*env)[var] = value;
+    (*environment)[var] = value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+json InvalidStatusOf(const std::string& kind, const std::string& name,
+                     const FieldProblem& problem) {
+  std::string message = problem.type;
+  if (!problem.value.empty() || problem.type == "Invalid value") {
+    message += ": \"" + problem.value + "\"";
+  }
+  if (!problem.detail.empty()) message += ": " + problem.detail;
+  std::string reason = problem.type == "Required value"      ? "FieldValueRequired"
+                       : problem.type == "Unsupported value" ? "FieldValueNotSupported"
+                       : problem.type == "Forbidden"         ? "FieldValueForbidden"
+                                                             : "FieldValueInvalid";
+  const size_t dot = kind.find('.');
+  json details = {
+      {"name", name},
+      {"kind", kind.substr(0, dot)},
+      {"causes",
+       json::array({{{"reason", reason}, {"message", message}, {"field", problem.field}}})}};
+  if (dot != std::string::npos) details["group"] = kind.substr(dot + 1);
+  return StatusBody(422, "Invalid",
+                    kind + " \"" + name + "\" is invalid: " + problem.field + ": " + message,
+                    details);
+}
+
+std::optional<double> ParseQuantity(const json& q) {
+  if (q.is_number()) return q.get<double>();
+  if (!q.is_string()) return std::nullopt;
+  std::string s = q.get<std::string>();
+  if (s.empty()) return std::nullopt;
+  struct Suffix {
+    const char* text;
+    double factor;
+  };
+  static const Suffix kSuffixes[] = {{"Ki", 1024.0},
+                                     {"Mi", 1048576.0},
+                                     {"Gi", 1073741824.0},
+                                     {"Ti", 1099511627776.0},
+                                     {"Pi", 1125899906842624.0},
+                                     {"Ei", 1152921504606846976.0},
+                                     {"n", 1e-9},
+                                     {"u", 1e-6},
+                                     {"m", 1e-3},
+                                     {"k", 1e3},
+                                     {"M", 1e6},
+                                     {"G", 1e9},
+                                     {"T", 1e12},
+                                     {"P", 1e15},
+                                     {"E", 1e18}};
+  double factor = 1;
+  for (const Suffix& x : kSuffixes) {
+    const size_t n = std::char_traits<char>::length(x.text);
+    if (s.size() > n && s.compare(s.size() - n, n, x.text) == 0) {
+      factor = x.factor;
+      s.resize(s.size() - n);
+      break;
+    }
+  }
+  // The number: [+-]digits[.digits][e[+-]digits]; nothing else.
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  bool digits = false;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, digits = true;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, digits = true;
+  }
+  if (!digits) return std::nullopt;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E') && factor == 1) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    bool exp_digits = false;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, exp_digits = true;
+    if (!exp_digits) return std::nullopt;
+  }
+  if (i != s.size()) return std::nullopt;
+  return std::strtod(s.c_str(), nullptr) * factor;
+}
+
+std::string SubdomainNameProblem(std::string_view name) {
+  if (name.empty()) return "a name is required";
+  if (name.size() > 253) return "must be no more than 253 characters";
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t dot = name.find('.', start);
+    std::string_view part =
+        name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (part.empty() || part.front() == '-' || part.back() == '-' ||
+        !std::all_of(part.begin(), part.end(), IsLabelChar)) {
+      return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+             "characters, '-' or '.', and must start and end with an alphanumeric character";
+    }
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return "";
+}
+
+std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMapping* out) {
+  if (!pod.is_object()) return Invalid("", Text(pod), "the body must be a Pod object");
+  if (pod.contains("kind") && pod["kind"] != "Pod") {
+    return Invalid("kind", Text(pod["kind"]), "the body must be a Pod");
+  }
+  if (pod.contains("apiVersion") && pod["apiVersion"] != "v1") {
+    return Invalid("apiVersion", Text(pod["apiVersion"]), "Pods are in v1");
+  }
+  const json& meta = At(pod, {"metadata"});
+  std::string name = Str(pod, {"metadata", "name"});
+  const std::string generate = Str(pod, {"metadata", "generateName"});
+  if (name.empty() && !generate.empty()) name = generate + ctx.name_suffix;
+  if (name.empty()) return Required("metadata.name", "name or generateName is required");
+  if (std::string p = SubdomainNameProblem(name); !p.empty()) {
+    return Invalid("metadata.name", name, p);
+  }
+  for (const char* key : {"labels", "annotations"}) {
+    const json& m = At(meta, {key});
+    if (m.is_null()) continue;
+    if (!m.is_object()) return Invalid(std::string("metadata.") + key, Text(m), "must be a map");
+    for (const auto& [k, v] : m.items()) {
+      if (!v.is_string()) {
+        return Invalid(std::string("metadata.") + key + "[" + k + "]", Text(v), "must be a string");
+      }
+    }
+  }
+  const json& spec = At(pod, {"spec"});
+  if (!spec.is_object()) return Required("spec");
+  const json& containers = At(spec, {"containers"});
+  if (!containers.is_array() || containers.empty()) return Required("spec.containers");
+  if (containers.size() > 1) {
+    return Invalid("spec.containers", std::to_string(containers.size()) + " containers",
+                   "berth runs one container per pod (a berth job with one task)");
+  }
+  if (const json& init = At(spec, {"initContainers"}); init.is_array() && !init.empty()) {
+    return Unsupported("spec.initContainers", std::to_string(init.size()) + " containers",
+                       "berth runs one container per pod and no init containers");
+  }
+  const json& c = containers[0];
+  const std::string cf = "spec.containers[0]";
+  if (!c.is_object()) return Invalid(cf, Text(c), "must be an object");
+  const std::string cname = Str(c, {"name"});
+  if (cname.empty()) return Required(cf + ".name");
+  if (!IsDnsLabel(cname)) {
+    return Invalid(cf + ".name", cname,
+                   "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                   "characters or '-', and must start and end with an alphanumeric character");
+  }
+  if (Str(c, {"image"}).empty()) return Required(cf + ".image");
+  json argv = json::array();
+  for (const char* key : {"command", "args"}) {
+    const json& list = At(c, {key});
+    if (list.is_null()) continue;
+    if (!list.is_array()) return Invalid(cf + "." + key, Text(list), "must be a list of strings");
+    for (const json& a : list) {
+      if (!a.is_string()) return Invalid(cf + "." + key, Text(a), "must be a list of strings");
+    }
+  }
+  if (At(c, {"command"}).is_null() || At(c, {"command"}).empty()) {
+    if (At(c, {"args"}).is_null() || At(c, {"args"}).empty()) {
+      return Required(cf + ".command",
+                      "berth runs processes, not container images: a pod must say what to run "
+                      "(command, or args)");
+    }
+  }
+  json environment = json::object();
+  std::map<std::string, std::string> env;
+  if (auto p = ReadEnv(c, cf, pod, ctx.ns, name, &environment, &env)) return p;
+  environment["HOSTNAME"] = name;
+  for (const char* key : {"command", "args"}) {
+    const json& list = At(c, {key});
+    if (!list.is_array()) continue;
+    for (const json& a : list) argv.push_back(Expand(a.get<std::string>(), env));
+  }
+  Resources res;
+  if (auto p = ReadResources(c, cf, &res)) return p;
+
+  json request = {
+      {"name", name.substr(0, 200)},
+      {"argv", argv},
+      {"environment", environment},
+      {"stdout", ctx.log_dir + "/" + ctx.ns + "_" + name + "_%j.log"},
+      {"requeue", false},
+      {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))}};
+  const std::string wd = Str(c, {"workingDir"});
+  request["work_dir"] = wd.empty() ? ctx.home : wd;
+  if (res.mem_request > 0) request["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
+  if (res.gpus > 0) request["gpus"] = res.gpus;
+  if (const json& ads = At(spec, {"activeDeadlineSeconds"}); !ads.is_null()) {
+    if (!ads.is_number_integer() || ads.get<int64_t>() <= 0) {
+      return Invalid("spec.activeDeadlineSeconds", Text(ads), "must be greater than 0");
+    }
+    request["time_limit"] = ads.get<int64_t>();
+  }
+  const std::string restart = spec.value("restartPolicy", "Always");
+  if (restart != "Always" && restart != "OnFailure" && restart != "Never") {
+    return Unsupported("spec.restartPolicy", restart,
+                       "supported values: \"Always\", \"OnFailure\", \"Never\"");
+  }
+  json features = json::array(), partitions = json::array();
+  if (auto p = ApplyNodeSelector(At(spec, {"nodeSelector"}), &request, &features, &partitions)) {
+    return p;
+  }
+  if (const std::string node = Str(spec, {"nodeName"}); !node.empty()) request["nodelist"] = node;
+  const json& annotations = At(meta, {"annotations"});
+  if (std::string p = Str(annotations, {"berth.io/partition"}); !p.empty()) partitions.push_back(p);
+  if (!partitions.empty()) {
+    std::string joined;
+    for (const json& p : partitions) joined += (joined.empty() ? "" : ",") + p.get<std::string>();
+    request["partition"] = joined;
+  }
+  if (!features.empty()) {
+    std::string joined;
+    for (const json& f : features) joined += (joined.empty() ? "" : "&") + f.get<std::string>();
+    request["constraint"] = joined;
+  }
+  if (std::string a = Str(annotations, {"berth.io/account"}); !a.empty()) request["account"] = a;
+  if (std::string q = Str(spec, {"priorityClassName"}); !q.empty()) request["qos"] = q;
+  if (std::string q = Str(annotations, {"berth.io/qos"}); !q.empty()) request["qos"] = q;
+
+  // What berth keeps: the manifest's metadata and spec, defaulted as the API server would.
+  json kept_spec = spec;
+  kept_spec["restartPolicy"] = restart;
+  kept_spec["schedulerName"] = "berth";
+  kept_spec.erase("nodeName");  // set from the allocation
+  if (!kept_spec.contains("terminationGracePeriodSeconds")) {
+    kept_spec["terminationGracePeriodSeconds"] = 30;
+  }
+  if (!kept_spec.contains("dnsPolicy")) kept_spec["dnsPolicy"] = "ClusterFirst";
+  json& kc = kept_spec["containers"][0];
+  if (!kc.contains("imagePullPolicy")) kc["imagePullPolicy"] = "IfNotPresent";
+  if (!kc.contains("resources")) kc["resources"] = json::object();
+  if (!kc.contains("terminationMessagePath")) {
+    kc["terminationMessagePath"] = "/dev/termination-log";
+  }
+  if (!kc.contains("terminationMessagePolicy")) kc["terminationMessagePolicy"] = "File";
+  out->name = name;
+  out->request = std::move(request);
+  out->meta = {{"namespace", ctx.ns},
+               {"name", name},
+               {"labels", At(meta, {"labels"}).is_object() ? At(meta, {"labels"}) : json::object()},
+               {"annotations", annotations.is_object() ? annotations : json::object()},
+               {"spec", std::move(kept_spec)},
+               {"created", ctx.now}};
+  if (!generate.empty()) out->meta["generateName"] = generate;
+  if (const json& owners = At(meta, {"ownerReferences"}); owners.is_array()) {
+    out->meta["ownerReferences"] = owners;
+  }
+  if (res.mem_limit > 0) out->meta["mem_limit_mib"] = CeilMiB(res.mem_limit);
+  if (res.cpu_limit > 0) out->meta["cpu_limit"] = res.cpu_limit;
+  return std::nullopt;
+}
+
+std::string PodNamespace(const PodFacts& f) {
+  return f.meta ? Str(*f.meta, {"namespace"}) : kSlurmNamespace;
+}
+
+std::string PodName(const PodFacts& f) {
+  return f.meta ? Str(*f.meta, {"name"}) : "job-" + std::to_string(f.job_id);
+}
+
+std::string PodPhase(std::string_view state) {
+  if (state == "PENDING" || state == "SUSPENDED" || state == "REQUEUED") return "Pending";
+  if (state == "COMPLETED") return "Succeeded";
+  if (state == "RUNNING" || state == "CONFIGURING" || state == "COMPLETING" || state == "STOPPED") {
+    return "Running";
+  }
+  return "Failed";
+}
+
+json EncodePod(const PodFacts& f) {
+  const std::string ns = PodNamespace(f), name = PodName(f);
+  const std::string uid = StableUid("Pod", std::to_string(f.job_id) + "/" + ns + "/" + name);
+  const std::string phase = PodPhase(f.state);
+  json labels = json::object(), annotations = json::object();
+  json spec;
+  if (f.meta) {
+    labels = At(*f.meta, {"labels"}).is_object() ? At(*f.meta, {"labels"}) : json::object();
+    annotations =
+        At(*f.meta, {"annotations"}).is_object() ? At(*f.meta, {"annotations"}) : json::object();
+    spec = At(*f.meta, {"spec"});
+  } else {
+    // A Slurm job: its request as a container.
+    json requests = {{"cpu", std::to_string(std::max(f.cpus, 1))}};
+    if (f.mem_mib > 0) requests["memory"] = MemoryQuantity(f.mem_mib);
+    if (f.gpus > 0) requests["nvidia.com/gpu"] = std::to_string(f.gpus);
+    json limits = requests;
+    spec = {{"restartPolicy", "Never"},
+            {"schedulerName", "berth"},
+            {"containers",
+             json::array({{{"name", "batch"},
+                           {"image", "slurm-batch-script"},
+                           {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
+    if (f.time_limit > 0) spec["activeDeadlineSeconds"] = f.time_limit;
+    labels = {{"berth.io/user", f.user}, {"berth.io/account", f.account}};
+  }
+  labels["berth.io/job-id"] = std::to_string(f.job_id);
+  annotations["berth.io/job-id"] = std::to_string(f.job_id);
+  annotations["berth.io/state"] = f.state;
+  if (!f.partition.empty()) annotations["berth.io/partition"] = f.partition;
+  if (!f.node.empty()) spec["nodeName"] = f.node;
+  std::string cname = "main", image;
+  if (const json& cs = At(spec, {"containers"});
+      cs.is_array() && !cs.empty() && cs[0].is_object()) {
+    cname = cs[0].value("name", "main");
+    image = cs[0].value("image", "");
+  }
+  json metadata = {{"name", name},
+                   {"namespace", ns},
+                   {"uid", uid},
+                   {"resourceVersion", f.resource_version},
+                   {"creationTimestamp",
+                    Rfc3339(f.meta ? At(*f.meta, {"created"}).get<int64_t>() : f.submit_time)},
+                   {"labels", labels},
+                   {"annotations", annotations}};
+  if (f.meta) {
+    if (const json& g = At(*f.meta, {"generateName"}); g.is_string()) metadata["generateName"] = g;
+    if (const json& o = At(*f.meta, {"ownerReferences"}); o.is_array()) {
+      metadata["ownerReferences"] = o;
+    }
+  }
+  if (f.deleted_at > 0) {
+    metadata["deletionTimestamp"] = Rfc3339(f.deleted_at);
+    metadata["deletionGracePeriodSeconds"] = 30;
+  }
+  // Status.
+  const bool started = f.start_time > 0;
+  const bool running = phase == "Running";
+  const bool ended = phase == "Succeeded" || phase == "Failed";
+  const int64_t placed = started ? f.start_time : 0;
+  auto condition = [](const char* type, bool status, int64_t since, const std::string& reason,
+                      const std::string& message) {
+    json c = {{"type", type},
+              {"status", status ? "True" : "False"},
+              {"lastProbeTime", nullptr},
+              {"lastTransitionTime", Rfc3339(since)}};
+    if (!reason.empty()) c["reason"] = reason;
+    if (!message.empty()) c["message"] = message;
+    return c;
+  };
+  json conditions = json::array();
+  const int64_t created = f.submit_time;
+  if (!started) {
+    std::string message =
+        f.reason.empty() ? "waiting for the scheduler's next pass" : "berth: " + f.reason;
+    if (!f.reason_detail.empty()) message += " (" + f.reason_detail + ")";
+    if (ended) {
+      conditions.push_back(condition("PodScheduled", false, f.end_time, "Unschedulable",
+                                     "the pod ended (" + f.state + ") before it was placed"));
+    } else {
+      conditions.push_back(condition("PodScheduled", false, created, "Unschedulable", message));
+    }
+  } else {
+    const std::string done_reason = ended ? "PodCompleted" : "";
+    conditions.push_back(condition("PodReadyToStartContainers", running, placed, "", ""));
+    conditions.push_back(condition("Initialized", true, placed, done_reason, ""));
+    conditions.push_back(condition("Ready", running, ended ? f.end_time : placed, done_reason, ""));
+    conditions.push_back(
+        condition("ContainersReady", running, ended ? f.end_time : placed, done_reason, ""));
+    conditions.push_back(condition("PodScheduled", true, placed, "", ""));
+  }
+  json status = {{"phase", phase}, {"conditions", conditions}, {"qosClass", "Guaranteed"}};
+  if (started) {
+    status["startTime"] = Rfc3339(f.start_time);
+    status["hostIP"] = "127.0.0.1";
+    status["hostIPs"] = json::array({{{"ip", "127.0.0.1"}}});
+  }
+  json state;
+  std::string pod_reason, pod_message;
+  if (!started && !ended) {
+    state = {{"waiting", {{"reason", "ContainerCreating"}}}};
+  } else if (running) {
+    state = {{"running", {{"startedAt", Rfc3339(f.start_time)}}}};
+  } else if (ended) {
+    std::string reason = "Error";
+    int32_t code = f.term_signal > 0 ? 128 + f.term_signal : f.exit_code;
+    if (f.state == "COMPLETED") {
+      reason = "Completed";
+    } else if (f.state == "OUT_OF_MEMORY") {
+      reason = "OOMKilled";
+      if (code == 0) code = 137;
+    } else if (f.state == "TIMEOUT" || f.state == "DEADLINE") {
+      reason = "DeadlineExceeded";
+      pod_reason = "DeadlineExceeded";
+      pod_message = "Pod was active on the node longer than the specified deadline";
+    } else if (f.state == "PREEMPTED") {
+      pod_reason = "Preempted";
+      pod_message = "berth preempted the pod for a job of higher priority";
+    } else if (f.state == "NODE_FAIL") {
+      pod_reason = "NodeLost";
+      pod_message = "the node " + f.node + " was lost";
+    } else if (f.state == "CANCELLED") {
+      pod_message = "cancelled";
+    }
+    if (f.state != "COMPLETED" && code == 0) code = 1;
+    json terminated = {{"exitCode", code},
+                       {"reason", reason},
+                       {"startedAt", Rfc3339(started ? f.start_time : f.end_time)},
+                       {"finishedAt", Rfc3339(f.end_time)},
+                       {"containerID", "berth://" + std::to_string(f.job_id)}};
+    if (f.term_signal > 0) terminated["signal"] = f.term_signal;
+    if (!f.message.empty()) terminated["message"] = f.message;
+    state = {{"terminated", terminated}};
+  }
+  if (!pod_reason.empty()) status["reason"] = pod_reason;
+  if (!pod_message.empty()) status["message"] = pod_message;
+  if (started || ended) {
+    json cs = {{"name", cname},
+               {"image", image},
+               {"imageID", ""},
+               {"containerID", "berth://" + std::to_string(f.job_id)},
+               {"ready", running},
+               {"started", running},
+               {"restartCount", f.restart_count},
+               {"state", state}};
+    status["containerStatuses"] = json::array({cs});
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+json PodTableColumns() {
+  return json::array(
+      {TableColumn("Name", "string", "name", "the pod's name (job-ID for a Slurm job)", 0),
+       TableColumn("Ready", "string", "", "ready containers / containers", 0),
+       TableColumn("Status", "string", "", "what the pod is doing", 0),
+       TableColumn("Restarts", "integer", "", "how often berth requeued the job", 0),
+       TableColumn("Age", "string", "", "since the pod was created", 0),
+       TableColumn("IP", "string", "", "the pod's address (its node's: no pod network)", 1),
+       TableColumn("Node", "string", "", "the node it runs or ran on", 1),
+       TableColumn("Nominated Node", "string", "", "not used by berth", 1),
+       TableColumn("Readiness Gates", "string", "", "not used by berth", 1)});
+}
+
+json PodTableCells(const json& pod, int64_t now) {
+  const json& status = At(pod, {"status"});
+  const std::string phase = Str(status, {"phase"});
+  std::string shown = phase;
+  const json& cs = At(status, {"containerStatuses"});
+  int restarts = 0;
+  bool ready = false;
+  if (cs.is_array() && !cs.empty()) {
+    restarts = cs[0].value("restartCount", 0);
+    ready = cs[0].value("ready", false);
+    if (const json& w = At(cs[0], {"state", "waiting", "reason"}); w.is_string()) {
+      shown = w.get<std::string>();
+    }
+    if (const json& t = At(cs[0], {"state", "terminated", "reason"}); t.is_string()) {
+      shown = t.get<std::string>();
+    }
+  }
+  if (const json& r = At(status, {"reason"}); r.is_string()) shown = r.get<std::string>();
+  if (At(pod, {"metadata", "deletionTimestamp"}).is_string() && phase != "Succeeded" &&
+      phase != "Failed") {
+    shown = "Terminating";
+  }
+  int64_t created = 0;
+  if (const json& t = At(pod, {"metadata", "creationTimestamp"}); t.is_string()) {
+    created = ParseRfc3339(t.get<std::string>()).value_or(now);
+  }
+  const std::string node = Str(pod, {"spec", "nodeName"});
+  const std::string ip = Str(status, {"podIP"});
+  return json::array({Str(pod, {"metadata", "name"}), ready ? "1/1" : "0/1", shown, restarts,
+                      HumanDuration(std::max<int64_t>(0, now - created)),
+                      ip.empty() ? "<none>" : ip, node.empty() ? "<none>" : node, "<none>",
+                      "<none>"});
+}
+
+std::optional<std::string> PodField(const json& pod, const std::string& field) {
+  if (field == "metadata.name") return Str(pod, {"metadata", "name"});
+  if (field == "metadata.namespace") return Str(pod, {"metadata", "namespace"});
+  if (field == "spec.nodeName") return Str(pod, {"spec", "nodeName"});
+  if (field == "spec.restartPolicy") return Str(pod, {"spec", "restartPolicy"});
+  if (field == "spec.schedulerName") return Str(pod, {"spec", "schedulerName"});
+  if (field == "spec.serviceAccountName") return Str(pod, {"spec", "serviceAccountName"});
+  if (field == "status.phase") return Str(pod, {"status", "phase"});
+  if (field == "status.podIP") return Str(pod, {"status", "podIP"});
+  if (field == "status.nominatedNodeName") return Str(pod, {"status", "nominatedNodeName"});
+  return std::nullopt;
+}
+
+std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
+                                       const std::string& uid, int64_t now, json* out) {
+  if (!job.is_object()) return Invalid("", Text(job), "the body must be a Job object");
+  if (job.contains("kind") && job["kind"] != "Job") {
+    return Invalid("kind", Text(job["kind"]), "the body must be a Job");
+  }
+  if (job.contains("apiVersion") && job["apiVersion"] != "batch/v1") {
+    return Invalid("apiVersion", Text(job["apiVersion"]), "Jobs are in batch/v1");
+  }
+  const std::string name = Str(job, {"metadata", "name"});
+  if (name.empty()) return Required("metadata.name", "name or generateName is required");
+  if (std::string p = SubdomainNameProblem(name); !p.empty()) {
+    return Invalid("metadata.name", name, p);
+  }
+  json j = job;
+  j["apiVersion"] = "batch/v1";
+  j["kind"] = "Job";
+  json& meta = j["metadata"];
+  meta["namespace"] = ns;
+  meta["uid"] = uid;
+  meta["creationTimestamp"] = Rfc3339(now);
+  meta["generation"] = 1;
+  if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
+  if (!j.contains("spec") || !j["spec"].is_object()) return Required("spec");
+  json& spec = j["spec"];
+  auto count = [&](const char* key, int64_t dflt, int64_t min) -> std::optional<FieldProblem> {
+    if (!spec.contains(key) || spec[key].is_null()) {
+      if (dflt >= 0) spec[key] = dflt;
+      return std::nullopt;
+    }
+    if (!spec[key].is_number_integer() || spec[key].get<int64_t>() < min) {
+      return Invalid(std::string("spec.") + key, Text(spec[key]),
+                     min > 0 ? "must be greater than 0" : "must be greater than or equal to 0");
+    }
+    return std::nullopt;
+  };
+  const bool completions_given = spec.contains("completions") && !spec["completions"].is_null();
+  if (auto p = count("parallelism", 1, 0)) return p;
+  if (auto p = count("completions", completions_given ? 0 : -1, 0)) return p;
+  if (!completions_given) spec["completions"] = spec["parallelism"];
+  if (auto p = count("backoffLimit", 6, 0)) return p;
+  if (spec.contains("activeDeadlineSeconds") && !spec["activeDeadlineSeconds"].is_null()) {
+    if (auto p = count("activeDeadlineSeconds", -1, 1)) return p;
+  }
+  if (spec.contains("ttlSecondsAfterFinished") && !spec["ttlSecondsAfterFinished"].is_null()) {
+    if (auto p = count("ttlSecondsAfterFinished", -1, 0)) return p;
+  }
+  const std::string mode = spec.value("completionMode", "NonIndexed");
+  if (mode != "NonIndexed" && mode != "Indexed") {
+    return Unsupported("spec.completionMode", mode,
+                       "supported values: \"NonIndexed\", \"Indexed\"");
+  }
+  spec["completionMode"] = mode;
+  if (mode == "Indexed" && !completions_given) {
+    return Required("spec.completions", "when completion mode is Indexed");
+  }
+  if (mode == "Indexed" && spec["completions"].get<int64_t>() > 100000) {
+    return Invalid("spec.completions", Text(spec["completions"]),
+                   "must be less than or equal to 100000 when completion mode is Indexed");
+  }
+  if (!spec.contains("suspend")) spec["suspend"] = false;
+  if (!spec["suspend"].is_boolean())
+    return Invalid("spec.suspend", Text(spec["suspend"]), "must be a boolean");
+  spec["manualSelector"] = false;
+  spec["podReplacementPolicy"] = "TerminatingOrFailed";
+  json& tmpl = spec["template"];
+  if (!tmpl.is_object() || !tmpl.contains("spec")) return Required("spec.template");
+  const std::string restart = At(tmpl, {"spec", "restartPolicy"}).is_string()
+                                  ? tmpl["spec"]["restartPolicy"].get<std::string>()
+                                  : "";
+  if (restart != "Never" && restart != "OnFailure") {
+    if (restart.empty()) {
+      return Required("spec.template.spec.restartPolicy",
+                      "supported values: \"OnFailure\", \"Never\"");
+    }
+    return Unsupported("spec.template.spec.restartPolicy", restart,
+                       "supported values: \"OnFailure\", \"Never\"");
+  }
+  json labels = {{"batch.kubernetes.io/controller-uid", uid},
+                 {"batch.kubernetes.io/job-name", name},
+                 {"controller-uid", uid},
+                 {"job-name", name}};
+  if (!tmpl.contains("metadata") || !tmpl["metadata"].is_object())
+    tmpl["metadata"] = json::object();
+  json& tl = tmpl["metadata"]["labels"];
+  if (!tl.is_object()) tl = json::object();
+  for (const auto& [k, v] : labels.items()) tl[k] = v;
+  spec["selector"] = {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid}}}};
+  // The template must itself be a valid Pod.
+  PodMapping probe;
+  PodContext ctx;
+  ctx.ns = ns;
+  ctx.home = "/";
+  ctx.name_suffix = "xxxxx";
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", tmpl["metadata"]},
+              {"spec", tmpl["spec"]}};
+  pod["metadata"]["name"] = name + "-0-xxxxx";
+  if (auto p = MapPod(pod, ctx, &probe)) {
+    p->field = "spec.template." + p->field;
+    return p;
+  }
+  if (!j.contains("status") || !j["status"].is_object()) j["status"] = json::object();
+  *out = std::move(j);
+  return std::nullopt;
+}
+
+json PodFromTemplate(const json& job, int index, const std::string& name) {
+  const json& tmpl = At(job, {"spec", "template"});
+  json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", At(tmpl, {"metadata"}).is_object() ? At(tmpl, {"metadata"}) : json::object()},
+      {"spec", At(tmpl, {"spec"})}};
+  json& meta = pod["metadata"];
+  meta["name"] = name;
+  meta["generateName"] = Str(job, {"metadata", "name"}) + "-";
+  meta["ownerReferences"] = json::array({{{"apiVersion", "batch/v1"},
+                                          {"kind", "Job"},
+                                          {"name", Str(job, {"metadata", "name"})},
+                                          {"uid", Str(job, {"metadata", "uid"})},
+                                          {"controller", true},
+                                          {"blockOwnerDeletion", true}}});
+  if (!meta.contains("annotations") || !meta["annotations"].is_object()) {
+    meta["annotations"] = json::object();
+  }
+  if (index >= 0) {
+    const std::string i = std::to_string(index);
+    meta["labels"]["batch.kubernetes.io/job-completion-index"] = i;
+    meta["annotations"]["batch.kubernetes.io/job-completion-index"] = i;
+    json& c = pod["spec"]["containers"][0];
+    if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
+    c["env"].insert(c["env"].begin(), json{{"name", "JOB_COMPLETION_INDEX"}, {"value", i}});
+  }
+  return pod;
+}
+
+json JobTableColumns() {
+  return json::array(
+      {TableColumn("Name", "string", "name", "the job's name", 0),
+       TableColumn("Status", "string", "", "Running, Complete, Failed, Suspended", 0),
+       TableColumn("Completions", "string", "", "succeeded / desired completions", 0),
+       TableColumn("Duration", "string", "", "from start to completion (or now)", 0),
+       TableColumn("Age", "string", "", "since the job was created", 0),
+       TableColumn("Containers", "string", "", "the template's containers", 1),
+       TableColumn("Images", "string", "", "the template's images", 1),
+       TableColumn("Selector", "string", "", "the pods' label selector", 1)});
+}
+
+json JobTableCells(const json& job, int64_t now) {
+  const json& status = At(job, {"status"});
+  std::string shown = "Running";
+  if (At(job, {"spec", "suspend"}) == true) shown = "Suspended";
+  if (const json& conds = At(status, {"conditions"}); conds.is_array()) {
+    for (const json& c : conds) {
+      if (c.value("status", "") != "True") continue;
+      const std::string type = c.value("type", "");
+      if (type == "Complete") shown = "Complete";
+      if (type == "Failed") shown = "Failed";
+    }
+  }
+  const int64_t succeeded = status.value("succeeded", 0);
+  const json& completions = At(job, {"spec", "completions"});
+  std::string comp = std::to_string(succeeded) + "/" +
+                     (completions.is_number() ? std::to_string(completions.get<int64_t>()) : "1");
+  auto time_of = [&](const char* key) -> int64_t {
+    const json& t = At(status, {key});
+    return t.is_string() ? ParseRfc3339(t.get<std::string>()).value_or(0) : 0;
+  };
+  const int64_t start = time_of("startTime"), done = time_of("completionTime");
+  std::string duration =
+      start ? HumanDuration(std::max<int64_t>(0, (done ? done : now) - start)) : "";
+  int64_t created = 0;
+  if (const json& t = At(job, {"metadata", "creationTimestamp"}); t.is_string()) {
+    created = ParseRfc3339(t.get<std::string>()).value_or(now);
+  }
+  std::string containers, images;
+  if (const json& cs = At(job, {"spec", "template", "spec", "containers"}); cs.is_array()) {
+    for (const json& c : cs) {
+      containers += (containers.empty() ? "" : ",") + c.value("name", "");
+      images += (images.empty() ? "" : ",") + c.value("image", "");
+    }
+  }
+  std::string selector;
+  if (const json& m = At(job, {"spec", "selector", "matchLabels"}); m.is_object()) {
+    for (const auto& [k, v] : m.items()) {
+      selector += (selector.empty() ? "" : ",") + k + "=" + Text(v);
+    }
+  }
+  return json::array({Str(job, {"metadata", "name"}), shown, comp, duration,
+                      HumanDuration(std::max<int64_t>(0, now - created)), containers, images,
+                      selector});
+}
+
+std::optional<std::string> JobField(const json& job, const std::string& field) {
+  if (field == "metadata.name") return Str(job, {"metadata", "name"});
+  if (field == "metadata.namespace") return Str(job, {"metadata", "namespace"});
+  if (field == "status.successful")
+    return std::to_string(At(job, {"status"}).value("succeeded", 0));
+  return std::nullopt;
+}
+
+json EventTableColumns() {
+  return json::array({TableColumn("Last Seen", "string", "", "when it last happened", 0),
+                      TableColumn("Type", "string", "", "Normal or Warning", 0),
+                      TableColumn("Reason", "string", "", "why", 0),
+                      TableColumn("Object", "string", "", "what it is about", 0),
+                      TableColumn("Message", "string", "", "what happened", 0)});
+}
+
+json EventTableCells(const json& event, int64_t now) {
+  int64_t last = 0;
+  if (const json& t = At(event, {"lastTimestamp"}); t.is_string()) {
+    last = ParseRfc3339(t.get<std::string>()).value_or(now);
+  }
+  std::string kind = Str(event, {"involvedObject", "kind"});
+  for (char& ch : kind) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return json::array({HumanDuration(std::max<int64_t>(0, now - last)), Str(event, {"type"}),
+                      Str(event, {"reason"}), kind + "/" + Str(event, {"involvedObject", "name"}),
+                      Str(event, {"message"})});
+}
+
+std::optional<std::string> EventField(const json& event, const std::string& field) {
+  if (field == "metadata.name") return Str(event, {"metadata", "name"});
+  if (field == "metadata.namespace") return Str(event, {"metadata", "namespace"});
+  if (field == "type") return Str(event, {"type"});
+  if (field == "reason") return Str(event, {"reason"});
+  constexpr std::string_view kInvolved = "involvedObject.";
+  if (field.rfind(kInvolved, 0) == 0) {
+    const std::string key = field.substr(kInvolved.size());
+    if (key == "name" || key == "namespace" || key == "kind" || key == "uid" ||
+        key == "apiVersion" || key == "fieldPath" || key == "resourceVersion") {
+      return Str(event, {"involvedObject", key.c_str()});
+    }
+  }
+  if (field == "source") return Str(event, {"source", "component"});
+  return std::nullopt;
+}
+
+json MakeEvent(const json& object, const std::string& type, const std::string& reason,
+               const std::string& message, int64_t time, int count, const std::string& component) {
+  const json& meta = At(object, {"metadata"});
+  const std::string ns = Str(meta, {"namespace"});
+  const std::string name = Str(meta, {"name"});
+  const std::string uid = Str(meta, {"uid"});
+  const std::string id = StableUid("Event", uid + "/" + reason + "/" + message);
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata",
+           {{"name", name + "." + id.substr(0, 8)},
+            {"namespace", ns.empty() ? "default" : ns},
+            {"uid", id},
+            {"resourceVersion", "1"},
+            {"creationTimestamp", Rfc3339(time)}}},
+          {"involvedObject",
+           {{"apiVersion", Str(object, {"apiVersion"})},
+            {"kind", Str(object, {"kind"})},
+            {"namespace", ns},
+            {"name", name},
+            {"uid", uid}}},
+          {"reason", reason},
+          {"message", message},
+          {"type", type},
+          {"source", {{"component", component}}},
+          {"reportingComponent", component},
+          {"reportingInstance", ""},
+          {"firstTimestamp", Rfc3339(time)},
+          {"lastTimestamp", Rfc3339(time)},
+          {"eventTime", nullptr},
+          {"count", count}};
+}
+
+}  // namespace berth::api::k8s

@@ -1,0 +1,115 @@
+// core/v1 Pods, batch/v1 Jobs and core/v1 Events as berth serves them (docs/kubernetes.md): what a
+// Pod manifest asks of berth's scheduler (a berth job request), how a berth job looks as a Pod,
+// the defaults and checks of a Job, a Job's Pods made from its template, and the Table columns of
+// all three. Pure functions of their arguments.
+#ifndef BERTH_API_K8S_PODS_H_
+#define BERTH_API_K8S_PODS_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace berth::api::k8s {
+
+// What is wrong with a manifest, as a 422 Invalid Status names it:
+// `Pod "x" is invalid: spec.containers[0].image: Required value`.
+struct FieldProblem {
+  std::string field;   // "spec.containers[0].image"
+  std::string type;    // "Required value", "Invalid value", "Unsupported value", "Forbidden"
+  std::string value;   // the offending value as text ("" when none)
+  std::string detail;  // "" or the explanation
+};
+// The 422 Status body for `problem` of the object `kind` ("Pod", "Job.batch") named `name`.
+nlohmann::json InvalidStatusOf(const std::string& kind, const std::string& name,
+                               const FieldProblem& problem);
+
+// A quantity ("500m", "2", 1.5, "16Gi", "1e9") as a number of units (cores, bytes); nullopt when
+// it is not one.
+std::optional<double> ParseQuantity(const nlohmann::json& q);
+
+// "" when `name` is a valid DNS subdomain name (RFC 1123: lower-case alphanumerics, '-' and '.',
+// at most 253), else what is wrong.
+std::string SubdomainNameProblem(std::string_view name);
+
+// What a Pod manifest becomes.
+struct PodMapping {
+  std::string name;        // metadata.name (generateName + a suffix when only that is given)
+  nlohmann::json request;  // a berth job request (docs/formats/job-json.md)
+  nlohmann::json meta;     // what berth keeps with the job: the record's "k8s" object
+};
+
+struct PodContext {
+  std::string ns;           // the namespace of the request's path
+  std::string home;         // the caller's home: the working directory when none is given
+  std::string log_dir;      // where pod logs go (the job's stdout, %j = its id)
+  std::string name_suffix;  // 5 characters for generateName
+  int64_t now = 0;
+};
+
+// Checks a Pod manifest and maps it. nullopt when it maps; `out` is then filled.
+std::optional<FieldProblem> MapPod(const nlohmann::json& pod, const PodContext& ctx,
+                                   PodMapping* out);
+
+// A berth job as Kubernetes sees it.
+struct PodFacts {
+  uint32_t job_id = 0;
+  std::string state;   // berth's state name: "PENDING", "RUNNING", "COMPLETED", ...
+  std::string reason;  // the pending reason ("Resources", "Priority", ...) or ""
+  std::string reason_detail;
+  std::string node;  // where it runs or ran ("" when not placed)
+  int64_t submit_time = 0, start_time = 0, end_time = 0;  // 0 = not yet
+  int32_t exit_code = 0, term_signal = 0, restart_count = 0;
+  std::string message;  // what the node said (e.g. out of memory)
+  std::string user, account, partition, job_name;
+  int32_t cpus = 0;
+  int64_t mem_mib = 0;
+  int32_t gpus = 0;
+  int64_t time_limit = 0;  // seconds
+  int64_t deleted_at = 0;  // when a delete was asked (0 = not)
+  std::string resource_version;
+  const nlohmann::json* meta = nullptr;  // the "k8s" object; null for a Slurm job
+};
+
+// The namespace Slurm jobs appear in (as Pods named job-ID).
+inline constexpr const char* kSlurmNamespace = "slurm";
+
+// The Pod's namespace and name.
+std::string PodNamespace(const PodFacts& f);
+std::string PodName(const PodFacts& f);
+// Kubernetes' phase: Pending, Running, Succeeded or Failed.
+std::string PodPhase(std::string_view berth_state);
+nlohmann::json EncodePod(const PodFacts& f);
+nlohmann::json PodTableColumns();
+nlohmann::json PodTableCells(const nlohmann::json& pod, int64_t now);
+// The Pod's field for a field selector (metadata.name, metadata.namespace, spec.nodeName,
+// status.phase, spec.restartPolicy, spec.schedulerName, spec.serviceAccountName,
+// status.podIP, status.nominatedNodeName); nullopt for others.
+std::optional<std::string> PodField(const nlohmann::json& pod, const std::string& field);
+
+// batch/v1 Jobs. A Job manifest checked and defaulted (parallelism, completions, completionMode,
+// backoffLimit, suspend, selector, template labels), its uid and creation time set; nullopt when
+// fine.
+std::optional<FieldProblem> DefaultJob(const nlohmann::json& job, const std::string& ns,
+                                       const std::string& uid, int64_t now, nlohmann::json* out);
+// The Pod manifest of the job's pod with completion index `index` (-1 for a NonIndexed Job),
+// named `name`.
+nlohmann::json PodFromTemplate(const nlohmann::json& job, int index, const std::string& name);
+nlohmann::json JobTableColumns();
+nlohmann::json JobTableCells(const nlohmann::json& job, int64_t now);
+std::optional<std::string> JobField(const nlohmann::json& job, const std::string& field);
+
+// core/v1 Events.
+nlohmann::json EventTableColumns();
+nlohmann::json EventTableCells(const nlohmann::json& event, int64_t now);
+std::optional<std::string> EventField(const nlohmann::json& event, const std::string& field);
+// An Event about `object` (a Pod, Job or Node: its kind, namespace, name and uid are read).
+nlohmann::json MakeEvent(const nlohmann::json& object, const std::string& type,
+                         const std::string& reason, const std::string& message, int64_t time,
+                         int count, const std::string& component);
+
+}  // namespace berth::api::k8s
+
+#endif  // BERTH_API_K8S_PODS_H_

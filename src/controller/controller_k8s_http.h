@@ -1,0 +1,70 @@
+// What the Kubernetes face's resource handlers share (controller_k8s_*.cc): how a resource
+// appears in lists, Tables and watches, selectors, and the list, object and watch answers.
+#ifndef BERTH_CONTROLLER_CONTROLLER_K8S_HTTP_H_
+#define BERTH_CONTROLLER_CONTROLLER_K8S_HTTP_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/k8s_codec.h"
+#include "controller/controller_internal.h"
+
+namespace berth::controller::k8sface {
+
+// Objects of one answer, by a key that orders them ("name" or "namespace/name").
+using Objects = std::map<std::string, nlohmann::json>;
+using CellsFn = nlohmann::json (*)(const nlohmann::json&, int64_t);
+// An object's value of a field selector's field; nullopt for a field the resource lacks.
+using FieldFn = std::optional<std::string> (*)(const nlohmann::json&, const std::string&);
+
+// How one resource appears in lists, tables and watches.
+struct ResourceShape {
+  std::string plural;       // "nodes"
+  std::string list_kind;    // "NodeList"
+  std::string api_version;  // "v1", "batch/v1"
+  nlohmann::json columns;
+  CellsFn cells;
+  FieldFn field;
+};
+
+// metadata.name and metadata.namespace: the fields every resource has.
+std::optional<std::string> MetadataField(const nlohmann::json& object, const std::string& field);
+
+struct Selectors {
+  std::vector<api::k8s::Requirement> labels, fields;
+};
+// ?labelSelector= and ?fieldSelector=; INVALID_ARGUMENT for one it cannot read or a field the
+// resource does not have.
+Result<Selectors> ParseSelectors(const net::HttpRequest& req, const ResourceShape& shape);
+bool Matches(const Selectors& s, const ResourceShape& shape, const nlohmann::json& object);
+
+std::string Query(const net::HttpRequest& req, const char* key);
+net::HttpResponse BadRequest(const std::string& message);
+net::HttpResponse MethodNotAllowedHere();
+// Keeps the objects the request's selectors match; a 400 answer for selectors it cannot read.
+std::optional<net::HttpResponse> Select(const net::HttpRequest& req, const ResourceShape& shape,
+                                        Objects* objects);
+nlohmann::json TableOf(const ResourceShape& shape,
+                       const std::vector<const nlohmann::json*>& objects, const std::string& rv,
+                       int64_t now);
+net::HttpResponse ListResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                               const Objects& objects, const std::string& rv, int64_t now);
+net::HttpResponse ObjectResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                                 const nlohmann::json& object, int status, int64_t now);
+// A watch stream: ADDED for what exists (unless the client resumes from a resourceVersion), then
+// ADDED / MODIFIED / DELETED (with the object's last state) as snapshots change, one JSON event
+// per line, until the client goes, the controller stops or timeoutSeconds pass. `snapshot` is
+// called again whenever the hub has news.
+net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                                WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
+                                std::function<int64_t()> now);
+bool IsWatch(const net::HttpRequest& req);
+
+}  // namespace berth::controller::k8sface
+
+#endif  // BERTH_CONTROLLER_CONTROLLER_K8S_HTTP_H_

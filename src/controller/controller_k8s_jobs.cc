@@ -1,0 +1,554 @@
+// batch/v1 Jobs and the Job controller (docs/kubernetes.md). A Job is kept in the store as its
+// object plus a private "berth" section (who made it, its pods and their last known states);
+// the Job controller runs on the state thread after every batch of commands and makes pods from
+// the template (one berth job each: parallelism, completions, Indexed completion indexes), counts
+// successes and failures, retries failed pods up to backoffLimit, enforces activeDeadlineSeconds,
+// suspends and resumes, sets the Complete / Failed conditions, and deletes finished Jobs after
+// ttlSecondsAfterFinished.
+#include <pwd.h>
+
+#include <algorithm>
+#include <random>
+
+#include "api/k8s_codec.h"
+#include "api/k8s_patch.h"
+#include "api/k8s_pods.h"
+#include "controller/controller_k8s_http.h"
+
+namespace berth::controller {
+namespace {
+
+using nlohmann::json;
+namespace k8s = api::k8s;
+using namespace k8sface;
+
+std::optional<std::string> JobFieldOf(const json& job, const std::string& field) {
+  return k8s::JobField(job, field);
+}
+
+const ResourceShape& JobShape() {
+  static const ResourceShape kShape{
+      "jobs", "JobList", "batch/v1", k8s::JobTableColumns(), &k8s::JobTableCells, &JobFieldOf};
+  return kShape;
+}
+
+std::string Key(const std::string& ns, const std::string& name) {
+  return ns + "/" + name;
+}
+
+std::string RandomSuffix() {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+// The Job as clients see it: without berth's private section.
+json Served(const json& stored) {
+  json j = stored;
+  j.erase("berth");
+  return j;
+}
+
+net::HttpResponse StatusResponse(const json& status) {
+  return K8sJsonResponse(status.value("code", 500), status);
+}
+
+bool HasCondition(const json& job, const char* type) {
+  const json& conds = job["status"].value("conditions", json::array());
+  for (const json& c : conds) {
+    if (c.value("type", "") == type && c.value("status", "") == "True") return true;
+  }
+  return false;
+}
+
+void SetCondition(json& job, const std::string& type, bool status, const std::string& reason,
+                  const std::string& message, int64_t now) {
+  json& conds = job["status"]["conditions"];
+  if (!conds.is_array()) conds = json::array();
+  for (json& c : conds) {
+    if (c.value("type", "") != type) continue;
+    const std::string s = status ? "True" : "False";
+    if (c.value("status", "") != s) c["lastTransitionTime"] = k8s::Rfc3339(now);
+    c["status"] = s;
+    c["reason"] = reason;
+    c["message"] = message;
+    c["lastProbeTime"] = k8s::Rfc3339(now);
+    return;
+  }
+  conds.push_back({{"type", type},
+                   {"status", status ? "True" : "False"},
+                   {"reason", reason},
+                   {"message", message},
+                   {"lastProbeTime", k8s::Rfc3339(now)},
+                   {"lastTransitionTime", k8s::Rfc3339(now)}});
+}
+
+// "0-2,4,6-7" from a sorted set of indexes.
+std::string IndexRanges(const std::set<int>& indexes) {
+  std::string out;
+  for (auto it = indexes.begin(); it != indexes.end();) {
+    int first = *it, last = *it;
+    ++it;
+    while (it != indexes.end() && *it == last + 1) last = *it++;
+    out += (out.empty() ? "" : ",") + std::to_string(first);
+    if (last > first) out += "-" + std::to_string(last);
+  }
+  return out;
+}
+
+std::string HomeOf(uint32_t uid) {
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_dir) {
+    return found->pw_dir;
+  }
+  return "/";
+}
+
+}  // namespace
+
+void Controller::Impl::K8sReconcileJobs(Txn& t) {
+  std::vector<std::pair<std::string, std::shared_ptr<const json>>> jobs;
+  {
+    std::lock_guard<std::mutex> l(k8s->mu);
+    for (const auto& [key, j] : k8s->jobs) jobs.emplace_back(key, j);
+  }
+  const int64_t now = Now();
+  for (const auto& [key, stored] : jobs) {
+    json j = *stored;
+    const json before = j;
+    std::vector<json> events;  // (type, reason, message)
+    auto event = [&](const char* type, const std::string& reason, const std::string& message) {
+      events.push_back({type, reason, message});
+    };
+    json& spec = j["spec"];
+    json& status = j["status"];
+    json& berth = j["berth"];
+    if (!berth["pods"].is_object()) berth["pods"] = json::object();
+    json& pods = berth["pods"];
+    // The pods' states now (a pod no longer in the live view keeps its last known one).
+    int active = 0, running = 0, succeeded = 0, failed = 0;
+    std::set<int> done_indexes, active_indexes;
+    std::vector<core::JobId> active_ids;
+    for (auto& [id_text, p] : pods.items()) {
+      const core::JobId id = static_cast<core::JobId>(std::stoul(id_text));
+      if (auto it = records.find(id); it != records.end()) {
+        p["state"] = std::string(core::JobStateName(it->second->job.state));
+      }
+      const std::string state = p.value("state", "PENDING");
+      const int index = p.value("index", -1);
+      if (state == "COMPLETED") {
+        ++succeeded;
+        if (index >= 0) done_indexes.insert(index);
+      } else if (k8s::PodPhase(state) == "Failed") {
+        // A pod berth stopped for the Job itself (suspend, deadline) is not a failure.
+        if (!p.value("stopped", false)) ++failed;
+      } else {
+        ++active;
+        if (state == "RUNNING") ++running;
+        if (index >= 0) active_indexes.insert(index);
+        active_ids.push_back(id);
+      }
+    }
+    const bool finished = HasCondition(j, "Complete") || HasCondition(j, "Failed");
+    auto stop_active = [&] {
+      for (core::JobId id : active_ids) {
+        pods[std::to_string(id)]["stopped"] = true;
+        K8sDeletePod(id, t);
+      }
+    };
+    bool remove = false;
+    if (finished) {
+      const json& ttl = spec["ttlSecondsAfterFinished"];
+      const int64_t at = berth.value("finished_at", now);
+      if (ttl.is_number_integer() && at + ttl.get<int64_t>() <= now) remove = true;
+    } else if (spec.value("suspend", false)) {
+      if (active > 0) stop_active();
+      if (!HasCondition(j, "Suspended")) {
+        SetCondition(j, "Suspended", true, "JobSuspended", "Job suspended", now);
+        event("Normal", "Suspended", "Job suspended");
+      }
+      status.erase("startTime");
+      active = 0;
+    } else {
+      if (HasCondition(j, "Suspended")) {
+        SetCondition(j, "Suspended", false, "JobResumed", "Job resumed", now);
+        event("Normal", "Resumed", "Job resumed");
+      }
+      if (!status.contains("startTime")) status["startTime"] = k8s::Rfc3339(now);
+      const int64_t started = k8s::ParseRfc3339(status.value("startTime", "")).value_or(now);
+      const int64_t completions = spec.value("completions", int64_t{1});
+      const int64_t parallelism = spec.value("parallelism", int64_t{1});
+      const bool indexed = spec.value("completionMode", "") == "Indexed";
+      const json& deadline = spec["activeDeadlineSeconds"];
+      std::string fail_reason, fail_message;
+      if (deadline.is_number_integer() && started + deadline.get<int64_t>() <= now) {
+        fail_reason = "DeadlineExceeded";
+        fail_message = "Job was active longer than specified deadline";
+      } else if (failed > spec.value("backoffLimit", int64_t{6})) {
+        fail_reason = "BackoffLimitExceeded";
+        fail_message = "Job has reached the specified backoff limit";
+      }
+      const bool complete = indexed ? static_cast<int64_t>(done_indexes.size()) >= completions
+                                    : succeeded >= completions;
+      if (!fail_reason.empty()) {
+        stop_active();
+        active = 0;
+        SetCondition(j, "FailureTarget", true, fail_reason, fail_message, now);
+        SetCondition(j, "Failed", true, fail_reason, fail_message, now);
+        berth["finished_at"] = now;
+        event("Warning", fail_reason, fail_message);
+      } else if (complete && active == 0) {
+        SetCondition(j, "SuccessCriteriaMet", true, "CompletionsReached",
+                     "Reached expected number of succeeded pods", now);
+        SetCondition(j, "Complete", true, "CompletionsReached",
+                     "Reached expected number of succeeded pods", now);
+        status["completionTime"] = k8s::Rfc3339(now);
+        berth["finished_at"] = now;
+        event("Normal", "Completed", "Job completed");
+      } else if (!complete) {
+        // New pods: up to parallelism at once, never more than the completions still missing.
+        std::vector<int> indexes;
+        if (indexed) {
+          for (int i = 0;
+               i < completions && static_cast<int64_t>(active + indexes.size()) < parallelism;
+               ++i) {
+            if (!done_indexes.count(i) && !active_indexes.count(i)) indexes.push_back(i);
+          }
+        } else {
+          const int64_t want = std::min<int64_t>(parallelism, completions - succeeded) - active;
+          for (int64_t i = 0; i < want; ++i) indexes.push_back(-1);
+        }
+        const json& owner = berth["owner"];
+        Caller who;
+        who.known = true;
+        who.uid = owner.value("uid", 0u);
+        who.gid = owner.value("gid", 0u);
+        who.user = owner.value("user", "");
+        who.admin = owner.value("admin", false);
+        const std::string ns = j["metadata"].value("namespace", "");
+        const std::string name = j["metadata"].value("name", "");
+        for (int index : indexes) {
+          const std::string pod_name =
+              name + "-" + (index >= 0 ? std::to_string(index) + "-" : "") + RandomSuffix();
+          json manifest = k8s::PodFromTemplate(Served(j), index, pod_name);
+          k8s::PodContext ctx;
+          ctx.ns = ns;
+          ctx.home = HomeOf(who.uid);
+          ctx.log_dir = k8s->log_dir;
+          ctx.now = now;
+          k8s::PodMapping mapping;
+          std::optional<k8s::FieldProblem> problem = k8s::MapPod(manifest, ctx, &mapping);
+          Result<core::JobId> id = problem ? Result<core::JobId>(Status::InvalidArgument(
+                                                 problem->field + ": " + problem->detail))
+                                           : K8sSubmitPod(who, mapping, t);
+          if (!id.ok()) {
+            event("Warning", "FailedCreate",
+                  "Error creating: pods \"" + pod_name + "\": " + id.status().message());
+            break;
+          }
+          json p = {{"state", "PENDING"}, {"name", pod_name}};
+          if (index >= 0) p["index"] = index;
+          pods[std::to_string(*id)] = p;
+          ++active;
+          event("Normal", "SuccessfulCreate", "Created pod: " + pod_name);
+        }
+      }
+    }
+    status["active"] = active;
+    status["ready"] = running;
+    status["succeeded"] = succeeded;
+    status["failed"] = failed;
+    status["terminating"] = 0;
+    status["uncountedTerminatedPods"] = json::object();
+    if (spec.value("completionMode", "") == "Indexed") {
+      status["completedIndexes"] = IndexRanges(done_indexes);
+    }
+    const std::string key_copy = key;
+    std::lock_guard<std::mutex> l(k8s->mu);
+    if (remove) {
+      for (auto& [id_text, p] : pods.items()) {
+        (void)p;
+        K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
+      }
+      k8s->jobs.erase(key_copy);
+      k8s->jobs_rv += 1;
+      t.writes.push_back({store::Write::Kind::kDeleteMeta, {}, kJobMetaPrefix + key_copy, ""});
+      continue;
+    }
+    json served = Served(j);
+    for (const json& e : events) {
+      k8s->events.push_back(std::make_shared<const json>(
+          k8s::MakeEvent(served, e[0], e[1], e[2], now, 1, "job-controller")));
+      if (k8s->events.size() > kMaxEvents) k8s->events.pop_front();
+    }
+    if (j == before) continue;
+    k8s->jobs_rv += 1;
+    j["metadata"]["resourceVersion"] = std::to_string(k8s->jobs_rv);
+    t.writes.push_back({store::Write::Kind::kPutMeta, {}, kJobMetaPrefix + key_copy, j.dump()});
+    k8s->jobs[key_copy] = std::make_shared<const json>(std::move(j));
+  }
+}
+
+net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const Caller& who,
+                                            const std::string& ns,
+                                            const std::vector<std::string>& rest) {
+  const std::string& m = req.method;
+  const ResourceShape& shape = JobShape();
+  auto snapshot = [this, ns](std::string* rv) {
+    Objects out;
+    std::lock_guard<std::mutex> l(k8s->mu);
+    *rv = std::to_string(k8s->jobs_rv);
+    for (const auto& [key, j] : k8s->jobs) {
+      if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+      out[key] = Served(*j);
+    }
+    return out;
+  };
+  auto one = [this](const std::string& key) -> std::optional<json> {
+    std::lock_guard<std::mutex> l(k8s->mu);
+    auto it = k8s->jobs.find(key);
+    if (it == k8s->jobs.end()) return std::nullopt;
+    return *it->second;
+  };
+  // Creates the Job `body` (already known to be in `ns`); 201 with the object.
+  auto create = [&](const json& body) -> net::HttpResponse {
+    {
+      std::lock_guard<std::mutex> l(k8s->mu);
+      if (!k8s->namespaces.count(ns)) return StatusResponse(k8s::NotFoundStatus("namespaces", ns));
+    }
+    const int64_t now = Now();
+    std::string name;
+    if (body.is_object() && body.contains("metadata") && body["metadata"].is_object()) {
+      name = body["metadata"].value("name", "");
+      if (name.empty() && body["metadata"].contains("generateName")) {
+        name = body["metadata"].value("generateName", "") + RandomSuffix();
+      }
+    }
+    json manifest = body;
+    if (!name.empty()) manifest["metadata"]["name"] = name;
+    const std::string uid =
+        k8s::StableUid("Job", ns + "/" + name + "/" + std::to_string(now) + "/" + RandomSuffix());
+    json job;
+    if (auto problem = k8s::DefaultJob(manifest, ns, uid, now, &job)) {
+      return StatusResponse(k8s::InvalidStatusOf("Job.batch", name, *problem));
+    }
+    job["berth"] = {
+        {"owner", {{"uid", who.uid}, {"gid", who.gid}, {"user", who.user}, {"admin", who.admin}}},
+        {"pods", json::object()}};
+    if (Query(req, "dryRun") == "All") return ObjectResponse(req, shape, Served(job), 201, Now());
+    const std::string key = Key(ns, name);
+    Reply r = Call([this, key, job](Txn& t, Reply* out) mutable {
+      {
+        std::lock_guard<std::mutex> l(k8s->mu);
+        if (k8s->jobs.count(key)) {
+          out->status = Status::AlreadyExists(key);
+          return;
+        }
+        k8s->jobs_rv += 1;
+        job["metadata"]["resourceVersion"] = std::to_string(k8s->jobs_rv);
+        t.writes.push_back({store::Write::Kind::kPutMeta, {}, kJobMetaPrefix + key, job.dump()});
+        k8s->jobs[key] = std::make_shared<const json>(job);
+      }
+      K8sReconcileJobs(t);
+    });
+    if (r.status.code() == StatusCode::kAlreadyExists) {
+      return StatusResponse(k8s::AlreadyExistsStatus("jobs.batch", name));
+    }
+    if (!r.status.ok()) return BadRequest(r.status.message());
+    std::optional<json> made = one(key);
+    if (!made) return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
+    return ObjectResponse(req, shape, Served(*made), 201, Now());
+  };
+  if (rest.empty()) {
+    if (m == "GET" && IsWatch(req)) {
+      return WatchResponse(req, shape, watch_hub, snapshot, [this] { return Now(); });
+    }
+    if (m == "GET") {
+      std::string rv;
+      Objects objects = snapshot(&rv);
+      if (auto bad = Select(req, shape, &objects)) return *bad;
+      return ListResponse(req, shape, objects, rv, Now());
+    }
+    if (m != "POST" || ns.empty()) return MethodNotAllowedHere();
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return BadRequest("the body is not a JSON object");
+    if (body.contains("metadata") && body["metadata"].is_object() &&
+        body["metadata"].contains("namespace") && body["metadata"]["namespace"] != ns) {
+      return BadRequest(
+          "the namespace of the provided object does not match the namespace sent on the "
+          "request");
+    }
+    return create(body);
+  }
+  const std::string name = rest[0];
+  const std::string key = Key(ns, name);
+  const bool status_sub = rest.size() == 2 && rest[1] == "status";
+  if (rest.size() > 2 || (rest.size() == 2 && !status_sub)) {
+    return StatusResponse(k8s::StatusBody(
+        404, "NotFound", "the server could not find the requested resource", json::object()));
+  }
+  std::optional<json> current = one(key);
+  const std::string content_type = req.Header("content-type");
+  const bool apply = content_type.rfind("application/apply-patch", 0) == 0;
+  if (!current) {
+    if (m == "PATCH" && apply && !status_sub) {  // server-side apply of a new object
+      json body = json::parse(req.body, nullptr, false);
+      if (!body.is_object()) return BadRequest("the body is not a JSON object");
+      body["metadata"]["name"] = name;
+      return create(body);
+    }
+    return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
+  }
+  if (m == "GET" || m == "HEAD") return ObjectResponse(req, shape, Served(*current), 200, Now());
+  const json& owner = (*current)["berth"]["owner"];
+  const bool may = who.admin || (who.known && owner.value("uid", UINT32_MAX) == who.uid);
+  if (!may) {
+    return StatusResponse(k8s::ForbiddenStatus(
+        "jobs.batch", name,
+        "User \"" + who.user + "\" cannot " + (m == "DELETE" ? "delete" : "update") +
+            " resource \"jobs\" in API group \"batch\" in the namespace \"" + ns +
+            "\": only its creator or an operator may"));
+  }
+  if (m == "DELETE") {
+    std::string policy = Query(req, "propagationPolicy");
+    if (json opts = json::parse(req.body, nullptr, false); opts.is_object()) {
+      policy = opts.value("propagationPolicy", policy);
+    }
+    if (policy.empty()) policy = "Background";  // kubectl's default (--cascade=background)
+    if (policy != "Background" && policy != "Foreground" && policy != "Orphan") {
+      return BadRequest("propagationPolicy: Unsupported value: \"" + policy +
+                        "\": supported values: \"Orphan\", \"Background\", \"Foreground\"");
+    }
+    const bool cascade = policy != "Orphan";
+    Reply r = Call([this, key, cascade](Txn& t, Reply* out) {
+      std::lock_guard<std::mutex> l(k8s->mu);
+      auto it = k8s->jobs.find(key);
+      if (it == k8s->jobs.end()) {
+        out->status = Status::NotFound(key);
+        return;
+      }
+      std::shared_ptr<const json> job = it->second;
+      k8s->jobs.erase(it);
+      k8s->jobs_rv += 1;
+      t.writes.push_back({store::Write::Kind::kDeleteMeta, {}, kJobMetaPrefix + key, ""});
+      if (!cascade) return;
+      for (const auto& [id_text, p] : (*job)["berth"]["pods"].items()) {
+        (void)p;
+        K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
+      }
+    });
+    if (r.status.code() == StatusCode::kNotFound) {
+      return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
+    }
+    json details = {{"name", name},
+                    {"group", "batch"},
+                    {"kind", "jobs"},
+                    {"uid", (*current)["metadata"].value("uid", "")}};
+    return K8sJsonResponse(200, {{"kind", "Status"},
+                                 {"apiVersion", "v1"},
+                                 {"metadata", json::object()},
+                                 {"status", "Success"},
+                                 {"details", details}});
+  }
+  if (m != "PATCH" && m != "PUT") return MethodNotAllowedHere();
+  const json served = Served(*current);
+  Result<json> changed = Status::Ok();
+  if (m == "PUT") {
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return BadRequest("the body is not a JSON object");
+    const std::string rv = body["metadata"].value("resourceVersion", "");
+    if (!rv.empty() && rv != served["metadata"].value("resourceVersion", "")) {
+      return StatusResponse(k8s::StatusBody(
+          409, "Conflict",
+          "Operation cannot be fulfilled on jobs.batch \"" + name +
+              "\": the object has been modified; please apply your changes to the latest "
+              "version and try again",
+          {{"name", name}, {"group", "batch"}, {"kind", "jobs"}}));
+    }
+    changed = std::move(body);
+  } else {
+    changed = k8s::ApplyPatch(content_type, served, req.body);
+  }
+  if (!changed.ok()) {
+    const bool unsupported = k8s::IsUnsupportedPatchType(changed.status());
+    return StatusResponse(k8s::StatusBody(unsupported ? 415 : 422,
+                                          unsupported ? "UnsupportedMediaType" : "Invalid",
+                                          changed.status().message(), nullptr));
+  }
+  json want = std::move(*changed);
+  if (!want.is_object() || !want["spec"].is_object()) {
+    return StatusResponse(
+        k8s::InvalidStatusOf("Job.batch", name, {"spec", "Required value", "", ""}));
+  }
+  // What may change: labels, annotations, and of the spec parallelism, suspend,
+  // activeDeadlineSeconds, backoffLimit and ttlSecondsAfterFinished (the template and the
+  // completions are immutable, as in Kubernetes).
+  for (const char* field : {"template", "completions", "completionMode", "selector"}) {
+    if (want["spec"].contains(field) && want["spec"][field] != served["spec"][field]) {
+      return StatusResponse(k8s::InvalidStatusOf(
+          "Job.batch", name,
+          {std::string("spec.") + field, "Invalid value", "", "field is immutable"}));
+    }
+  }
+  json next = *current;
+  for (const char* field : {"parallelism", "suspend", "activeDeadlineSeconds", "backoffLimit",
+                            "ttlSecondsAfterFinished"}) {
+    if (!want["spec"].contains(field) || want["spec"][field].is_null()) {
+      if (std::string_view(field) == "activeDeadlineSeconds" ||
+          std::string_view(field) == "ttlSecondsAfterFinished") {
+        next["spec"].erase(field);
+      }
+      continue;
+    }
+    const json& v = want["spec"][field];
+    const bool ok = std::string_view(field) == "suspend"
+                        ? v.is_boolean()
+                        : v.is_number_integer() && v.get<int64_t>() >= 0;
+    if (!ok) {
+      return StatusResponse(k8s::InvalidStatusOf(
+          "Job.batch", name,
+          {std::string("spec.") + field, "Invalid value", v.dump(),
+           std::string_view(field) == "suspend" ? "must be a boolean"
+                                                : "must be greater than or equal to 0"}));
+    }
+    next["spec"][field] = v;
+  }
+  for (const char* key_name : {"labels", "annotations"}) {
+    if (want["metadata"].contains(key_name) && want["metadata"][key_name].is_object()) {
+      next["metadata"][key_name] = want["metadata"][key_name];
+    } else {
+      next["metadata"].erase(key_name);
+    }
+  }
+  Reply r = Call([this, key, next](Txn& t, Reply* out) mutable {
+    {
+      std::lock_guard<std::mutex> l(k8s->mu);
+      auto it = k8s->jobs.find(key);
+      if (it == k8s->jobs.end()) {
+        out->status = Status::NotFound(key);
+        return;
+      }
+      // The controller's fields stay the controller's.
+      next["status"] = (*it->second)["status"];
+      next["berth"] = (*it->second)["berth"];
+      next["metadata"]["generation"] = (*it->second)["metadata"].value("generation", 1) +
+                                       ((*it->second)["spec"] != next["spec"] ? 1 : 0);
+      k8s->jobs_rv += 1;
+      next["metadata"]["resourceVersion"] = std::to_string(k8s->jobs_rv);
+      t.writes.push_back({store::Write::Kind::kPutMeta, {}, kJobMetaPrefix + key, next.dump()});
+      it->second = std::make_shared<const json>(next);
+    }
+    K8sReconcileJobs(t);
+  });
+  if (r.status.code() == StatusCode::kNotFound) {
+    return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
+  }
+  std::optional<json> after = one(key);
+  if (!after) return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
+  return ObjectResponse(req, shape, Served(*after), 200, Now());
+}
+
+}  // namespace berth::controller

@@ -1,0 +1,676 @@
+// core/v1 Pods, pods/log and Events (docs/kubernetes.md). A Pod is a berth job with one task:
+// creating one submits the job its manifest maps to (api::k8s::MapPod) into the same queue as
+// sbatch's; every berth job appears as a Pod, those made through this API in their namespace,
+// Slurm jobs in "slurm" as job-ID. Deleting a Pod cancels its job and hides the Pod once the job
+// has ended. Events are made from the jobs' records (scheduled, started, ended) plus those the
+// Job controller keeps.
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "agent/output_path.h"
+#include "api/k8s_codec.h"
+#include "api/k8s_patch.h"
+#include "api/k8s_pods.h"
+#include "controller/controller_k8s_http.h"
+
+namespace berth::controller {
+namespace {
+
+using nlohmann::json;
+namespace k8s = api::k8s;
+using namespace k8sface;
+
+std::optional<std::string> PodFieldOf(const json& pod, const std::string& field) {
+  return k8s::PodField(pod, field);
+}
+std::optional<std::string> EventFieldOf(const json& event, const std::string& field) {
+  return k8s::EventField(event, field);
+}
+
+const ResourceShape& PodShape() {
+  static const ResourceShape kShape{
+      "pods", "PodList", "v1", k8s::PodTableColumns(), &k8s::PodTableCells, &PodFieldOf};
+  return kShape;
+}
+
+const ResourceShape& EventShape() {
+  static const ResourceShape kShape{
+      "events", "EventList", "v1", k8s::EventTableColumns(), &k8s::EventTableCells, &EventFieldOf};
+  return kShape;
+}
+
+std::string Key(const std::string& ns, const std::string& name) {
+  return ns + "/" + name;
+}
+
+// Five characters as Kubernetes' generateName adds them.
+std::string RandomSuffix() {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+std::string HomeOf(uint32_t uid) {
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_dir) {
+    return found->pw_dir;
+  }
+  return "/";
+}
+
+bool Ended(const JobRecord& r) {
+  return core::IsTerminal(r.job.state);
+}
+
+// A pod that exists for Kubernetes: not ended after a delete.
+bool Visible(const JobRecord& r) {
+  return !(r.k8s_deleted > 0 && Ended(r));
+}
+
+// "job-123" in the slurm namespace -> 123.
+std::optional<core::JobId> SlurmPodId(const std::string& name) {
+  if (name.rfind("job-", 0) != 0 || name.size() < 5 || name.size() > 14) return std::nullopt;
+  uint64_t id = 0;
+  for (size_t i = 4; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return std::nullopt;
+    id = id * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  if (id == 0 || id > UINT32_MAX) return std::nullopt;
+  return static_cast<core::JobId>(id);
+}
+
+net::HttpResponse StatusResponse(const json& status) {
+  return K8sJsonResponse(status.value("code", 500), status);
+}
+
+// The file a job's output goes to (its stdout pattern expanded as the agent does).
+std::string OutputFileOf(const JobRecord& r) {
+  const core::Job& j = r.job;
+  agent::OutputPatternFields f;
+  f.job_id = j.id;
+  if (j.array_job_id != core::kNoJob) {
+    f.array_job_id = j.array_job_id;
+    f.array_task_id = j.array_task_id;
+  }
+  f.job_name = j.spec.name;
+  f.user = j.spec.user;
+  f.node_name = r.node_names.empty() ? "" : r.node_names.front();
+  const std::string pattern = j.exec ? j.exec->stdout_pattern : "";
+  return agent::OutputPath(pattern, agent::DefaultStdoutPattern(j.array_job_id != core::kNoJob), f,
+                           j.exec ? j.exec->work_dir : "");
+}
+
+std::string ContainerName(const json& pod) {
+  const json& cs = pod["spec"]["containers"];
+  if (cs.is_array() && !cs.empty()) return cs[0].value("name", "main");
+  return "main";
+}
+
+}  // namespace
+
+std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& ns,
+                                                            const std::string& only) {
+  std::vector<std::shared_ptr<const JobRecord>> chosen;
+  std::shared_ptr<const std::unordered_map<core::JobId, PendingView>> pending;
+  // The job of a named pod, looked up before view_mu is taken (the state thread takes k8s->mu
+  // first and view_mu inside it).
+  std::optional<core::JobId> named;
+  if (!only.empty() && ns == k8s::kSlurmNamespace) {
+    named = SlurmPodId(only);
+  } else if (!only.empty()) {
+    std::lock_guard<std::mutex> fl(k8s->mu);
+    auto it = k8s->pods.find(Key(ns, only));
+    if (it != k8s->pods.end()) named = it->second;
+  }
+  {
+    std::shared_lock<std::shared_mutex> l(view_mu);
+    pending = pending_view;
+    if (!only.empty()) {
+      if (named) {
+        auto it = records.find(*named);
+        const bool slurm_ns = ns == k8s::kSlurmNamespace;
+        if (it != records.end() && slurm_ns == !it->second->k8s) chosen.push_back(it->second);
+      }
+    } else {
+      for (const auto& [id, r] : records) {
+        if (!ns.empty()) {
+          const bool slurm = !r->k8s;
+          if (slurm != (ns == k8s::kSlurmNamespace)) continue;
+          if (!slurm && (*r->k8s).value("namespace", "") != ns) continue;
+        }
+        chosen.push_back(r);
+      }
+    }
+  }
+  const std::string rv = std::to_string(watch_hub.Next());
+  std::map<std::string, json> out;
+  for (const auto& rp : chosen) {
+    const JobRecord& r = *rp;
+    if (!Visible(r)) continue;
+    const core::Job& j = r.job;
+    k8s::PodFacts f;
+    f.job_id = j.id;
+    f.state = std::string(core::JobStateName(j.state));
+    if (j.state == core::JobState::kPending) {
+      if (auto it = pending->find(j.id); it != pending->end()) {
+        f.reason = std::string(core::PendingReasonName(it->second.reason));
+        f.reason_detail = it->second.detail;
+      } else if (j.spec.hold != core::HoldKind::kNone) {
+        f.reason = "JobHeldUser";
+      }
+    }
+    f.node = r.node_names.empty() ? "" : r.node_names.front();
+    f.submit_time = j.spec.submit_time;
+    f.start_time = j.start_time == kNoTime ? 0 : j.start_time;
+    f.end_time = j.end_time == kNoTime ? 0 : j.end_time;
+    f.exit_code = j.outcome.exit_code;
+    f.term_signal = j.outcome.term_signal;
+    f.restart_count = j.restart_count;
+    f.message = r.message;
+    f.user = j.spec.user;
+    f.account = j.spec.account;
+    f.partition = j.partition;
+    f.job_name = j.spec.name;
+    for (const core::NodeAllocation& a : j.alloc.nodes) {
+      f.cpus += a.cpus;
+      f.mem_mib += a.mem_mib;
+      f.gpus += a.gpu_count();
+    }
+    if (j.alloc.nodes.empty()) {
+      f.cpus = std::max(j.spec.cpus_per_task, 1) * std::max(j.spec.ntasks, 1);
+      f.mem_mib = std::max<int64_t>(j.spec.mem_per_node_mib, 0);
+      f.gpus = j.spec.gpus;
+    }
+    f.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
+    f.deleted_at = r.k8s_deleted;
+    f.resource_version = rv;
+    f.meta = r.k8s.get();
+    json pod = k8s::EncodePod(f);
+    out[Key(k8s::PodNamespace(f), k8s::PodName(f))] = std::move(pod);
+  }
+  return out;
+}
+
+Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const api::k8s::PodMapping& m,
+                                                   Txn& t) {
+  const std::string ns = m.meta.value("namespace", "");
+  const std::string key = Key(ns, m.name);
+  {
+    std::lock_guard<std::mutex> l(k8s->mu);
+    auto it = k8s->pods.find(key);
+    if (it != k8s->pods.end()) {
+      auto rec = records.find(it->second);
+      if (rec != records.end() && Visible(*rec->second)) {
+        return Status::AlreadyExists(m.name);
+      }
+      k8s->pods.erase(it);  // its job ended after a delete, or left the live view
+    }
+  }
+  BERTH_ASSIGN_OR_RETURN(std::vector<core::JobId> ids, SubmitJobs(who, m.request, t));
+  const core::JobId id = ids.front();
+  auto r = std::make_shared<JobRecord>(*records.at(id));
+  json meta = m.meta;
+  std::string log = r->job.exec ? r->job.exec->stdout_pattern : "";
+  if (size_t at = log.find("%j"); at != std::string::npos) log.replace(at, 2, std::to_string(id));
+  meta["log"] = log;
+  r->k8s = std::make_shared<const json>(std::move(meta));
+  {
+    std::unique_lock<std::shared_mutex> l(view_mu);
+    records[id] = std::move(r);
+  }
+  std::lock_guard<std::mutex> l(k8s->mu);
+  k8s->pods[key] = id;
+  return id;
+}
+
+void Controller::Impl::K8sDeletePod(core::JobId id, Txn& t) {
+  auto it = records.find(id);
+  if (it == records.end() || it->second->k8s_deleted > 0) return;
+  Caller op;
+  op.known = true;
+  op.admin = true;
+  op.user = own_user;
+  op.uid = own_uid;
+  if (!Ended(*it->second)) (void)CancelJob(op, id, 0, false, t);
+  it = records.find(id);
+  auto r = std::make_shared<JobRecord>(*it->second);
+  r->k8s_deleted = Now();
+  const bool ended = Ended(*r);
+  if (ended) WriteRecord(*r, /*active=*/false, r->job.end_time, t);
+  {
+    std::unique_lock<std::shared_mutex> l(view_mu);
+    records[id] = r;
+  }
+  if (!ended) t.touched.insert(id);  // written with the batch (the cancel's record change)
+}
+
+net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const Caller& who,
+                                            const std::string& ns,
+                                            const std::vector<std::string>& rest) {
+  const std::string& m = req.method;
+  const ResourceShape& shape = PodShape();
+  if (rest.empty()) {
+    if (m == "GET" && IsWatch(req)) {
+      std::string only;
+      if (Result<Selectors> s = ParseSelectors(req, shape); s.ok()) {
+        for (const k8s::Requirement& r : s->fields) {
+          if (r.key == "metadata.name" && r.op == k8s::Requirement::Op::kEquals &&
+              r.values.size() == 1) {
+            only = r.values[0];
+          }
+        }
+      }
+      return WatchResponse(
+          req, shape, watch_hub,
+          [this, ns, only](std::string* rv) {
+            *rv = std::to_string(watch_hub.Next());
+            return K8sPodObjects(ns, only);
+          },
+          [this] { return Now(); });
+    }
+    if (m == "GET") {
+      Objects objects = K8sPodObjects(ns, "");
+      if (auto bad = Select(req, shape, &objects)) return *bad;
+      return ListResponse(req, shape, objects, std::to_string(watch_hub.Next()), Now());
+    }
+    if (m != "POST" || ns.empty()) return MethodNotAllowedHere();
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) return BadRequest("the body is not JSON");
+    if (body.is_object() && body.contains("metadata") && body["metadata"].is_object() &&
+        body["metadata"].contains("namespace") && body["metadata"]["namespace"] != ns) {
+      return BadRequest(
+          "the namespace of the provided object does not match the namespace sent on the "
+          "request");
+    }
+    {
+      std::lock_guard<std::mutex> l(k8s->mu);
+      if (!k8s->namespaces.count(ns)) {
+        return StatusResponse(k8s::NotFoundStatus("namespaces", ns));
+      }
+    }
+    if (ns == k8s::kSlurmNamespace) {
+      return StatusResponse(k8s::ForbiddenStatus(
+          "pods", "", "the namespace \"slurm\" shows Slurm jobs; create pods in another one"));
+    }
+    k8s::PodContext ctx;
+    ctx.ns = ns;
+    ctx.home = HomeOf(who.uid);
+    ctx.log_dir = k8s->log_dir;
+    ctx.name_suffix = RandomSuffix();
+    ctx.now = Now();
+    k8s::PodMapping mapping;
+    if (auto problem = k8s::MapPod(body, ctx, &mapping)) {
+      std::string name =
+          body.is_object() && body.contains("metadata") && body["metadata"].is_object()
+              ? body["metadata"].value("name", "")
+              : "";
+      return StatusResponse(k8s::InvalidStatusOf("Pod", name, *problem));
+    }
+    const bool dry_run = Query(req, "dryRun") == "All";
+    Reply r = Call([this, who, mapping, dry_run](Txn& t, Reply* out) {
+      if (dry_run) {
+        Result<json> test = TestSubmit(who, mapping.request);
+        out->status = test.status();
+        return;
+      }
+      Result<core::JobId> id = K8sSubmitPod(who, mapping, t);
+      out->status = id.status();
+      if (id.ok()) out->body = {{"id", *id}};
+    });
+    if (r.status.code() == StatusCode::kAlreadyExists) {
+      return StatusResponse(k8s::AlreadyExistsStatus("pods", mapping.name));
+    }
+    if (r.status.code() == StatusCode::kPermissionDenied) {
+      return StatusResponse(k8s::ForbiddenStatus("pods", mapping.name, r.status.message()));
+    }
+    if (!r.status.ok()) {
+      return StatusResponse(k8s::InvalidStatusOf(
+          "Pod", mapping.name, {"spec", "Invalid value", "", "berth: " + r.status.message()}));
+    }
+    if (dry_run) {
+      k8s::PodFacts f;
+      f.state = "PENDING";
+      f.submit_time = Now();
+      f.meta = &mapping.meta;
+      return ObjectResponse(req, shape, k8s::EncodePod(f), 201, Now());
+    }
+    Objects made = K8sPodObjects(ns, mapping.name);
+    if (made.empty()) return StatusResponse(k8s::NotFoundStatus("pods", mapping.name));
+    return ObjectResponse(req, shape, made.begin()->second, 201, Now());
+  }
+  const std::string name = rest[0];
+  if (rest.size() == 2 && rest[1] == "log") return K8sPodLog(req, who, ns, name);
+  if (rest.size() == 2 && rest[1] == "status" && (m == "GET" || m == "HEAD")) {
+    // the status subresource reads as the pod
+  } else if (rest.size() != 1) {
+    return StatusResponse(k8s::StatusBody(
+        404, "NotFound", "the server could not find the requested resource", json::object()));
+  }
+  Objects objects = K8sPodObjects(ns, name);
+  if (objects.empty()) return StatusResponse(k8s::NotFoundStatus("pods", name));
+  json pod = objects.begin()->second;
+  const core::JobId id =
+      static_cast<core::JobId>(std::stoul(pod["metadata"]["labels"].value("berth.io/job-id", "0")));
+  if (m == "GET" || m == "HEAD") return ObjectResponse(req, shape, pod, 200, Now());
+  if (m == "DELETE") {
+    Reply r = Call([this, who, id](Txn& t, Reply* out) {
+      auto it = records.find(id);
+      if (it == records.end()) {
+        out->status = Status::NotFound("gone");
+        return;
+      }
+      if (!who.admin && !(who.known && it->second->job.spec.uid == who.uid)) {
+        out->status = Status::PermissionDenied("only its owner or an operator may delete it");
+        return;
+      }
+      K8sDeletePod(id, t);
+    });
+    if (r.status.code() == StatusCode::kNotFound) {
+      return StatusResponse(k8s::NotFoundStatus("pods", name));
+    }
+    if (r.status.code() == StatusCode::kPermissionDenied) {
+      return StatusResponse(
+          k8s::ForbiddenStatus("pods", name,
+                               "User \"" + who.user +
+                                   "\" cannot delete resource \"pods\" in API group \"\" in the "
+                                   "namespace \"" +
+                                   ns + "\": " + r.status.message()));
+    }
+    if (!r.status.ok()) return BadRequest(r.status.message());
+    Objects after = K8sPodObjects(ns, name);
+    if (after.empty()) {
+      pod["metadata"]["deletionTimestamp"] = k8s::Rfc3339(Now());
+      return K8sJsonResponse(200, pod);
+    }
+    return K8sJsonResponse(200, after.begin()->second);
+  }
+  if (m != "PATCH" && m != "PUT") return MethodNotAllowedHere();
+  // Pods change only in their labels and annotations (the rest is the job berth runs).
+  Result<json> changed = m == "PUT" ? json::parse(req.body, nullptr, false)
+                                    : k8s::ApplyPatch(req.Header("content-type"), pod, req.body);
+  if (!changed.ok()) {
+    const bool unsupported = k8s::IsUnsupportedPatchType(changed.status());
+    return StatusResponse(k8s::StatusBody(unsupported ? 415 : 422,
+                                          unsupported ? "UnsupportedMediaType" : "Invalid",
+                                          changed.status().message(), nullptr));
+  }
+  if (!changed->is_object() || changed->is_discarded()) return BadRequest("the body is not a Pod");
+  json want = *changed;
+  json before = pod;
+  for (json* o : {&want, &before}) {
+    (*o)["metadata"].erase("labels");
+    (*o)["metadata"].erase("annotations");
+    (*o)["metadata"].erase("resourceVersion");
+    (*o)["metadata"].erase("managedFields");
+    o->erase("status");
+  }
+  if (want["spec"] != before["spec"]) {
+    return StatusResponse(k8s::InvalidStatusOf(
+        "Pod", name,
+        {"spec", "Forbidden", "",
+         "pod updates may not change fields other than metadata.labels and "
+         "metadata.annotations (berth runs the pod's job as it was submitted)"}));
+  }
+  json labels = (*changed)["metadata"].value("labels", json::object());
+  json annotations = (*changed)["metadata"].value("annotations", json::object());
+  for (const char* key : {"berth.io/job-id", "berth.io/state", "berth.io/partition"}) {
+    labels.erase(key);
+    annotations.erase(key);
+  }
+  Reply r = Call([this, who, id, labels, annotations](Txn& t, Reply* out) {
+    auto it = records.find(id);
+    if (it == records.end() || !it->second->k8s) {
+      out->status = Status::NotFound("gone");
+      return;
+    }
+    if (!who.admin && !(who.known && it->second->job.spec.uid == who.uid)) {
+      out->status = Status::PermissionDenied("only its owner or an operator may change it");
+      return;
+    }
+    auto rec = std::make_shared<JobRecord>(*it->second);
+    json meta = *rec->k8s;
+    meta["labels"] = labels;
+    meta["annotations"] = annotations;
+    rec->k8s = std::make_shared<const json>(std::move(meta));
+    if (Ended(*rec)) {
+      WriteRecord(*rec, false, rec->job.end_time, t);
+    } else {
+      t.touched.insert(id);
+    }
+    std::unique_lock<std::shared_mutex> l(view_mu);
+    records[id] = std::move(rec);
+  });
+  if (r.status.code() == StatusCode::kNotFound) {
+    return StatusResponse(k8s::NotFoundStatus("pods", name));
+  }
+  if (r.status.code() == StatusCode::kPermissionDenied) {
+    return StatusResponse(k8s::ForbiddenStatus("pods", name, r.status.message()));
+  }
+  if (!r.status.ok()) return BadRequest(r.status.message());
+  Objects after = K8sPodObjects(ns, name);
+  if (after.empty()) return StatusResponse(k8s::NotFoundStatus("pods", name));
+  return ObjectResponse(req, shape, after.begin()->second, 200, Now());
+}
+
+net::HttpResponse Controller::Impl::K8sPodLog(const net::HttpRequest& req, const Caller& who,
+                                              const std::string& ns, const std::string& name) {
+  Objects objects = K8sPodObjects(ns, name);
+  if (objects.empty()) return StatusResponse(k8s::NotFoundStatus("pods", name));
+  const json pod = objects.begin()->second;
+  const core::JobId id =
+      static_cast<core::JobId>(std::stoul(pod["metadata"]["labels"].value("berth.io/job-id", "0")));
+  std::shared_ptr<const JobRecord> rec = FindRecord(id);
+  if (!rec) return StatusResponse(k8s::NotFoundStatus("pods", name));
+  if (!who.admin && !(who.known && rec->job.spec.uid == who.uid)) {
+    return StatusResponse(
+        k8s::ForbiddenStatus("pods/log", name,
+                             "User \"" + who.user +
+                                 "\" cannot get resource \"pods/log\": the output of another "
+                                 "user's job"));
+  }
+  const std::string container = ContainerName(pod);
+  if (std::string c = Query(req, "container"); !c.empty() && c != container) {
+    return StatusResponse(k8s::StatusBody(
+        400, "BadRequest", "container " + c + " is not valid for pod " + name, nullptr));
+  }
+  if (rec->job.start_time == kNoTime || rec->job.state == core::JobState::kPending) {
+    return StatusResponse(k8s::StatusBody(400, "BadRequest",
+                                          "container \"" + container + "\" in pod \"" + name +
+                                              "\" is waiting to start: ContainerCreating",
+                                          nullptr));
+  }
+  const std::string path = OutputFileOf(*rec);
+  const bool follow = k8s::ParseBool(Query(req, "follow")).value_or(false);
+  int64_t tail = -1;
+  if (std::string t = Query(req, "tailLines"); !t.empty()) tail = std::atoll(t.c_str());
+  int64_t limit = -1;
+  if (std::string l = Query(req, "limitBytes"); !l.empty()) limit = std::atoll(l.c_str());
+  // What is there now, after tailLines and limitBytes.
+  auto read_from = [path](off_t* offset, std::string* out) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[65536];
+    while (true) {
+      ssize_t n = ::pread(fd, buf, sizeof(buf), *offset);
+      if (n <= 0) break;
+      out->append(buf, static_cast<size_t>(n));
+      *offset += n;
+      if (out->size() > (64u << 20)) break;
+    }
+    ::close(fd);
+    return true;
+  };
+  off_t offset = 0;
+  std::string first;
+  read_from(&offset, &first);
+  if (tail >= 0) {
+    size_t pos = first.size();
+    int64_t lines = 0;
+    if (pos > 0 && first[pos - 1] == '\n') --pos;
+    while (pos > 0) {
+      if (first[pos - 1] == '\n' && ++lines == tail) break;
+      --pos;
+    }
+    if (tail == 0) pos = first.size();
+    first.erase(0, pos);
+  }
+  if (limit >= 0 && static_cast<int64_t>(first.size()) > limit) first.resize(limit);
+  net::HttpResponse r;
+  r.content_type = "text/plain";
+  if (!follow) {
+    r.body = std::move(first);
+    return r;
+  }
+  r.stream = [this, id, read_from, offset, first, limit](net::ResponseStream& out) mutable {
+    int64_t sent = static_cast<int64_t>(first.size());
+    if (!first.empty() && !out.Write(first)) return;
+    uint64_t next = watch_hub.Next();
+    while (!out.Closed()) {
+      std::shared_ptr<const JobRecord> now = FindRecord(id);
+      const bool done = !now || core::IsTerminal(now->job.state);
+      std::string more;
+      read_from(&offset, &more);
+      if (limit >= 0 && sent + static_cast<int64_t>(more.size()) > limit) {
+        more.resize(static_cast<size_t>(limit - sent));
+      }
+      if (!more.empty()) {
+        sent += static_cast<int64_t>(more.size());
+        if (!out.Write(more)) return;
+      }
+      if (done || (limit >= 0 && sent >= limit)) return;
+      bool lost = false;
+      watch_hub.Read(next, 250, &next, &lost);
+    }
+  };
+  return r;
+}
+
+net::HttpResponse Controller::Impl::K8sEvents(const net::HttpRequest& req, const Caller& who,
+                                              const std::string& ns,
+                                              const std::vector<std::string>& rest) {
+  (void)who;
+  const ResourceShape& shape = EventShape();
+  if (req.method != "GET" && req.method != "HEAD") return MethodNotAllowedHere();
+  // A selector on one object's name narrows the pods whose events are made.
+  std::string only;
+  if (Result<Selectors> s = ParseSelectors(req, shape); s.ok()) {
+    for (const k8s::Requirement& r : s->fields) {
+      if (r.key == "involvedObject.name" && r.op == k8s::Requirement::Op::kEquals &&
+          r.values.size() == 1) {
+        only = r.values[0];
+      }
+    }
+  }
+  auto snapshot = [this, ns, only](std::string* rv) {
+    *rv = std::to_string(watch_hub.Next());
+    Objects out;
+    const int64_t now = Now();
+    (void)now;
+    for (const auto& [key, pod] : K8sPodObjects(ns, only)) {
+      const json& st = pod["status"];
+      const std::string pod_key = key;
+      const std::string container = ContainerName(pod);
+      auto add = [&](const json& e) {
+        out[pod_key + "/" + e["metadata"]["name"].get<std::string>()] = e;
+      };
+      const json& cond = st["conditions"];
+      int64_t created =
+          k8s::ParseRfc3339(pod["metadata"].value("creationTimestamp", "")).value_or(0);
+      std::string node = pod["spec"].value("nodeName", "");
+      const json& cs = st.contains("containerStatuses") ? st["containerStatuses"][0] : json();
+      if (node.empty()) {
+        for (const json& c : cond) {
+          if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") {
+            add(k8s::MakeEvent(pod, "Warning", "FailedScheduling", c.value("message", ""), created,
+                               1, "berth-scheduler"));
+          }
+        }
+        continue;
+      }
+      int64_t started = k8s::ParseRfc3339(st.value("startTime", "")).value_or(created);
+      add(k8s::MakeEvent(pod, "Normal", "Scheduled",
+                         "Successfully assigned " + pod["metadata"].value("namespace", "") + "/" +
+                             pod["metadata"].value("name", "") + " to " + node,
+                         started, 1, "berth-scheduler"));
+      add(k8s::MakeEvent(pod, "Normal", "Started", "Started container " + container, started, 1,
+                         "berth-agent"));
+      if (cs.is_object() && cs["state"].contains("terminated")) {
+        const json& term = cs["state"]["terminated"];
+        int64_t ended = k8s::ParseRfc3339(term.value("finishedAt", "")).value_or(started);
+        const std::string reason = term.value("reason", "");
+        if (reason == "Completed") {
+          add(k8s::MakeEvent(pod, "Normal", "Completed",
+                             "Container " + container + " exited with code 0", ended, 1,
+                             "berth-agent"));
+        } else {
+          std::string message = "Container " + container + " ended: " + reason + ", exit code " +
+                                std::to_string(term.value("exitCode", 0));
+          if (st.contains("message")) message += " (" + st.value("message", "") + ")";
+          add(k8s::MakeEvent(pod, "Warning", reason == "OOMKilled" ? "OOMKilling" : "Failed",
+                             message, ended, 1, "berth-agent"));
+        }
+      }
+      if (pod["metadata"].contains("deletionTimestamp")) {
+        add(k8s::MakeEvent(
+            pod, "Normal", "Killing", "Stopping container " + container,
+            k8s::ParseRfc3339(pod["metadata"].value("deletionTimestamp", "")).value_or(started), 1,
+            "berth-agent"));
+      }
+    }
+    std::lock_guard<std::mutex> l(k8s->mu);
+    for (const auto& e : k8s->events) {
+      const json& ev = *e;
+      if (!ns.empty() && ev["metadata"].value("namespace", "") != ns) continue;
+      out[ev["metadata"].value("namespace", "") + "/" + ev["metadata"].value("name", "")] = ev;
+    }
+    return out;
+  };
+  if (!rest.empty()) {
+    std::string rv;
+    Objects all = snapshot(&rv);
+    for (const auto& [key, e] : all) {
+      if (e["metadata"].value("name", "") == rest[0])
+        return ObjectResponse(req, shape, e, 200, Now());
+    }
+    return StatusResponse(k8s::NotFoundStatus("events", rest[0]));
+  }
+  if (IsWatch(req)) return WatchResponse(req, shape, watch_hub, snapshot, [this] { return Now(); });
+  std::string rv;
+  Objects objects = snapshot(&rv);
+  if (auto bad = Select(req, shape, &objects)) return *bad;
+  return ListResponse(req, shape, objects, rv, Now());
+}
+
+Status Controller::Impl::K8sLoad() {
+  k8s->log_dir = opt.state_dir + "/pod-logs";
+  if (::mkdir(k8s->log_dir.c_str(), 01777) != 0 && errno != EEXIST) {
+    return Status::Internal("cannot create " + k8s->log_dir + ": " + std::strerror(errno));
+  }
+  (void)::chmod(k8s->log_dir.c_str(), 01777);  // past the umask
+  for (const auto& [id, r] : records) {
+    if (!r->k8s || !Visible(*r)) continue;
+    k8s->pods[Key(r->k8s->value("namespace", ""), r->k8s->value("name", ""))] = id;
+  }
+  Status st = store->ScanMeta(kJobMetaPrefix, [&](const std::string& key, const std::string& v) {
+    json j = json::parse(v, nullptr, false);
+    if (!j.is_object()) {
+      std::fprintf(stderr, "berth controller: warning: unreadable Kubernetes Job %s skipped\n",
+                   key.c_str());
+      return;
+    }
+    k8s->jobs[key.substr(std::string_view(kJobMetaPrefix).size())] =
+        std::make_shared<const json>(std::move(j));
+  });
+  return st;
+}
+
+}  // namespace berth::controller
