@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "api/k8s_codec.h"
 
@@ -243,6 +245,96 @@ std::optional<FieldProblem> ReadEnv(const json& c, const std::string& field, con
   return std::nullopt;
 }
 
+// One container as berth runs it: a process.
+struct Container {
+  std::string name, image;
+  std::vector<std::string> argv;  // command + args, $(VAR)s expanded; empty = none given
+  std::map<std::string, std::string> env;
+  std::string work_dir;
+  Resources res;
+};
+
+std::optional<FieldProblem> ReadContainer(const json& c, const std::string& cf, const json& pod,
+                                          const std::string& ns, const std::string& pod_name,
+                                          Container* out) {
+  if (!c.is_object()) return Invalid(cf, Text(c), "must be an object");
+  out->name = Str(c, {"name"});
+  if (out->name.empty()) return Required(cf + ".name");
+  if (!IsDnsLabel(out->name)) {
+    return Invalid(cf + ".name", out->name,
+                   "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                   "characters or '-', and must start and end with an alphanumeric character");
+  }
+  out->image = Str(c, {"image"});
+  if (out->image.empty()) return Required(cf + ".image");
+  for (const char* key : {"command", "args"}) {
+    const json& list = At(c, {key});
+    if (list.is_null()) continue;
+    if (!list.is_array()) return Invalid(cf + "." + key, Text(list), "must be a list of strings");
+    for (const json& a : list) {
+      if (!a.is_string()) return Invalid(cf + "." + key, Text(a), "must be a list of strings");
+    }
+  }
+  json environment = json::object();
+  if (auto p = ReadEnv(c, cf, pod, ns, pod_name, &environment, &out->env)) return p;
+  for (const char* key : {"command", "args"}) {
+    const json& list = At(c, {key});
+    if (!list.is_array()) continue;
+    for (const json& a : list) out->argv.push_back(Expand(a.get<std::string>(), out->env));
+  }
+  out->work_dir = Str(c, {"workingDir"});
+  return ReadResources(c, cf, &out->res);
+}
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+// One container's command line in the pod's script: in its working directory, with its
+// environment; a container without a command fails with a message that says why (berth runs
+// processes, not images).
+std::string ContainerLine(const Container& c) {
+  if (c.argv.empty()) {
+    return "echo " +
+           ShellQuote("berth: container " + c.name + " (image " + c.image +
+                      ") gives no command: berth runs processes, not container images") +
+           " >&2; exit 127";
+  }
+  std::string line = "cd " + ShellQuote(c.work_dir.empty() ? "." : c.work_dir) + " && exec env";
+  for (const auto& [k, v] : c.env) line += " " + ShellQuote(k + "=" + v);
+  for (const std::string& a : c.argv) line += " " + ShellQuote(a);
+  return line;
+}
+
+// The script of a pod with init containers or several containers: the init containers one after
+// another (the first that fails ends the pod with its status), then every container at once;
+// the pod succeeds when all of them do, else it ends with the first failure's status.
+std::string PodScript(const std::string& pod, const std::vector<Container>& inits,
+                      const std::vector<Container>& mains) {
+  std::string s = "#!/bin/sh\n# berth: the containers of pod " + pod + "\n";
+  for (const Container& c : inits) {
+    s += "(" + ContainerLine(c) + ") || { rc=$?; echo " +
+         ShellQuote("berth: init container " + c.name + " failed") + " >&2; exit $rc; }\n";
+  }
+  for (size_t i = 0; i < mains.size(); ++i) {
+    s += "(" + ContainerLine(mains[i]) + ") & pid" + std::to_string(i) + "=$!\n";
+  }
+  s += "rc=0\n";
+  for (size_t i = 0; i < mains.size(); ++i) {
+    s += "wait $pid" + std::to_string(i) + "; s=$?; [ $rc -eq 0 ] && rc=$s\n";
+  }
+  s += "exit $rc\n";
+  return s;
+}
+
 }  // namespace
 
 json InvalidStatusOf(const std::string& kind, const std::string& name,
@@ -371,62 +463,57 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
   if (!spec.is_object()) return Required("spec");
   const json& containers = At(spec, {"containers"});
   if (!containers.is_array() || containers.empty()) return Required("spec.containers");
-  if (containers.size() > 1) {
-    return Invalid("spec.containers", std::to_string(containers.size()) + " containers",
-                   "berth runs one container per pod (a berth job with one task)");
+  const json& inits = At(spec, {"initContainers"});
+  if (!inits.is_null() && !inits.is_array()) {
+    return Invalid("spec.initContainers", Text(inits), "must be a list");
   }
-  if (const json& init = At(spec, {"initContainers"}); init.is_array() && !init.empty()) {
-    return Unsupported("spec.initContainers", std::to_string(init.size()) + " containers",
-                       "berth runs one container per pod and no init containers");
-  }
-  const json& c = containers[0];
-  const std::string cf = "spec.containers[0]";
-  if (!c.is_object()) return Invalid(cf, Text(c), "must be an object");
-  const std::string cname = Str(c, {"name"});
-  if (cname.empty()) return Required(cf + ".name");
-  if (!IsDnsLabel(cname)) {
-    return Invalid(cf + ".name", cname,
-                   "a lowercase RFC 1123 label must consist of lower case alphanumeric "
-                   "characters or '-', and must start and end with an alphanumeric character");
-  }
-  if (Str(c, {"image"}).empty()) return Required(cf + ".image");
-  json argv = json::array();
-  for (const char* key : {"command", "args"}) {
-    const json& list = At(c, {key});
-    if (list.is_null()) continue;
-    if (!list.is_array()) return Invalid(cf + "." + key, Text(list), "must be a list of strings");
-    for (const json& a : list) {
-      if (!a.is_string()) return Invalid(cf + "." + key, Text(a), "must be a list of strings");
+  std::vector<Container> init_list, main_list;
+  std::set<std::string> names;
+  for (const auto& [list, prefix, into] :
+       {std::tuple{&inits, "spec.initContainers", &init_list},
+        std::tuple{&containers, "spec.containers", &main_list}}) {
+    if (!list->is_array()) continue;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string cf = std::string(prefix) + "[" + std::to_string(i) + "]";
+      Container c;
+      if (auto p = ReadContainer((*list)[i], cf, pod, ctx.ns, name, &c)) return p;
+      if (!names.insert(c.name).second) return {{cf + ".name", "Duplicate value", c.name, ""}};
+      into->push_back(std::move(c));
     }
   }
-  if (At(c, {"command"}).is_null() || At(c, {"command"}).empty()) {
-    if (At(c, {"args"}).is_null() || At(c, {"args"}).empty()) {
-      return Required(cf + ".command",
-                      "berth runs processes, not container images: a pod must say what to run "
-                      "(command, or args)");
-    }
-  }
-  json environment = json::object();
-  std::map<std::string, std::string> env;
-  if (auto p = ReadEnv(c, cf, pod, ctx.ns, name, &environment, &env)) return p;
-  environment["HOSTNAME"] = name;
-  for (const char* key : {"command", "args"}) {
-    const json& list = At(c, {key});
-    if (!list.is_array()) continue;
-    for (const json& a : list) argv.push_back(Expand(a.get<std::string>(), env));
-  }
+  // The pod's resources, as Kubernetes reckons them: the containers together, or the largest
+  // init container when that is more.
   Resources res;
-  if (auto p = ReadResources(c, cf, &res)) return p;
-
+  for (const Container& c : main_list) {
+    res.cpu_request += c.res.cpu_request;
+    res.cpu_limit += c.res.cpu_limit;
+    res.mem_request += c.res.mem_request;
+    res.mem_limit += c.res.mem_limit;
+    res.gpus += c.res.gpus;
+  }
+  for (const Container& c : init_list) {
+    res.cpu_request = std::max(res.cpu_request, c.res.cpu_request);
+    res.mem_request = std::max(res.mem_request, c.res.mem_request);
+    res.mem_limit = std::max(res.mem_limit, c.res.mem_limit);
+    res.gpus = std::max(res.gpus, c.res.gpus);
+  }
   json request = {
       {"name", name.substr(0, 200)},
-      {"argv", argv},
-      {"environment", environment},
       {"stdout", ctx.log_dir + "/" + ctx.ns + "_" + name + "_%j.log"},
       {"requeue", false},
       {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))}};
-  const std::string wd = Str(c, {"workingDir"});
-  request["work_dir"] = wd.empty() ? ctx.home : wd;
+  json environment = {{"HOSTNAME", name}};
+  const Container& first = main_list.front();
+  if (main_list.size() == 1 && init_list.empty() && !first.argv.empty()) {
+    // The usual pod: its one process, run directly.
+    request["argv"] = first.argv;
+    for (const auto& [k, v] : first.env) environment[k] = v;
+    request["work_dir"] = first.work_dir.empty() ? ctx.home : first.work_dir;
+  } else {
+    request["script"] = PodScript(name, init_list, main_list);
+    request["work_dir"] = ctx.home;
+  }
+  request["environment"] = std::move(environment);
   if (res.mem_request > 0) request["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
   if (res.gpus > 0) request["gpus"] = res.gpus;
   if (const json& ads = At(spec, {"activeDeadlineSeconds"}); !ads.is_null()) {
@@ -435,7 +522,9 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
     }
     request["time_limit"] = ads.get<int64_t>();
   }
-  const std::string restart = spec.value("restartPolicy", "Always");
+  // Text, not value(): a non-string policy is a 422 like any other bad value, not an exception.
+  const json& given_restart = At(spec, {"restartPolicy"});
+  const std::string restart = given_restart.is_null() ? "Always" : Text(given_restart);
   if (restart != "Always" && restart != "OnFailure" && restart != "Never") {
     return Unsupported("spec.restartPolicy", restart,
                        "supported values: \"Always\", \"OnFailure\", \"Never\"");
@@ -470,13 +559,17 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
     kept_spec["terminationGracePeriodSeconds"] = 30;
   }
   if (!kept_spec.contains("dnsPolicy")) kept_spec["dnsPolicy"] = "ClusterFirst";
-  json& kc = kept_spec["containers"][0];
-  if (!kc.contains("imagePullPolicy")) kc["imagePullPolicy"] = "IfNotPresent";
-  if (!kc.contains("resources")) kc["resources"] = json::object();
-  if (!kc.contains("terminationMessagePath")) {
-    kc["terminationMessagePath"] = "/dev/termination-log";
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!kept_spec.contains(list) || !kept_spec[list].is_array()) continue;
+    for (json& kc : kept_spec[list]) {
+      if (!kc.contains("imagePullPolicy")) kc["imagePullPolicy"] = "IfNotPresent";
+      if (!kc.contains("resources")) kc["resources"] = json::object();
+      if (!kc.contains("terminationMessagePath")) {
+        kc["terminationMessagePath"] = "/dev/termination-log";
+      }
+      if (!kc.contains("terminationMessagePolicy")) kc["terminationMessagePolicy"] = "File";
+    }
   }
-  if (!kc.contains("terminationMessagePolicy")) kc["terminationMessagePolicy"] = "File";
   out->name = name;
   out->request = std::move(request);
   out->meta = {{"namespace", ctx.ns},
@@ -648,15 +741,22 @@ json EncodePod(const PodFacts& f) {
   if (!pod_reason.empty()) status["reason"] = pod_reason;
   if (!pod_message.empty()) status["message"] = pod_message;
   if (started || ended) {
-    json cs = {{"name", cname},
-               {"image", image},
-               {"imageID", ""},
-               {"containerID", "berth://" + std::to_string(f.job_id)},
-               {"ready", running},
-               {"started", running},
-               {"restartCount", f.restart_count},
-               {"state", state}};
-    status["containerStatuses"] = json::array({cs});
+    // Every container shares the job's state (berth runs them as one job).
+    json statuses = json::array();
+    const json& cs_spec = At(spec, {"containers"});
+    const size_t n = cs_spec.is_array() && !cs_spec.empty() ? cs_spec.size() : 1;
+    for (size_t i = 0; i < n; ++i) {
+      const json& c = cs_spec.is_array() && i < cs_spec.size() ? cs_spec[i] : json();
+      statuses.push_back({{"name", c.is_object() ? c.value("name", cname) : cname},
+                          {"image", c.is_object() ? c.value("image", image) : image},
+                          {"imageID", ""},
+                          {"containerID", "berth://" + std::to_string(f.job_id)},
+                          {"ready", running},
+                          {"started", running},
+                          {"restartCount", f.restart_count},
+                          {"state", state}});
+    }
+    status["containerStatuses"] = std::move(statuses);
   }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
@@ -684,10 +784,12 @@ json PodTableCells(const json& pod, int64_t now) {
   std::string shown = phase;
   const json& cs = At(status, {"containerStatuses"});
   int restarts = 0;
-  bool ready = false;
+  size_t ready = 0;
+  const json& spec_containers = At(pod, {"spec", "containers"});
+  const size_t total = spec_containers.is_array() ? spec_containers.size() : 1;
   if (cs.is_array() && !cs.empty()) {
     restarts = cs[0].value("restartCount", 0);
-    ready = cs[0].value("ready", false);
+    for (const json& c : cs) ready += c.value("ready", false) ? 1 : 0;
     if (const json& w = At(cs[0], {"state", "waiting", "reason"}); w.is_string()) {
       shown = w.get<std::string>();
     }
@@ -706,10 +808,10 @@ json PodTableCells(const json& pod, int64_t now) {
   }
   const std::string node = Str(pod, {"spec", "nodeName"});
   const std::string ip = Str(status, {"podIP"});
-  return json::array({Str(pod, {"metadata", "name"}), ready ? "1/1" : "0/1", shown, restarts,
-                      HumanDuration(std::max<int64_t>(0, now - created)),
-                      ip.empty() ? "<none>" : ip, node.empty() ? "<none>" : node, "<none>",
-                      "<none>"});
+  return json::array(
+      {Str(pod, {"metadata", "name"}), std::to_string(ready) + "/" + std::to_string(total), shown,
+       restarts, HumanDuration(std::max<int64_t>(0, now - created)), ip.empty() ? "<none>" : ip,
+       node.empty() ? "<none>" : node, "<none>", "<none>"});
 }
 
 std::optional<std::string> PodField(const json& pod, const std::string& field) {
@@ -772,7 +874,8 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
   if (spec.contains("ttlSecondsAfterFinished") && !spec["ttlSecondsAfterFinished"].is_null()) {
     if (auto p = count("ttlSecondsAfterFinished", -1, 0)) return p;
   }
-  const std::string mode = spec.value("completionMode", "NonIndexed");
+  const json& given_mode = At(spec, {"completionMode"});
+  const std::string mode = given_mode.is_null() ? "NonIndexed" : Text(given_mode);
   if (mode != "NonIndexed" && mode != "Indexed") {
     return Unsupported("spec.completionMode", mode,
                        "supported values: \"NonIndexed\", \"Indexed\"");
@@ -802,6 +905,14 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
     }
     return Unsupported("spec.template.spec.restartPolicy", restart,
                        "supported values: \"OnFailure\", \"Never\"");
+  }
+  if (spec.contains("podFailurePolicy") && restart != "Never") {
+    return Invalid("spec.template.spec.restartPolicy", restart,
+                   "only \"Never\" is supported when podFailurePolicy is specified");
+  }
+  if (spec.contains("successPolicy") && mode != "Indexed") {
+    return Invalid("spec.successPolicy", Text(spec["successPolicy"]),
+                   "requires indexed completion mode");
   }
   json labels = {{"batch.kubernetes.io/controller-uid", uid},
                  {"batch.kubernetes.io/job-name", name},
@@ -881,13 +992,15 @@ json JobTableCells(const json& job, int64_t now) {
   if (At(job, {"spec", "suspend"}) == true) shown = "Suspended";
   if (const json& conds = At(status, {"conditions"}); conds.is_array()) {
     for (const json& c : conds) {
-      if (c.value("status", "") != "True") continue;
-      const std::string type = c.value("type", "");
+      if (Str(c, {"status"}) != "True") continue;
+      const std::string type = Str(c, {"type"});
       if (type == "Complete") shown = "Complete";
       if (type == "Failed") shown = "Failed";
     }
   }
-  const int64_t succeeded = status.value("succeeded", 0);
+  // At, not value(): a Job as a client wrote it may have no status yet.
+  const int64_t succeeded =
+      At(status, {"succeeded"}).is_number_integer() ? At(status, {"succeeded"}).get<int64_t>() : 0;
   const json& completions = At(job, {"spec", "completions"});
   std::string comp = std::to_string(succeeded) + "/" +
                      (completions.is_number() ? std::to_string(completions.get<int64_t>()) : "1");
@@ -923,8 +1036,10 @@ json JobTableCells(const json& job, int64_t now) {
 std::optional<std::string> JobField(const json& job, const std::string& field) {
   if (field == "metadata.name") return Str(job, {"metadata", "name"});
   if (field == "metadata.namespace") return Str(job, {"metadata", "namespace"});
-  if (field == "status.successful")
-    return std::to_string(At(job, {"status"}).value("succeeded", 0));
+  if (field == "status.successful") {
+    const json& succeeded = At(job, {"status", "succeeded"});
+    return std::to_string(succeeded.is_number_integer() ? succeeded.get<int64_t>() : 0);
+  }
   return std::nullopt;
 }
 

@@ -11,6 +11,7 @@
 #include "api/errors.h"
 #include "api/k8s_codec.h"
 #include "api/k8s_objects.h"
+#include "api/k8s_openapi_v2.h"
 #include "controller/controller_internal.h"
 #include "net/tls_pki.h"
 
@@ -223,6 +224,21 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
       net::HttpResponse r;
       r.content_type = "text/plain";
       r.body = "ok";
+      return r;
+    }
+    if (p.size() == 4 && p[0] == "apis" && p[1] == "apiextensions.k8s.io" && p[2] == "v1" &&
+        p[3] == "customresourcedefinitions" && get) {
+      // No custom resources: kubectl asks when a manifest's kind is unknown, and then says so.
+      return K8sJsonResponse(200, {{"kind", "CustomResourceDefinitionList"},
+                                   {"apiVersion", "apiextensions.k8s.io/v1"},
+                                   {"metadata", {{"resourceVersion", "1"}}},
+                                   {"items", json::array()}});
+    }
+    if (p.size() == 2 && p[0] == "openapi" && p[1] == "v2") {  // kubectl <= 1.28 validates with it
+      if (!get) return MethodNotAllowed();
+      net::HttpResponse r;
+      r.content_type = k8s::kOpenApiV2ProtobufContentType;
+      r.body = k8s::OpenApiV2Protobuf(k8s::OpenApiV2Kinds());
       return r;
     }
     const bool known = (p.size() == 1 && (p[0] == "version" || p[0] == "api" || p[0] == "apis")) ||

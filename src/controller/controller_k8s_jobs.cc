@@ -98,6 +98,54 @@ std::string IndexRanges(const std::set<int>& indexes) {
   return out;
 }
 
+// "0,2-3" -> {0, 2, 3}; nullopt for bad text.
+std::optional<std::set<int>> ParseIndexRanges(const std::string& text) {
+  std::set<int> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t comma = std::min(text.find(',', i), text.size());
+    const std::string part = text.substr(i, comma - i);
+    const size_t dash = part.find('-');
+    char* end = nullptr;
+    const long a = std::strtol(part.c_str(), &end, 10);
+    long b = a;
+    if (dash != std::string::npos) b = std::strtol(part.c_str() + dash + 1, &end, 10);
+    if (part.empty() || *end != '\0' || a < 0 || b < a || b - a > 100000) return std::nullopt;
+    for (long k = a; k <= b; ++k) out.insert(static_cast<int>(k));
+    i = comma + 1;
+  }
+  return out;
+}
+
+// The podFailurePolicy rule that matches a failed pod, as (action, index); nullopt for none.
+// A pod berth stopped for a node failure or a preemption carries the DisruptionTarget condition.
+std::optional<std::pair<std::string, size_t>> FailureRule(const json& policy, const json& pod) {
+  const json& rules = policy.value("rules", json::array());
+  const int exit_code = pod.value("exit_code", 1);
+  const std::string state = pod.value("state", "");
+  const bool disrupted = state == "NODE_FAIL" || state == "PREEMPTED";
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const json& r = rules[i];
+    bool match = false;
+    if (r.contains("onExitCodes") && r["onExitCodes"].is_object()) {
+      const json& on = r["onExitCodes"];
+      const json& values = on.value("values", json::array());
+      bool in = false;
+      for (const json& v : values) in |= v.is_number_integer() && v.get<int>() == exit_code;
+      match = on.value("operator", "In") == "In" ? in : !in;
+      if (exit_code == 0) match = false;
+    } else if (r.contains("onPodConditions") && r["onPodConditions"].is_array()) {
+      for (const json& c : r["onPodConditions"]) {
+        if (c.value("type", "") == "DisruptionTarget" && c.value("status", "True") == "True") {
+          match |= disrupted;
+        }
+      }
+    }
+    if (match) return std::pair{r.value("action", "Count"), i};
+  }
+  return std::nullopt;
+}
+
 std::string HomeOf(uint32_t uid) {
   struct passwd pw, *found = nullptr;
   char buf[4096];
@@ -132,10 +180,14 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
     int active = 0, running = 0, succeeded = 0, failed = 0;
     std::set<int> done_indexes, active_indexes;
     std::vector<core::JobId> active_ids;
+    std::string policy_failure;  // a pod matched a FailJob rule
     for (auto& [id_text, p] : pods.items()) {
       const core::JobId id = static_cast<core::JobId>(std::stoul(id_text));
       if (auto it = records.find(id); it != records.end()) {
-        p["state"] = std::string(core::JobStateName(it->second->job.state));
+        const core::Job& pj = it->second->job;
+        p["state"] = std::string(core::JobStateName(pj.state));
+        p["exit_code"] =
+            pj.outcome.term_signal > 0 ? 128 + pj.outcome.term_signal : pj.outcome.exit_code;
       }
       const std::string state = p.value("state", "PENDING");
       const int index = p.value("index", -1);
@@ -143,8 +195,26 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
         ++succeeded;
         if (index >= 0) done_indexes.insert(index);
       } else if (k8s::PodPhase(state) == "Failed") {
-        // A pod berth stopped for the Job itself (suspend, deadline) is not a failure.
-        if (!p.value("stopped", false)) ++failed;
+        // A pod berth stopped for the Job itself (suspend, deadline) is not a failure; the pod
+        // failure policy may ignore it or fail the Job at once.
+        if (p.value("stopped", false)) continue;
+        if (!p.contains("policy") && spec.contains("podFailurePolicy")) {
+          std::optional<std::pair<std::string, size_t>> rule =
+              FailureRule(spec["podFailurePolicy"], p);
+          p["policy"] = rule ? rule->first : "Count";
+          if (rule && rule->first == "FailJob") {
+            p["policy_message"] = "Container for pod " + j["metadata"].value("namespace", "") +
+                                  "/" + p.value("name", "") + " failed with exit code " +
+                                  std::to_string(p.value("exit_code", 1)) +
+                                  " matching FailJob rule at index " + std::to_string(rule->second);
+          }
+        }
+        const std::string action = p.value("policy", "Count");
+        if (action == "Ignore") continue;
+        ++failed;
+        if (action == "FailJob" && policy_failure.empty()) {
+          policy_failure = p.value("policy_message", "");
+        }
       } else {
         ++active;
         if (state == "RUNNING") ++running;
@@ -184,7 +254,46 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
       const bool indexed = spec.value("completionMode", "") == "Indexed";
       const json& deadline = spec["activeDeadlineSeconds"];
       std::string fail_reason, fail_message;
-      if (deadline.is_number_integer() && started + deadline.get<int64_t>() <= now) {
+      // successPolicy (Indexed Jobs): a rule met ends the Job successfully.
+      std::string success_rule;
+      if (indexed && spec.contains("successPolicy")) {
+        const json& rules = spec["successPolicy"].value("rules", json::array());
+        for (size_t i = 0; i < rules.size() && success_rule.empty(); ++i) {
+          const json& r = rules[i];
+          std::set<int> want;
+          bool all = true;
+          if (r.contains("succeededIndexes")) {
+            want = ParseIndexRanges(r.value("succeededIndexes", "")).value_or(std::set<int>{});
+            all = false;
+          }
+          int64_t have = 0;
+          bool every = true;
+          for (int idx : want) {
+            if (done_indexes.count(idx)) {
+              ++have;
+            } else {
+              every = false;
+            }
+          }
+          if (all) have = static_cast<int64_t>(done_indexes.size());
+          const bool met = r.contains("succeededCount")
+                               ? have >= r.value("succeededCount", int64_t{0})
+                               : (!all && every && !want.empty());
+          if (met) success_rule = "Matched rules at index " + std::to_string(i);
+        }
+      }
+      if (!policy_failure.empty()) {
+        fail_reason = "PodFailurePolicy";
+        fail_message = policy_failure;
+      } else if (!success_rule.empty()) {
+        stop_active();
+        active = 0;
+        SetCondition(j, "SuccessCriteriaMet", true, "SuccessPolicy", success_rule, now);
+        SetCondition(j, "Complete", true, "SuccessPolicy", success_rule, now);
+        status["completionTime"] = k8s::Rfc3339(now);
+        berth["finished_at"] = now;
+        event("Normal", "Completed", "Job completed: " + success_rule);
+      } else if (deadline.is_number_integer() && started + deadline.get<int64_t>() <= now) {
         fail_reason = "DeadlineExceeded";
         fail_message = "Job was active longer than specified deadline";
       } else if (failed > spec.value("backoffLimit", int64_t{6})) {
@@ -193,7 +302,9 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
       }
       const bool complete = indexed ? static_cast<int64_t>(done_indexes.size()) >= completions
                                     : succeeded >= completions;
-      if (!fail_reason.empty()) {
+      if (!success_rule.empty()) {
+        // done above
+      } else if (!fail_reason.empty()) {
         stop_active();
         active = 0;
         SetCondition(j, "FailureTarget", true, fail_reason, fail_message, now);

@@ -1,0 +1,311 @@
+"""Integration tests: Pods and Jobs through the REAL kubectl against berth's Kubernetes face.
+
+A GPU Job from a manifest (create, apply, get, describe, logs, wait, delete), a Pod's life
+(get -w, logs -f, describe, delete of a running pod), backoffLimit, the error answers, Slurm jobs
+seen as Pods and Pods seen by squeue, the manifests in ../shared/testdata/k8s, and the older
+kubectl versions (1.27/1.28 validate against /openapi/v2 in protobuf).
+
+Skipped only where kubectl is not installed.
+Run: BERTH_BINARY=build/berth python3 -m unittest -v test_k8s_workloads (from this folder).
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+import time
+import unittest
+
+from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+
+TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'shared',
+                        'testdata', 'k8s')
+
+GPU_JOB = textwrap.dedent('''\
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: gpu-train
+      labels: {team: ml}
+    spec:
+      completions: 2
+      parallelism: 2
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: trainer
+            image: pytorch/pytorch:2.3
+            command: ["sh", "-c", "echo gpus=$CUDA_VISIBLE_DEVICES index=$JOB_COMPLETION_INDEX"]
+            resources:
+              requests: {cpu: 500m, memory: 64Mi}
+              limits: {nvidia.com/gpu: 1, memory: 128Mi}
+    ''')
+
+
+def pod_yaml(name, command, restart='Never', extra=''):
+    return textwrap.dedent(f'''\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: {name}
+          labels: {{app: {name}}}
+        spec:
+          restartPolicy: {restart}
+          containers:
+          - name: main
+            image: busybox
+            command: ["sh", "-c", {json.dumps(command)}]
+        ''') + extra
+
+
+@unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
+class KubectlWorkloadsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.c = kube_cluster()
+        cls.tmp = tempfile.mkdtemp(prefix='berth-k8s-')
+        os.chmod(cls.tmp, 0o755)
+        cls.config_path = os.path.join(cls.tmp, 'kubeconfig')
+        write_kubeconfig(cls.c, cls.config_path)
+        cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        with open(path, 'w') as f:
+            f.write(text)
+        return path
+
+    def pods(self, *args):
+        return json.loads(self.k('get', 'pods', '-o', 'json', *args).stdout)['items']
+
+    def wait_for(self, cond, what, timeout=60):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if cond():
+                return
+            time.sleep(0.2)
+        self.fail(f'timed out waiting for {what}')
+
+    def test_gpu_job_from_a_manifest(self):
+        path = self.write('gpu-job.yaml', GPU_JOB)
+        self.assertIn('job.batch/gpu-train created', self.k('create', '-f', path).stdout)
+        again = self.k('create', '-f', path, check=False)
+        self.assertEqual(again.returncode, 1)
+        self.assertIn('(AlreadyExists)', again.stderr)
+        self.assertIn('jobs.batch "gpu-train" already exists', again.stderr)
+        table = self.k('get', 'jobs').stdout.splitlines()
+        self.assertEqual(table[0].split()[:4], ['NAME', 'STATUS', 'COMPLETIONS', 'DURATION'])
+        self.assertTrue(any(line.startswith('gpu-train') for line in table[1:]), table)
+        self.assertIn('condition met',
+                      self.k('wait', '--for=condition=complete', 'job/gpu-train',
+                             '--timeout=60s').stdout)
+        job = json.loads(self.k('get', 'job', 'gpu-train', '-o', 'json').stdout)
+        self.assertEqual(job['status']['succeeded'], 2)
+        types = {c['type']: c['status'] for c in job['status']['conditions']}
+        self.assertEqual(types.get('Complete'), 'True')
+        self.assertEqual(job['spec']['backoffLimit'], 6)
+        selector = job['spec']['selector']['matchLabels']['batch.kubernetes.io/controller-uid']
+        pods = self.pods('-l', f'batch.kubernetes.io/controller-uid={selector}')
+        self.assertEqual(len(pods), 2)
+        gpus = set()
+        for p in pods:
+            self.assertEqual(p['status']['phase'], 'Succeeded')
+            self.assertEqual(p['spec']['nodeName'], 'node1')
+            self.assertEqual(p['metadata']['ownerReferences'][0]['kind'], 'Job')
+            self.assertEqual(p['status']['containerStatuses'][0]['state']['terminated']['exitCode'],
+                             0)
+            log = self.k('logs', p['metadata']['name']).stdout
+            self.assertRegex(log, r'^gpus=\d+ index=\n')
+            gpus.add(log.split()[0])
+            # berth's own view: a job of the caller, with one GPU.
+            jid = p['metadata']['labels']['berth.io/job-id']
+            status, body = self.c.api('GET', f'/v1/jobs/{jid}')
+            self.assertEqual(status, 200, body)
+            self.assertEqual(body['state'], 'COMPLETED')
+            self.assertEqual(len(body['allocation']['nodes'][0]['gpus']), 1)
+        self.assertEqual(len(gpus), 2, 'the two pods ran at once on different GPUs')
+        described = self.k('describe', 'job', 'gpu-train').stdout
+        self.assertIn('Pods Statuses:', described)
+        self.assertIn('2 Succeeded', described)
+        self.assertIn('SuccessfulCreate', described)
+        # apply: unchanged, then a changed label goes through a strategic-merge patch.
+        self.k('apply', '-f', path)
+        self.assertIn('unchanged', self.k('apply', '-f', path).stdout)
+        changed = self.write('gpu-job2.yaml', GPU_JOB.replace('team: ml', 'team: ml2'))
+        self.assertIn('configured', self.k('apply', '-f', changed).stdout)
+        job = json.loads(self.k('get', 'job', 'gpu-train', '-o', 'json').stdout)
+        self.assertEqual(job['metadata']['labels']['team'], 'ml2')
+        # The template is immutable.
+        bad = self.write('gpu-job3.yaml', GPU_JOB.replace('pytorch:2.3', 'pytorch:2.4'))
+        p = self.k('apply', '-f', bad, check=False)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('spec.template', p.stderr)
+        self.assertIn('field is immutable', p.stderr)
+        self.assertIn('job.batch "gpu-train" deleted', self.k('delete', 'job', 'gpu-train').stdout)
+        self.assertEqual(self.pods('-l', f'batch.kubernetes.io/controller-uid={selector}'), [])
+        p = self.k('get', 'job', 'gpu-train', check=False)
+        self.assertIn('(NotFound): jobs.batch "gpu-train" not found', p.stderr)
+
+    def test_pod_watch_logs_describe(self):
+        path = self.write('p1.yaml', pod_yaml('p1', 'for i in 1 2 3; do echo line$i; sleep 1; done'))
+        watch = subprocess.Popen(self.k.argv('get', 'pods', '-w', '-l', 'app=p1'),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertIn('pod/p1 created', self.k('apply', '-f', path).stdout)
+            self.wait_for(lambda: self.pods('-l', 'app=p1') and
+                          self.pods('-l', 'app=p1')[0]['status']['phase'] != 'Pending',
+                          'the pod to start')
+            follow = self.k('logs', '-f', 'p1').stdout
+            self.assertEqual(follow, 'line1\nline2\nline3\n')
+            self.wait_for(lambda: self.pods('-l', 'app=p1')[0]['status']['phase'] == 'Succeeded',
+                          'the pod to succeed')
+            time.sleep(1.5)
+        finally:
+            watch.terminate()
+            out, _ = watch.communicate(timeout=10)
+        statuses = [line.split()[2] for line in out.splitlines()[1:] if line.startswith('p1')]
+        self.assertIn('Running', statuses, out)
+        self.assertEqual(statuses[-1], 'Completed', out)
+        wide = self.k('get', 'pods', '-A', '-o', 'wide').stdout.splitlines()
+        self.assertEqual(wide[0].split()[:2], ['NAMESPACE', 'NAME'])
+        row = [line.split() for line in wide if ' p1 ' in f' {line} ']
+        self.assertEqual(row[0][0], 'default')
+        self.assertIn('node1', row[0])
+        described = self.k('describe', 'pod', 'p1').stdout
+        self.assertIn('Node:', described)
+        self.assertIn('node1', described)
+        self.assertIn('Successfully assigned default/p1 to node1', described)
+        self.assertIn('Completed', described)
+        self.assertEqual(self.k('logs', 'p1', '--tail=1').stdout, 'line3\n')
+        self.k('delete', 'pod', 'p1')
+        p = self.k('get', 'pod', 'p1', check=False)
+        self.assertIn('pods "p1" not found', p.stderr)
+
+    def test_delete_of_a_running_pod_cancels_its_job(self):
+        path = self.write('p2.yaml', pod_yaml('p2', 'sleep 120'))
+        self.k('apply', '-f', path)
+        self.wait_for(lambda: self.pods('-l', 'app=p2')[0]['status']['phase'] == 'Running',
+                      'the pod to run')
+        jid = self.pods('-l', 'app=p2')[0]['metadata']['labels']['berth.io/job-id']
+        self.assertIn('pod "p2" deleted', self.k('delete', 'pod', 'p2', '--timeout=60s').stdout)
+        self.assertEqual(self.pods('-l', 'app=p2'), [])
+        self.assertEqual(self.c.job(int(jid))['state'], 'CANCELLED')
+
+    def test_backoff_limit_fails_the_job(self):
+        path = self.write('failing.yaml', textwrap.dedent('''\
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: failing}
+            spec:
+              backoffLimit: 1
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                  - {name: main, image: busybox, command: ["sh", "-c", "exit 3"]}
+            '''))
+        self.k('create', '-f', path)
+        self.k('wait', '--for=condition=failed', 'job/failing', '--timeout=60s')
+        job = json.loads(self.k('get', 'job', 'failing', '-o', 'json').stdout)
+        self.assertEqual(job['status']['failed'], 2)
+        failed = [c for c in job['status']['conditions'] if c['type'] == 'Failed'][0]
+        self.assertEqual(failed['reason'], 'BackoffLimitExceeded')
+        pods = self.pods('-l', 'job-name=failing')
+        self.assertEqual(len(pods), 2)
+        for p in pods:
+            term = p['status']['containerStatuses'][0]['state']['terminated']
+            self.assertEqual(term['exitCode'], 3)
+            self.assertEqual(term['reason'], 'Error')
+        self.assertIn('BackoffLimitExceeded', self.k('describe', 'job', 'failing').stdout)
+        self.k('delete', 'job', 'failing')
+
+    def test_errors_name_the_problem(self):
+        bad = self.write('bad.yaml', textwrap.dedent('''\
+            apiVersion: v1
+            kind: Pod
+            metadata: {name: bad}
+            spec:
+              containers:
+              - name: main
+                command: ["true"]
+            '''))
+        p = self.k('create', '-f', bad, check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn('Pod "bad" is invalid: spec.containers[0].image: Required value', p.stderr)
+        greedy = self.write('greedy.yaml', pod_yaml('greedy', 'true').replace(
+            '    command:', '    resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}\n'
+            '    command:'))
+        p = self.k('create', '-f', greedy, check=False)
+        self.assertIn('spec.containers[0].resources.requests[cpu]', p.stderr)
+        self.assertIn('must be less than or equal to cpu limit', p.stderr)
+        p = self.k('get', 'pod', 'nosuch', check=False)
+        self.assertIn('Error from server (NotFound): pods "nosuch" not found', p.stderr)
+        p = self.k('logs', 'nosuch', check=False)
+        self.assertIn('not found', p.stderr)
+        p = self.k('create', '-f', self.write('ns.yaml', pod_yaml('x', 'true')), '-n', 'nosuch',
+                   check=False)
+        self.assertIn('namespaces "nosuch" not found', p.stderr)
+        self.assertEqual(self.pods('-A', '-l', 'app=x'), [])
+
+    def test_slurm_jobs_are_pods_and_pods_are_in_squeue(self):
+        p = self.c.cli('submit', '--hold', '--job-name=slurmy', '--wrap', 'true')
+        jid = int(p.stdout.split()[-1])
+        pods = self.pods('-n', 'slurm')
+        names = [x['metadata']['name'] for x in pods]
+        self.assertIn(f'job-{jid}', names)
+        pod = [x for x in pods if x['metadata']['name'] == f'job-{jid}'][0]
+        self.assertEqual(pod['status']['phase'], 'Pending')
+        self.assertIn('JobHeld', json.dumps(pod['status']['conditions']))
+        self.k('apply', '-f', self.write('p3.yaml', pod_yaml('p3', 'sleep 30')))
+        queue = self.c.cli('squeue', '--format=%i %j %u').stdout
+        self.assertIn(' p3 ', queue)
+        self.k('delete', 'pod', 'p3', '--wait=false')
+        self.c.cli('scancel', str(jid))
+
+    def test_testdata_manifests(self):
+        """Every batch/v1 Job and v1 Pod manifest in the shared testdata is taken; kinds berth
+        does not serve are refused by kubectl itself."""
+        files = sorted(glob.glob(os.path.join(TESTDATA, '*.yaml')))
+        if not files:
+            self.skipTest('no testdata')
+        taken = 0
+        for path in files:
+            p = self.k('create', '-f', path, '--dry-run=server', '-o', 'json', check=False)
+            with open(path) as f:
+                text = f.read()
+            ours = ('kind: Job' in text and 'apiVersion: batch/v1' in text) or \
+                   ('"Job"' in text and '"batch/v1"' in text)
+            if p.returncode == 0:
+                taken += 1
+                self.assertTrue(ours, path)
+            elif ours and 'kind: JobSet' not in text:
+                self.fail(f'{os.path.basename(path)} refused: {p.stderr}')
+        self.assertGreater(taken, 0)
+
+    def test_older_kubectl_creates_jobs(self):
+        folder = os.path.dirname(os.path.realpath(KUBECTL))
+        versions = [v for v in ('1.27', '1.28') if os.path.exists(f'{folder}/kubectl.{v}')]
+        if not versions:
+            self.skipTest('no kubectl 1.27/1.28 beside kubectl')
+        for v in versions:
+            k = Kubectl(self.config_path, os.path.join(self.tmp, f'cache-{v}'))
+            k.argv = (lambda kk, vv: lambda *a: [f'{folder}/kubectl.{vv}', '--kubeconfig',
+                                                 kk.kubeconfig, '--cache-dir', kk.cache_dir,
+                                                 *a])(k, v)
+            name = 'old-' + v.replace('.', '-')
+            path = self.write(f'{name}.yaml', GPU_JOB.replace('gpu-train', name))
+            self.assertIn(f'job.batch/{name} created', k('create', '-f', path).stdout)
+            k('wait', '--for=condition=complete', f'job/{name}', '--timeout=60s')
+            k('delete', 'job', name)
+
+
+if __name__ == '__main__':
+    unittest.main()
