@@ -703,7 +703,13 @@ json EncodePod(const PodFacts& f) {
   }
   json state;
   std::string pod_reason, pod_message;
-  if (!started && !ended) {
+  const bool restarting = !started && !ended && f.restart_count > 0;
+  if (restarting) {
+    // Requeued by its restartPolicy, waiting out the back-off (or for room again).
+    state = {{"waiting",
+              {{"reason", "CrashLoopBackOff"},
+               {"message", "back-off restarting the container of pod " + name}}}};
+  } else if (!started && !ended) {
     state = {{"waiting", {{"reason", "ContainerCreating"}}}};
   } else if (running) {
     state = {{"running", {{"startedAt", Rfc3339(f.start_time)}}}};
@@ -740,7 +746,7 @@ json EncodePod(const PodFacts& f) {
   }
   if (!pod_reason.empty()) status["reason"] = pod_reason;
   if (!pod_message.empty()) status["message"] = pod_message;
-  if (started || ended) {
+  if (started || ended || restarting) {
     // Every container shares the job's state (berth runs them as one job).
     json statuses = json::array();
     const json& cs_spec = At(spec, {"containers"});
@@ -967,9 +973,15 @@ json PodFromTemplate(const json& job, int index, const std::string& name) {
     const std::string i = std::to_string(index);
     meta["labels"]["batch.kubernetes.io/job-completion-index"] = i;
     meta["annotations"]["batch.kubernetes.io/job-completion-index"] = i;
-    json& c = pod["spec"]["containers"][0];
-    if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
-    c["env"].insert(c["env"].begin(), json{{"name", "JOB_COMPLETION_INDEX"}, {"value", i}});
+    // Every container and init container knows its index, as in Kubernetes.
+    for (const char* list : {"initContainers", "containers"}) {
+      if (!pod["spec"].contains(list) || !pod["spec"][list].is_array()) continue;
+      for (json& c : pod["spec"][list]) {
+        if (!c.is_object()) continue;
+        if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
+        c["env"].insert(c["env"].begin(), json{{"name", "JOB_COMPLETION_INDEX"}, {"value", i}});
+      }
+    }
   }
   return pod;
 }

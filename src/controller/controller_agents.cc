@@ -141,8 +141,32 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
     std::unique_lock<std::shared_mutex> l(view_mu);
     records[id] = std::move(r);
   }
+  // A bare pod's restartPolicy (docs/kubernetes.md): OnFailure runs a failed container again,
+  // Always any that ended, after a back-off (10 s, doubling, at most 5 min) as the kubelet does.
+  // Pods of a Job are replaced by the Job controller instead.
+  Duration backoff = 0;
+  if (it = records.find(id); !requeue && it != records.end() && it->second->k8s &&
+                             it->second->k8s_deleted == 0 &&
+                             !it->second->k8s->contains("ownerReferences")) {
+    const nlohmann::json& pod_spec = it->second->k8s->value("spec", nlohmann::json::object());
+    const std::string policy = pod_spec.value("restartPolicy", "Always");
+    const bool failed =
+        o.state == core::JobState::kFailed || o.state == core::JobState::kOutOfMemory;
+    if ((policy == "Always" && (failed || o.state == core::JobState::kCompleted)) ||
+        (policy == "OnFailure" && failed)) {
+      requeue = true;
+      backoff = std::min<Duration>(Duration{10} << std::min(job->restart_count, 5), 300);
+    }
+  }
   core::Job final_job;
   if (!cs->EndJob(id, o, requeue, &final_job).ok()) return;
+  if (backoff > 0) {
+    if (const core::Job* again = cs->FindJob(id); again != nullptr) {
+      core::JobSpec spec = again->spec;
+      spec.begin_time = Now() + backoff;
+      (void)cs->UpdatePendingSpec(id, std::move(spec));
+    }
+  }
   preempting.erase(id);
   dirty = true;
   t.nodes_changed = true;

@@ -338,6 +338,18 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
     }
     json object = NamespaceObject(name, it->second);
     face->namespaces.erase(it);
+    // What lives in it goes with it: its Jobs, and its Pods (their jobs are cancelled).
+    const std::string prefix = name + "/";
+    for (auto j = face->jobs.lower_bound(prefix);
+         j != face->jobs.end() && j->first.compare(0, prefix.size(), prefix) == 0;) {
+      t.writes.push_back({store::Write::Kind::kDeleteMeta, {}, kJobMetaPrefix + j->first, ""});
+      j = face->jobs.erase(j);
+      face->jobs_rv += 1;
+    }
+    for (auto pod = face->pods.lower_bound(prefix);
+         pod != face->pods.end() && pod->first.compare(0, prefix.size(), prefix) == 0; ++pod) {
+      K8sDeletePod(pod->second, t);
+    }
     face->namespaces_rv += 1;
     json items = json::object();
     for (const auto& [n, record] : face->namespaces) items[n] = json::parse(record);

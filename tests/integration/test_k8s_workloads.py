@@ -18,7 +18,10 @@ import textwrap
 import time
 import unittest
 
+from harness import make_user, remove_user
 from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+
+ROOT = os.geteuid() == 0
 
 TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..', 'shared',
                         'testdata', 'k8s')
@@ -269,6 +272,69 @@ class KubectlWorkloadsTest(unittest.TestCase):
         self.assertIn(' p3 ', queue)
         self.k('delete', 'pod', 'p3', '--wait=false')
         self.c.cli('scancel', str(jid))
+
+    def test_restart_policy_on_failure_restarts_a_bare_pod(self):
+        marker = os.path.join(self.tmp, 'tries')
+        path = self.write('flaky.yaml', pod_yaml(
+            'flaky', f'echo x >> {marker}; [ $(wc -l < {marker}) -ge 2 ]', restart='OnFailure'))
+        self.k('apply', '-f', path)
+        # The first run fails; berth requeues it after a 10 s back-off; the second succeeds.
+        self.wait_for(lambda: self.pods('-l', 'app=flaky')[0]['status']['phase'] == 'Succeeded',
+                      'the restarted pod to succeed', timeout=60)
+        pod = self.pods('-l', 'app=flaky')[0]
+        self.assertEqual(pod['status']['containerStatuses'][0]['restartCount'], 1)
+        with open(marker) as f:
+            self.assertEqual(f.read(), 'x\nx\n')
+        row = [line for line in self.k('get', 'pods').stdout.splitlines()
+               if line.startswith('flaky')][0]
+        self.assertEqual(row.split()[3], '1', row)  # RESTARTS
+        self.k('delete', 'pod', 'flaky')
+
+    @unittest.skipUnless(ROOT, 'needs root to create users')
+    def test_pods_run_as_the_token_user(self):
+        alice, bob = f'bk{os.getpid() % 10000}a', f'bk{os.getpid() % 10000}b'
+        make_user(alice)
+        make_user(bob)
+        try:
+            ka, kb = [], []
+            for user, out in ((alice, ka), (bob, kb)):
+                cfg = os.path.join(self.tmp, f'kubeconfig-{user}')
+                write_kubeconfig(self.c, cfg, user=user)
+                cache = os.path.join(self.tmp, f'cache-{user}')
+                os.makedirs(cache)
+                shutil.chown(cache, user)
+                out.append(Kubectl(cfg, cache, user=user))
+            ka, kb = ka[0], kb[0]
+            path = self.write('who.yaml', pod_yaml('who', 'id -un; sleep 30'))
+            ka('apply', '-f', path)
+            self.wait_for(lambda: self.pods('-l', 'app=who')[0]['status']['phase'] == 'Running',
+                          'the pod to run')
+            self.wait_for(lambda: ka('logs', 'who', check=False).stdout == f'{alice}\n',
+                          'the pod to say who runs it', timeout=20)
+            jid = self.pods('-l', 'app=who')[0]['metadata']['labels']['berth.io/job-id']
+            self.assertEqual(self.c.job(int(jid))['request']['user'], alice)
+            p = kb('delete', 'pod', 'who', check=False)
+            self.assertNotEqual(p.returncode, 0)
+            self.assertIn('(Forbidden)', p.stderr)
+            p = kb('logs', 'who', check=False)
+            self.assertIn('(Forbidden)', p.stderr)
+            self.assertIn('pod "who" deleted', ka('delete', 'pod', 'who').stdout)
+        finally:
+            remove_user(alice)
+            remove_user(bob)
+
+    def test_deleting_a_namespace_deletes_its_jobs_and_pods(self):
+        self.k('create', 'ns', 'scratch')
+        path = self.write('ns-job.yaml', GPU_JOB.replace('gpu-train', 'ns-job').replace(
+            'echo gpus', 'sleep 60; echo gpus'))
+        self.k('create', '-f', path, '-n', 'scratch')
+        self.wait_for(lambda: len(self.pods('-n', 'scratch')) == 2, 'the pods')
+        ids = [p['metadata']['labels']['berth.io/job-id'] for p in self.pods('-n', 'scratch')]
+        self.k('delete', 'ns', 'scratch')
+        self.wait_for(lambda: all(self.c.job(int(i))['state'] == 'CANCELLED' for i in ids),
+                      'the pods\' jobs to be cancelled')
+        self.assertEqual(json.loads(self.k('get', 'jobs', '-A', '-o', 'json').stdout)['items'],
+                         [])
 
     def test_testdata_manifests(self):
         """Every batch/v1 Job and v1 Pod manifest in the shared testdata is taken; kinds berth
