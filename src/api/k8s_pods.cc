@@ -596,9 +596,11 @@ std::string PodName(const PodFacts& f) {
 }
 
 std::string PodPhase(std::string_view state) {
-  if (state == "PENDING" || state == "SUSPENDED" || state == "REQUEUED") return "Pending";
+  if (state == "PENDING" || state == "REQUEUED") return "Pending";
   if (state == "COMPLETED") return "Succeeded";
-  if (state == "RUNNING" || state == "CONFIGURING" || state == "COMPLETING" || state == "STOPPED") {
+  // A suspended job keeps its node: still Running to Kubernetes.
+  if (state == "RUNNING" || state == "CONFIGURING" || state == "COMPLETING" || state == "STOPPED" ||
+      state == "SUSPENDED") {
     return "Running";
   }
   return "Failed";
@@ -869,10 +871,13 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
     }
     return std::nullopt;
   };
+  // As the API server: neither given -> both 1; parallelism alone -> completions stays null (a
+  // work queue: done once a pod has succeeded and none is left running).
   const bool completions_given = spec.contains("completions") && !spec["completions"].is_null();
+  const bool parallelism_given = spec.contains("parallelism") && !spec["parallelism"].is_null();
   if (auto p = count("parallelism", 1, 0)) return p;
   if (auto p = count("completions", completions_given ? 0 : -1, 0)) return p;
-  if (!completions_given) spec["completions"] = spec["parallelism"];
+  if (!completions_given) spec["completions"] = parallelism_given ? json() : json(1);
   if (auto p = count("backoffLimit", 6, 0)) return p;
   if (spec.contains("activeDeadlineSeconds") && !spec["activeDeadlineSeconds"].is_null()) {
     if (auto p = count("activeDeadlineSeconds", -1, 1)) return p;
@@ -979,7 +984,10 @@ json PodFromTemplate(const json& job, int index, const std::string& name) {
       for (json& c : pod["spec"][list]) {
         if (!c.is_object()) continue;
         if (!c.contains("env") || !c["env"].is_array()) c["env"] = json::array();
-        c["env"].insert(c["env"].begin(), json{{"name", "JOB_COMPLETION_INDEX"}, {"value", i}});
+        bool has = false;  // the container's own JOB_COMPLETION_INDEX wins, as in Kubernetes
+        for (const json& e : c["env"])
+          has |= e.is_object() && e.value("name", "") == "JOB_COMPLETION_INDEX";
+        if (!has) c["env"].push_back(json{{"name", "JOB_COMPLETION_INDEX"}, {"value", i}});
       }
     }
   }
@@ -1014,8 +1022,14 @@ json JobTableCells(const json& job, int64_t now) {
   const int64_t succeeded =
       At(status, {"succeeded"}).is_number_integer() ? At(status, {"succeeded"}).get<int64_t>() : 0;
   const json& completions = At(job, {"spec", "completions"});
-  std::string comp = std::to_string(succeeded) + "/" +
-                     (completions.is_number() ? std::to_string(completions.get<int64_t>()) : "1");
+  std::string comp = std::to_string(succeeded) + "/";
+  if (completions.is_number()) {
+    comp += std::to_string(completions.get<int64_t>());
+  } else if (const json& par = At(job, {"spec", "parallelism"}); par.is_number()) {
+    comp += "1 of " + std::to_string(par.get<int64_t>());  // a work queue, as kubectl shows it
+  } else {
+    comp += "1";
+  }
   auto time_of = [&](const char* key) -> int64_t {
     const json& t = At(status, {key});
     return t.is_string() ? ParseRfc3339(t.get<std::string>()).value_or(0) : 0;

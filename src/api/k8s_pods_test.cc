@@ -677,7 +677,7 @@ std::string TableStatus(const json& pod) {
 
 TEST(K8sPodEncodeTest, Phases) {
   EXPECT_EQ(PodPhase("PENDING"), "Pending");
-  EXPECT_EQ(PodPhase("SUSPENDED"), "Pending");
+  EXPECT_EQ(PodPhase("SUSPENDED"), "Running");  // it keeps its node
   EXPECT_EQ(PodPhase("CONFIGURING"), "Running");
   EXPECT_EQ(PodPhase("RUNNING"), "Running");
   EXPECT_EQ(PodPhase("COMPLETING"), "Running");
@@ -1083,12 +1083,13 @@ TEST(K8sJobDefaultTest, Defaults) {
   EXPECT_FALSE(spec.contains("ttlSecondsAfterFinished"));
 }
 
-TEST(K8sJobDefaultTest, CompletionsFollowParallelismWhenNotGiven) {
+TEST(K8sJobDefaultTest, ParallelismAloneMakesAWorkQueue) {
   json m = JobManifest();
   m["spec"]["parallelism"] = 3;
   json job = MustDefault(m);
   EXPECT_EQ(job["spec"]["parallelism"], 3);
-  EXPECT_EQ(job["spec"]["completions"], 3);
+  EXPECT_TRUE(job["spec"]["completions"].is_null());  // as the API server leaves it
+  EXPECT_EQ(JobTableCells(job, kNow)[2], "0/1 of 3");
   m["spec"]["completions"] = 10;
   job = MustDefault(m);
   EXPECT_EQ(job["spec"]["completions"], 10);
@@ -1244,8 +1245,16 @@ TEST(K8sJobPodTest, IndexedPodsKnowTheirIndex) {
   EXPECT_EQ(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"], "3");
   const json& env = pod["spec"]["containers"][0]["env"];
   ASSERT_EQ(env.size(), 2u);
-  EXPECT_EQ(env[0], json({{"name", "JOB_COMPLETION_INDEX"}, {"value", "3"}}));
-  EXPECT_EQ(env[1]["name"], "A");
+  EXPECT_EQ(env[0]["name"], "A");
+  EXPECT_EQ(env[1], json({{"name", "JOB_COMPLETION_INDEX"}, {"value", "3"}}));  // appended
+  // A container that sets the variable itself keeps its own.
+  json own = job;
+  own["spec"]["template"]["spec"]["containers"][0]["env"] =
+      json::array({{{"name", "JOB_COMPLETION_INDEX"}, {"value", "mine"}}});
+  const json own_pod = PodFromTemplate(own, 3, "train-3-y");
+  const json& own_env = own_pod["spec"]["containers"][0]["env"];
+  ASSERT_EQ(own_env.size(), 1u);
+  EXPECT_EQ(own_env[0]["value"], "mine");
   PodMapping mapped = MustMap(pod);
   EXPECT_EQ(mapped.request["environment"]["JOB_COMPLETION_INDEX"], "3");
   EXPECT_EQ(mapped.request["argv"][2], "--shard=3");

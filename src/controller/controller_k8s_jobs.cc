@@ -249,7 +249,10 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
       }
       if (!status.contains("startTime")) status["startTime"] = k8s::Rfc3339(now);
       const int64_t started = k8s::ParseRfc3339(status.value("startTime", "")).value_or(now);
-      const int64_t completions = spec.value("completions", int64_t{1});
+      // completions null: a work queue (done when a pod succeeded and none is left running).
+      const bool work_queue = !spec.contains("completions") || spec["completions"].is_null();
+      const int64_t completions =
+          work_queue ? std::max(1, succeeded) : spec.value("completions", int64_t{1});
       const int64_t parallelism = spec.value("parallelism", int64_t{1});
       const bool indexed = spec.value("completionMode", "") == "Indexed";
       const json& deadline = spec["activeDeadlineSeconds"];
@@ -329,7 +332,9 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
             if (!done_indexes.count(i) && !active_indexes.count(i)) indexes.push_back(i);
           }
         } else {
-          const int64_t want = std::min<int64_t>(parallelism, completions - succeeded) - active;
+          const int64_t want =
+              work_queue ? (succeeded > 0 ? 0 : parallelism - active)
+                         : std::min<int64_t>(parallelism, completions - succeeded) - active;
           for (int64_t i = 0; i < want; ++i) indexes.push_back(-1);
         }
         const json& owner = berth["owner"];

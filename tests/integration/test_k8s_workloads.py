@@ -230,6 +230,30 @@ class KubectlWorkloadsTest(unittest.TestCase):
         self.assertIn('BackoffLimitExceeded', self.k('describe', 'job', 'failing').stdout)
         self.k('delete', 'job', 'failing')
 
+    def test_work_queue_job(self):
+        """parallelism without completions: done once a pod succeeded and none runs."""
+        path = self.write('queue.yaml', textwrap.dedent('''\
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: queue}
+            spec:
+              parallelism: 2
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                  - {name: main, image: busybox, command: ["sh", "-c", "sleep 1"]}
+            '''))
+        self.k('create', '-f', path)
+        self.k('wait', '--for=condition=complete', 'job/queue', '--timeout=60s')
+        job = json.loads(self.k('get', 'job', 'queue', '-o', 'json').stdout)
+        self.assertIsNone(job['spec'].get('completions'))
+        self.assertEqual(job['status']['succeeded'], 2)
+        row = [line for line in self.k('get', 'jobs').stdout.splitlines()
+               if line.startswith('queue')][0]
+        self.assertIn('2/1 of 2', row)
+        self.k('delete', 'job', 'queue')
+
     def test_errors_name_the_problem(self):
         bad = self.write('bad.yaml', textwrap.dedent('''\
             apiVersion: v1
