@@ -974,6 +974,9 @@ json PodFromTemplate(const json& job, int index, const std::string& name) {
   if (!meta.contains("annotations") || !meta["annotations"].is_object()) {
     meta["annotations"] = json::object();
   }
+  if (Str(job, {"metadata", "annotations", "berth.io/gang"}) == "true") {
+    meta["annotations"]["berth.io/gang"] = "true";  // its pods say why they wait
+  }
   if (index >= 0) {
     const std::string i = std::to_string(index);
     meta["labels"]["batch.kubernetes.io/job-completion-index"] = i;

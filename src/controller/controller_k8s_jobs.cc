@@ -337,6 +337,9 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
                          : std::min<int64_t>(parallelism, completions - succeeded) - active;
           for (int64_t i = 0; i < want; ++i) indexes.push_back(-1);
         }
+        // berth.io/gang: "true" asks for the pods as one all-or-nothing gang.
+        const bool gang = j["metadata"]["annotations"].is_object() &&
+                          j["metadata"]["annotations"].value("berth.io/gang", "") == "true";
         const json& owner = berth["owner"];
         Caller who;
         who.known = true;
@@ -357,6 +360,7 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
           ctx.now = now;
           k8s::PodMapping mapping;
           std::optional<k8s::FieldProblem> problem = k8s::MapPod(manifest, ctx, &mapping);
+          if (gang) mapping.request["hold"] = true;  // released together, below
           Result<core::JobId> id = problem ? Result<core::JobId>(Status::InvalidArgument(
                                                  problem->field + ": " + problem->detail))
                                            : K8sSubmitPod(who, mapping, t);
@@ -370,6 +374,43 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
           pods[std::to_string(*id)] = p;
           ++active;
           event("Normal", "SuccessfulCreate", "Created pod: " + pod_name);
+        }
+        if (gang) {
+          // All or nothing: the held pods are released together only when a trial pass on a
+          // copy of the cluster starts every one of them; the real pass right after this batch
+          // then makes the same decision.
+          std::vector<core::JobId> held;
+          for (const auto& [id_text, pj] : pods.items()) {
+            (void)pj;
+            const core::Job* job = cs->FindJob(static_cast<core::JobId>(std::stoul(id_text)));
+            if (job && job->state == core::JobState::kPending &&
+                job->spec.hold != core::HoldKind::kNone) {
+              held.push_back(job->id);
+            }
+          }
+          if (!held.empty()) {
+            core::ClusterState trial = *cs;
+            bool ok = true;
+            for (core::JobId id : held) ok = ok && trial.Release(id, now).ok();
+            std::set<core::JobId> starting;
+            if (ok) {
+              for (const core::PlannedStart& st :
+                   core::Schedule(trial, now, scheduler->config()).starts) {
+                starting.insert(st.job);
+              }
+            }
+            ok = ok && std::all_of(held.begin(), held.end(),
+                                   [&](core::JobId id) { return starting.count(id) > 0; });
+            if (ok) {
+              for (core::JobId id : held) {
+                (void)cs->Release(id, now);
+                t.touched.insert(id);
+              }
+              dirty = true;
+              event("Normal", "GangAdmitted",
+                    "All " + std::to_string(held.size()) + " pods fit at once: released together");
+            }
+          }
         }
       }
     }

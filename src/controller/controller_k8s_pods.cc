@@ -167,6 +167,11 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
       } else if (j.spec.hold != core::HoldKind::kNone) {
         f.reason = "JobHeldUser";
       }
+      if (j.spec.hold != core::HoldKind::kNone && r.k8s &&
+          r.k8s->value("annotations", json::object()).value("berth.io/gang", "") == "true") {
+        f.reason = "WaitingForGang";
+        f.reason_detail = "the Job's pods start together, once all of them fit at once";
+      }
     }
     f.node = r.node_names.empty() ? "" : r.node_names.front();
     f.submit_time = j.spec.submit_time;

@@ -254,6 +254,49 @@ class KubectlWorkloadsTest(unittest.TestCase):
         self.assertIn('2/1 of 2', row)
         self.k('delete', 'job', 'queue')
 
+    def test_gang_starts_all_or_nothing(self):
+        node = json.loads(self.k('get', 'node', 'node1', '-o', 'json').stdout)
+        cpus = int(node['status']['capacity']['cpu'])
+
+        def gang(name, size):
+            return textwrap.dedent(f'''\
+                apiVersion: batch/v1
+                kind: Job
+                metadata:
+                  name: {name}
+                  annotations: {{berth.io/gang: "true"}}
+                spec:
+                  parallelism: {size}
+                  completions: {size}
+                  template:
+                    spec:
+                      restartPolicy: Never
+                      containers:
+                      - name: main
+                        image: busybox
+                        command: ["sh", "-c", "sleep 2"]
+                        resources: {{requests: {{cpu: "1"}}}}
+                ''')
+
+        # One pod more than the node has CPUs: none may start (a plain Job would start `cpus`).
+        self.k('create', '-f', self.write('big-gang.yaml', gang('big-gang', cpus + 1)))
+        self.wait_for(lambda: len(self.pods('-l', 'job-name=big-gang')) == cpus + 1, 'the pods')
+        time.sleep(3)
+        pods = self.pods('-l', 'job-name=big-gang')
+        self.assertEqual({p['status']['phase'] for p in pods}, {'Pending'})
+        self.assertIn('WaitingForGang', json.dumps(pods[0]['status']['conditions']))
+        self.k('delete', 'job', 'big-gang')
+        # A gang that fits starts whole and completes.
+        size = min(cpus, 4)
+        self.k('create', '-f', self.write('gang.yaml', gang('gang', size)))
+        self.k('wait', '--for=condition=complete', 'job/gang', '--timeout=60s')
+        starts = set()
+        for p in self.pods('-l', 'job-name=gang'):
+            starts.add(p['status']['startTime'])
+        self.assertLessEqual(len(starts), 2, starts)  # started in the same pass (same second)
+        self.assertIn('GangAdmitted', self.k('describe', 'job', 'gang').stdout)
+        self.k('delete', 'job', 'gang')
+
     def test_errors_name_the_problem(self):
         bad = self.write('bad.yaml', textwrap.dedent('''\
             apiVersion: v1
