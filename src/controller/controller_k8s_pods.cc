@@ -263,31 +263,8 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
                                             const std::vector<std::string>& rest) {
   const std::string& m = req.method;
   const ResourceShape& shape = PodShape();
-  if (rest.empty()) {
-    if (m == "GET" && IsWatch(req)) {
-      std::string only;
-      if (Result<Selectors> s = ParseSelectors(req, shape); s.ok()) {
-        for (const k8s::Requirement& r : s->fields) {
-          if (r.key == "metadata.name" && r.op == k8s::Requirement::Op::kEquals &&
-              r.values.size() == 1) {
-            only = r.values[0];
-          }
-        }
-      }
-      return WatchResponse(
-          req, shape, watch_hub,
-          [this, ns, only](std::string* rv) {
-            *rv = std::to_string(watch_hub.Next());
-            return K8sPodObjects(ns, only);
-          },
-          [this] { return Now(); });
-    }
-    if (m == "GET") {
-      Objects objects = K8sPodObjects(ns, "");
-      if (auto bad = Select(req, shape, &objects)) return *bad;
-      return ListResponse(req, shape, objects, std::to_string(watch_hub.Next()), Now());
-    }
-    if (m != "POST" || ns.empty()) return MethodNotAllowedHere();
+  // Creates the Pod in the request's body (POST, or a server-side apply of a new Pod).
+  auto create = [&]() -> net::HttpResponse {
     json body = json::parse(req.body, nullptr, false);
     if (body.is_discarded()) return BadRequest("the body is not JSON");
     if (body.is_object() && body.contains("metadata") && body["metadata"].is_object() &&
@@ -351,6 +328,33 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
     Objects made = K8sPodObjects(ns, mapping.name);
     if (made.empty()) return StatusResponse(k8s::NotFoundStatus("pods", mapping.name));
     return ObjectResponse(req, shape, made.begin()->second, 201, Now());
+  };
+  if (rest.empty()) {
+    if (m == "GET" && IsWatch(req)) {
+      std::string only;
+      if (Result<Selectors> s = ParseSelectors(req, shape); s.ok()) {
+        for (const k8s::Requirement& r : s->fields) {
+          if (r.key == "metadata.name" && r.op == k8s::Requirement::Op::kEquals &&
+              r.values.size() == 1) {
+            only = r.values[0];
+          }
+        }
+      }
+      return WatchResponse(
+          req, shape, watch_hub,
+          [this, ns, only](std::string* rv) {
+            *rv = std::to_string(watch_hub.Next());
+            return K8sPodObjects(ns, only);
+          },
+          [this] { return Now(); });
+    }
+    if (m == "GET") {
+      Objects objects = K8sPodObjects(ns, "");
+      if (auto bad = Select(req, shape, &objects)) return *bad;
+      return ListResponse(req, shape, objects, std::to_string(watch_hub.Next()), Now());
+    }
+    if (m != "POST" || ns.empty()) return MethodNotAllowedHere();
+    return create();
   }
   const std::string name = rest[0];
   if (rest.size() == 2 && rest[1] == "log") return K8sPodLog(req, who, ns, name);
@@ -361,6 +365,10 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
         404, "NotFound", "the server could not find the requested resource", json::object()));
   }
   Objects objects = K8sPodObjects(ns, name);
+  if (objects.empty() && m == "PATCH" && rest.size() == 1 &&
+      req.Header("content-type").rfind("application/apply-patch", 0) == 0) {
+    return create();  // server-side apply of a new Pod
+  }
   if (objects.empty()) return StatusResponse(k8s::NotFoundStatus("pods", name));
   json pod = objects.begin()->second;
   const core::JobId id =

@@ -8,6 +8,7 @@
 
 #include "api/k8s_codec.h"
 #include "api/k8s_objects.h"
+#include "api/k8s_patch.h"
 #include "api/k8s_pods.h"
 #include "api/k8s_protobuf.h"
 #include "controller/controller_k8s_http.h"
@@ -305,6 +306,72 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
     auto it = objects.find(name);
     if (it == objects.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
     return ObjectResponse(req, shape, it->second, 200, Now());
+  }
+  if (m == "PATCH" || m == "PUT") {
+    // Labels and annotations change (kubectl label/annotate, apply); nothing else does.
+    std::string rv;
+    Objects objects = snapshot(&rv);
+    auto it = objects.find(name);
+    if (it == objects.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+    Result<json> changed = m == "PUT"
+                               ? Result<json>(json::parse(req.body, nullptr, false))
+                               : k8s::ApplyPatch(req.Header("content-type"), it->second, req.body);
+    if (!changed.ok()) {
+      const bool unsupported = k8s::IsUnsupportedPatchType(changed.status());
+      return K8sJsonResponse(
+          unsupported ? 415 : 422,
+          k8s::StatusBody(unsupported ? 415 : 422, unsupported ? "UnsupportedMediaType" : "Invalid",
+                          changed.status().message(), nullptr));
+    }
+    if (!changed->is_object() || !(*changed)["metadata"].is_object()) {
+      return BadRequest("the body is not a Namespace");
+    }
+    json labels = (*changed)["metadata"].value("labels", json::object());
+    json annotations = (*changed)["metadata"].value("annotations", json::object());
+    labels.erase("kubernetes.io/metadata.name");  // berth's own
+    annotations.erase("berth.io/created-unix");
+    for (const json* m2 : {&labels, &annotations}) {
+      for (const auto& [k, v] : m2->items()) {
+        if (!v.is_string()) {
+          return K8sJsonResponse(422, k8s::InvalidStatus("Namespace", name, "metadata.labels", k,
+                                                         "labels and annotations are strings"));
+        }
+      }
+    }
+    Reply r = Call([this, face, name, labels, annotations, who](Txn& t, Reply* out) {
+      std::lock_guard<std::mutex> l(face->mu);
+      auto ns = face->namespaces.find(name);
+      if (ns == face->namespaces.end()) {
+        out->status = Status::NotFound(name);
+        return;
+      }
+      json rec = json::parse(ns->second);
+      if (!who.admin && rec.value("creator", "") != who.user) {
+        out->status = Status::PermissionDenied("only its creator or an operator may change it");
+        return;
+      }
+      rec["labels"] = labels;
+      rec["annotations"] = annotations;
+      face->namespaces_rv += 1;
+      rec["rv"] = face->namespaces_rv;
+      ns->second = rec.dump();
+      json items = json::object();
+      for (const auto& [n, record] : face->namespaces) items[n] = json::parse(record);
+      t.writes.push_back({store::Write::Kind::kPutMeta,
+                          {},
+                          kNamespacesMetaKey,
+                          json{{"rv", face->namespaces_rv}, {"items", items}}.dump()});
+    });
+    if (r.status.code() == StatusCode::kNotFound) {
+      return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+    }
+    if (r.status.code() == StatusCode::kPermissionDenied) {
+      return K8sJsonResponse(403, k8s::ForbiddenStatus("namespaces", name, r.status.message()));
+    }
+    Objects after = snapshot(&rv);
+    auto now_it = after.find(name);
+    if (now_it == after.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+    return ObjectResponse(req, shape, now_it->second, 200, Now());
   }
   if (m != "DELETE") {
     return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",

@@ -297,6 +297,48 @@ class KubectlWorkloadsTest(unittest.TestCase):
         self.assertIn('GangAdmitted', self.k('describe', 'job', 'gang').stdout)
         self.k('delete', 'job', 'gang')
 
+    def test_patch_replace_suspend_and_server_side_apply(self):
+        slow = GPU_JOB.replace('gpu-train', 'slow').replace('echo gpus', 'sleep 60; echo gpus')
+        path = self.write('slow.yaml', slow)
+        self.assertIn('serverside-applied', self.k('apply', '--server-side', '-f', path).stdout)
+        self.assertIn('serverside-applied', self.k('apply', '--server-side', '-f', path).stdout)
+        self.wait_for(lambda: len(self.pods('-l', 'job-name=slow')) == 2, 'the pods')
+        self.k('patch', 'job', 'slow', '--type=json',
+               '-p', '[{"op":"replace","path":"/spec/parallelism","value":1}]')
+        self.k('patch', 'job', 'slow', '--type=merge', '-p', '{"spec":{"suspend":true}}')
+        self.wait_for(lambda: self.pods('-l', 'job-name=slow') == [], 'the pods to be stopped')
+        job = json.loads(self.k('get', 'job', 'slow', '-o', 'json').stdout)
+        self.assertEqual(job['spec']['parallelism'], 1)
+        self.assertIn('Suspended', [c['type'] for c in job['status']['conditions']
+                                    if c['status'] == 'True'])
+        self.assertEqual(job['status'].get('failed', 0), 0)  # stopped, not failed
+        job_path = self.write('slow.json', json.dumps(job))
+        self.assertIn('replaced', self.k('replace', '-f', job_path).stdout)
+        self.k('patch', 'job', 'slow', '-p', '{"spec":{"suspend":false}}')  # strategic merge
+        self.wait_for(lambda: len(self.pods('-l', 'job-name=slow')) == 1,
+                      'one pod again (parallelism 1)')
+        self.k('delete', 'job', 'slow')
+        # Pods: server-side apply creates; labels change; the spec does not.
+        pod = self.write('ssa.yaml', pod_yaml('ssa', 'sleep 30'))
+        self.assertIn('pod/ssa serverside-applied',
+                      self.k('apply', '--server-side', '-f', pod).stdout)
+        self.k('label', 'pod', 'ssa', 'tier=gold')
+        self.assertEqual(self.pods('-l', 'tier=gold')[0]['metadata']['name'], 'ssa')
+        p = self.k('patch', 'pod', 'ssa', '--type=merge',
+                   '-p', '{"spec":{"activeDeadlineSeconds":5}}', check=False)
+        self.assertIn('pod updates may not change fields', p.stderr)
+        self.k('delete', 'pod', 'ssa', '--wait=false')
+        # kubectl run makes a bare pod with args only.
+        self.k('run', 'quick', '--image=busybox', '--restart=Never', '--', 'sh', '-c', 'echo ran')
+        self.wait_for(lambda: self.pods('-l', 'run=quick')[0]['status']['phase'] == 'Succeeded',
+                      'kubectl run\'s pod to succeed')
+        self.assertEqual(self.k('logs', 'quick').stdout, 'ran\n')
+        self.k('delete', 'pod', 'quick')
+        # Namespaces take labels and annotations.
+        self.k('label', 'ns', 'default', 'team=a')
+        ns = json.loads(self.k('get', 'ns', 'default', '-o', 'json').stdout)
+        self.assertEqual(ns['metadata']['labels']['team'], 'a')
+
     def test_errors_name_the_problem(self):
         bad = self.write('bad.yaml', textwrap.dedent('''\
             apiVersion: v1
