@@ -56,9 +56,14 @@ net::HttpResponse StatusResponse(const json& status) {
 }
 
 bool HasCondition(const json& job, const char* type) {
-  const json& conds = job["status"].value("conditions", json::array());
-  for (const json& c : conds) {
-    if (c.value("type", "") == type && c.value("status", "") == "True") return true;
+  auto status = job.find("status");
+  if (status == job.end() || !status->is_object()) return false;
+  auto conds = status->find("conditions");
+  if (conds == status->end() || !conds->is_array()) return false;
+  for (const json& c : *conds) {
+    if (c.is_object() && c.value("type", "") == type && c.value("status", "") == "True") {
+      return true;
+    }
   }
   return false;
 }
@@ -165,6 +170,19 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
   }
   const int64_t now = Now();
   for (const auto& [key, stored] : jobs) {
+    // A finished Job has nothing to do until its TTL (if any) is due: skip it without a copy.
+    if (HasCondition(*stored, "Complete") || HasCondition(*stored, "Failed")) {
+      static const json kNone;
+      const json& spec = stored->contains("spec") ? (*stored)["spec"] : kNone;
+      const json& b = stored->contains("berth") ? (*stored)["berth"] : kNone;
+      const json ttl = spec.is_object() && spec.contains("ttlSecondsAfterFinished")
+                           ? spec["ttlSecondsAfterFinished"]
+                           : json();
+      const int64_t at = b.is_object() ? b.value("finished_at", now) : now;
+      if (!ttl.is_number_integer() || at + ttl.get<int64_t>() > now) {
+        continue;
+      }
+    }
     json j = *stored;
     const json before = j;
     std::vector<json> events;  // (type, reason, message)

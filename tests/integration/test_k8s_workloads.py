@@ -339,6 +339,43 @@ class KubectlWorkloadsTest(unittest.TestCase):
         ns = json.loads(self.k('get', 'ns', 'default', '-o', 'json').stdout)
         self.assertEqual(ns['metadata']['labels']['team'], 'a')
 
+    def test_deadline_and_ttl(self):
+        path = self.write('deadline.yaml', textwrap.dedent('''\
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: deadline}
+            spec:
+              activeDeadlineSeconds: 2
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                  - {name: main, image: busybox, command: ["sleep", "60"]}
+            '''))
+        self.k('create', '-f', path)
+        self.k('wait', '--for=condition=failed', 'job/deadline', '--timeout=30s')
+        job = json.loads(self.k('get', 'job', 'deadline', '-o', 'json').stdout)
+        failed = [c for c in job['status']['conditions'] if c['type'] == 'Failed'][0]
+        self.assertEqual(failed['reason'], 'DeadlineExceeded')
+        self.assertEqual(job['status']['active'], 0)
+        self.k('delete', 'job', 'deadline')
+        ttl = self.write('ttl.yaml', textwrap.dedent('''\
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: ttl}
+            spec:
+              ttlSecondsAfterFinished: 1
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                  - {name: main, image: busybox, command: ["true"]}
+            '''))
+        self.k('create', '-f', ttl)
+        self.wait_for(lambda: self.k('get', 'job', 'ttl', check=False).returncode != 0,
+                      'the finished Job to be deleted by its TTL', timeout=30)
+        self.assertEqual(self.pods('-l', 'job-name=ttl'), [])
+
     def test_errors_name_the_problem(self):
         bad = self.write('bad.yaml', textwrap.dedent('''\
             apiVersion: v1
