@@ -172,27 +172,42 @@ std::string Rfc3339(int64_t unix_seconds) {
   return buf;
 }
 
-std::optional<int64_t> ParseRfc3339(std::string_view text) {
-  // YYYY-MM-DDTHH:MM:SS, optional fraction, then Z (the only zone berth writes or needs).
-  struct tm tm {};
-  int year = 0, mon = 0, day = 0, hour = 0, min = 0, sec = 0, used = 0;
-  std::string s(text);
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &mon, &day, &hour, &min, &sec,
-                  &used) != 6) {
+std::optional<int64_t> ParseRfc3339(std::string_view s) {
+  // Exactly YYYY-MM-DDTHH:MM:SS, an optional fraction, then Z (the only zone berth writes or
+  // needs), each field in range.
+  auto digits = [&](size_t at, size_t n) -> std::optional<int> {
+    if (at + n > s.size()) return std::nullopt;
+    int v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+      v = v * 10 + (s[i] - '0');
+    }
+    return v;
+  };
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
+      s[13] != ':' || s[16] != ':') {
     return std::nullopt;
   }
-  size_t i = static_cast<size_t>(used);
-  if (i < s.size() && s[i] == '.') {
-    ++i;
+  std::optional<int> year = digits(0, 4), mon = digits(5, 2), day = digits(8, 2),
+                     hour = digits(11, 2), min = digits(14, 2), sec = digits(17, 2);
+  if (!year || !mon || !day || !hour || !min || !sec || *mon < 1 || *mon > 12 || *day < 1 ||
+      *day > 31 || *hour > 23 || *min > 59 || *sec > 60) {
+    return std::nullopt;
+  }
+  size_t i = 19;
+  if (s[i] == '.') {
+    const size_t start = ++i;
     while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == start) return std::nullopt;
   }
   if (i + 1 != s.size() || (s[i] != 'Z' && s[i] != 'z')) return std::nullopt;
-  tm.tm_year = year - 1900;
-  tm.tm_mon = mon - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = min;
-  tm.tm_sec = sec;
+  struct tm tm {};
+  tm.tm_year = *year - 1900;
+  tm.tm_mon = *mon - 1;
+  tm.tm_mday = *day;
+  tm.tm_hour = *hour;
+  tm.tm_min = *min;
+  tm.tm_sec = *sec;
   return static_cast<int64_t>(timegm(&tm));
 }
 

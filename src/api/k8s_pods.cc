@@ -335,6 +335,31 @@ std::string PodScript(const std::string& pod, const std::vector<Container>& init
   return s;
 }
 
+// Kubernetes' QoS class of a pod: Guaranteed when every container has cpu and memory limits
+// equal to its requests, BestEffort when none asks for anything, else Burstable.
+std::string QosClass(const json& spec) {
+  bool any = false, guaranteed = true;
+  for (const char* list : {"initContainers", "containers"}) {
+    const json& cs = At(spec, {list});
+    if (!cs.is_array()) continue;
+    for (const json& c : cs) {
+      const json& limits = At(c, {"resources", "limits"});
+      const json& requests = At(c, {"resources", "requests"});
+      any |= (limits.is_object() && !limits.empty()) || (requests.is_object() && !requests.empty());
+      for (const char* r : {"cpu", "memory"}) {
+        const json& l = At(limits, {r});
+        const json& q = At(requests, {r});
+        if (l.is_null()) {
+          guaranteed = false;
+        } else if (!q.is_null() && ParseQuantity(q) != ParseQuantity(l)) {
+          guaranteed = false;
+        }
+      }
+    }
+  }
+  return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
+}
+
 }  // namespace
 
 json InvalidStatusOf(const std::string& kind, const std::string& name,
@@ -697,7 +722,7 @@ json EncodePod(const PodFacts& f) {
         condition("ContainersReady", running, ended ? f.end_time : placed, done_reason, ""));
     conditions.push_back(condition("PodScheduled", true, placed, "", ""));
   }
-  json status = {{"phase", phase}, {"conditions", conditions}, {"qosClass", "Guaranteed"}};
+  json status = {{"phase", phase}, {"conditions", conditions}, {"qosClass", QosClass(spec)}};
   if (started) {
     status["startTime"] = Rfc3339(f.start_time);
     status["hostIP"] = "127.0.0.1";

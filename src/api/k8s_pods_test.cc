@@ -1412,9 +1412,40 @@ TEST(K8sPodTimeTest, ParseRfc3339) {
   EXPECT_EQ(ParseRfc3339("2026-12-03T04:01:58z"), kNow);
   for (const char* bad :
        {"", "yesterday", "2026-12-03", "2026-12-03T04:01:58", "2026-12-03T04:01:58ZZ",
-        "2026-12-03 04:01:58Z", "2026-12-03T04:01:58Zjunk", "2026-12-03T04:01Z", "Z"}) {
+        "2026-12-03 04:01:58Z", "2026-12-03T04:01:58Zjunk", "2026-12-03T04:01Z", "Z",
+        // Short fields, a leading space, fields out of range, an empty fraction.
+        "2026-1-3T4:5:6Z", " 2026-12-03T04:01:58Z", "2026-13-03T04:01:58Z", "2026-12-03T04:01:99Z",
+        "2026-12-03T24:00:00Z", "2026-12-03T04:01:58.Z"}) {
     EXPECT_EQ(ParseRfc3339(bad), std::nullopt) << bad;
   }
+}
+
+json PodWithResources(const json& resources) {
+  PodFacts f;
+  f.job_id = 7;
+  f.state = "RUNNING";
+  f.start_time = kNow;
+  json meta = {{"namespace", "default"},
+               {"name", "q"},
+               {"created", kNow},
+               {"spec",
+                {{"containers",
+                  json::array({{{"name", "main"}, {"image", "i"}, {"resources", resources}}})}}}};
+  f.meta = &meta;
+  return EncodePod(f);
+}
+
+TEST(K8sPodEncodeTest, QosClassFollowsRequestsAndLimits) {
+  EXPECT_EQ(PodWithResources(json::object())["status"]["qosClass"], "BestEffort");
+  EXPECT_EQ(PodWithResources({{"requests", {{"cpu", "1"}}}})["status"]["qosClass"], "Burstable");
+  EXPECT_EQ(PodWithResources({{"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}})["status"]["qosClass"],
+            "Guaranteed");
+  EXPECT_EQ(PodWithResources({{"requests", {{"cpu", "1000m"}, {"memory", "1024Mi"}}},
+                              {"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}})["status"]["qosClass"],
+            "Guaranteed");  // equal quantities written differently
+  EXPECT_EQ(PodWithResources({{"requests", {{"cpu", "500m"}, {"memory", "1Gi"}}},
+                              {"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}})["status"]["qosClass"],
+            "Burstable");
 }
 
 }  // namespace
