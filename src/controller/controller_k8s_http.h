@@ -64,6 +64,20 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
                                 WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
                                 std::function<int64_t()> now);
 bool IsWatch(const net::HttpRequest& req);
+// A GET of a collection: the watch stream when ?watch= asks for it, else the list (selectors
+// applied) with `snapshot`'s resourceVersion.
+net::HttpResponse ListOrWatch(const net::HttpRequest& req, const ResourceShape& shape,
+                              WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
+                              std::function<int64_t()> now);
+// The answer for a `v1 Status` body (its "code" is the HTTP status).
+net::HttpResponse StatusResponse(const nlohmann::json& status);
+
+// "namespace/name": how namespaced objects are keyed.
+std::string ObjectKey(const std::string& ns, const std::string& name);
+// Five characters as Kubernetes' generateName adds them (no vowels, no look-alikes).
+std::string GenerateNameSuffix();
+// The home folder of a user (a pod's working directory by default); "/" when unknown.
+std::string HomeOf(uint32_t uid);
 
 }  // namespace berth::controller::k8sface
 

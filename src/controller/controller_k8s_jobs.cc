@@ -5,8 +5,6 @@
 // successes and failures, retries failed pods up to backoffLimit, enforces activeDeadlineSeconds,
 // suspends and resumes, sets the Complete / Failed conditions, and deletes finished Jobs after
 // ttlSecondsAfterFinished.
-#include <pwd.h>
-
 #include <algorithm>
 #include <random>
 
@@ -32,27 +30,11 @@ const ResourceShape& JobShape() {
   return kShape;
 }
 
-std::string Key(const std::string& ns, const std::string& name) {
-  return ns + "/" + name;
-}
-
-std::string RandomSuffix() {
-  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string s;
-  for (int i = 0; i < 5; ++i) s += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return s;
-}
-
 // The Job as clients see it: without berth's private section.
 json Served(const json& stored) {
   json j = stored;
   j.erase("berth");
   return j;
-}
-
-net::HttpResponse StatusResponse(const json& status) {
-  return K8sJsonResponse(status.value("code", 500), status);
 }
 
 bool HasCondition(const json& job, const char* type) {
@@ -149,15 +131,6 @@ std::optional<std::pair<std::string, size_t>> FailureRule(const json& policy, co
     if (match) return std::pair{r.value("action", "Count"), i};
   }
   return std::nullopt;
-}
-
-std::string HomeOf(uint32_t uid) {
-  struct passwd pw, *found = nullptr;
-  char buf[4096];
-  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_dir) {
-    return found->pw_dir;
-  }
-  return "/";
 }
 
 }  // namespace
@@ -369,7 +342,7 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
         const std::string name = j["metadata"].value("name", "");
         for (int index : indexes) {
           const std::string pod_name =
-              name + "-" + (index >= 0 ? std::to_string(index) + "-" : "") + RandomSuffix();
+              name + "-" + (index >= 0 ? std::to_string(index) + "-" : "") + GenerateNameSuffix();
           json manifest = k8s::PodFromTemplate(Served(j), index, pod_name);
           k8s::PodContext ctx;
           ctx.ns = ns;
@@ -499,13 +472,13 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
     if (body.is_object() && body.contains("metadata") && body["metadata"].is_object()) {
       name = body["metadata"].value("name", "");
       if (name.empty() && body["metadata"].contains("generateName")) {
-        name = body["metadata"].value("generateName", "") + RandomSuffix();
+        name = body["metadata"].value("generateName", "") + GenerateNameSuffix();
       }
     }
     json manifest = body;
     if (!name.empty()) manifest["metadata"]["name"] = name;
-    const std::string uid =
-        k8s::StableUid("Job", ns + "/" + name + "/" + std::to_string(now) + "/" + RandomSuffix());
+    const std::string uid = k8s::StableUid(
+        "Job", ns + "/" + name + "/" + std::to_string(now) + "/" + GenerateNameSuffix());
     json job;
     if (auto problem = k8s::DefaultJob(manifest, ns, uid, now, &job)) {
       return StatusResponse(k8s::InvalidStatusOf("Job.batch", name, *problem));
@@ -514,7 +487,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
         {"owner", {{"uid", who.uid}, {"gid", who.gid}, {"user", who.user}, {"admin", who.admin}}},
         {"pods", json::object()}};
     if (Query(req, "dryRun") == "All") return ObjectResponse(req, shape, Served(job), 201, Now());
-    const std::string key = Key(ns, name);
+    const std::string key = ObjectKey(ns, name);
     Reply r = Call([this, key, job](Txn& t, Reply* out) mutable {
       {
         std::lock_guard<std::mutex> l(k8s->mu);
@@ -538,15 +511,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
     return ObjectResponse(req, shape, Served(*made), 201, Now());
   };
   if (rest.empty()) {
-    if (m == "GET" && IsWatch(req)) {
-      return WatchResponse(req, shape, watch_hub, snapshot, [this] { return Now(); });
-    }
-    if (m == "GET") {
-      std::string rv;
-      Objects objects = snapshot(&rv);
-      if (auto bad = Select(req, shape, &objects)) return *bad;
-      return ListResponse(req, shape, objects, rv, Now());
-    }
+    if (m == "GET") return ListOrWatch(req, shape, watch_hub, snapshot, [this] { return Now(); });
     if (m != "POST" || ns.empty()) return MethodNotAllowedHere();
     json body = json::parse(req.body, nullptr, false);
     if (!body.is_object()) return BadRequest("the body is not a JSON object");
@@ -559,7 +524,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
     return create(body);
   }
   const std::string name = rest[0];
-  const std::string key = Key(ns, name);
+  const std::string key = ObjectKey(ns, name);
   const bool status_sub = rest.size() == 2 && rest[1] == "status";
   if (rest.size() > 2 || (rest.size() == 2 && !status_sub)) {
     return StatusResponse(k8s::StatusBody(

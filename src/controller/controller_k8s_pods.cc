@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
 
 #include "agent/output_path.h"
 #include "api/k8s_codec.h"
@@ -45,28 +44,6 @@ const ResourceShape& EventShape() {
   return kShape;
 }
 
-std::string Key(const std::string& ns, const std::string& name) {
-  return ns + "/" + name;
-}
-
-// Five characters as Kubernetes' generateName adds them.
-std::string RandomSuffix() {
-  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string s;
-  for (int i = 0; i < 5; ++i) s += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
-  return s;
-}
-
-std::string HomeOf(uint32_t uid) {
-  struct passwd pw, *found = nullptr;
-  char buf[4096];
-  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_dir) {
-    return found->pw_dir;
-  }
-  return "/";
-}
-
 bool Ended(const JobRecord& r) {
   return core::IsTerminal(r.job.state);
 }
@@ -86,10 +63,6 @@ std::optional<core::JobId> SlurmPodId(const std::string& name) {
   }
   if (id == 0 || id > UINT32_MAX) return std::nullopt;
   return static_cast<core::JobId>(id);
-}
-
-net::HttpResponse StatusResponse(const json& status) {
-  return K8sJsonResponse(status.value("code", 500), status);
 }
 
 // The file a job's output goes to (its stdout pattern expanded as the agent does).
@@ -128,7 +101,7 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
     named = SlurmPodId(only);
   } else if (!only.empty()) {
     std::lock_guard<std::mutex> fl(k8s->mu);
-    auto it = k8s->pods.find(Key(ns, only));
+    auto it = k8s->pods.find(ObjectKey(ns, only));
     if (it != k8s->pods.end()) named = it->second;
   }
   {
@@ -200,7 +173,7 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
     f.resource_version = rv;
     f.meta = r.k8s.get();
     json pod = k8s::EncodePod(f);
-    out[Key(k8s::PodNamespace(f), k8s::PodName(f))] = std::move(pod);
+    out[ObjectKey(k8s::PodNamespace(f), k8s::PodName(f))] = std::move(pod);
   }
   return out;
 }
@@ -208,7 +181,7 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
 Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const api::k8s::PodMapping& m,
                                                    Txn& t) {
   const std::string ns = m.meta.value("namespace", "");
-  const std::string key = Key(ns, m.name);
+  const std::string key = ObjectKey(ns, m.name);
   {
     std::lock_guard<std::mutex> l(k8s->mu);
     auto it = k8s->pods.find(key);
@@ -287,7 +260,7 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
     ctx.ns = ns;
     ctx.home = HomeOf(who.uid);
     ctx.log_dir = k8s->log_dir;
-    ctx.name_suffix = RandomSuffix();
+    ctx.name_suffix = GenerateNameSuffix();
     ctx.now = Now();
     k8s::PodMapping mapping;
     if (auto problem = k8s::MapPod(body, ctx, &mapping)) {
@@ -671,7 +644,7 @@ Status Controller::Impl::K8sLoad() {
   (void)::chmod(k8s->log_dir.c_str(), 01777);  // past the umask
   for (const auto& [id, r] : records) {
     if (!r->k8s || !Visible(*r)) continue;
-    k8s->pods[Key(r->k8s->value("namespace", ""), r->k8s->value("name", ""))] = id;
+    k8s->pods[ObjectKey(r->k8s->value("namespace", ""), r->k8s->value("name", ""))] = id;
   }
   Status st = store->ScanMeta(kJobMetaPrefix, [&](const std::string& key, const std::string& v) {
     json j = json::parse(v, nullptr, false);

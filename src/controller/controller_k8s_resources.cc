@@ -3,8 +3,11 @@
 // through NodeAction, as `berth drain` does). Lists honour label and field selectors and answer
 // Tables when kubectl asks; watches diff successive snapshots and wake on the controller's change
 // events.
+#include <pwd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <random>
 
 #include "api/k8s_codec.h"
 #include "api/k8s_objects.h"
@@ -186,6 +189,41 @@ bool IsWatch(const net::HttpRequest& req) {
   return k8s::ParseBool(Query(req, "watch")).value_or(false);
 }
 
+net::HttpResponse ListOrWatch(const net::HttpRequest& req, const ResourceShape& shape,
+                              WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
+                              std::function<int64_t()> now) {
+  if (IsWatch(req)) return WatchResponse(req, shape, hub, std::move(snapshot), std::move(now));
+  std::string rv;
+  Objects objects = snapshot(&rv);
+  if (auto bad = Select(req, shape, &objects)) return *bad;
+  return ListResponse(req, shape, objects, rv, now());
+}
+
+net::HttpResponse StatusResponse(const json& status) {
+  return K8sJsonResponse(status.value("code", 500), status);
+}
+
+std::string ObjectKey(const std::string& ns, const std::string& name) {
+  return ns + "/" + name;
+}
+
+std::string GenerateNameSuffix() {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+std::string HomeOf(uint32_t uid) {
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_dir) {
+    return found->pw_dir;
+  }
+  return "/";
+}
+
 }  // namespace k8sface
 
 namespace {
@@ -229,15 +267,7 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
     return out;
   };
   if (p.size() == 3) {
-    if (m == "GET" && IsWatch(req)) {
-      return WatchResponse(req, shape, watch_hub, snapshot, [this] { return Now(); });
-    }
-    if (m == "GET") {
-      std::string rv;
-      Objects objects = snapshot(&rv);
-      if (auto bad = Select(req, shape, &objects)) return *bad;
-      return ListResponse(req, shape, objects, rv, Now());
-    }
+    if (m == "GET") return ListOrWatch(req, shape, watch_hub, snapshot, [this] { return Now(); });
     if (m != "POST") {
       return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
                                                   "the server does not allow this method on "
