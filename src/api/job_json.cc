@@ -344,6 +344,9 @@ constexpr SpecKey kSpecKeys[] = {
     {"kill_on_invalid_dep",
      [](const json& v,
         core::JobSpec& s) { return GetBool(v, "kill_on_invalid_dep", &s.kill_on_invalid_dep); }},
+    {"wait_if_infeasible",
+     [](const json& v,
+        core::JobSpec& s) { return GetBool(v, "wait_if_infeasible", &s.wait_if_infeasible); }},
     {"array", SetArray},
 };
 
@@ -609,6 +612,7 @@ json EncodeJob(const core::JobSpec& s, const core::JobExecSpec* e) {
   if (!s.exclude.empty()) j["exclude"] = hostlist::Compress(s.exclude);
   if (!s.dependency.empty()) j["dependency"] = core::FormatDependency(s.dependency);
   put("kill_on_invalid_dep", s.kill_on_invalid_dep, d.kill_on_invalid_dep);
+  put("wait_if_infeasible", s.wait_if_infeasible, d.wait_if_infeasible);
   if (!s.array.empty())
     j["array"] = core::FormatArrayTaskIds(s.array.task_ids, s.array.max_running);
   if (e == nullptr) return j;

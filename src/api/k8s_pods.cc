@@ -526,6 +526,7 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
       {"name", name.substr(0, 200)},
       {"stdout", ctx.log_dir + "/" + ctx.ns + "_" + name + "_%j.log"},
       {"requeue", false},
+      {"wait_if_infeasible", true},  // as the API server: accepted, then Unschedulable
       {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))}};
   json environment = {{"HOSTNAME", name}};
   const Container& first = main_list.front();

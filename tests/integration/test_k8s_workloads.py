@@ -376,6 +376,20 @@ class KubectlWorkloadsTest(unittest.TestCase):
                       'the finished Job to be deleted by its TTL', timeout=30)
         self.assertEqual(self.pods('-l', 'job-name=ttl'), [])
 
+    def test_a_pod_no_node_can_hold_waits_unschedulable(self):
+        path = self.write('huge.yaml', pod_yaml('huge', 'true').replace(
+            '    command:', '    resources: {limits: {nvidia.com/gpu: 64}}\n    command:'))
+        self.assertIn('pod/huge created', self.k('create', '-f', path).stdout)
+        self.k('apply', '-f', self.write('small.yaml', pod_yaml('small', 'true')))
+        self.wait_for(lambda: self.pods('-l', 'app=small')[0]['status']['phase'] == 'Succeeded',
+                      'the small pod to run past the huge one')
+        pod = self.pods('-l', 'app=huge')[0]
+        self.assertEqual(pod['status']['phase'], 'Pending')
+        scheduled = [c for c in pod['status']['conditions'] if c['type'] == 'PodScheduled'][0]
+        self.assertEqual((scheduled['status'], scheduled['reason']), ('False', 'Unschedulable'))
+        self.assertIn('FailedScheduling', self.k('describe', 'pod', 'huge').stdout)
+        self.k('delete', 'pod', 'huge', 'small')
+
     def test_errors_name_the_problem(self):
         bad = self.write('bad.yaml', textwrap.dedent('''\
             apiVersion: v1

@@ -76,6 +76,9 @@ struct JobSpec {
   std::vector<std::string> exclude;   // -x
   Dependency dependency;
   bool kill_on_invalid_dep = false;
+  // Accepted even when no configured node could ever hold it (Kubernetes pods: they wait as
+  // unschedulable); otherwise such a job is refused at submission, as Slurm does.
+  bool wait_if_infeasible = false;
   ArraySpec array;
   std::string reservation;  // recorded; advance reservations are not implemented yet
 };

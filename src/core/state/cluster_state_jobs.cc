@@ -174,7 +174,7 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
     }
   }
   e.job.spec = std::move(spec);
-  if (validate) BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+  if (validate && !e.job.spec.wait_if_infeasible) BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     std::string key =
         ShapeKeyText(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/sched/scheduler.h"
 #include "core/testing/builders.h"
 
 namespace berth::core {
@@ -53,6 +54,29 @@ TEST(ClusterStateTest, DefaultPartitionAndQos) {
   EXPECT_EQ(cs.partitions()[0].spec.name, "main");
   EXPECT_EQ(cs.partitions()[0].total_nodes, 3);
   EXPECT_TRUE(cs.FindQos("normal").has_value());
+}
+
+// Kubernetes pods wait (Unschedulable) instead of a refusal; the other checks still apply, and
+// such a job does not stop others from starting.
+TEST(ClusterStateTest, WaitIfInfeasibleAcceptsWhatNoNodeCanHold) {
+  ClusterState cs = MakeCluster().Nodes("n", 2, 8, 16000, 2, "a100").Build();
+  JobSpec big = MakeJob().GpusPerNode(3).Obj();
+  big.wait_if_infeasible = true;
+  Result<JobId> id = cs.Submit(big, nullptr, 0);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  JobSpec bad = MakeJob().Partition("nope").Obj();
+  bad.wait_if_infeasible = true;
+  EXPECT_FALSE(cs.Submit(bad, nullptr, 0).ok());
+  Result<JobId> small = cs.Submit(MakeJob().GpusPerNode(1).Obj(), nullptr, 0);
+  ASSERT_TRUE(small.ok());
+  Plan plan = Schedule(cs, 0, SchedulerConfig::Fcfs());
+  ASSERT_EQ(plan.starts.size(), 1u);
+  EXPECT_EQ(plan.starts[0].job, *small);
+  bool reported = false;
+  for (const PendingInfo& p : plan.pending) {
+    if (p.job == *id) reported = p.reason != PendingReason::kNone;
+  }
+  EXPECT_TRUE(reported) << "the waiting job says why it waits";
 }
 
 TEST(ClusterStateTest, SubmitRejectsWhatCanNeverRun) {
