@@ -21,7 +21,7 @@ namespace berth::agent {
 
 namespace {
 
-constexpr const char* kV1Controllers[] = {"memory", "cpuset", "pids", "cpuacct", "freezer"};
+constexpr const char* kV1Controllers[] = {"memory", "cpuset", "cpu", "pids", "cpuacct", "freezer"};
 
 bool Exists(const std::string& path) {
   return access(path.c_str(), F_OK) == 0;
@@ -164,6 +164,10 @@ Status SetV1Limits(const std::string& controller, const std::string& dir, const 
     BERTH_RETURN_IF_ERROR(WriteControlFile(dir + "/cpuset.cpus", cpus));
     BERTH_RETURN_IF_ERROR(
         WriteControlFile(dir + "/cpuset.mems", ReadTrimmed(parent + "/cpuset.mems")));
+  } else if (controller == "cpu" && spec.cpu_quota_millis > 0) {
+    BERTH_RETURN_IF_ERROR(WriteControlFile(dir + "/cpu.cfs_period_us", "100000"));
+    BERTH_RETURN_IF_ERROR(
+        WriteControlFile(dir + "/cpu.cfs_quota_us", std::to_string(spec.cpu_quota_millis * 100)));
   } else if (controller == "pids" && spec.pids_max > 0) {
     BERTH_RETURN_IF_ERROR(WriteControlFile(dir + "/pids.max", std::to_string(spec.pids_max)));
   }
@@ -184,13 +188,17 @@ Status SetV2Limits(const CgroupLayout& layout, const std::string& dir, const Job
       }
     }
   }
-  if (!spec.cpus.empty()) {
-    if (has("cpuset")) {
+  if (!spec.cpus.empty() || spec.cpu_quota_millis > 0) {
+    if (has("cpuset") && !spec.cpus.empty()) {
       BERTH_RETURN_IF_ERROR(WriteControlFile(dir + "/cpuset.cpus", FormatCpuList(spec.cpus)));
     }
     if (has("cpu")) {
-      std::string quota = std::to_string(100000 * static_cast<int64_t>(spec.cpus.size()));
-      BERTH_RETURN_IF_ERROR(WriteControlFile(dir + "/cpu.max", quota + " 100000"));
+      const int64_t quota = spec.cpu_quota_millis > 0
+                                ? spec.cpu_quota_millis * 100
+                                : 100000 * static_cast<int64_t>(spec.cpus.size());
+      BERTH_RETURN_IF_ERROR(WriteControlFile(dir + "/cpu.max", std::to_string(quota) + " 100000"));
+    } else if (spec.cpu_quota_millis > 0) {
+      notes->push_back("CPU quota (no cpu controller)");
     }
     if (!has("cpuset") && !has("cpu")) notes->push_back("CPU limit (no cpuset or cpu controller)");
   }
@@ -269,6 +277,7 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create(const CgroupLayout& layout,
     std::set<std::string> made;
     for (const char* c : kV1Controllers) {
       if (std::string(c) == "cpuset" && !spec.v1_cpuset) continue;
+      if (std::string(c) == "cpu" && spec.cpu_quota_millis <= 0) continue;  // only for a quota
       if (!layout.v1_dirs.count(c)) {
         notes->push_back(std::string("no cgroup v1 ") + c + " controller");
         continue;

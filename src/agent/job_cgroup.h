@@ -37,6 +37,9 @@ struct JobCgroupSpec {
   std::vector<int32_t> cpus;     // empty: the parent's CPUs
   int64_t memory_bytes = 0;      // 0: no limit
   int64_t pids_max = 0;          // 0: no limit
+  // CPU bandwidth in thousandths of a CPU (cgroup v2 cpu.max, v1 cpu.cfs_quota_us); 0: v2 caps
+  // at the CPUs held, v1 sets none (the CPUs are pinned).
+  int64_t cpu_quota_millis = 0;
   // v1: join a cpuset group. Joining one costs about 10 ms per job on these kernels (the attach
   // waits for an RCU grace period), so by default jobs are bound with CPU affinity instead;
   // BERTH_CPUSET_CGROUP=1 in the agent's environment turns cpuset groups on.

@@ -149,6 +149,7 @@ void VisitLaunchSpec(Visitor&& v, Spec& s) {
   v("mem_per_node_mib", s.mem_per_node_mib);
   v("tasks_per_node", s.tasks_per_node);
   v("pids_max", s.pids_max);
+  v("cpu_quota_millis", s.cpu_quota_millis);
   v("time_limit", s.time_limit);
   v("kill_wait", s.kill_wait);
   v("signal_number", s.signal_number);

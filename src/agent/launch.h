@@ -60,6 +60,9 @@ struct LaunchSpec {
   // ntasks over cpus_per_node (at least one task per node, then filling nodes in order).
   std::vector<int32_t> tasks_per_node;
   int32_t pids_max = 0;  // processes and threads of the job; 0 = the node's default
+  // CPU time the job may use, in thousandths of a CPU (a Kubernetes pod's cpu limit: 1500 = 1.5
+  // CPUs of time per period); 0 = as many CPUs as it holds.
+  int64_t cpu_quota_millis = 0;
 
   Duration time_limit = 0;    // seconds; 0 = none
   Duration kill_wait = 30;    // SIGTERM -> SIGKILL grace at the limit and on cancel

@@ -45,6 +45,7 @@ LaunchSpec FullSpec() {
   s.mem_per_node_mib = 0;
   s.tasks_per_node = {4, 2};
   s.pids_max = 100;
+  s.cpu_quota_millis = 1500;
   s.time_limit = 3600;
   s.kill_wait = 5;
   s.signal_number = 10;
@@ -64,6 +65,7 @@ TEST(LaunchTest, SpecRoundTrip) {
   EXPECT_EQ(EncodeLaunchSpec(*out), EncodeLaunchSpec(in));
   EXPECT_EQ(out->job_id, 4000000000u);
   EXPECT_EQ(out->mem_mib, 1LL << 40);
+  EXPECT_EQ(out->cpu_quota_millis, 1500);
   // The environment keeps its order (it is an object on the wire).
   ASSERT_EQ(out->environment.size(), 2u);
   EXPECT_EQ(out->environment[0].first, "ZED");

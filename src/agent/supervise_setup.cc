@@ -202,6 +202,7 @@ Status Supervisor::SetUpCgroups() {
   cs.name = JobCgroupName(spec_.job_id, spec_.attempt, dir_);
   cs.memory_bytes = spec_.mem_mib > 0 ? spec_.mem_mib * kMiB : 0;
   cs.pids_max = spec_.pids_max > 0 ? spec_.pids_max : options_.default_pids_max;
+  cs.cpu_quota_millis = spec_.cpu_quota_millis;
   int32_t want = std::max(1, spec_.cpus);
   const char* cpuset_env = std::getenv("BERTH_CPUSET_CGROUP");
   cs.v1_cpuset = cpuset_env != nullptr && std::string(cpuset_env) == "1";

@@ -75,6 +75,11 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   if (r.k8s && r.k8s->contains("mem_limit_mib")) {
     s.mem_mib = std::max(s.mem_mib, r.k8s->at("mem_limit_mib").get<int64_t>());
   }
+  // Its cpu limit: a CPU-time quota (cgroup cpu.max / cpu.cfs_quota_us).
+  if (r.k8s && r.k8s->contains("cpu_limit") && r.k8s->at("cpu_limit").is_number()) {
+    s.cpu_quota_millis =
+        std::max<int64_t>(1, std::llround(r.k8s->at("cpu_limit").get<double>() * 1000));
+  }
   s.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
   s.kill_wait = opt.kill_wait_s;
   s.submit_dir = j.exec ? j.exec->work_dir : "";

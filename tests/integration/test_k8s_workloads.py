@@ -390,6 +390,22 @@ class KubectlWorkloadsTest(unittest.TestCase):
         self.assertIn('FailedScheduling', self.k('describe', 'pod', 'huge').stdout)
         self.k('delete', 'pod', 'huge', 'small')
 
+    def test_cpu_limit_is_a_quota(self):
+        path = self.write('spin.yaml', pod_yaml(
+            'spin', 'timeout 3 sh -c "while :; do :; done"; true').replace(
+                '    command:', '    resources: {limits: {cpu: 500m}}\n    command:'))
+        self.k('create', '-f', path)
+        self.wait_for(lambda: self.pods('-l', 'app=spin')[0]['status']['phase'] == 'Succeeded',
+                      'the spinning pod to end', timeout=30)
+        jid = self.pods('-l', 'app=spin')[0]['metadata']['labels']['berth.io/job-id']
+        job = self.c.job(int(jid))
+        if 'no cpu controller' in job.get('message', ''):
+            self.skipTest('no cgroup cpu controller here: ' + job['message'])
+        # Half a CPU for 3 s: about 1.5 s of CPU time (3 s without the quota).
+        self.assertLess(job['usage']['cpu_seconds'], 2.2, job)
+        self.assertGreater(job['usage']['cpu_seconds'], 0.5, job)
+        self.k('delete', 'pod', 'spin')
+
     def test_errors_name_the_problem(self):
         bad = self.write('bad.yaml', textwrap.dedent('''\
             apiVersion: v1
