@@ -406,6 +406,31 @@ class KubectlWorkloadsTest(unittest.TestCase):
         self.assertGreater(job['usage']['cpu_seconds'], 0.5, job)
         self.k('delete', 'pod', 'spin')
 
+    def test_drain_evicts_pods_and_the_job_replaces_them(self):
+        path = self.write('drainme.yaml', GPU_JOB.replace('gpu-train', 'drainme').replace(
+            'echo gpus', 'sleep 60; echo gpus').replace('completions: 2', 'completions: 1')
+            .replace('parallelism: 2', 'parallelism: 1'))
+        self.k('create', '-f', path)
+        self.wait_for(lambda: [p for p in self.pods('-l', 'job-name=drainme')
+                               if p['status']['phase'] == 'Running'], 'the pod to run')
+        first = self.pods('-l', 'job-name=drainme')[0]['metadata']['name']
+        try:
+            out = self.k('drain', 'node1', '--timeout=30s').stdout
+            self.assertIn('node/node1 drained', out)
+            self.assertIn(f'pod/{first} deleted', out)
+            self.assertEqual(self.c.node_state('node1')[:5], 'DRAIN')
+            self.wait_for(lambda: [p for p in self.pods('-l', 'job-name=drainme')
+                                   if p['metadata']['name'] != first],
+                          'the Job to make a new pod')
+            new = [p for p in self.pods('-l', 'job-name=drainme')
+                   if p['metadata']['name'] != first][0]
+            self.assertEqual(new['status']['phase'], 'Pending')  # the only node is drained
+        finally:
+            self.k('uncordon', 'node1')
+        self.wait_for(lambda: [p for p in self.pods('-l', 'job-name=drainme')
+                               if p['status']['phase'] == 'Running'], 'the new pod to run')
+        self.k('delete', 'job', 'drainme')
+
     def test_errors_name_the_problem(self):
         bad = self.write('bad.yaml', textwrap.dedent('''\
             apiVersion: v1
