@@ -360,6 +360,71 @@ std::string QosClass(const json& spec) {
   return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
 }
 
+// The shapes of a Job's successPolicy and podFailurePolicy (the Job controller reads them).
+std::optional<FieldProblem> CheckPolicies(const json& spec) {
+  if (const json& sp = At(spec, {"successPolicy"}); !sp.is_null()) {
+    const json& rules = At(sp, {"rules"});
+    if (!rules.is_array() || rules.empty() || rules.size() > 20) {
+      return Invalid("spec.successPolicy.rules", Text(rules), "must have between 1 and 20 rules");
+    }
+    for (size_t i = 0; i < rules.size(); ++i) {
+      const std::string f = "spec.successPolicy.rules[" + std::to_string(i) + "]";
+      const json& r = rules[i];
+      const json& idx = At(r, {"succeededIndexes"});
+      const json& count = At(r, {"succeededCount"});
+      if (idx.is_null() && count.is_null()) {
+        return Required(f, "at least one of succeededCount or succeededIndexes must be specified");
+      }
+      if (!idx.is_null() && !idx.is_string())
+        return Invalid(f + ".succeededIndexes", Text(idx), "must be a string");
+      if (!count.is_null() && (!count.is_number_integer() || count.get<int64_t>() < 0)) {
+        return Invalid(f + ".succeededCount", Text(count), "must be greater than or equal to 0");
+      }
+    }
+  }
+  if (const json& pf = At(spec, {"podFailurePolicy"}); !pf.is_null()) {
+    const json& rules = At(pf, {"rules"});
+    if (!rules.is_array() || rules.size() > 20) {
+      return Invalid("spec.podFailurePolicy.rules", Text(rules),
+                     "must be a list of at most 20 rules");
+    }
+    for (size_t i = 0; i < rules.size(); ++i) {
+      const std::string f = "spec.podFailurePolicy.rules[" + std::to_string(i) + "]";
+      const json& r = rules[i];
+      const std::string action = Str(r, {"action"});
+      if (action != "FailJob" && action != "Ignore" && action != "Count" && action != "FailIndex") {
+        return Unsupported(f + ".action", Text(At(r, {"action"})),
+                           "supported values: \"Count\", \"FailIndex\", \"FailJob\", \"Ignore\"");
+      }
+      const json& codes = At(r, {"onExitCodes"});
+      const json& conds = At(r, {"onPodConditions"});
+      if (codes.is_null() == conds.is_null()) {
+        return Invalid(f, "", "specifying one of OnExitCodes and OnPodConditions is required");
+      }
+      if (!codes.is_null()) {
+        const std::string op = Str(codes, {"operator"});
+        if (op != "In" && op != "NotIn") {
+          return Unsupported(f + ".onExitCodes.operator", Text(At(codes, {"operator"})),
+                             "supported values: \"In\", \"NotIn\"");
+        }
+        const json& values = At(codes, {"values"});
+        if (!values.is_array() || values.empty()) return Required(f + ".onExitCodes.values");
+        for (const json& v : values) {
+          if (!v.is_number_integer())
+            return Invalid(f + ".onExitCodes.values", Text(v), "must be an integer");
+        }
+      } else if (!conds.is_array()) {
+        return Invalid(f + ".onPodConditions", Text(conds), "must be a list");
+      } else {
+        for (const json& c : conds) {
+          if (!At(c, {"type"}).is_string()) return Required(f + ".onPodConditions[].type");
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 json InvalidStatusOf(const std::string& kind, const std::string& name,
@@ -943,6 +1008,16 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
     return Unsupported("spec.template.spec.restartPolicy", restart,
                        "supported values: \"OnFailure\", \"Never\"");
   }
+  for (const char* key : {"labels", "annotations"}) {
+    const json& m = At(meta, {key});
+    if (m.is_null()) continue;
+    if (!m.is_object()) return Invalid(std::string("metadata.") + key, Text(m), "must be a map");
+    for (const auto& [k, v] : m.items()) {
+      if (!v.is_string()) {
+        return Invalid(std::string("metadata.") + key + "[" + k + "]", Text(v), "must be a string");
+      }
+    }
+  }
   if (spec.contains("podFailurePolicy") && restart != "Never") {
     return Invalid("spec.template.spec.restartPolicy", restart,
                    "only \"Never\" is supported when podFailurePolicy is specified");
@@ -951,6 +1026,7 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
     return Invalid("spec.successPolicy", Text(spec["successPolicy"]),
                    "requires indexed completion mode");
   }
+  if (auto p = CheckPolicies(spec)) return p;
   json labels = {{"batch.kubernetes.io/controller-uid", uid},
                  {"batch.kubernetes.io/job-name", name},
                  {"controller-uid", uid},

@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -1446,6 +1447,133 @@ TEST(K8sPodEncodeTest, QosClassFollowsRequestsAndLimits) {
   EXPECT_EQ(PodWithResources({{"requests", {{"cpu", "500m"}, {"memory", "1Gi"}}},
                               {"limits", {{"cpu", "1"}, {"memory", "1Gi"}}}})["status"]["qosClass"],
             "Burstable");
+}
+
+TEST(K8sJobDefaultTest, PolicyShapesAreChecked) {
+  auto problem = [](const json& spec_changes) {
+    json m = JobManifest();
+    m["spec"]["completionMode"] = "Indexed";
+    m["spec"]["completions"] = 3;
+    for (const auto& [k, v] : spec_changes.items()) m["spec"][k] = v;
+    json out;
+    std::optional<FieldProblem> p = DefaultJob(m, "default", "uid-1", kNow, &out);
+    return p ? p->field : std::string();
+  };
+  EXPECT_EQ(problem({{"successPolicy", {{"rules", json::array()}}}}), "spec.successPolicy.rules");
+  EXPECT_EQ(problem({{"successPolicy", {{"rules", json::array({json::object()})}}}}),
+            "spec.successPolicy.rules[0]");
+  EXPECT_EQ(problem({{"successPolicy", {{"rules", json::array({{{"succeededCount", "x"}}})}}}}),
+            "spec.successPolicy.rules[0].succeededCount");
+  EXPECT_EQ(problem({{"successPolicy", {{"rules", json::array({{{"succeededIndexes", "0-1"}}})}}}}),
+            "");
+  json never = JobManifest()["spec"]["template"];
+  never["spec"]["restartPolicy"] = "Never";
+  EXPECT_EQ(problem({{"template", never},
+                     {"podFailurePolicy", {{"rules", json::array({{{"action", "Explode"}}})}}}}),
+            "spec.podFailurePolicy.rules[0].action");
+  EXPECT_EQ(problem({{"template", never},
+                     {"podFailurePolicy", {{"rules", json::array({{{"action", "FailJob"}}})}}}}),
+            "spec.podFailurePolicy.rules[0]");
+  EXPECT_EQ(
+      problem({{"template", never},
+               {"podFailurePolicy",
+                {{"rules",
+                  json::array({{{"action", "FailJob"},
+                                {"onExitCodes", {{"operator", "In"}, {"values", {"1"}}}}}})}}}}),
+      "spec.podFailurePolicy.rules[0].onExitCodes.values");
+  EXPECT_EQ(
+      problem({{"template", never},
+               {"podFailurePolicy",
+                {{"rules", json::array({{{"action", "Ignore"},
+                                         {"onPodConditions",
+                                          json::array({{{"type", "DisruptionTarget"}}})}}})}}}}),
+      "");
+}
+
+// Whatever a client sends, the mapping answers with a problem or a result, and what it accepts
+// encodes and shows without an exception (the controller's state thread relies on it).
+TEST(K8sPodPropertyTest, RandomManifestsNeverThrow) {
+  std::mt19937_64 rng(20261203);
+  auto random_value = [&](int depth, auto& self) -> json {
+    switch (rng() % (depth > 2 ? 6 : 8)) {
+      case 0:
+        return nullptr;
+      case 1:
+        return static_cast<int64_t>(rng() % 2001) - 1000;
+      case 2:
+        return (rng() % 2) == 0;
+      case 3:
+        return std::string(1 + rng() % 3, "a-1.Z$("[rng() % 7]);
+      case 4:
+        return 1.5;
+      case 5:
+        return "500m";
+      case 6: {
+        json a = json::array();
+        for (int i = 0, n = static_cast<int>(rng() % 3); i < n; ++i)
+          a.push_back(self(depth + 1, self));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (const char* k : {"name", "value", "rules", "action", "cpu", "image"}) {
+          if (rng() % 3 == 0) o[k] = self(depth + 1, self);
+        }
+        return o;
+      }
+    }
+  };
+  // Every path of a manifest (objects and arrays), to replace one at a time.
+  auto paths = [](const json& j) {
+    std::vector<json::json_pointer> out;
+    std::function<void(const json&, const json::json_pointer&)> walk =
+        [&](const json& v, const json::json_pointer& at) {
+          out.push_back(at);
+          if (v.is_object()) {
+            for (const auto& [k, x] : v.items()) walk(x, at / k);
+          } else if (v.is_array()) {
+            for (size_t i = 0; i < v.size(); ++i) walk(v[i], at / i);
+          }
+        };
+    walk(j, json::json_pointer());
+    return out;
+  };
+  json job_manifest = JobManifest();
+  job_manifest["spec"]["podFailurePolicy"] = {
+      {"rules", json::array({{{"action", "Ignore"},
+                              {"onExitCodes", {{"operator", "In"}, {"values", {3}}}}}})}};
+  job_manifest["spec"]["template"]["spec"]["restartPolicy"] = "Never";
+  const json bases[] = {GpuPod(), job_manifest};
+  for (int round = 0; round < 3000; ++round) {
+    const json& base = bases[round % 2];
+    json m = base;
+    std::vector<json::json_pointer> all = paths(base);
+    for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
+      const json::json_pointer& at = all[rng() % all.size()];
+      if (at.empty() || !m.contains(at)) continue;
+      m[at] = random_value(0, random_value);
+    }
+    ASSERT_NO_THROW({
+      PodMapping pm;
+      if (!MapPod(m, Ctx(), &pm)) {
+        PodFacts f;
+        f.job_id = 9;
+        f.state = "RUNNING";
+        f.start_time = kNow;
+        f.meta = &pm.meta;
+        json pod = EncodePod(f);
+        (void)PodTableCells(pod, kNow);
+        for (const char* field : {"spec.nodeName", "status.phase"}) (void)PodField(pod, field);
+      }
+      json job;
+      if (!DefaultJob(m, "default", "uid", kNow, &job)) {
+        (void)JobTableCells(job, kNow);
+        json pod = PodFromTemplate(job, 1, "x-1-abcde");
+        PodMapping jm;
+        (void)MapPod(pod, Ctx(), &jm);
+      }
+    }) << m.dump();
+  }
 }
 
 }  // namespace

@@ -143,300 +143,309 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
   }
   const int64_t now = Now();
   for (const auto& [key, stored] : jobs) {
-    // A finished Job has nothing to do until its TTL (if any) is due: skip it without a copy.
-    if (HasCondition(*stored, "Complete") || HasCondition(*stored, "Failed")) {
-      static const json kNone;
-      const json& spec = stored->contains("spec") ? (*stored)["spec"] : kNone;
-      const json& b = stored->contains("berth") ? (*stored)["berth"] : kNone;
-      const json ttl = spec.is_object() && spec.contains("ttlSecondsAfterFinished")
-                           ? spec["ttlSecondsAfterFinished"]
-                           : json();
-      const int64_t at = b.is_object() ? b.value("finished_at", now) : now;
-      if (!ttl.is_number_integer() || at + ttl.get<int64_t>() > now) {
-        continue;
-      }
-    }
-    json j = *stored;
-    const json before = j;
-    std::vector<json> events;  // (type, reason, message)
-    auto event = [&](const char* type, const std::string& reason, const std::string& message) {
-      events.push_back({type, reason, message});
-    };
-    json& spec = j["spec"];
-    json& status = j["status"];
-    json& berth = j["berth"];
-    if (!berth["pods"].is_object()) berth["pods"] = json::object();
-    json& pods = berth["pods"];
-    // The pods' states now (a pod no longer in the live view keeps its last known one).
-    int active = 0, running = 0, succeeded = 0, failed = 0;
-    std::set<int> done_indexes, active_indexes;
-    std::vector<core::JobId> active_ids;
-    std::string policy_failure;  // a pod matched a FailJob rule
-    for (auto& [id_text, p] : pods.items()) {
-      const core::JobId id = static_cast<core::JobId>(std::stoul(id_text));
-      if (auto it = records.find(id); it != records.end()) {
-        const core::Job& pj = it->second->job;
-        p["state"] = std::string(core::JobStateName(pj.state));
-        p["exit_code"] =
-            pj.outcome.term_signal > 0 ? 128 + pj.outcome.term_signal : pj.outcome.exit_code;
-      }
-      const std::string state = p.value("state", "PENDING");
-      const int index = p.value("index", -1);
-      if (state == "COMPLETED") {
-        ++succeeded;
-        if (index >= 0) done_indexes.insert(index);
-      } else if (k8s::PodPhase(state) == "Failed") {
-        // A pod berth stopped for the Job itself (suspend, deadline) is not a failure; the pod
-        // failure policy may ignore it or fail the Job at once.
-        if (p.value("stopped", false)) continue;
-        if (!p.contains("policy") && spec.contains("podFailurePolicy")) {
-          std::optional<std::pair<std::string, size_t>> rule =
-              FailureRule(spec["podFailurePolicy"], p);
-          p["policy"] = rule ? rule->first : "Count";
-          if (rule && rule->first == "FailJob") {
-            p["policy_message"] = "Container for pod " + j["metadata"].value("namespace", "") +
-                                  "/" + p.value("name", "") + " failed with exit code " +
-                                  std::to_string(p.value("exit_code", 1)) +
-                                  " matching FailJob rule at index " + std::to_string(rule->second);
-          }
+    // A Job whose stored form surprises the controller (a type no check foresaw) is skipped
+    // with a message instead of stopping the state thread.
+    try {
+      // A finished Job has nothing to do until its TTL (if any) is due: skip it without a copy.
+      if (HasCondition(*stored, "Complete") || HasCondition(*stored, "Failed")) {
+        static const json kNone;
+        const json& spec = stored->contains("spec") ? (*stored)["spec"] : kNone;
+        const json& b = stored->contains("berth") ? (*stored)["berth"] : kNone;
+        const json ttl = spec.is_object() && spec.contains("ttlSecondsAfterFinished")
+                             ? spec["ttlSecondsAfterFinished"]
+                             : json();
+        const int64_t at = b.is_object() ? b.value("finished_at", now) : now;
+        if (!ttl.is_number_integer() || at + ttl.get<int64_t>() > now) {
+          continue;
         }
-        const std::string action = p.value("policy", "Count");
-        if (action == "Ignore") continue;
-        ++failed;
-        if (action == "FailJob" && policy_failure.empty()) {
-          policy_failure = p.value("policy_message", "");
+      }
+      json j = *stored;
+      const json before = j;
+      std::vector<json> events;  // (type, reason, message)
+      auto event = [&](const char* type, const std::string& reason, const std::string& message) {
+        events.push_back({type, reason, message});
+      };
+      json& spec = j["spec"];
+      json& status = j["status"];
+      json& berth = j["berth"];
+      if (!berth["pods"].is_object()) berth["pods"] = json::object();
+      json& pods = berth["pods"];
+      // The pods' states now (a pod no longer in the live view keeps its last known one).
+      int active = 0, running = 0, succeeded = 0, failed = 0;
+      std::set<int> done_indexes, active_indexes;
+      std::vector<core::JobId> active_ids;
+      std::string policy_failure;  // a pod matched a FailJob rule
+      for (auto& [id_text, p] : pods.items()) {
+        const core::JobId id = static_cast<core::JobId>(std::stoul(id_text));
+        if (auto it = records.find(id); it != records.end()) {
+          const core::Job& pj = it->second->job;
+          p["state"] = std::string(core::JobStateName(pj.state));
+          p["exit_code"] =
+              pj.outcome.term_signal > 0 ? 128 + pj.outcome.term_signal : pj.outcome.exit_code;
         }
-      } else {
-        ++active;
-        if (state == "RUNNING") ++running;
-        if (index >= 0) active_indexes.insert(index);
-        active_ids.push_back(id);
-      }
-    }
-    const bool finished = HasCondition(j, "Complete") || HasCondition(j, "Failed");
-    auto stop_active = [&] {
-      for (core::JobId id : active_ids) {
-        pods[std::to_string(id)]["stopped"] = true;
-        K8sDeletePod(id, t);
-      }
-    };
-    bool remove = false;
-    if (finished) {
-      const json& ttl = spec["ttlSecondsAfterFinished"];
-      const int64_t at = berth.value("finished_at", now);
-      if (ttl.is_number_integer() && at + ttl.get<int64_t>() <= now) remove = true;
-    } else if (spec.value("suspend", false)) {
-      if (active > 0) stop_active();
-      if (!HasCondition(j, "Suspended")) {
-        SetCondition(j, "Suspended", true, "JobSuspended", "Job suspended", now);
-        event("Normal", "Suspended", "Job suspended");
-      }
-      status.erase("startTime");
-      active = 0;
-    } else {
-      if (HasCondition(j, "Suspended")) {
-        SetCondition(j, "Suspended", false, "JobResumed", "Job resumed", now);
-        event("Normal", "Resumed", "Job resumed");
-      }
-      if (!status.contains("startTime")) status["startTime"] = k8s::Rfc3339(now);
-      const int64_t started = k8s::ParseRfc3339(status.value("startTime", "")).value_or(now);
-      // completions null: a work queue (done when a pod succeeded and none is left running).
-      const bool work_queue = !spec.contains("completions") || spec["completions"].is_null();
-      const int64_t completions =
-          work_queue ? std::max(1, succeeded) : spec.value("completions", int64_t{1});
-      const int64_t parallelism = spec.value("parallelism", int64_t{1});
-      const bool indexed = spec.value("completionMode", "") == "Indexed";
-      const json& deadline = spec["activeDeadlineSeconds"];
-      std::string fail_reason, fail_message;
-      // successPolicy (Indexed Jobs): a rule met ends the Job successfully.
-      std::string success_rule;
-      if (indexed && spec.contains("successPolicy")) {
-        const json& rules = spec["successPolicy"].value("rules", json::array());
-        for (size_t i = 0; i < rules.size() && success_rule.empty(); ++i) {
-          const json& r = rules[i];
-          std::set<int> want;
-          bool all = true;
-          if (r.contains("succeededIndexes")) {
-            want = ParseIndexRanges(r.value("succeededIndexes", "")).value_or(std::set<int>{});
-            all = false;
-          }
-          int64_t have = 0;
-          bool every = true;
-          for (int idx : want) {
-            if (done_indexes.count(idx)) {
-              ++have;
-            } else {
-              every = false;
+        const std::string state = p.value("state", "PENDING");
+        const int index = p.value("index", -1);
+        if (state == "COMPLETED") {
+          ++succeeded;
+          if (index >= 0) done_indexes.insert(index);
+        } else if (k8s::PodPhase(state) == "Failed") {
+          // A pod berth stopped for the Job itself (suspend, deadline) is not a failure; the pod
+          // failure policy may ignore it or fail the Job at once.
+          if (p.value("stopped", false)) continue;
+          if (!p.contains("policy") && spec.contains("podFailurePolicy")) {
+            std::optional<std::pair<std::string, size_t>> rule =
+                FailureRule(spec["podFailurePolicy"], p);
+            p["policy"] = rule ? rule->first : "Count";
+            if (rule && rule->first == "FailJob") {
+              p["policy_message"] = "Container for pod " + j["metadata"].value("namespace", "") +
+                                    "/" + p.value("name", "") + " failed with exit code " +
+                                    std::to_string(p.value("exit_code", 1)) +
+                                    " matching FailJob rule at index " +
+                                    std::to_string(rule->second);
             }
           }
-          if (all) have = static_cast<int64_t>(done_indexes.size());
-          const bool met = r.contains("succeededCount")
-                               ? have >= r.value("succeededCount", int64_t{0})
-                               : (!all && every && !want.empty());
-          if (met) success_rule = "Matched rules at index " + std::to_string(i);
-        }
-      }
-      if (!policy_failure.empty()) {
-        fail_reason = "PodFailurePolicy";
-        fail_message = policy_failure;
-      } else if (!success_rule.empty()) {
-        stop_active();
-        active = 0;
-        SetCondition(j, "SuccessCriteriaMet", true, "SuccessPolicy", success_rule, now);
-        SetCondition(j, "Complete", true, "SuccessPolicy", success_rule, now);
-        status["completionTime"] = k8s::Rfc3339(now);
-        berth["finished_at"] = now;
-        event("Normal", "Completed", "Job completed: " + success_rule);
-      } else if (deadline.is_number_integer() && started + deadline.get<int64_t>() <= now) {
-        fail_reason = "DeadlineExceeded";
-        fail_message = "Job was active longer than specified deadline";
-      } else if (failed > spec.value("backoffLimit", int64_t{6})) {
-        fail_reason = "BackoffLimitExceeded";
-        fail_message = "Job has reached the specified backoff limit";
-      }
-      const bool complete = indexed ? static_cast<int64_t>(done_indexes.size()) >= completions
-                                    : succeeded >= completions;
-      if (!success_rule.empty()) {
-        // done above
-      } else if (!fail_reason.empty()) {
-        stop_active();
-        active = 0;
-        SetCondition(j, "FailureTarget", true, fail_reason, fail_message, now);
-        SetCondition(j, "Failed", true, fail_reason, fail_message, now);
-        berth["finished_at"] = now;
-        event("Warning", fail_reason, fail_message);
-      } else if (complete && active == 0) {
-        SetCondition(j, "SuccessCriteriaMet", true, "CompletionsReached",
-                     "Reached expected number of succeeded pods", now);
-        SetCondition(j, "Complete", true, "CompletionsReached",
-                     "Reached expected number of succeeded pods", now);
-        status["completionTime"] = k8s::Rfc3339(now);
-        berth["finished_at"] = now;
-        event("Normal", "Completed", "Job completed");
-      } else if (!complete) {
-        // New pods: up to parallelism at once, never more than the completions still missing.
-        std::vector<int> indexes;
-        if (indexed) {
-          for (int i = 0;
-               i < completions && static_cast<int64_t>(active + indexes.size()) < parallelism;
-               ++i) {
-            if (!done_indexes.count(i) && !active_indexes.count(i)) indexes.push_back(i);
+          const std::string action = p.value("policy", "Count");
+          if (action == "Ignore") continue;
+          ++failed;
+          if (action == "FailJob" && policy_failure.empty()) {
+            policy_failure = p.value("policy_message", "");
           }
         } else {
-          const int64_t want =
-              work_queue ? (succeeded > 0 ? 0 : parallelism - active)
-                         : std::min<int64_t>(parallelism, completions - succeeded) - active;
-          for (int64_t i = 0; i < want; ++i) indexes.push_back(-1);
-        }
-        // berth.io/gang: "true" asks for the pods as one all-or-nothing gang.
-        const bool gang = j["metadata"]["annotations"].is_object() &&
-                          j["metadata"]["annotations"].value("berth.io/gang", "") == "true";
-        const json& owner = berth["owner"];
-        Caller who;
-        who.known = true;
-        who.uid = owner.value("uid", 0u);
-        who.gid = owner.value("gid", 0u);
-        who.user = owner.value("user", "");
-        who.admin = owner.value("admin", false);
-        const std::string ns = j["metadata"].value("namespace", "");
-        const std::string name = j["metadata"].value("name", "");
-        for (int index : indexes) {
-          const std::string pod_name =
-              name + "-" + (index >= 0 ? std::to_string(index) + "-" : "") + GenerateNameSuffix();
-          json manifest = k8s::PodFromTemplate(Served(j), index, pod_name);
-          k8s::PodContext ctx;
-          ctx.ns = ns;
-          ctx.home = HomeOf(who.uid);
-          ctx.log_dir = k8s->log_dir;
-          ctx.now = now;
-          k8s::PodMapping mapping;
-          std::optional<k8s::FieldProblem> problem = k8s::MapPod(manifest, ctx, &mapping);
-          if (gang) mapping.request["hold"] = true;  // released together, below
-          Result<core::JobId> id = problem ? Result<core::JobId>(Status::InvalidArgument(
-                                                 problem->field + ": " + problem->detail))
-                                           : K8sSubmitPod(who, mapping, t);
-          if (!id.ok()) {
-            event("Warning", "FailedCreate",
-                  "Error creating: pods \"" + pod_name + "\": " + id.status().message());
-            break;
-          }
-          json p = {{"state", "PENDING"}, {"name", pod_name}};
-          if (index >= 0) p["index"] = index;
-          pods[std::to_string(*id)] = p;
           ++active;
-          event("Normal", "SuccessfulCreate", "Created pod: " + pod_name);
+          if (state == "RUNNING") ++running;
+          if (index >= 0) active_indexes.insert(index);
+          active_ids.push_back(id);
         }
-        if (gang) {
-          // All or nothing: the held pods are released together only when a trial pass on a
-          // copy of the cluster starts every one of them; the real pass right after this batch
-          // then makes the same decision.
-          std::vector<core::JobId> held;
-          for (const auto& [id_text, pj] : pods.items()) {
-            (void)pj;
-            const core::Job* job = cs->FindJob(static_cast<core::JobId>(std::stoul(id_text)));
-            if (job && job->state == core::JobState::kPending &&
-                job->spec.hold != core::HoldKind::kNone) {
-              held.push_back(job->id);
+      }
+      const bool finished = HasCondition(j, "Complete") || HasCondition(j, "Failed");
+      auto stop_active = [&] {
+        for (core::JobId id : active_ids) {
+          pods[std::to_string(id)]["stopped"] = true;
+          K8sDeletePod(id, t);
+        }
+      };
+      bool remove = false;
+      if (finished) {
+        const json& ttl = spec["ttlSecondsAfterFinished"];
+        const int64_t at = berth.value("finished_at", now);
+        if (ttl.is_number_integer() && at + ttl.get<int64_t>() <= now) remove = true;
+      } else if (spec.value("suspend", false)) {
+        if (active > 0) stop_active();
+        if (!HasCondition(j, "Suspended")) {
+          SetCondition(j, "Suspended", true, "JobSuspended", "Job suspended", now);
+          event("Normal", "Suspended", "Job suspended");
+        }
+        status.erase("startTime");
+        active = 0;
+      } else {
+        if (HasCondition(j, "Suspended")) {
+          SetCondition(j, "Suspended", false, "JobResumed", "Job resumed", now);
+          event("Normal", "Resumed", "Job resumed");
+        }
+        if (!status.contains("startTime")) status["startTime"] = k8s::Rfc3339(now);
+        const int64_t started = k8s::ParseRfc3339(status.value("startTime", "")).value_or(now);
+        // completions null: a work queue (done when a pod succeeded and none is left running).
+        const bool work_queue = !spec.contains("completions") || spec["completions"].is_null();
+        const int64_t completions =
+            work_queue ? std::max(1, succeeded) : spec.value("completions", int64_t{1});
+        const int64_t parallelism = spec.value("parallelism", int64_t{1});
+        const bool indexed = spec.value("completionMode", "") == "Indexed";
+        const json& deadline = spec["activeDeadlineSeconds"];
+        std::string fail_reason, fail_message;
+        // successPolicy (Indexed Jobs): a rule met ends the Job successfully.
+        std::string success_rule;
+        if (indexed && spec.contains("successPolicy")) {
+          const json& rules = spec["successPolicy"].value("rules", json::array());
+          for (size_t i = 0; i < rules.size() && success_rule.empty(); ++i) {
+            const json& r = rules[i];
+            std::set<int> want;
+            bool all = true;
+            if (r.contains("succeededIndexes")) {
+              want = ParseIndexRanges(r.value("succeededIndexes", "")).value_or(std::set<int>{});
+              all = false;
             }
+            int64_t have = 0;
+            bool every = true;
+            for (int idx : want) {
+              if (done_indexes.count(idx)) {
+                ++have;
+              } else {
+                every = false;
+              }
+            }
+            if (all) have = static_cast<int64_t>(done_indexes.size());
+            const bool met = r.contains("succeededCount")
+                                 ? have >= r.value("succeededCount", int64_t{0})
+                                 : (!all && every && !want.empty());
+            if (met) success_rule = "Matched rules at index " + std::to_string(i);
           }
-          if (!held.empty()) {
-            core::ClusterState trial = *cs;
-            bool ok = true;
-            for (core::JobId id : held) ok = ok && trial.Release(id, now).ok();
-            std::set<core::JobId> starting;
-            if (ok) {
-              for (const core::PlannedStart& st :
-                   core::Schedule(trial, now, scheduler->config()).starts) {
-                starting.insert(st.job);
+        }
+        if (!policy_failure.empty()) {
+          fail_reason = "PodFailurePolicy";
+          fail_message = policy_failure;
+        } else if (!success_rule.empty()) {
+          stop_active();
+          active = 0;
+          SetCondition(j, "SuccessCriteriaMet", true, "SuccessPolicy", success_rule, now);
+          SetCondition(j, "Complete", true, "SuccessPolicy", success_rule, now);
+          status["completionTime"] = k8s::Rfc3339(now);
+          berth["finished_at"] = now;
+          event("Normal", "Completed", "Job completed: " + success_rule);
+        } else if (deadline.is_number_integer() && started + deadline.get<int64_t>() <= now) {
+          fail_reason = "DeadlineExceeded";
+          fail_message = "Job was active longer than specified deadline";
+        } else if (failed > spec.value("backoffLimit", int64_t{6})) {
+          fail_reason = "BackoffLimitExceeded";
+          fail_message = "Job has reached the specified backoff limit";
+        }
+        const bool complete = indexed ? static_cast<int64_t>(done_indexes.size()) >= completions
+                                      : succeeded >= completions;
+        if (!success_rule.empty()) {
+          // done above
+        } else if (!fail_reason.empty()) {
+          stop_active();
+          active = 0;
+          SetCondition(j, "FailureTarget", true, fail_reason, fail_message, now);
+          SetCondition(j, "Failed", true, fail_reason, fail_message, now);
+          berth["finished_at"] = now;
+          event("Warning", fail_reason, fail_message);
+        } else if (complete && active == 0) {
+          SetCondition(j, "SuccessCriteriaMet", true, "CompletionsReached",
+                       "Reached expected number of succeeded pods", now);
+          SetCondition(j, "Complete", true, "CompletionsReached",
+                       "Reached expected number of succeeded pods", now);
+          status["completionTime"] = k8s::Rfc3339(now);
+          berth["finished_at"] = now;
+          event("Normal", "Completed", "Job completed");
+        } else if (!complete) {
+          // New pods: up to parallelism at once, never more than the completions still missing.
+          std::vector<int> indexes;
+          if (indexed) {
+            for (int i = 0;
+                 i < completions && static_cast<int64_t>(active + indexes.size()) < parallelism;
+                 ++i) {
+              if (!done_indexes.count(i) && !active_indexes.count(i)) indexes.push_back(i);
+            }
+          } else {
+            const int64_t want =
+                work_queue ? (succeeded > 0 ? 0 : parallelism - active)
+                           : std::min<int64_t>(parallelism, completions - succeeded) - active;
+            for (int64_t i = 0; i < want; ++i) indexes.push_back(-1);
+          }
+          // berth.io/gang: "true" asks for the pods as one all-or-nothing gang.
+          const bool gang = j["metadata"]["annotations"].is_object() &&
+                            j["metadata"]["annotations"].value("berth.io/gang", "") == "true";
+          const json& owner = berth["owner"];
+          Caller who;
+          who.known = true;
+          who.uid = owner.value("uid", 0u);
+          who.gid = owner.value("gid", 0u);
+          who.user = owner.value("user", "");
+          who.admin = owner.value("admin", false);
+          const std::string ns = j["metadata"].value("namespace", "");
+          const std::string name = j["metadata"].value("name", "");
+          for (int index : indexes) {
+            const std::string pod_name =
+                name + "-" + (index >= 0 ? std::to_string(index) + "-" : "") + GenerateNameSuffix();
+            json manifest = k8s::PodFromTemplate(Served(j), index, pod_name);
+            k8s::PodContext ctx;
+            ctx.ns = ns;
+            ctx.home = HomeOf(who.uid);
+            ctx.log_dir = k8s->log_dir;
+            ctx.now = now;
+            k8s::PodMapping mapping;
+            std::optional<k8s::FieldProblem> problem = k8s::MapPod(manifest, ctx, &mapping);
+            if (gang) mapping.request["hold"] = true;  // released together, below
+            Result<core::JobId> id = problem ? Result<core::JobId>(Status::InvalidArgument(
+                                                   problem->field + ": " + problem->detail))
+                                             : K8sSubmitPod(who, mapping, t);
+            if (!id.ok()) {
+              event("Warning", "FailedCreate",
+                    "Error creating: pods \"" + pod_name + "\": " + id.status().message());
+              break;
+            }
+            json p = {{"state", "PENDING"}, {"name", pod_name}};
+            if (index >= 0) p["index"] = index;
+            pods[std::to_string(*id)] = p;
+            ++active;
+            event("Normal", "SuccessfulCreate", "Created pod: " + pod_name);
+          }
+          if (gang) {
+            // All or nothing: the held pods are released together only when a trial pass on a
+            // copy of the cluster starts every one of them; the real pass right after this batch
+            // then makes the same decision.
+            std::vector<core::JobId> held;
+            for (const auto& [id_text, pj] : pods.items()) {
+              (void)pj;
+              const core::Job* job = cs->FindJob(static_cast<core::JobId>(std::stoul(id_text)));
+              if (job && job->state == core::JobState::kPending &&
+                  job->spec.hold != core::HoldKind::kNone) {
+                held.push_back(job->id);
               }
             }
-            ok = ok && std::all_of(held.begin(), held.end(),
-                                   [&](core::JobId id) { return starting.count(id) > 0; });
-            if (ok) {
-              for (core::JobId id : held) {
-                (void)cs->Release(id, now);
-                t.touched.insert(id);
+            if (!held.empty()) {
+              core::ClusterState trial = *cs;
+              bool ok = true;
+              for (core::JobId id : held) ok = ok && trial.Release(id, now).ok();
+              std::set<core::JobId> starting;
+              if (ok) {
+                for (const core::PlannedStart& st :
+                     core::Schedule(trial, now, scheduler->config()).starts) {
+                  starting.insert(st.job);
+                }
               }
-              dirty = true;
-              event("Normal", "GangAdmitted",
+              ok = ok && std::all_of(held.begin(), held.end(),
+                                     [&](core::JobId id) { return starting.count(id) > 0; });
+              if (ok) {
+                for (core::JobId id : held) {
+                  (void)cs->Release(id, now);
+                  t.touched.insert(id);
+                }
+                dirty = true;
+                event(
+                    "Normal", "GangAdmitted",
                     "All " + std::to_string(held.size()) + " pods fit at once: released together");
+              }
             }
           }
         }
       }
-    }
-    status["active"] = active;
-    status["ready"] = running;
-    status["succeeded"] = succeeded;
-    status["failed"] = failed;
-    status["terminating"] = 0;
-    status["uncountedTerminatedPods"] = json::object();
-    if (spec.value("completionMode", "") == "Indexed") {
-      status["completedIndexes"] = IndexRanges(done_indexes);
-    }
-    const std::string key_copy = key;
-    std::lock_guard<std::mutex> l(k8s->mu);
-    if (remove) {
-      for (auto& [id_text, p] : pods.items()) {
-        (void)p;
-        K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
+      status["active"] = active;
+      status["ready"] = running;
+      status["succeeded"] = succeeded;
+      status["failed"] = failed;
+      status["terminating"] = 0;
+      status["uncountedTerminatedPods"] = json::object();
+      if (spec.value("completionMode", "") == "Indexed") {
+        status["completedIndexes"] = IndexRanges(done_indexes);
       }
-      k8s->jobs.erase(key_copy);
+      const std::string key_copy = key;
+      std::lock_guard<std::mutex> l(k8s->mu);
+      if (remove) {
+        for (auto& [id_text, p] : pods.items()) {
+          (void)p;
+          K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
+        }
+        k8s->jobs.erase(key_copy);
+        k8s->jobs_rv += 1;
+        t.writes.push_back({store::Write::Kind::kDeleteMeta, {}, kJobMetaPrefix + key_copy, ""});
+        continue;
+      }
+      json served = Served(j);
+      for (const json& e : events) {
+        k8s->events.push_back(std::make_shared<const json>(
+            k8s::MakeEvent(served, e[0], e[1], e[2], now, 1, "job-controller")));
+        if (k8s->events.size() > kMaxEvents) k8s->events.pop_front();
+      }
+      if (j == before) continue;
       k8s->jobs_rv += 1;
-      t.writes.push_back({store::Write::Kind::kDeleteMeta, {}, kJobMetaPrefix + key_copy, ""});
-      continue;
+      j["metadata"]["resourceVersion"] = std::to_string(k8s->jobs_rv);
+      t.writes.push_back({store::Write::Kind::kPutMeta, {}, kJobMetaPrefix + key_copy, j.dump()});
+      k8s->jobs[key_copy] = std::make_shared<const json>(std::move(j));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "berth controller: Kubernetes Job %s skipped: %s\n", key.c_str(),
+                   e.what());
     }
-    json served = Served(j);
-    for (const json& e : events) {
-      k8s->events.push_back(std::make_shared<const json>(
-          k8s::MakeEvent(served, e[0], e[1], e[2], now, 1, "job-controller")));
-      if (k8s->events.size() > kMaxEvents) k8s->events.pop_front();
-    }
-    if (j == before) continue;
-    k8s->jobs_rv += 1;
-    j["metadata"]["resourceVersion"] = std::to_string(k8s->jobs_rv);
-    t.writes.push_back({store::Write::Kind::kPutMeta, {}, kJobMetaPrefix + key_copy, j.dump()});
-    k8s->jobs[key_copy] = std::make_shared<const json>(std::move(j));
   }
 }
 
