@@ -114,6 +114,10 @@ std::optional<FieldProblem> ReadResources(const json& c, const std::string& fiel
         return Invalid(f, Text(value),
                        "must be a quantity (for example \"500m\", \"2\", \"16Gi\")");
       }
+      // Far beyond any machine (and beyond what converts to an integer safely).
+      if (*q > (key == "memory" || key == "ephemeral-storage" ? 1e18 : 1e9)) {
+        return Invalid(f, Text(value), "is too large");
+      }
       if (key != "cpu" && key != "memory" && key != "nvidia.com/gpu" &&
           key != "ephemeral-storage") {
         return Unsupported(f, key,

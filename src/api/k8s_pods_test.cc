@@ -1449,6 +1449,19 @@ TEST(K8sPodEncodeTest, QosClassFollowsRequestsAndLimits) {
             "Burstable");
 }
 
+TEST(K8sPodMapTest, HugeQuantitiesAreRefused) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
+           {"cpu", "1e12"}, {"memory", "1e30"}, {"nvidia.com/gpu", 1e20}, {"memory", "9Ei"}}) {
+    json pod = GpuPod();
+    pod["spec"]["containers"][0]["resources"] = {{"limits", {{key, value}}}};
+    PodMapping m;
+    std::optional<FieldProblem> p = MapPod(pod, Ctx(), &m);
+    ASSERT_TRUE(p.has_value()) << key << "=" << value.dump();
+    EXPECT_EQ(p->field, "spec.containers[0].resources.limits[" + key + "]");
+    EXPECT_EQ(p->detail, "is too large");
+  }
+}
+
 TEST(K8sJobDefaultTest, PolicyShapesAreChecked) {
   auto problem = [](const json& spec_changes) {
     json m = JobManifest();
