@@ -1,7 +1,6 @@
-// core/v1 Pods, batch/v1 Jobs and core/v1 Events as berth serves them (docs/kubernetes.md): what a
-// Pod manifest asks of berth's scheduler (a berth job request), how a berth job looks as a Pod,
-// the defaults and checks of a Job, a Job's Pods made from its template, and the Table columns of
-// all three. Pure functions of their arguments.
+// core/v1 Pods as berth serves them (docs/kubernetes.md): what a Pod manifest asks of berth's
+// scheduler (a berth job request), how a berth job looks as a Pod, and its Table columns. Jobs
+// and Events are in k8s_jobs.h. Pure functions of their arguments.
 #ifndef BERTH_API_K8S_PODS_H_
 #define BERTH_API_K8S_PODS_H_
 
@@ -12,16 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "api/k8s_fields.h"
+
 namespace berth::api::k8s {
 
-// What is wrong with a manifest, as a 422 Invalid Status names it:
-// `Pod "x" is invalid: spec.containers[0].image: Required value`.
-struct FieldProblem {
-  std::string field;   // "spec.containers[0].image"
-  std::string type;    // "Required value", "Invalid value", "Unsupported value", "Forbidden"
-  std::string value;   // the offending value as text ("" when none)
-  std::string detail;  // "" or the explanation
-};
 // The 422 Status body for `problem` of the object `kind` ("Pod", "Job.batch") named `name`.
 nlohmann::json InvalidStatusOf(const std::string& kind, const std::string& name,
                                const FieldProblem& problem);
@@ -88,27 +81,6 @@ nlohmann::json PodTableCells(const nlohmann::json& pod, int64_t now);
 // status.phase, spec.restartPolicy, spec.schedulerName, spec.serviceAccountName,
 // status.podIP, status.nominatedNodeName); nullopt for others.
 std::optional<std::string> PodField(const nlohmann::json& pod, const std::string& field);
-
-// batch/v1 Jobs. A Job manifest checked and defaulted (parallelism, completions, completionMode,
-// backoffLimit, suspend, selector, template labels), its uid and creation time set; nullopt when
-// fine.
-std::optional<FieldProblem> DefaultJob(const nlohmann::json& job, const std::string& ns,
-                                       const std::string& uid, int64_t now, nlohmann::json* out);
-// The Pod manifest of the job's pod with completion index `index` (-1 for a NonIndexed Job),
-// named `name`.
-nlohmann::json PodFromTemplate(const nlohmann::json& job, int index, const std::string& name);
-nlohmann::json JobTableColumns();
-nlohmann::json JobTableCells(const nlohmann::json& job, int64_t now);
-std::optional<std::string> JobField(const nlohmann::json& job, const std::string& field);
-
-// core/v1 Events.
-nlohmann::json EventTableColumns();
-nlohmann::json EventTableCells(const nlohmann::json& event, int64_t now);
-std::optional<std::string> EventField(const nlohmann::json& event, const std::string& field);
-// An Event about `object` (a Pod, Job or Node: its kind, namespace, name and uid are read).
-nlohmann::json MakeEvent(const nlohmann::json& object, const std::string& type,
-                         const std::string& reason, const std::string& message, int64_t time,
-                         int count, const std::string& component);
 
 }  // namespace berth::api::k8s
 

@@ -2,7 +2,7 @@
 // berth request and its refusals (with the field path a 422 names), berth jobs encoded as Pods,
 // Job defaulting and the Pods made from its template, the Table cells and field selectors of all
 // three, and the RFC 3339 times the Age columns read back.
-#include "api/k8s_pods.h"
+#include "api/k8s_jobs.h"
 
 #include <gtest/gtest.h>
 

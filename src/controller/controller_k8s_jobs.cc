@@ -10,7 +10,7 @@
 
 #include "api/k8s_codec.h"
 #include "api/k8s_patch.h"
-#include "api/k8s_pods.h"
+#include "api/k8s_jobs.h"
 #include "controller/controller_k8s_http.h"
 
 namespace berth::controller {
