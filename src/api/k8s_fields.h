@@ -3,10 +3,14 @@
 #ifndef BERTH_API_K8S_FIELDS_H_
 #define BERTH_API_K8S_FIELDS_H_
 
+#include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+
+#include "api/k8s_codec.h"
 
 namespace berth::api::k8s {
 
@@ -45,6 +49,13 @@ inline std::string Text(const nlohmann::json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
   return v.dump();
+}
+
+// The AGE cell of an object: since its metadata.creationTimestamp ("0s" when it has none).
+inline std::string AgeCell(const nlohmann::json& object, int64_t now) {
+  const nlohmann::json& t = At(object, {"metadata", "creationTimestamp"});
+  const int64_t created = t.is_string() ? ParseRfc3339(t.get<std::string>()).value_or(now) : now;
+  return HumanDuration(std::max<int64_t>(0, now - created));
 }
 
 inline FieldProblem Required(std::string field, std::string detail = "") {

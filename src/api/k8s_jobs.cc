@@ -295,10 +295,6 @@ json JobTableCells(const json& job, int64_t now) {
   const int64_t start = time_of("startTime"), done = time_of("completionTime");
   std::string duration =
       start ? HumanDuration(std::max<int64_t>(0, (done ? done : now) - start)) : "";
-  int64_t created = 0;
-  if (const json& t = At(job, {"metadata", "creationTimestamp"}); t.is_string()) {
-    created = ParseRfc3339(t.get<std::string>()).value_or(now);
-  }
   std::string containers, images;
   if (const json& cs = At(job, {"spec", "template", "spec", "containers"}); cs.is_array()) {
     for (const json& c : cs) {
@@ -312,9 +308,8 @@ json JobTableCells(const json& job, int64_t now) {
       selector += (selector.empty() ? "" : ",") + k + "=" + Text(v);
     }
   }
-  return json::array({Str(job, {"metadata", "name"}), shown, comp, duration,
-                      HumanDuration(std::max<int64_t>(0, now - created)), containers, images,
-                      selector});
+  return json::array({Str(job, {"metadata", "name"}), shown, comp, duration, AgeCell(job, now),
+                      containers, images, selector});
 }
 
 std::optional<std::string> JobField(const json& job, const std::string& field) {

@@ -809,16 +809,12 @@ json PodTableCells(const json& pod, int64_t now) {
       phase != "Failed") {
     shown = "Terminating";
   }
-  int64_t created = 0;
-  if (const json& t = At(pod, {"metadata", "creationTimestamp"}); t.is_string()) {
-    created = ParseRfc3339(t.get<std::string>()).value_or(now);
-  }
   const std::string node = Str(pod, {"spec", "nodeName"});
   const std::string ip = Str(status, {"podIP"});
-  return json::array(
-      {Str(pod, {"metadata", "name"}), std::to_string(ready) + "/" + std::to_string(total), shown,
-       restarts, HumanDuration(std::max<int64_t>(0, now - created)), ip.empty() ? "<none>" : ip,
-       node.empty() ? "<none>" : node, "<none>", "<none>"});
+  return json::array({Str(pod, {"metadata", "name"}),
+                      std::to_string(ready) + "/" + std::to_string(total), shown, restarts,
+                      AgeCell(pod, now), ip.empty() ? "<none>" : ip, node.empty() ? "<none>" : node,
+                      "<none>", "<none>"});
 }
 
 std::optional<std::string> PodField(const json& pod, const std::string& field) {

@@ -2,8 +2,6 @@
 // berth request and its refusals (with the field path a 422 names), berth jobs encoded as Pods,
 // Job defaulting and the Pods made from its template, the Table cells and field selectors of all
 // three, and the RFC 3339 times the Age columns read back.
-#include "api/k8s_jobs.h"
-
 #include <gtest/gtest.h>
 
 #include <exception>
@@ -14,6 +12,7 @@
 #include <vector>
 
 #include "api/k8s_codec.h"
+#include "api/k8s_jobs.h"
 
 namespace berth::api::k8s {
 namespace {

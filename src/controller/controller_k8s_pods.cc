@@ -14,8 +14,8 @@
 
 #include "agent/output_path.h"
 #include "api/k8s_codec.h"
-#include "api/k8s_patch.h"
 #include "api/k8s_jobs.h"
+#include "api/k8s_patch.h"
 #include "controller/controller_k8s_http.h"
 
 namespace berth::controller {
