@@ -60,6 +60,11 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
 
 Status Controller::Impl::Recover() {
   const Time now = Now();
+  watch_hub.StartAt(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                              std::chrono::system_clock::now().time_since_epoch())
+                                              .count()));
+  // What was loaded is as of the event before the first of this start.
+  const uint64_t loaded_seq = watch_hub.Next() - 1;
   // Nodes agents added at run time come back first: restored jobs may run on them.
   Status st = store->ScanNodes([&](const std::string& name, const std::string& record) {
     if (cs->FindNode(name)) return;
@@ -100,6 +105,7 @@ Status Controller::Impl::Recover() {
     cs->RestoreOutcome(r->job.id, r->job.array_job_id, r->job.array_task_id, r->job.outcome);
     if (r->job.end_time != kNoTime && r->job.end_time + opt.min_job_age_s >= now) {
       finished_at[r->job.id] = r->job.end_time;
+      r->event_seq = loaded_seq;
       records[r->job.id] = std::make_shared<JobRecord>(std::move(*r));
     }
   });
@@ -117,6 +123,7 @@ Status Controller::Impl::Recover() {
                    rs.message().c_str());
       continue;
     }
+    r.event_seq = loaded_seq;
     records[r.job.id] = std::make_shared<JobRecord>(std::move(r));
   }
   // What operators set on nodes outlives restarts.

@@ -57,6 +57,7 @@ struct NodeView {
   std::vector<uint32_t> jobs;
   Time last_seen = kNoTime;
   bool agent_connected = false;
+  uint64_t event_seq = 0;  // the watch hub's sequence of its last event (see JobRecord)
 };
 
 struct PendingView {
@@ -161,7 +162,7 @@ struct Controller::Impl {
   void RebuildNodeView(std::vector<std::string>* events = nullptr);
   void TouchRecord(core::JobId id, Txn& t);
   // Adds the record's store row (StoredRecordText) and its watch event to the transaction.
-  void WriteRecord(const JobRecord& r, bool active, Time end_time, Txn& t);
+  void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t);
   void FinishRecord(const core::Job& final_job, Txn& t);
   void SendLaunch(const JobRecord& r);
   void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);

@@ -119,6 +119,9 @@ Status Controller::Impl::StartK8s() {
                         kNamespacesMetaKey,
                         json{{"rv", k8s->namespaces_rv}, {"items", items}}.dump()}}));
   }
+  // Versions continue above those of earlier starts (see WatchHub::StartAt).
+  k8s->namespaces_rv = std::max(k8s->namespaces_rv, watch_hub.Next());
+  k8s->jobs_rv = std::max(k8s->jobs_rv, watch_hub.Next());
   BERTH_RETURN_IF_ERROR(K8sLoad());
   // Nodes known at start-up are as old as this start (berth does not record when a node joined).
   for (const NodeView& n : *node_view) k8s->node_first_seen.emplace(n.name, Now());

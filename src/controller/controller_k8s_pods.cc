@@ -124,7 +124,6 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
       }
     }
   }
-  const std::string rv = std::to_string(watch_hub.Next());
   std::map<std::string, json> out;
   for (const auto& rp : chosen) {
     const JobRecord& r = *rp;
@@ -170,7 +169,7 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
     }
     f.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
     f.deleted_at = r.k8s_deleted;
-    f.resource_version = rv;
+    f.resource_version = std::to_string(r.event_seq + 1);
     f.meta = r.k8s.get();
     json pod = k8s::EncodePod(f);
     out[ObjectKey(k8s::PodNamespace(f), k8s::PodName(f))] = std::move(pod);
@@ -322,9 +321,12 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
           [this] { return Now(); });
     }
     if (m == "GET") {
+      // The list's resourceVersion is read first: every event it counts is already in the
+      // records (they are updated before their events are published).
+      const std::string rv = std::to_string(watch_hub.Next());
       Objects objects = K8sPodObjects(ns, "");
       if (auto bad = Select(req, shape, &objects)) return *bad;
-      return ListResponse(req, shape, objects, std::to_string(watch_hub.Next()), Now());
+      return ListResponse(req, shape, objects, rv, Now());
     }
     if (m != "POST" || ns.empty()) return MethodNotAllowedHere();
     return create();

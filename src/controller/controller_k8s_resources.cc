@@ -6,6 +6,7 @@
 #include <pwd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <random>
 
@@ -120,6 +121,14 @@ std::string Comparable(json object) {
   return object.dump();
 }
 
+// An object's metadata.resourceVersion as a number (0 when it has none).
+uint64_t ObjectVersion(const json& object) {
+  const std::string v = object["metadata"].value("resourceVersion", "");
+  uint64_t n = 0;
+  std::from_chars(v.data(), v.data() + v.size(), n);
+  return n;
+}
+
 }  // namespace
 
 net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
@@ -127,6 +136,17 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
                                 std::function<int64_t()> now) {
   const std::string from = Query(req, "resourceVersion");
   const bool initial = from.empty() || from == "0";
+  // A watch that resumes from a list's resourceVersion must also deliver what changed between
+  // that list and its first snapshot: the objects whose own resourceVersion is newer.
+  uint64_t resumed_from = 0;
+  if (!initial) {
+    auto [end, ec] = std::from_chars(from.data(), from.data() + from.size(), resumed_from);
+    if (ec != std::errc() || end != from.data() + from.size()) {
+      return K8sJsonResponse(
+          400,
+          k8s::StatusBody(400, "BadRequest", "invalid resourceVersion \"" + from + "\"", nullptr));
+    }
+  }
   const bool table = k8s::AcceptsTable(req.Header("accept"));
   int64_t timeout_s = 0;
   if (std::string t = Query(req, "timeoutSeconds"); !t.empty()) {
@@ -160,7 +180,11 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
         auto it = seen.find(key);
         if (it == seen.end()) {
           seen[key] = {c, o};
-          if ((!first || initial) && !send("ADDED", o)) return;
+          if (!first || initial) {
+            if (!send("ADDED", o)) return;
+          } else if (ObjectVersion(o) > resumed_from && !send("MODIFIED", o)) {
+            return;
+          }
         } else if (it->second.first != c) {
           it->second = {c, o};
           if (!send("MODIFIED", o)) return;
@@ -470,12 +494,14 @@ net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const 
   // a moment later).
   auto snapshot = [this, face](std::string* rv, const std::string& only = "",
                                const std::string& state_override = "") {
+    // Read before the view: every node event it counts is in the view (the view is replaced
+    // before its events are published).
+    *rv = std::to_string(watch_hub.Next());
     std::shared_ptr<const std::vector<NodeView>> nodes;
     {
       std::shared_lock<std::shared_mutex> l(view_mu);
       nodes = node_view;
     }
-    *rv = std::to_string(watch_hub.Next());
     const int64_t now = Now();
     Objects out;
     for (const NodeView& n : *nodes) {
@@ -493,7 +519,7 @@ net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const 
       f.last_seen = n.last_seen == kNoTime ? 0 : n.last_seen;
       f.state_since = n.reason_time == kNoTime ? 0 : n.reason_time;
       f.berth_version = BERTH_CONTROLLER_VERSION;
-      f.resource_version = *rv;
+      f.resource_version = std::to_string(n.event_seq + 1);
       {
         std::lock_guard<std::mutex> l(face->mu);
         f.created = face->node_first_seen.emplace(n.name, now).first->second;

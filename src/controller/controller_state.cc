@@ -125,13 +125,16 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
   return r;
 }
 
-void Controller::Impl::WriteRecord(const JobRecord& r, bool active, Time end_time, Txn& t) {
+void Controller::Impl::WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t) {
   nlohmann::json view = EncodeJobRecord(r, /*with_exec=*/false);
   std::string stored =
       StoredRecordText(view, r.job.exec ? exec_pool.Text(r.job.exec) : std::string());
   t.writes.push_back(
       {store::Write::Kind::kPutJob, {r.job.id, active, end_time, std::move(stored)}, "", ""});
   view.erase("request");
+  // The state thread is the hub's only publisher, and this batch's events are published in
+  // order once it commits: this event's sequence is known now.
+  r.event_seq = watch_hub.Next() + t.events.size();
   t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
 }
 
@@ -323,6 +326,7 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
       v.last_seen = a->second.last_seen;
       v.agent_connected = a->second.registered;
     }
+    v.event_seq = watch_hub.Next() - 1;  // as loaded, when no event follows below
     nodes->push_back(std::move(v));
   }
   auto parts = std::make_shared<nlohmann::json>(nlohmann::json::array());
@@ -351,7 +355,10 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
       const NodeView& now = (*nodes)[i];
       if (before == nullptr || i >= before->size() || (*before)[i].name != now.name ||
           NodeViewChanged((*before)[i], now)) {
+        (*nodes)[i].event_seq = watch_hub.Next() + events->size();
         events->push_back(NodeEvent(now).dump());
+      } else {
+        (*nodes)[i].event_seq = (*before)[i].event_seq;
       }
     }
   }

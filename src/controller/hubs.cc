@@ -80,6 +80,12 @@ uint64_t WatchHub::Next() {
   return first_ + events_.size();
 }
 
+void WatchHub::StartAt(uint64_t sequence) {
+  std::lock_guard<std::mutex> l(mu_);
+  events_.clear();
+  first_ = sequence;
+}
+
 void WatchHub::Shutdown() {
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -52,6 +52,10 @@ class WatchHub {
   // were dropped before the watcher read them (it fell too far behind).
   std::vector<std::string> Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost);
   uint64_t Next();
+  // Numbers the events from `sequence` on. REQUIRES: nothing was published yet. The controller
+  // starts at the wall clock in microseconds, so that the numbers (the Kubernetes face's
+  // resourceVersions) of a later start are above those of an earlier one.
+  void StartAt(uint64_t sequence);
   void Shutdown();
 
  private:

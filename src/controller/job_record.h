@@ -82,6 +82,10 @@ struct JobRecord {
   // when a delete of the Pod was asked (0 = not); null and 0 for other jobs.
   std::shared_ptr<const nlohmann::json> k8s;
   int64_t k8s_deleted = 0;
+  // The watch hub's sequence number of the last event about this record (WriteRecord sets it):
+  // a Pod's resourceVersion is this + 1, so a watch resumed from a list's resourceVersion R
+  // knows which records changed after R.
+  uint64_t event_seq = 0;
 
   bool active() const { return !core::IsTerminal(job.state); }
 

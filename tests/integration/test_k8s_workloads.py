@@ -192,6 +192,32 @@ class KubectlWorkloadsTest(unittest.TestCase):
         p = self.k('get', 'pod', 'p1', check=False)
         self.assertIn('pods "p1" not found', p.stderr)
 
+    def test_a_watch_resumed_from_a_list_delivers_what_changed_in_between(self):
+        """kubectl lists, then watches from the list's resourceVersion: a pod that started in
+        between must come as an event, and an unchanged one must not come again."""
+        base = '/api/v1/namespaces/default/pods?labelSelector=app%3Dp7'
+
+        def watch_from(rv):
+            out = self.k('get', '--raw', f'{base}&watch=1&timeoutSeconds=1&resourceVersion={rv}')
+            return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+
+        listed = json.loads(self.k('get', '--raw', base).stdout)
+        self.assertEqual(listed['items'], [])
+        self.k('apply', '-f', self.write('p7.yaml', pod_yaml('p7', 'sleep 60')))
+        self.wait_for(lambda: self.pods('-l', 'app=p7')[0]['status']['phase'] == 'Running',
+                      'the pod to run')
+        events = watch_from(listed['metadata']['resourceVersion'])
+        self.assertEqual([(e['type'], e['object']['status']['phase']) for e in events],
+                         [('MODIFIED', 'Running')], events)
+        again = json.loads(self.k('get', '--raw', base).stdout)
+        pod_rv = int(again['items'][0]['metadata']['resourceVersion'])
+        self.assertLessEqual(pod_rv, int(again['metadata']['resourceVersion']))
+        self.assertEqual(watch_from(again['metadata']['resourceVersion']), [])
+        bad = self.k('get', '--raw', f'{base}&watch=1&resourceVersion=yesterday', check=False)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertIn('invalid resourceVersion', bad.stderr)
+        self.k('delete', 'pod', 'p7', '--timeout=60s')
+
     def test_delete_of_a_running_pod_cancels_its_job(self):
         path = self.write('p2.yaml', pod_yaml('p2', 'sleep 120'))
         self.k('apply', '-f', path)
