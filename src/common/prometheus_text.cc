@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 namespace berth::prometheus {
 
@@ -74,9 +75,17 @@ std::string FormatValue(double value) {
   if (value == std::trunc(value) && std::fabs(value) <= kExactIntegers) {
     return std::to_string(static_cast<int64_t>(value));
   }
+  // The shortest digits that read back the same; plain decimals for exponents -4..15 ("0.0005",
+  // as Prometheus's own client libraries write bucket bounds), scientific otherwise ("1.5e-07").
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  return ec == std::errc() ? std::string(buf, end) : "NaN";
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::scientific);
+  if (ec != std::errc()) return "NaN";
+  const std::string scientific(buf, end);
+  const int exponent = std::atoi(scientific.c_str() + scientific.find('e') + 1);
+  if (exponent < -4 || exponent > 15) return scientific;
+  auto [fixed_end, fixed_ec] =
+      std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed);
+  return fixed_ec == std::errc() ? std::string(buf, fixed_end) : scientific;
 }
 
 bool ValidMetricName(std::string_view name) {

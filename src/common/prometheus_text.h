@@ -37,8 +37,9 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 std::string EscapeLabelValue(std::string_view value);
 // HELP text as written after the name: backslash and line feed escaped.
 std::string EscapeHelp(std::string_view help);
-// A sample value: integral values up to 2^53 in plain digits ("3", "-2"), others in the shortest
-// form that reads back the same ("0.25", "1e+20"), and "+Inf", "-Inf", "NaN".
+// A sample value: integral values up to 2^53 in plain digits ("3", "-2"), others with the fewest
+// digits that read back the same, as plain decimals for exponents -4 to 15 ("0.25", "0.0005")
+// and in scientific notation beyond ("1.5e-07", "1e+20"); and "+Inf", "-Inf", "NaN".
 std::string FormatValue(double value);
 // Metric names match [a-zA-Z_:][a-zA-Z0-9_:]*; label names [a-zA-Z_][a-zA-Z0-9_]* and do not
 // start with "__" (reserved for Prometheus itself).
