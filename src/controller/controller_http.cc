@@ -233,6 +233,10 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
     return ready ? JsonResponse(200, {{"status", "ready"}})
                  : Error(Status::Unavailable("not ready"));
   }
+  if (p.size() == 1 && p[0] == "metrics" && m == "GET") {
+    return MetricsResponse(
+        {view_mu, records, pending_view, node_view, partition_view, last_pass, passes, metrics});
+  }
   if (p.empty() || p[0] != "v1") return Error(Status::NotFound("no such endpoint: " + req.path));
   Caller who = Identify(req);
   if (!who.known && !(m == "GET" || m == "HEAD")) {
@@ -286,6 +290,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
             }
             out->body = {{"job_ids", *ids}};
             if (ids->size() == 1) out->body["job_id"] = ids->front();
+            metrics.submissions_slurm.fetch_add(ids->size(), std::memory_order_relaxed);
           },
           201);
     }

@@ -23,6 +23,7 @@
 #include "api/k8s_pods.h"
 #include "controller/controller.h"
 #include "controller/controller_k8s.h"
+#include "controller/controller_metrics.h"
 #include "controller/exec_pool.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
@@ -140,6 +141,7 @@ struct Controller::Impl {
   std::unique_ptr<net::HttpServer> tcp_server;
   std::atomic<int64_t> passes{0};
   std::atomic<bool> ready{false};
+  MetricsCounters metrics;  // GET /metrics (controller_metrics.h)
 
   // controller.cc
   Status Recover();

@@ -193,6 +193,7 @@ Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const api:
     }
   }
   BERTH_ASSIGN_OR_RETURN(std::vector<core::JobId> ids, SubmitJobs(who, m.request, t));
+  metrics.submissions_kubernetes.fetch_add(1, std::memory_order_relaxed);
   const core::JobId id = ids.front();
   auto r = std::make_shared<JobRecord>(*records.at(id));
   json meta = m.meta;

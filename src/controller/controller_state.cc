@@ -77,6 +77,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   auto started = std::chrono::steady_clock::now();
   Txn pass;
   SchedulePass(pass);
+  metrics.pass_seconds.Observe(std::chrono::steady_clock::now() - started);
   Commit(pass);
   auto ended = std::chrono::steady_clock::now();
   pass_allowed_at = ended + 2 * (ended - started);
@@ -157,6 +158,7 @@ void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   r->cancel_requested = false;
   WriteRecord(*r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
+  metrics.CountEnd(final_job.state);
   finished_at[id] = final_job.end_time;
   preempting.erase(id);
   std::unique_lock<std::shared_mutex> l(view_mu);
