@@ -1,6 +1,7 @@
 #include "agent/agent_daemon.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -12,9 +13,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "agent/file_util.h"
 #include "agent/launch.h"
 #include "agent/node_info.h"
+#include "agent/node_metrics.h"
+#include "agent/nvml.h"
 #include "agent/supervisor.h"
+#include "common/prometheus_text.h"
 #include "net/http.h"
 
 namespace berth::agent {
@@ -37,6 +42,11 @@ struct Agent::Impl {
   std::string node;
   DetectedNode detected;
   int heartbeat_s = 5;
+  std::atomic<bool> registered{false};
+  // For GET /metrics (--metrics-listen).
+  std::atomic<uint64_t> jobs_started{0};
+  std::atomic<uint64_t> jobs_ended{0};
+  std::unique_ptr<Nvml> nvml;  // when metrics are served and NVML found GPUs
 
   std::string FolderOf(uint32_t job_id, int32_t attempt) const {
     return jobs_dir + "/" + std::to_string(job_id) + "." + std::to_string(attempt);
@@ -103,7 +113,7 @@ struct Agent::Impl {
     if (reply.is_object()) heartbeat_s = reply.value("heartbeat_s", 5);
     // Results sent with the registration are known to the controller now.
     for (const std::string& dir : ListJobDirs(jobs_dir)) {
-      if (ReadResult(dir)) (void)RemoveJobDir(dir);
+      if (ReadResult(dir) && RemoveJobDir(dir).ok()) ++jobs_ended;
     }
     return Status::Ok();
   }
@@ -186,7 +196,11 @@ struct Agent::Impl {
       return;
     }
     Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec);
-    if (!h.ok()) Log("cannot start a supervisor: %s", h.status().message());
+    if (!h.ok()) {
+      Log("cannot start a supervisor: %s", h.status().message());
+      return;
+    }
+    ++jobs_started;
   }
 
   void Handle(const json& cmd) {
@@ -243,7 +257,92 @@ struct Agent::Impl {
     if (resp.status == 409) return Status::FailedPrecondition("must register again");
     if (resp.status != 200) return Status::Unavailable("status refused: " + resp.body);
     for (const std::string& dir : done) (void)RemoveJobDir(dir);
+    jobs_ended += done.size();
     return Status::Ok();
+  }
+
+  AgentMetricsInput MetricsInput() const {
+    AgentMetricsInput in;
+    in.node = node;
+    in.cgroups = detected.cgroups;
+    in.registered = registered;
+    in.cpus = opt.cpus > 0 ? opt.cpus : detected.cpus;
+    if (Result<std::string> stat = ReadFile("/proc/stat"); stat.ok()) {
+      Result<std::vector<std::pair<std::string, double>>> cpu =
+          ParseProcStatCpu(*stat, static_cast<double>(sysconf(_SC_CLK_TCK)));
+      if (cpu.ok()) in.cpu_seconds = std::move(*cpu);
+    }
+    if (Result<std::string> meminfo = ReadFile("/proc/meminfo"); meminfo.ok()) {
+      Result<NodeMemory> memory = ParseMeminfo(*meminfo);
+      if (memory.ok()) in.memory = *memory;
+    }
+    for (const GpuDevice& g : nvml ? detected.gpus : std::vector<GpuDevice>{}) {
+      GpuSample sample;
+      sample.index = g.index;
+      sample.type = g.type;
+      if (Result<int32_t> util = nvml->Utilization(g.index); util.ok()) {
+        sample.utilization = *util / 100.0;
+      }
+      if (Result<std::pair<int64_t, int64_t>> mem = nvml->Memory(g.index); mem.ok()) {
+        sample.memory_bytes = mem->first;
+        sample.memory_used_bytes = mem->second;
+      }
+      in.gpus.push_back(std::move(sample));
+    }
+    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+      if (SupervisorRunning(dir)) ++in.jobs_running;
+    }
+    in.jobs_started = jobs_started;
+    in.jobs_ended = jobs_ended;
+    return in;
+  }
+
+  net::HttpResponse ServeMetrics(const net::HttpRequest& req) const {
+    net::HttpResponse out;
+    out.content_type = "text/plain; charset=utf-8";
+    if (req.path != "/metrics") {
+      out.status = 404;
+      out.body = "no such endpoint: " + req.path + " (GET /metrics)\n";
+      return out;
+    }
+    if (req.method != "GET") {
+      out.status = 405;
+      out.headers.emplace_back("Allow", "GET");
+      out.body = "only GET /metrics\n";
+      return out;
+    }
+    Result<std::string> text = RenderAgentMetrics(MetricsInput());
+    if (!text.ok()) {
+      out.status = 500;
+      out.body = text.status().message() + "\n";
+      return out;
+    }
+    out.content_type = std::string(prometheus::kContentType);
+    out.body = std::move(*text);
+    return out;
+  }
+
+  // Listens on opt.metrics_listen and serves GET /metrics there; says where on stderr.
+  Result<std::unique_ptr<net::HttpServer>> StartMetrics() {
+    BERTH_ASSIGN_OR_RETURN(auto address, ParseListenAddress(opt.metrics_listen));
+    if (detected.nvml && !detected.gpus.empty()) {
+      Result<std::unique_ptr<Nvml>> opened = Nvml::Open();
+      if (opened.ok()) {
+        nvml = std::move(*opened);
+      } else {
+        Log("metrics without GPUs: %s", opened.status().message());
+      }
+    }
+    auto server = std::make_unique<net::HttpServer>(
+        [this](const net::HttpRequest& req) { return ServeMetrics(req); });
+    Status st = server->ListenTcp(address.first, address.second);
+    if (!st.ok()) return st.WithContext("--metrics-listen " + opt.metrics_listen);
+    BERTH_RETURN_IF_ERROR(server->Start());
+    const std::string host = address.first.find(':') != std::string::npos
+                                 ? "[" + address.first + "]"
+                                 : (address.first.empty() ? "0.0.0.0" : address.first);
+    Log("metrics on http://%s/metrics", host + ":" + std::to_string(server->port()));
+    return server;
   }
 };
 
@@ -262,7 +361,16 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   im.RemoveUnstarted();
   im.StartLaunchers(8);
   im.node = im.opt.node_name.empty() ? im.detected.hostname : im.opt.node_name;
-  std::atomic<bool> registered{false};
+  std::unique_ptr<net::HttpServer> metrics;  // stopped when Run returns, however it does
+  if (!im.opt.metrics_listen.empty()) {
+    Result<std::unique_ptr<net::HttpServer>> started = im.StartMetrics();
+    if (!started.ok()) {
+      im.StopLaunchers();
+      return started.status();
+    }
+    metrics = std::move(*started);
+  }
+  std::atomic<bool>& registered = im.registered;
   std::atomic<bool> need_register{true};
   // The reporter: looks for ended attempts every 50 ms and reports them at once; otherwise
   // sends a heartbeat every heartbeat_s.

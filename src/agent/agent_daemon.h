@@ -27,6 +27,9 @@ struct AgentOptions {
   int64_t mem_mib = 0;  // 0 = detected
   std::vector<std::string> features;
   int poll_wait_ms = 20000;  // long-poll length
+  // "HOST:PORT" to serve GET /metrics on (Prometheus's text format, docs/metrics.md); port 0
+  // picks a free one, which the agent prints. "" = no metrics server.
+  std::string metrics_listen;
 };
 
 class Agent {
@@ -34,7 +37,8 @@ class Agent {
   explicit Agent(AgentOptions options);
   ~Agent();
   // Runs until `stop` becomes true: registers (retrying while the controller is away), serves
-  // commands and reports ends. Returns when stopped; jobs keep running.
+  // commands and reports ends. Returns when stopped; jobs keep running. Errors: the node cannot
+  // be detected, the metrics address cannot be listened on, the controller refuses the agent.
   Status Run(const std::atomic<bool>& stop);
 
  private:

@@ -135,4 +135,16 @@ Result<int32_t> Nvml::Utilization(int32_t index) const {
   return static_cast<int32_t>(util.gpu);
 }
 
+Result<std::pair<int64_t, int64_t>> Nvml::Memory(int32_t index) const {
+  NvmlDevice device = nullptr;
+  if (NvmlReturn rc = api_->device_by_index(static_cast<unsigned int>(index), &device); rc != 0) {
+    return api_->Error("nvmlDeviceGetHandleByIndex_v2", rc);
+  }
+  NvmlMemory memory = {};
+  if (NvmlReturn rc = api_->device_memory(device, &memory); rc != 0) {
+    return api_->Error("nvmlDeviceGetMemoryInfo", rc);
+  }
+  return std::make_pair(static_cast<int64_t>(memory.total), static_cast<int64_t>(memory.used));
+}
+
 }  // namespace berth::agent

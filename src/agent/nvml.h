@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "agent/node_info.h"
 #include "common/status.h"
@@ -29,6 +30,8 @@ class Nvml {
   Result<GpuDevice> Device(int32_t index) const;
   // The device's GPU utilisation in percent over NVML's last sample period.
   Result<int32_t> Utilization(int32_t index) const;
+  // The device's memory in bytes: {total, used}.
+  Result<std::pair<int64_t, int64_t>> Memory(int32_t index) const;
 
  private:
   struct Api;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "agent/agent_daemon.h"
+#include "agent/node_metrics.h"
 #include "agent/supervisor.h"
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -69,6 +70,7 @@ struct DaemonArgs {
   std::vector<std::string> operators;  // --operator USER (repeatable, or a comma list)
   std::string k8s_listen;              // --k8s-listen HOST:PORT|off ("": the default)
   std::string tls_cert, tls_key, tls_ca;
+  std::string metrics_listen;  // agent: --metrics-listen HOST:PORT
   bool demo = false;
   bool help = false;
 };
@@ -106,7 +108,8 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
     kK8sListen,
     kTlsCert,
     kTlsKey,
-    kTlsCa
+    kTlsCa,
+    kMetricsListen
   };
   static const option kOptions[] = {{"home", required_argument, nullptr, kHome},
                                     {"config", required_argument, nullptr, kConfig},
@@ -126,6 +129,7 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
                                     {"tls-cert", required_argument, nullptr, kTlsCert},
                                     {"tls-key", required_argument, nullptr, kTlsKey},
                                     {"tls-ca", required_argument, nullptr, kTlsCa},
+                                    {"metrics-listen", required_argument, nullptr, kMetricsListen},
                                     {"help", no_argument, nullptr, 'h'},
                                     {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -194,6 +198,14 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
         break;
       case kTlsCa:
         a.tls_ca = optarg;
+        break;
+      case kMetricsListen:
+        if (Result<std::pair<std::string, uint16_t>> address = agent::ParseListenAddress(optarg);
+            !address.ok()) {
+          std::fprintf(stderr, "berth: --metrics-listen: %s\n", address.status().message().c_str());
+          return 2;
+        }
+        a.metrics_listen = optarg;
         break;
       case kOperator: {
         std::string list = optarg;
@@ -278,6 +290,8 @@ Runs the node agent: registers this node with the controller and runs its jobs.
   --node-name NAME     this node's name (default: the short host name)
   --gpus N --gpu-type T  declare N GPUs of type T when NVML finds none
   --cpus N --mem SIZE  declare the node's size instead of what is detected
+  --metrics-listen H:P serve Prometheus metrics (GET /metrics) on TCP there; port 0 picks a
+                       free one (printed); off by default (docs/metrics.md)
 )";
 
 constexpr const char* kUpUsage = R"(Usage: berth up [options]
@@ -289,6 +303,8 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
   --slurm-conf FILE    the cluster from a Slurm site's slurm.conf (and the gres.conf beside it)
   --home DIR           state (default: $BERTH_HOME or ~/.local/share/berth)
   --gpus N --gpu-type T  declare GPUs when NVML finds none (--demo declares 4 of type "demo")
+  --metrics-listen H:P the agent's Prometheus metrics on TCP there (the controller's are GET
+                       /metrics on its socket; docs/metrics.md)
   --operator USER      a user who may act on every job and node (repeatable, or a comma list)
   --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
                        taken: a warning, no Kubernetes API); off: none (docs/kubernetes.md)
@@ -301,6 +317,12 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
 int ControllerMain(int argc, char** argv) {
   DaemonArgs a;
   if (int rc = ParseDaemonArgs(argc, argv, a, kControllerUsage); rc != 0 || a.help) return rc;
+  if (!a.metrics_listen.empty()) {
+    std::fprintf(stderr,
+                 "berth controller: --metrics-listen is an agent option; the controller serves "
+                 "GET /metrics on its socket (and on --listen-tcp)\n");
+    return 2;
+  }
   CatchStopSignals();
   mkdir(a.home.c_str(), 0755);
   Result<std::unique_ptr<controller::Controller>> c = MakeController(a);
@@ -325,6 +347,7 @@ int AgentMain(int argc, char** argv) {
   opt.berth_binary = SelfBinary();
   opt.cpus = a.cpus;
   opt.mem_mib = a.mem_mib;
+  opt.metrics_listen = a.metrics_listen;
   if (a.gpus > 0) {
     opt.declared_gpus = a.gpus;
     opt.declared_gpu_type = a.gpu_type;
@@ -360,6 +383,7 @@ int UpMain(int argc, char** argv) {
   int gpus = a.gpus >= 0 ? a.gpus : (a.demo ? 4 : 0);
   opt.declared_gpus = gpus;
   opt.declared_gpu_type = a.gpus >= 0 ? a.gpu_type : (a.demo ? "demo" : a.gpu_type);
+  opt.metrics_listen = a.metrics_listen;
   std::atomic<bool> agent_stop{false};
   std::thread agent_thread([&] {
     agent::Agent agent(opt);
