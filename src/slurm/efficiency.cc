@@ -1,19 +1,15 @@
-// seff's report (Slurm 22.05 contribs/seff/seff) and berth's suggestions.
+// seff's report (Slurm 22.05 contribs/seff/seff) and berth's suggestions (src/slurm/advice.h:
+// the same rules as `berth report advice`, over this one job).
 #include "slurm/efficiency.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "common/slurm_time.h"
+#include "slurm/advice.h"
 
 namespace berth::slurm {
 namespace {
-
-// A suggestion leaves this much room above what was used.
-constexpr double kHeadroom = 1.2;
-// ... and is made only when the request was at least this many times the suggestion.
-constexpr int64_t kWasteFactor = 2;
 
 std::string Printf(const char* fmt, double a) {
   char buf[128];
@@ -35,80 +31,6 @@ int64_t AskedMemMib(const JobView& v, const SeffContext& c) {
 
 bool Ended(const JobView& v) {
   return core::IsTerminal(v.state);
-}
-
-// Memory rounded up to what a user would write: 128M steps below 1G, whole G above.
-int64_t RoundUpMem(double mib) {
-  int64_t m = static_cast<int64_t>(std::ceil(mib));
-  if (m <= 1024) return std::max<int64_t>(128, (m + 127) / 128 * 128);
-  return (m + 1023) / 1024 * 1024;
-}
-
-std::string MemOption(int64_t mib) {
-  return mib % 1024 == 0 ? std::to_string(mib / 1024) + "G" : std::to_string(mib) + "M";
-}
-
-// A time limit rounded up: 5 minutes below an hour, 30 minutes below a day, hours above.
-Duration RoundUpTime(double seconds) {
-  int64_t s = static_cast<int64_t>(std::ceil(seconds));
-  int64_t step = s < 3600 ? 300 : (s < 86400 ? 1800 : 3600);
-  return std::max<int64_t>(300, (s + step - 1) / step * step);
-}
-
-std::string MemorySuggestion(const JobView& v, const SeffContext& c) {
-  const int64_t asked = AskedMemMib(v, c);
-  if (v.state == core::JobState::kOutOfMemory) {
-    const int64_t per_node = asked / Nodes(v);
-    if (per_node <= 0) return "";
-    return "memory: the job ran out of its " + ShortMemory(per_node) +
-           ": try --mem=" + MemOption(RoundUpMem(per_node * 2.0));
-  }
-  if (v.max_rss_mib <= 0 || asked <= 0) return "";
-  if (v.min_memory_cpu_mib > 0) {
-    const double peak_per_cpu = static_cast<double>(v.max_rss_mib) / Cpus(v);
-    const int64_t suggest = RoundUpMem(peak_per_cpu * kHeadroom);
-    if (suggest * kWasteFactor > v.min_memory_cpu_mib) return "";
-    return "memory: asked " + ShortMemory(v.min_memory_cpu_mib) + " per CPU, peaked at " +
-           ShortMemory(static_cast<int64_t>(std::ceil(peak_per_cpu))) +
-           " per CPU: --mem-per-cpu=" + MemOption(suggest) + " would do";
-  }
-  const int64_t per_node = asked / Nodes(v);
-  const int64_t suggest = RoundUpMem(v.max_rss_mib * kHeadroom);
-  if (suggest * kWasteFactor > per_node) return "";
-  return "memory: asked " + ShortMemory(per_node) + ", peaked at " + ShortMemory(v.max_rss_mib) +
-         ": --mem=" + MemOption(suggest) + " would do";
-}
-
-std::string TimeSuggestion(const JobView& v) {
-  if (v.time_limit >= kInfinite || v.time_limit <= 0) return "";
-  if (v.state == core::JobState::kTimeout) {
-    return "time: the job reached its limit of " + FormatTimeLimit(v.time_limit) +
-           ": ask for more with --time";
-  }
-  if (v.state != core::JobState::kCompleted || v.run_time <= 0) return "";
-  const Duration suggest = RoundUpTime(v.run_time * 1.5);
-  if (suggest * kWasteFactor > v.time_limit) return "";
-  return "time: asked " + FormatTimeLimit(v.time_limit) + ", ran " + FormatTimeLimit(v.run_time) +
-         ": --time=" + FormatTimeLimit(suggest) + " would do";
-}
-
-std::string CpuSuggestion(const JobView& v) {
-  const int32_t cpus = Cpus(v);
-  if (v.state != core::JobState::kCompleted || cpus < 2 || v.run_time < 60) return "";
-  const double busy = v.cpu_seconds / static_cast<double>(v.run_time);
-  const int64_t suggest = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(busy * 1.25)));
-  if (suggest * kWasteFactor > cpus) return "";
-  return "CPUs: asked " + std::to_string(cpus) + " cores, " + Printf("%.1f", busy) +
-         " busy on average: " + std::to_string(suggest) + (suggest == 1 ? " core" : " cores") +
-         " would do";
-}
-
-std::string GpuSuggestion(const JobView& v) {
-  if (!Ended(v) || v.gpus <= 0 || v.gpu_utilization < 0 || v.gpu_utilization >= 25) return "";
-  return "GPUs: " + std::to_string(v.gpus) + (v.gpus == 1 ? " GPU was " : " GPUs were ") +
-         Printf("%.0f", v.gpu_utilization) +
-         "% busy on average: " + (v.gpus > 1 ? "fewer GPUs would do, or " : "") +
-         "the job waits on something else";
 }
 
 }  // namespace
@@ -140,8 +62,9 @@ std::string ShortMemory(int64_t mib) {
 std::vector<std::string> EfficiencySuggestions(const JobView& v, const SeffContext& c) {
   std::vector<std::string> out;
   if (!Ended(v)) return out;
-  for (std::string s :
-       {MemorySuggestion(v, c), TimeSuggestion(v), CpuSuggestion(v), GpuSuggestion(v)}) {
+  const UsageJob job{v, c.alloc_mem_mib, 0};
+  for (const ResourceAdvice& a : ComputeAdvice({job})) {
+    std::string s = SingleJobSentence(a, job);
     if (!s.empty()) out.push_back(std::move(s));
   }
   return out;

@@ -1,6 +1,7 @@
 // seff (and `berth eff`): a job's CPU, memory and GPU efficiency in the layout of Slurm 22.05's
 // contribs/seff script, followed by plain suggestions where the job asked for far more than it
-// used ("Suggestion: memory: asked 64G, peaked at 3.1G: --mem=4G would do").
+// used ("Suggestion: memory: asked 64G, peaked at 3.1G: --mem=4G would do"). The suggestions
+// are `berth report advice`'s over this one job (src/slurm/advice.h), in seff's short words.
 //
 // What berth measures (docs/execution.md): CPU time and the memory high-water mark of the whole
 // job's cgroup, and the mean utilisation of its GPUs where the node can read it (NVML). seff's
