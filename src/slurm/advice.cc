@@ -446,7 +446,7 @@ std::vector<UsageJob> AdviceJobs(const std::vector<UsageJob>& jobs, const std::s
   for (const UsageJob& j : jobs) {
     if (j.view.user != user && std::to_string(j.view.uid) != user) continue;
     if (!RanAndEnded(j)) continue;
-    if (j.view.end_time < start || j.view.end_time >= end) continue;
+    if (j.view.end_time < start || j.view.end_time > end) continue;
     out.push_back(j);
   }
   std::stable_sort(out.begin(), out.end(), [](const UsageJob& a, const UsageJob& b) {

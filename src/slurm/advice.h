@@ -82,8 +82,9 @@ std::string AdviceSentence(const ResourceAdvice& a);
 // 3.1G: --mem=4G would do"); "" for kNone. `job` is the job the advice was computed from.
 std::string SingleJobSentence(const ResourceAdvice& a, const UsageJob& job);
 
-// The jobs the advice is about: those of `user` (a name or a uid) that ran and ended in [start,
-// end), the `last` most recent of them by end time (0: all), latest first.
+// The jobs the advice is about: those of `user` (a name or a uid) that ran and ended between
+// start and end, both included (as sacct's -S/-E: a job that ended this second is in a period
+// that ends now), the `last` most recent of them by end time (0: all), latest first.
 std::vector<UsageJob> AdviceJobs(const std::vector<UsageJob>& jobs, const std::string& user,
                                  Time start, Time end, int last);
 

@@ -239,6 +239,8 @@ TEST(AdviceTest, WhichJobs) {
   EXPECT_EQ(ids(AdviceJobs(jobs, "alice", kT0, kT0 + 24 * kH, 0)), (V{5, 4, 3, 2, 1}));
   EXPECT_EQ(ids(AdviceJobs(jobs, "alice", kT0, kT0 + 24 * kH, 2)), (V{5, 4}));
   EXPECT_EQ(ids(AdviceJobs(jobs, "1000", kT0, kT0 + 3 * kH, 0)), (V{2, 1}));  // ends before 03:00
+  // Both ends included: job 1 ended at 01:10:00 exactly.
+  EXPECT_EQ(ids(AdviceJobs(jobs, "alice", kT0 + kH + 600, kT0 + kH + 600, 0)), (V{1}));
   EXPECT_EQ(ids(AdviceJobs(jobs, "bob", kT0, kT0 + kH, 0)), (V{20}));
 }
 

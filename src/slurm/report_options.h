@@ -5,8 +5,8 @@
 //   berth report advice [USER] [-S TIME] [-E TIME] [--last N] [--format ...] [-P] [-n]
 //
 // Times as sacct reads them (ParseSacctTime: "now-7days", "2024-03-01", "10:30", ...). The
-// period is [start, end): by default the 30 days up to now; -S alone ends now, -E alone starts
-// 30 days before it.
+// period is [start, end) for usage, and advice takes the jobs that ended in [start, end]; by
+// default the 30 days up to now; -S alone ends now, -E alone starts 30 days before it.
 //
 // Exit codes: usage errors (an unknown subcommand or option, a missing value) 2; bad values (a
 // time, a format, a count, an empty period) 1, with a message naming the value.

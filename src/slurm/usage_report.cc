@@ -15,14 +15,15 @@ constexpr double kSecondsPerHour = 3600.0;
 constexpr double kMibPerGib = 1024.0;
 
 // A job's figures for the part of its run inside [start, end); nullopt when it did not run
-// there (a job that ran zero seconds counts when it started inside the period).
+// there. A job that ran zero seconds counts when it started in [start, end] (the end included,
+// so that a job that failed this second is in a period that ends now).
 std::optional<UsageFigures> JobFigures(const UsageJob& j, Time start, Time end) {
   if (!RanAndEnded(j)) return std::nullopt;
   const JobView& v = j.view;
   const Time from = std::max(v.start_time, start);
   const Time to = std::min(v.end_time, end);
   const Duration run = v.end_time - v.start_time;
-  const bool inside = to > from || (run == 0 && v.start_time >= start && v.start_time < end);
+  const bool inside = to > from || (run == 0 && v.start_time >= start && v.start_time <= end);
   if (!inside) return std::nullopt;
   const Duration overlap = std::max<Duration>(0, to - from);
   const double h = static_cast<double>(overlap) / kSecondsPerHour;
