@@ -26,6 +26,8 @@ const std::vector<Command>& Commands() {
       {"sprio", "pending jobs' priorities and their factors (Slurm's sprio)", &SprioMain},
       {"seff", "a job's CPU, memory and GPU efficiency, with advice (Slurm's seff)", &SeffMain},
       {"eff", "the same as seff", &SeffMain},
+      {"report", "usage review: requested vs used per user and account, right-sizing advice",
+       &ReportMain},
       {"sim", "replay a workload trace through the scheduler in virtual time", &SimMain},
       {"supervise", "(internal) run one job attempt on this node", &SuperviseMain},
   };
