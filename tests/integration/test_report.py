@@ -102,15 +102,15 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(rows[('physics', 'root')]['jobs'], 2)
         if self.user:
             self.assert_row(rows[('chem', self.user)], self.theirs)
-        # The spinner kept one of its two CPUs busy; the other job used little of its 1G.
+        # The spinner kept at most one of its two CPUs busy (less when the host is loaded); the
+        # other job used little of its 1G.
         top = {j['job_id']: j for j in r['top_jobs']}
-        self.assertIn(str(self.spin), top)
-        self.assertGreater(top[str(self.spin)]['cpu_efficiency'], 25)
-        self.assertLess(top[str(self.spin)]['cpu_efficiency'], 55)
+        spin = top[str(self.spin)]
+        self.assertGreater(spin['cpu_efficiency'], 10)
+        self.assertLess(spin['cpu_efficiency'], 55)
         self.assertLess(top[str(self.mem)]['mem_efficiency'], 20)
-        self.assertEqual(top[str(self.spin)]['idle_cpu_hours'],
-                         round(top[str(self.spin)]['cpu_hours']
-                               - top[str(self.spin)]['cpu_hours_used'], 4))
+        self.assertAlmostEqual(spin['idle_cpu_hours'], spin['cpu_hours'] - spin['cpu_hours_used'],
+                               delta=0.0002)  # each rounded to 4 decimals
 
     def test_usage_text_formats(self):
         p = self.report('usage', '-S', 'now-1hour', '-A', 'physics', '--top', '1')
