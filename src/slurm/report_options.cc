@@ -46,6 +46,69 @@ std::optional<int> Count(const char* value) {
   return static_cast<int>(*n);
 }
 
+// What the options say besides ReportOptions' own fields.
+struct ParseState {
+  std::optional<Time> start, end;
+  bool parsable = false;
+  bool help = false;
+  std::string error;  // a bad value: stop with exit code 1
+};
+
+// Applies one option; false stops parsing (help, or a bad value in st.error).
+bool ApplyOption(int c, const char* value, Time now, ReportOptions& o, ParseState& st) {
+  switch (c) {
+    case 'S':
+    case 'E': {
+      Result<Time> t = ParseSacctTime(value, now);
+      if (!t.ok()) {
+        st.error = "invalid time for " + std::string(c == 'S' ? "-S" : "-E") + ": '" + value +
+                   "' (try now-7days, 2024-03-01 or 2024-03-01T10:00)";
+        return false;
+      }
+      (c == 'S' ? st.start : st.end) = *t;
+      return true;
+    }
+    case 'u':
+      for (const std::string& u : SplitList(value)) o.users.push_back(u);
+      return true;
+    case 'A':
+      for (const std::string& a : SplitList(value)) o.accounts.push_back(LowerAscii(a));
+      return true;
+    case 'a':
+      o.all_users = true;
+      return true;
+    case kTop:
+    case kLast: {
+      std::optional<int> n = Count(value);
+      if (!n) {
+        st.error = std::string(c == kTop ? "--top" : "--last") +
+                   " needs a whole number >= 0, not '" + value + "'";
+        return false;
+      }
+      (c == kTop ? o.top : o.last) = *n;
+      return true;
+    }
+    case kFormat: {
+      std::optional<ReportFormat> f = ParseReportFormat(value);
+      if (!f) {
+        st.error = "unknown format '" + std::string(value) + "' (table, csv or json)";
+        return false;
+      }
+      o.format = *f;
+      return true;
+    }
+    case 'P':
+      st.parsable = true;
+      return true;
+    case 'n':
+      o.noheader = true;
+      return true;
+    default:  // 'h'
+      st.help = true;
+      return false;
+  }
+}
+
 }  // namespace
 
 std::string ReportHelp() {
@@ -115,73 +178,18 @@ ReportParse ParseReportArgs(const std::vector<std::string>& args, Time now) {
   const std::string prog = std::string(kProg) + " " + sub;
   std::vector<std::string> rest(args.begin() + 1, args.end());
   rest[0] = prog;  // getopt's messages name it
-  std::optional<Time> start, end;
-  bool parsable = false;
-  std::string error;
-  bool help = false;
-  auto handle = [&](int c, const char* value) {
-    switch (c) {
-      case 'S':
-      case 'E': {
-        Result<Time> t = ParseSacctTime(value, now);
-        if (!t.ok()) {
-          error = "invalid time for " + std::string(c == 'S' ? "-S" : "-E") + ": '" + value +
-                  "' (try now-7days, 2024-03-01 or 2024-03-01T10:00)";
-          return false;
-        }
-        (c == 'S' ? start : end) = *t;
-        return true;
-      }
-      case 'u':
-        for (const std::string& u : SplitList(value)) o.users.push_back(u);
-        return true;
-      case 'A':
-        for (const std::string& a : SplitList(value)) o.accounts.push_back(LowerAscii(a));
-        return true;
-      case 'a':
-        o.all_users = true;
-        return true;
-      case kTop:
-      case kLast: {
-        std::optional<int> n = Count(value);
-        if (!n) {
-          error = std::string(c == kTop ? "--top" : "--last") +
-                  " needs a whole number >= 0, not '" + value + "'";
-          return false;
-        }
-        (c == kTop ? o.top : o.last) = *n;
-        return true;
-      }
-      case kFormat: {
-        std::optional<ReportFormat> f = ParseReportFormat(value);
-        if (!f) {
-          error = "unknown format '" + std::string(value) + "' (table, csv or json)";
-          return false;
-        }
-        o.format = *f;
-        return true;
-      }
-      case 'P':
-        parsable = true;
-        return true;
-      case 'n':
-        o.noheader = true;
-        return true;
-      default:  // 'h'
-        help = true;
-        return false;
-    }
-  };
+  ParseState st;
+  auto handle = [&](int c, const char* value) { return ApplyOption(c, value, now, o, st); };
   std::optional<std::vector<std::string>> operands =
       usage ? RunGetopt(rest, "S:E:u:A:aPnh", kUsageOptions, handle)
             : RunGetopt(rest, "S:E:Pnh", kAdviceOptions, handle);
   const std::string& help_text = usage ? ReportUsageHelp() : ReportAdviceHelp();
-  if (help) {
+  if (st.help) {
     p.exit = ExitWith(0, "", help_text);
     return p;
   }
-  if (!error.empty()) {
-    p.exit = ExitWith(1, Error(error));
+  if (!st.error.empty()) {
+    p.exit = ExitWith(1, Error(st.error));
     return p;
   }
   if (!operands) {
@@ -197,9 +205,9 @@ ReportParse ParseReportArgs(const std::vector<std::string>& args, Time now) {
     return p;
   }
   if (!usage && !operands->empty()) o.user = operands->front();
-  if (parsable && o.format != ReportFormat::kJson) o.format = ReportFormat::kParsable;
-  o.end = end.value_or(now);
-  o.start = start.value_or(o.end - kDefaultReportPeriod);
+  if (st.parsable && o.format != ReportFormat::kJson) o.format = ReportFormat::kParsable;
+  o.end = st.end.value_or(now);
+  o.start = st.start.value_or(o.end - kDefaultReportPeriod);
   if (o.start >= o.end) {
     p.exit = ExitWith(1, Error("the period is empty: -S " + SlurmTimeText(o.start) +
                                " is not before -E " + SlurmTimeText(o.end)));
