@@ -20,6 +20,8 @@ std::string_view NodeStateName(NodeState s) {
       return "idle~";
     case NodeState::kPoweringUp:
       return "idle#";
+    case NodeState::kPoweringDown:
+      return "idle%";
   }
   return "unk";
 }
@@ -42,6 +44,8 @@ std::string_view NodeStateLongName(NodeState s) {
       return "IDLE+POWERED_DOWN";
     case NodeState::kPoweringUp:
       return "IDLE+POWERING_UP";
+    case NodeState::kPoweringDown:
+      return "IDLE+POWERING_DOWN";
   }
   return "UNKNOWN";
 }
@@ -55,6 +59,8 @@ NodeState DeriveNodeState(NodeHealth health, bool drain, int32_t alloc_cpus, int
       return NodeState::kPoweredDown;
     case NodeHealth::kPoweringUp:
       return NodeState::kPoweringUp;
+    case NodeHealth::kPoweringDown:
+      return NodeState::kPoweringDown;
     case NodeHealth::kUp:
       break;
   }

@@ -37,9 +37,10 @@ struct NodeSpec {
 // derived from what runs on it.
 enum class NodeHealth : uint8_t {
   kUp,
-  kDown,         // not responding, or set down by an operator
-  kPoweredDown,  // power-saved or cloud node not yet started
-  kPoweringUp,   // resume in progress; jobs may be assigned and wait for it
+  kDown,          // not responding, or set down by an operator
+  kPoweredDown,   // power-saved or cloud node not yet started
+  kPoweringUp,    // resume in progress; jobs may be assigned and wait for it
+  kPoweringDown,  // suspend in progress: not usable until it has powered down (SuspendTimeout)
 };
 
 // What sinfo shows (Slurm's names).
@@ -52,6 +53,7 @@ enum class NodeState : uint8_t {
   kDown,
   kPoweredDown,
   kPoweringUp,
+  kPoweringDown,
 };
 
 std::string_view NodeStateName(NodeState s);  // "idle", "mixed", "alloc"...

@@ -88,9 +88,12 @@ std::string NodeCause(const PassState& pass, const JobEntry& e, size_t slot, uin
     case NodeState::kDraining:
       return "drained";
     case NodeState::kPoweredDown:
-      return "powered down";
     case NodeState::kPoweringUp:
-      return "powering up";
+      if (!cs.Schedulable(n))
+        return n.health == NodeHealth::kPoweredDown ? "powered down" : "powering up";
+      break;
+    case NodeState::kPoweringDown:
+      return "powering down";
     default:
       break;
   }

@@ -81,6 +81,9 @@ class Pass {
   // only shrink during a pass, and a longer window is harder to fit).
   std::unordered_map<int32_t, Duration> no_fit_;
   std::unordered_map<int32_t, std::string> details_;  // by shape id
+  // Powered-down nodes this pass has placed jobs on: they will be up as soon as the others
+  // being woken, so later jobs prefer them to waking more (power saving).
+  Bitset woken_;
 };
 
 // ReqNodeNotAvail, naming the nodes (Slurm's "UnavailableNodes:").
@@ -273,8 +276,19 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   }
   const Time now = pass_.now();
   NodeIndex index{&pass_.gpu_buckets(), &pass_.cpu_free()};
+  // With power saving, nodes that are up (or already being woken) come first: a powered-down
+  // node is used only when the job fits nowhere else now.
+  Bitset awake;
+  const bool prefer_awake = cs_.asleep_nodes().Intersects(cand.usable);
+  if (prefer_awake) {
+    Bitset sleeping = cs_.asleep_nodes();
+    if (woken_.size() == sleeping.size()) sleeping.AndNot(woken_);
+    awake = cand.usable;
+    awake.AndNot(sleeping);
+  }
   auto try_limit = [&](Duration d, Allocation* out) {
     FreeFn free_of = [&](uint32_t n) { return pass_.FreeDuring(n, now, now + d); };
+    if (prefer_awake && Place(cs_, req, awake, index, free_of, out)) return true;
     return Place(cs_, req, cand.usable, index, free_of, out);
   };
   Allocation alloc;
@@ -332,6 +346,12 @@ void Pass::Record(const JobEntry& e, int32_t task, size_t slot, Allocation alloc
     pass_.StartAfterPreempting(e, e.job.id, pass_.now() + limit, alloc, *victims);
   } else {
     pass_.Start(e, e.job.id, pass_.now() + limit, alloc);
+  }
+  if (cs_.asleep_nodes().Any()) {
+    if (woken_.size() != cs_.num_nodes()) woken_ = Bitset(cs_.num_nodes());
+    for (const NodeAllocation& a : alloc.nodes) {
+      if (cs_.asleep_nodes().Test(a.node)) woken_.Set(a.node);
+    }
   }
   PlannedStart s;
   s.job = e.job.id;

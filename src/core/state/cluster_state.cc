@@ -224,6 +224,7 @@ Result<uint32_t> ClusterState::AddNodeInternal(const NodeSpec& spec, Time now) {
   // Grow every per-node bitset by one.
   size_t count = nodes_.size();
   usable_.Resize(count);
+  asleep_.Resize(count);
   cpu_free_.Resize(count);
   while (gpu_buckets_.size() < static_cast<size_t>(nodes_[index].num_gpus) + 1) {
     gpu_buckets_.emplace_back(count);
@@ -300,10 +301,25 @@ Result<uint32_t> ClusterState::AddNode(const NodeSpec& spec,
   return index;
 }
 
+bool ClusterState::Schedulable(const NodeInfo& n) const {
+  if (n.drain) return false;
+  if (n.health == NodeHealth::kUp) return true;
+  return power_saving_ &&
+         (n.health == NodeHealth::kPoweredDown || n.health == NodeHealth::kPoweringUp);
+}
+
+void ClusterState::SetPowerSaving(bool on) {
+  if (power_saving_ == on) return;
+  power_saving_ = on;
+  ++node_state_generation_;
+  for (uint32_t i = 0; i < nodes_.size(); ++i) UpdateNodeIndex(i);
+}
+
 void ClusterState::UpdateNodeIndex(uint32_t i) {
   NodeInfo& n = nodes_[i];
-  bool usable = n.usable();
+  bool usable = Schedulable(n);
   usable_.Assign(i, usable);
+  asleep_.Assign(i, usable && n.health == NodeHealth::kPoweredDown);
   cpu_free_.Assign(i, usable && n.free_cpus > 0);
   int free = n.free_gpu_count();
   for (size_t k = 0; k < gpu_buckets_.size(); ++k) {

@@ -262,7 +262,25 @@ class ClusterState {
   // Forgets ended jobs' outcomes older than `before` (the controller's MinJobAge).
   void PurgeOutcomes(Time before);
 
+  // ---- Power saving (docs/autoscaling.md)
+  // With power saving on, nodes that are powered down or powering up (and not drained) take
+  // jobs: a job placed on one waits CONFIGURING until all its nodes are up, and Apply marks a
+  // powered-down node it chose as powering up (the controller then resumes it). Off by default:
+  // such nodes are then not usable.
+  void SetPowerSaving(bool on);
+  bool power_saving() const { return power_saving_; }
+  // Whether jobs may be placed on the node now: up and not drained, or, with power saving,
+  // powered down or powering up and not drained.
+  bool Schedulable(const NodeInfo& n) const;
+  // The schedulable nodes that are powered down: using one costs a boot. Empty without power
+  // saving.
+  const Bitset& asleep_nodes() const { return asleep_; }
+  // A CONFIGURING job whose nodes are all up runs: its start time, and so its time limit,
+  // counts from `now` (as Slurm counts from the end of the boot).
+  Status FinishConfiguring(JobId id, Time now);
+
   // ---- Indices for the scheduler
+  // Schedulable nodes (see Schedulable).
   const Bitset& usable_nodes() const { return usable_; }
   const Bitset& cpu_free_nodes() const { return cpu_free_; }
   // Usable nodes with exactly k free GPUs, k = 0..max_gpus_per_node().
@@ -323,7 +341,7 @@ class ClusterState {
   bool NodeHasFeature(const NodeInfo& node, std::string_view feature) const;
   void UpdateNodeIndex(uint32_t node);
   void Allocate(JobEntry& entry, const PlannedStart& start, Time now);
-  void Release(JobEntry& entry);
+  void Release(JobEntry& entry, Time now);
   void ChangeCounters(const JobEntry& entry, int sign);
   Status CheckStartStillFits(const JobEntry& entry, const PlannedStart& s) const;
   JobEntry& MaterialiseArrayTask(JobEntry& master, int32_t task);
@@ -353,7 +371,9 @@ class ClusterState {
   int32_t user_exclusive_running_ = 0;
   std::map<std::string, int64_t> license_used_;
 
+  bool power_saving_ = false;
   Bitset usable_;
+  Bitset asleep_;
   Bitset cpu_free_;
   std::vector<Bitset> gpu_buckets_;
   std::vector<std::pair<int32_t, Bitset>> weights_;

@@ -59,7 +59,7 @@ Status ClusterState::CheckStartStillFits(const JobEntry& e, const PlannedStart& 
   for (const NodeAllocation& a : s.alloc.nodes) {
     if (a.node >= nodes_.size()) return Status::InvalidArgument("no such node");
     const NodeInfo& n = nodes_[a.node];
-    if (!n.usable() && n.health != NodeHealth::kPoweringUp) {
+    if (!Schedulable(n)) {
       return Status::FailedPrecondition("node " + n.spec.name + " is not usable");
     }
     if (a.cpus > n.free_cpus || a.mem_mib > n.free_mem_mib || (a.gpu_mask & ~n.free_gpus) != 0) {
@@ -121,9 +121,18 @@ void ClusterState::Allocate(JobEntry& e, const PlannedStart& s, Time now) {
     n.sole_user = f.sole_user;
     n.user_exclusive = f.user_exclusive;
     n.jobs.insert(std::lower_bound(n.jobs.begin(), n.jobs.end(), job.id), job.id);
+    if (n.health == NodeHealth::kPoweredDown) {
+      n.health = NodeHealth::kPoweringUp;
+      n.state_since = now;
+      ++node_state_generation_;
+    }
     UpdateNodeIndex(a.node);
   }
-  job.state = JobState::kRunning;
+  bool waiting = false;
+  for (const NodeAllocation& a : job.alloc.nodes) {
+    waiting = waiting || nodes_[a.node].health != NodeHealth::kUp;
+  }
+  job.state = waiting ? JobState::kConfiguring : JobState::kRunning;
   job.start_time = now;
   job.end_time = kNoTime;
   job.time_limit = s.time_limit;
@@ -135,7 +144,7 @@ void ClusterState::Allocate(JobEntry& e, const PlannedStart& s, Time now) {
   ChangeCounters(e, +1);
 }
 
-void ClusterState::Release(JobEntry& e) {
+void ClusterState::Release(JobEntry& e, Time now) {
   Job& job = e.job;
   ChangeCounters(e, -1);
   releases_.erase({job.start_time + job.time_limit, job.id});
@@ -149,6 +158,7 @@ void ClusterState::Release(JobEntry& e) {
     n.free_gpus = f.gpus;
     n.free_gres = f.gres;
     n.jobs.erase(std::find(n.jobs.begin(), n.jobs.end(), job.id));
+    if (n.jobs.empty()) n.idle_since = now;
     RecomputeSoleUser(n);
     UpdateNodeIndex(a.node);
   }
@@ -241,7 +251,7 @@ Status ClusterState::EndJob(JobId id, const JobOutcome& outcome, bool requeue, J
   for (int32_t a = e.account; a >= 0; a = accounts_[a].parent) {
     accounts_[a].usage.Add(usage, end, fairshare_.half_life);
   }
-  Release(e);
+  Release(e, end);
   job.end_time = end;
   if (requeue) {
     job.state = JobState::kPending;
@@ -314,6 +324,25 @@ Status ClusterState::Release(JobId id, Time now) {
     job.spec.hold = HoldKind::kNone;
     job.eligible_time = std::max(now, job.spec.begin_time);
   }
+  return Status::Ok();
+}
+
+Status ClusterState::FinishConfiguring(JobId id, Time now) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");
+  Job& job = it->second.job;
+  if (job.state != JobState::kConfiguring) {
+    return Status::FailedPrecondition("job " + std::to_string(id) + " is not configuring");
+  }
+  for (const NodeAllocation& a : job.alloc.nodes) {
+    if (nodes_[a.node].health != NodeHealth::kUp) {
+      return Status::FailedPrecondition("node " + nodes_[a.node].spec.name + " is not up yet");
+    }
+  }
+  releases_.erase({job.start_time + job.time_limit, id});
+  job.start_time = std::max(job.start_time, now);
+  releases_.insert({job.start_time + job.time_limit, id});
+  job.state = JobState::kRunning;
   return Status::Ok();
 }
 
