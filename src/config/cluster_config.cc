@@ -185,6 +185,8 @@ Status ApplyTopLevelKey(const std::string& key, const std::string& value, Cluste
     c.licenses = std::move(*lic);
   } else if (internal::IsSchedulerKey(key)) {
     return internal::ApplySchedulerKey(key, value, config);
+  } else if (internal::IsPowerKey(key)) {
+    return internal::ApplyPowerKey(key, value, config);
   } else if (const char* name = internal::FindIgnoredSlurmKey(key)) {
     internal::NoteIgnored(config, name);
   } else if (internal::FindKey(kRecordKeys, key) != nullptr) {

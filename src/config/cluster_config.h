@@ -43,8 +43,33 @@ struct SlurmAccounting {
   bool gpus_in_tres = true;  // AccountingStorageTRES names gres/gpu
 };
 
+// Power saving and autoscaling (docs/autoscaling.md), with slurm.conf's keys and defaults. It is
+// on when ResumeProgram is set: nodes with State=CLOUD start powered down, and nodes idle for
+// SuspendTime are powered down when SuspendProgram is set too.
+struct PowerSaving {
+  // Programs run with a hostlist argument ("gpu[005-006]"), as Slurm runs them. The value
+  // "local" names berth's built-in provider instead: it starts and stops `berth agent`
+  // processes on the controller's machine, each declaring its node's configured size.
+  std::string resume_program;
+  std::string suspend_program;
+  std::string resume_fail_program;  // run with the nodes that did not resume in time
+  int64_t suspend_time = -1;        // seconds idle before a node is powered down; -1 never
+  int64_t suspend_timeout = 30;     // seconds a node takes to power down (not usable meanwhile)
+  int64_t resume_timeout = 60;      // seconds a resumed node has to register, else DOWN
+  int32_t resume_rate = 300;        // nodes resumed per minute at most; 0 no limit
+  int32_t suspend_rate = 60;        // nodes suspended per minute at most; 0 no limit
+  // Never powered down: these nodes, and those of these partitions. With
+  // suspend_exc_nodes_keep > 0 ("LIST:N"), only that many of the listed nodes are kept up.
+  std::vector<std::string> suspend_exc_nodes;
+  int32_t suspend_exc_nodes_keep = 0;
+  std::vector<std::string> suspend_exc_parts;
+
+  bool enabled() const { return !resume_program.empty(); }
+};
+
 struct ClusterConfig {
   core::ClusterSpec cluster;
+  PowerSaving power;
   SlurmAccounting slurm_accounting;
   core::SchedulerConfig scheduler = core::SchedulerConfig::Multifactor();
   // Keys berth read but does not act on (each listed once), for a warning. Top-level keys appear

@@ -55,6 +55,11 @@ Status ApplySchedulerKey(std::string_view key, std::string_view value, ClusterCo
 Result<core::PreemptMode> ParsePreemptMode(std::string_view value, std::string_view context,
                                            std::vector<std::string>& ignored);
 
+// Whether `key` (any case) is one of the power-saving keys (ResumeProgram, SuspendTime, ...), and
+// applying one to config.power. REQUIRES: IsPowerKey(key) for ApplyPowerKey.
+bool IsPowerKey(std::string_view key);
+Status ApplyPowerKey(std::string_view key, std::string_view value, ClusterConfig& config);
+
 // The canonical spelling of a slurm.conf top-level key that berth accepts without acting on it
 // ("slurmctldhost" -> "SlurmctldHost"); nullptr when `key` is not one.
 const char* FindIgnoredSlurmKey(std::string_view key);

@@ -400,3 +400,58 @@ TEST(ClusterConfigFileTest, OracleCluster) {
 
 }  // namespace
 }  // namespace berth::config
+
+namespace berth::config {
+namespace {
+
+TEST(ClusterConfigPowerTest, DefaultsAreSlurms) {
+  ClusterConfig c = MustParse("NodeName=n1 CPUs=4\n");
+  EXPECT_FALSE(c.power.enabled());
+  EXPECT_EQ(c.power.suspend_time, -1);
+  EXPECT_EQ(c.power.suspend_timeout, 30);
+  EXPECT_EQ(c.power.resume_timeout, 60);
+  EXPECT_EQ(c.power.resume_rate, 300);
+  EXPECT_EQ(c.power.suspend_rate, 60);
+}
+
+TEST(ClusterConfigPowerTest, KeysAreRead) {
+  ClusterConfig c = MustParse(
+      "ResumeProgram=/usr/local/sbin/resume SuspendProgram=local\n"
+      "ResumeFailProgram=/bin/true\n"
+      "SuspendTime=600 SuspendTimeout=45 ResumeTimeout=300 ResumeRate=0 SuspendRate=5\n"
+      "SuspendExcNodes=gpu[01-04]:2 SuspendExcParts=debug,interactive\n"
+      "NodeName=gpu[01-08] CPUs=4 State=CLOUD\n");
+  EXPECT_TRUE(c.power.enabled());
+  EXPECT_EQ(c.power.resume_program, "/usr/local/sbin/resume");
+  EXPECT_EQ(c.power.suspend_program, "local");
+  EXPECT_EQ(c.power.resume_fail_program, "/bin/true");
+  EXPECT_EQ(c.power.suspend_time, 600);
+  EXPECT_EQ(c.power.suspend_timeout, 45);
+  EXPECT_EQ(c.power.resume_timeout, 300);
+  EXPECT_EQ(c.power.resume_rate, 0);
+  EXPECT_EQ(c.power.suspend_rate, 5);
+  EXPECT_EQ(c.power.suspend_exc_nodes,
+            (std::vector<std::string>{"gpu01", "gpu02", "gpu03", "gpu04"}));
+  EXPECT_EQ(c.power.suspend_exc_nodes_keep, 2);
+  EXPECT_EQ(c.power.suspend_exc_parts, (std::vector<std::string>{"debug", "interactive"}));
+  EXPECT_TRUE(c.cluster.nodes[0].cloud);
+  EXPECT_EQ(MustParse("SuspendTime=INFINITE").power.suspend_time, -1);
+  EXPECT_EQ(MustParse("SuspendTime=NONE").power.suspend_time, -1);
+  EXPECT_EQ(MustParse("SuspendTime=0").power.suspend_time, 0);
+}
+
+TEST(ClusterConfigPowerTest, BadValuesAreNamed) {
+  ExpectErrors({
+      {"ResumeProgram=resume.sh",
+       "t.conf:1: invalid ResumeProgram value 'resume.sh': expected an absolute path, or 'local' "
+       "for berth's provider"},
+      {"SuspendTime=soon", "t.conf:1: invalid SuspendTime value 'soon': ..."},
+      {"ResumeRate=-1", "t.conf:1: invalid ResumeRate value '-1': ..."},
+      {"SuspendExcNodes=a[1-2]:x", "t.conf:1: invalid SuspendExcNodes value 'a[1-2]:x': ..."},
+      {"SuspendExcParts=a,,b",
+       "t.conf:1: invalid SuspendExcParts value 'a,,b': empty partition name"},
+  });
+}
+
+}  // namespace
+}  // namespace berth::config
