@@ -154,6 +154,7 @@ Status Controller::Impl::Recover() {
 Status Controller::Start() {
   Impl& im = *impl_;
   BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
+  BERTH_RETURN_IF_ERROR(im.StartPower());
   im.state_thread = std::thread([&im] { im.RunStateThread(); });
   im.server = std::make_unique<net::HttpServer>(
       [this](const net::HttpRequest& r) { return impl_->Serve(r); });
@@ -186,6 +187,7 @@ void Controller::Stop() {
   }
   im.cmd_cv.notify_all();
   if (im.state_thread.joinable()) im.state_thread.join();
+  im.StopPower();
 }
 
 net::HttpResponse Controller::Handle(const net::HttpRequest& request) {

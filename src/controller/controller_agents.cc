@@ -236,6 +236,7 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
       continue;
     }
     if (running_there.count(id)) continue;
+    if (job->state == core::JobState::kConfiguring) continue;  // launched once all nodes are up
     if (job->state == core::JobState::kRunning && job->start_time + 10 > now) {
       // Started moments ago: its launch command may have been lost with the old agent.
       if (auto rec = records.find(id); rec != records.end()) SendLaunch(*rec->second);

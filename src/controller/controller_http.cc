@@ -372,6 +372,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
           200);
     }
   }
+  if (p.size() == 2 && p[1] == "power" && m == "GET") return JsonResponse(200, PowerView());
   if (p.size() == 2 && p[1] == "partitions" && m == "GET") {
     std::shared_lock<std::shared_mutex> l(view_mu);
     return JsonResponse(200, {{"partitions", *partition_view}});

@@ -27,6 +27,7 @@
 #include "controller/exec_pool.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
+#include "controller/power_provider.h"
 #include "core/sched/scheduler.h"
 #include "core/state/cluster_state.h"
 #include "net/http.h"
@@ -143,8 +144,28 @@ struct Controller::Impl {
   std::atomic<bool> ready{false};
   MetricsCounters metrics;  // GET /metrics (controller_metrics.h)
 
+  // Power saving (controller_power.cc). State thread only, but power_events (under view_mu).
+  std::unique_ptr<PowerProvider> power;          // null when power saving is off
+  std::unique_ptr<ProgramProvider> power_fail;   // runs ResumeFailProgram
+  std::map<std::string, Time> resume_asked;      // node -> when its resume was asked
+  std::map<std::string, Time> suspend_asked;     // node -> when its suspend was asked
+  std::deque<Time> resume_times, suspend_times;  // the last minute's, for the rates
+  std::set<core::JobId> configuring;             // jobs waiting for their nodes to come up
+  std::deque<nlohmann::json> power_events;       // the last few hundred actions
+
   // controller.cc
   Status Recover();
+
+  // controller_power.cc
+  Status StartPower();  // before the state thread starts
+  void StopPower();     // after it stopped
+  // Resumes woken nodes (ResumeRate), fails resumes past ResumeTimeout, starts the jobs whose
+  // nodes are all up, suspends nodes idle for SuspendTime (SuspendRate). State thread.
+  void PowerTick(Txn& t);
+  void PowerEvent(const std::string& action, const std::vector<std::string>& nodes,
+                  const std::string& reason, Txn& t);
+  std::string JobsNeeding(const std::vector<uint32_t>& nodes) const;
+  nlohmann::json PowerView() const;  // GET /v1/power
   // Queues a command for the state thread; false when stopping.
   bool Post(Command c);
   // Runs `c` on the state thread and waits for its reply, which comes once the batch it ran in

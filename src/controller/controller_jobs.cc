@@ -309,6 +309,21 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     dirty = true;
     return Status::Ok();
   }
+  if (r.job.state == core::JobState::kConfiguring) {
+    // Its nodes are still powering up: nothing runs yet, so it ends now.
+    if (signal != 0)
+      return Status::FailedPrecondition("job " + std::to_string(id) + " is not running yet");
+    core::JobOutcome o;
+    o.state = core::JobState::kCancelled;
+    o.end_time = Now();
+    core::Job final_job;
+    BERTH_RETURN_IF_ERROR(cs->EndJob(id, o, false, &final_job));
+    configuring.erase(id);
+    FinishRecord(final_job, t);
+    t.nodes_changed = true;
+    dirty = true;
+    return Status::Ok();
+  }
   if (signal != 0) {
     SendCancel(r, signal, batch_only, /*cancel=*/false);
     return Status::Ok();

@@ -69,6 +69,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   Txn t;
   for (Command& c : batch) c(t);
   CheckNodes(t);
+  PowerTick(t);
   if (k8s) K8sReconcileJobs(t);
   Commit(t);
   Time now = Now();
@@ -175,7 +176,12 @@ void Controller::Impl::SchedulePass(Txn& t) {
     if (id == core::kNoJob) continue;
     if (id != plan.starts[i].job) t.touched.insert(plan.starts[i].job);  // the array's record
     TouchRecord(id, t);
-    t.launches.push_back(id);
+    const core::Job* started = cs->FindJob(id);
+    if (started != nullptr && started->state == core::JobState::kConfiguring) {
+      configuring.insert(id);  // launched by PowerTick once its nodes are up
+    } else {
+      t.launches.push_back(id);
+    }
   }
   for (const core::PlannedPreemption& p : applied.preempt) {
     auto it = records.find(p.victim);
@@ -240,6 +246,12 @@ void Controller::Impl::CheckNodes(Txn& t) {
   const Time now = Now();
   for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
     const core::NodeInfo& n = cs->node(i);
+    // Nodes being powered up, down, or powered down are silent on purpose: PowerTick watches
+    // them (ResumeTimeout).
+    if (n.health == core::NodeHealth::kPoweredDown || n.health == core::NodeHealth::kPoweringUp ||
+        n.health == core::NodeHealth::kPoweringDown) {
+      continue;
+    }
     AgentState& a = agents[n.spec.name];
     if (now - a.last_seen <= opt.node_timeout_s) continue;
     if (n.health == core::NodeHealth::kUp) {
