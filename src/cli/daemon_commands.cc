@@ -253,6 +253,16 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
     BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadClusterConfig(a.config_file));
   } else if (!a.slurm_conf.empty()) {
     BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadSlurmSiteConfig(a.slurm_conf));
+  } else if (a.demo) {
+    // The demo's autoscaling (docs/autoscaling.md): two powered-down "burst" nodes that berth's
+    // local provider starts as agents on this machine when jobs ask for them, and stops again
+    // after 5 s idle. This machine's own node joins the default partition as it registers.
+    for (const char* line :
+         {"ResumeProgram=local SuspendProgram=local SuspendTime=5 "
+          "SuspendTimeout=1 ResumeTimeout=60",
+          "NodeName=burst[1-2] CPUs=1 RealMemory=512 Features=burst State=CLOUD"}) {
+      BERTH_RETURN_IF_ERROR(config::ApplyConfigLine(line, opt.config));
+    }
   }
   // What berth does not act on, in one warning.
   if (!opt.config.ignored_keys.empty()) {

@@ -49,6 +49,13 @@ std::vector<DemoJob> Workload(const std::string& dir) {
        "OUT_OF_MEMORY"},
       {job("too-long", "echo sleeping past the limit; sleep 600", {{"time_limit", 5}}), "TIMEOUT"},
       {job("fails", "echo failing; exit 3", json::object()), "FAILED"},
+      // Only the powered-down burst nodes have the feature: berth powers them up (CONFIGURING
+      // meanwhile), runs these there, and powers them down after 5 s idle.
+      {job("burst-a", "echo \"on $(hostname) as node $SLURMD_NODENAME\"; sleep 2",
+           {{"constraint", "burst"}}),
+       "COMPLETED"},
+      {job("burst-b", "echo \"on node $SLURMD_NODENAME\"; sleep 2", {{"constraint", "burst"}}),
+       "COMPLETED"},
   };
 }
 
@@ -141,6 +148,22 @@ int RunDemo(const std::string& address, const std::string& home, const std::atom
   }
   if (unexpected == 0)
     std::printf("  all as expected: completed, out of memory, timed out, failed\n");
+  // What autoscaling did for the burst jobs (GET /v1/power), once the idle burst nodes have
+  // been powered down again (SuspendTime 5 s).
+  Result<json> p = (*c)->Call("GET", "/v1/power");
+  for (int i = 0; i < 20 && !stop && p.ok() && p->value("enabled", false) &&
+                  p->at("events").dump().find("\"suspend\"") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    p = (*c)->Call("GET", "/v1/power");
+  }
+  if (p.ok() && p->value("enabled", false)) {
+    std::printf("\nberth demo: autoscaling (the local provider; docs/autoscaling.md):\n");
+    for (const json& e : p->at("events")) {
+      std::printf("  %-15s %-12s %s\n", e.value("action", "").c_str(), e.value("nodes", "").c_str(),
+                  e.value("reason", "").c_str());
+    }
+  }
   return unexpected == 0 ? 0 : 1;
 }
 
