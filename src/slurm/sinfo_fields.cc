@@ -160,9 +160,12 @@ Cell FromNode(const Record& r, std::string (*f)(const SinfoNode&)) {
 
 std::string StateComplete(const SinfoNode& n) {
   std::string s = NodeStateLong(n);
-  if (!s.empty() && (s.back() == '*' || s.back() == '~' || s.back() == '#')) s.pop_back();
+  if (!s.empty() && (s.back() == '*' || s.back() == '~' || s.back() == '#' || s.back() == '%')) {
+    s.pop_back();
+  }
   if (n.state.find("POWERED_DOWN") != std::string::npos) s += "+powered_down";
   if (n.state.find("POWERING_UP") != std::string::npos) s += "+powering_up";
+  if (n.state.find("POWERING_DOWN") != std::string::npos) s += "+powering_down";
   if (!n.responding) s += "+not_responding";
   return s;
 }

@@ -226,6 +226,8 @@ uint32_t NodeStateCode(const SinfoNode& n) {
     return kStateIdle | kFlagPoweredDown;  // a powered-down node has no agent to answer
   } else if (n.state.find("POWERING_UP") != std::string::npos) {
     return kStateIdle | kFlagPoweringUp;
+  } else if (n.state.find("POWERING_DOWN") != std::string::npos) {
+    return kStateIdle | kFlagPoweringDown;
   }
   if (!n.responding) code |= kFlagNoRespond;
   return code;
@@ -245,6 +247,7 @@ std::string StateWord(const SinfoNode& n, bool compact) {
   }
   if (code & kFlagPoweredDown) return "idle~";
   if (code & kFlagPoweringUp) return "idle#";
+  if (code & kFlagPoweringDown) return "idle%";
   switch (base) {
     case kStateDown:
       return "down" + star;
@@ -698,6 +701,7 @@ json NodeJson(const SinfoNode& n) {
   if (code & kFlagNoRespond) flags.push_back("NOT_RESPONDING");
   if (code & kFlagPoweredDown) flags.push_back("POWERED_DOWN");
   if (code & kFlagPoweringUp) flags.push_back("POWERING_UP");
+  if (code & kFlagPoweringDown) flags.push_back("POWERING_DOWN");
   static const char* const kBase[] = {"unknown", "down",  "idle",  "allocated",
                                       "error",   "mixed", "future"};
   uint32_t base = code & kStateBase;

@@ -293,3 +293,24 @@ TEST(SinfoJson, MainKeys) {
 
 }  // namespace
 }  // namespace berth::slurm
+
+namespace berth::slurm {
+namespace {
+
+TEST(SinfoStates, PowerSavingStates) {
+  json nodes = {{"nodes",
+                 {Node("c1", "IDLE+POWERING_UP", 0, {{"agent_connected", false}}),
+                  Node("c2", "IDLE+POWERING_DOWN", 0, {{"agent_connected", false}})}}};
+  json parts = {{"partitions", {Partition("batch", "c[1-2]", true)}}};
+  Result<SinfoData> d = SinfoDataFromJson(nodes, parts, nullptr);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(NodeStateCompact(d->nodes[0]), "idle#");
+  EXPECT_EQ(NodeStateCompact(d->nodes[1]), "idle%");
+  Result<NodeStateFilter> f = ParseNodeStateList("powering_down");
+  ASSERT_TRUE(f.ok());
+  EXPECT_FALSE(NodeStateMatches(*f, d->nodes[0]));
+  EXPECT_TRUE(NodeStateMatches(*f, d->nodes[1]));
+}
+
+}  // namespace
+}  // namespace berth::slurm
