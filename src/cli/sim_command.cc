@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/commands.h"
@@ -45,6 +47,14 @@ Options:
   --json              print one JSON object (an array with --compare)
   --jobs-out FILE     write one CSV line per job: id,submit,start,end,procs,gpus,nodes,state
   --plot DIR          write utilization.svg and wait_cdf.svg into DIR
+  --boot-time S       power saving: seconds from a node's resume to its being up (default 120)
+  --suspend-time S    power saving: seconds idle before a node powers down, or 'never'
+                      (overrides the configuration's SuspendTime)
+  --suspend-times L   run once per SuspendTime in L (e.g. 300,1800,3600,never) and print the
+                      trade-off: waits against node-hours powered and boots
+  --power-all         power saving: every node starts powered down (else only CLOUD nodes)
+                      Power saving is modelled when the configuration sets ResumeProgram or
+                      any of these four is given (docs/sim.md)
   --no-progress       no progress bar (it is shown only when stderr is a terminal anyway)
   --scenario FILE     run a scenario file and print its decision log (docs/formats/scenario.md)
   -h, --help          this text
@@ -69,7 +79,21 @@ struct SimArgs {
   std::string jobs_out;
   std::string plot_dir;
   bool progress = true;
+  PowerFlags power;
+  std::vector<Duration> suspend_times;  // --suspend-times (-1: never)
 };
+
+// A SuspendTime: seconds >= 0, or "never" / -1.
+Result<Duration> ParseSuspendTime(const char* v) {
+  if (std::string_view(v) == "never" || std::string_view(v) == "-1") return Duration{-1};
+  char* end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  if (end == v || *end != '\0' || n < 0) {
+    return Status::InvalidArgument(std::string("invalid SuspendTime '") + v +
+                                   "' (seconds, or 'never')");
+  }
+  return static_cast<Duration>(n);
+}
 
 std::vector<std::string> SplitComma(const std::string& s) {
   std::vector<std::string> out;
@@ -109,7 +133,11 @@ int ParseArgs(int argc, char** argv, SimArgs& a) {
     kJobsOut,
     kPlot,
     kNoProgress,
-    kScenario
+    kScenario,
+    kBootTime,
+    kSuspendTime,
+    kSuspendTimes,
+    kPowerAll
   };
   static const option kOptions[] = {{"format", required_argument, nullptr, kFormat},
                                     {"policy", required_argument, nullptr, kPolicy},
@@ -128,6 +156,10 @@ int ParseArgs(int argc, char** argv, SimArgs& a) {
                                     {"plot", required_argument, nullptr, kPlot},
                                     {"no-progress", no_argument, nullptr, kNoProgress},
                                     {"scenario", required_argument, nullptr, kScenario},
+                                    {"boot-time", required_argument, nullptr, kBootTime},
+                                    {"suspend-time", required_argument, nullptr, kSuspendTime},
+                                    {"suspend-times", required_argument, nullptr, kSuspendTimes},
+                                    {"power-all", no_argument, nullptr, kPowerAll},
                                     {"help", no_argument, nullptr, 'h'},
                                     {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -212,6 +244,34 @@ int ParseArgs(int argc, char** argv, SimArgs& a) {
       case kScenario:
         a.scenario = optarg;
         break;
+      case kBootTime:
+        n = ParsePositive("boot-time", optarg);
+        if (!n.ok()) return fail(n.status());
+        a.power.boot_time = *n;
+        a.power.given = true;
+        break;
+      case kSuspendTime: {
+        Result<Duration> d = ParseSuspendTime(optarg);
+        if (!d.ok()) return fail(d.status().WithContext("--suspend-time"));
+        a.power.suspend_time = *d;
+        a.power.given = true;
+        break;
+      }
+      case kSuspendTimes:
+        a.suspend_times.clear();
+        for (const std::string& item : SplitComma(optarg)) {
+          Result<Duration> d = ParseSuspendTime(item.c_str());
+          if (!d.ok()) return fail(d.status().WithContext("--suspend-times"));
+          a.suspend_times.push_back(*d);
+        }
+        if (a.suspend_times.empty())
+          return fail(Status::InvalidArgument("--suspend-times needs at least one value"));
+        a.power.given = true;
+        break;
+      case kPowerAll:
+        a.power.power_all = true;
+        a.power.given = true;
+        break;
       default:
         std::fprintf(stderr, "berth sim: unrecognized option '%s'\n%s", argv[optind - 1], kUsage);
         return 2;
@@ -273,15 +333,24 @@ int SimMain(int argc, char** argv) {
     std::fprintf(stderr, "berth sim: %s\n", setup.status().message().c_str());
     return 1;
   }
+  const sim::PowerOptions power = MakePowerOptions(*setup, args.power);
+  // One run per policy, or with --suspend-times one per policy and SuspendTime.
+  std::vector<std::optional<Duration>> suspend_times = {std::nullopt};
+  if (!args.suspend_times.empty())
+    suspend_times.assign(args.suspend_times.begin(), args.suspend_times.end());
   std::vector<PolicyOutcome> outcomes;
   for (const std::string& policy : args.policies) {
-    Result<PolicyOutcome> o = RunPolicy(*trace, *setup, policy, args.policy_given,
-                                        args.progress && isatty(STDERR_FILENO));
-    if (!o.ok()) {
-      std::fprintf(stderr, "berth sim: %s\n", o.status().message().c_str());
-      return 1;
+    for (const std::optional<Duration>& suspend : suspend_times) {
+      sim::PowerOptions p = power;
+      if (suspend) p.suspend_time = *suspend;
+      Result<PolicyOutcome> o = RunPolicy(*trace, *setup, policy, args.policy_given,
+                                          args.progress && isatty(STDERR_FILENO), p);
+      if (!o.ok()) {
+        std::fprintf(stderr, "berth sim: %s\n", o.status().message().c_str());
+        return 1;
+      }
+      outcomes.push_back(std::move(*o));
     }
-    outcomes.push_back(std::move(*o));
   }
   Status st = WriteOutputs(*trace, *setup, outcomes, args.json, args.jobs_out, args.plot_dir);
   if (!st.ok()) {

@@ -75,6 +75,17 @@ nlohmann::json ToJson(const sim::Trace& trace, const SimSetup& setup, const Poli
     j["gpu_utilization"] = m.gpu_utilization;
   }
   if (m.has_users) j["fairness_jain"] = m.fairness_jain;
+  if (const sim::PowerStats& p = o.result.power; p.enabled) {
+    j["p95_wait_s"] = m.p95_wait_s;
+    j["power"] = {{"suspend_time_s",
+                   p.suspend_time >= 0 ? nlohmann::json(p.suspend_time) : nlohmann::json("never")},
+                  {"boot_time_s", p.boot_time},
+                  {"node_hours", p.node_hours},
+                  {"boots", p.boots},
+                  {"suspends", p.suspends},
+                  {"window_start", p.window_start},
+                  {"window_end", p.window_end}};
+  }
   return j;
 }
 
@@ -99,14 +110,31 @@ void PrintTable(const sim::Trace& trace, const SimSetup& setup,
     rows.emplace_back(name, std::move(cells));
   };
   row("policy", [](const PolicyOutcome& o) { return o.policy; });
+  const bool power = !outcomes.empty() && outcomes[0].result.power.enabled;
+  if (power) {
+    row("SuspendTime (s)", [](const PolicyOutcome& o) {
+      const Duration s = o.result.power.suspend_time;
+      return s >= 0 ? std::to_string(s) : std::string("never");
+    });
+  }
   row("jobs run", [](const PolicyOutcome& o) { return std::to_string(o.metrics.jobs); });
   row("avg wait (s)", [](const PolicyOutcome& o) { return Fixed(o.metrics.avg_wait_s, 1); });
   row("median wait (s)", [](const PolicyOutcome& o) { return Fixed(o.metrics.median_wait_s, 1); });
   row("max wait (s)", [](const PolicyOutcome& o) { return Fixed(o.metrics.max_wait_s, 0); });
+  if (power) {
+    row("p95 wait (s)", [](const PolicyOutcome& o) { return Fixed(o.metrics.p95_wait_s, 0); });
+  }
   row("avg bounded slowdown", [](const PolicyOutcome& o) { return Fixed(o.metrics.avg_bsld, 2); });
   row("utilization",
       [](const PolicyOutcome& o) { return Fixed(100 * o.metrics.utilization, 1) + "%"; });
   row("makespan (s)", [](const PolicyOutcome& o) { return Fixed(o.metrics.makespan_s, 0); });
+  if (power) {
+    row("node-hours powered",
+        [](const PolicyOutcome& o) { return Fixed(o.result.power.node_hours, 1); });
+    row("boots / suspends", [](const PolicyOutcome& o) {
+      return std::to_string(o.result.power.boots) + " / " + std::to_string(o.result.power.suspends);
+    });
+  }
   if (!outcomes.empty() && outcomes[0].metrics.has_gpus) {
     row("avg JCT (s)", [](const PolicyOutcome& o) { return Fixed(o.metrics.avg_jct_s, 1); });
     row("p95 JCT (s)", [](const PolicyOutcome& o) { return Fixed(o.metrics.p95_jct_s, 1); });
@@ -143,6 +171,7 @@ Result<SimSetup> MakeSimSetup(const sim::Trace& trace, const std::string& cluste
     BERTH_ASSIGN_OR_RETURN(config::ClusterConfig cfg, config::ReadClusterConfig(cluster_file));
     s.cluster = std::move(cfg.cluster);
     s.scheduler = std::move(cfg.scheduler);
+    s.power = std::move(cfg.power);
     s.has_scheduler_config = true;
     int64_t gpus = 0;
     for (const core::NodeSpec& n : s.cluster.nodes) gpus = std::max<int64_t>(gpus, n.gpus.size());
@@ -177,15 +206,36 @@ Result<SimSetup> MakeSimSetup(const sim::Trace& trace, const std::string& cluste
     BERTH_ASSIGN_OR_RETURN(config::ClusterConfig cfg, config::ReadClusterConfig(config_file));
     s.scheduler = std::move(cfg.scheduler);
     s.has_scheduler_config = true;
+    if (cfg.power.enabled()) s.power = std::move(cfg.power);
   }
   return s;
 }
 
+sim::PowerOptions MakePowerOptions(const SimSetup& setup, const PowerFlags& flags) {
+  sim::PowerOptions o;
+  const config::PowerSaving& p = setup.power;
+  o.enabled = p.enabled() || flags.given;
+  if (!o.enabled) return o;
+  o.all_down = flags.power_all;
+  o.boot_time = flags.boot_time;
+  o.suspend_time = p.suspend_program.empty() ? -1 : p.suspend_time;
+  if (flags.suspend_time) o.suspend_time = *flags.suspend_time;
+  o.suspend_timeout = p.suspend_timeout;
+  o.resume_rate = p.resume_rate;
+  o.suspend_rate = p.suspend_rate;
+  o.suspend_exc_nodes = p.suspend_exc_nodes;
+  o.suspend_exc_nodes_keep = p.suspend_exc_nodes_keep;
+  o.suspend_exc_parts = p.suspend_exc_parts;
+  return o;
+}
+
 Result<PolicyOutcome> RunPolicy(const sim::Trace& trace, const SimSetup& setup,
-                                const std::string& policy, bool policy_given, bool progress) {
+                                const std::string& policy, bool policy_given, bool progress,
+                                const sim::PowerOptions& power) {
   PolicyOutcome o;
   sim::SimOptions options;
   options.shape = setup.shape;
+  options.power = power;
   if (setup.has_scheduler_config && !policy_given) {
     options.scheduler = setup.scheduler;
     o.policy = setup.scheduler.name;

@@ -1,6 +1,7 @@
 #include "sim/driver.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "common/hostlist.h"
@@ -51,14 +52,25 @@ SimResult Driver::Run() {
     result_.capacity_gpus += cs.node(n).num_gpus;
   }
   VirtualCluster::EndFn on_end = [this](const core::Job& job) { Finish(job); };
+  std::optional<PowerModel> power;
+  if (options_.power.enabled) {
+    vc_.state().SetPowerSaving(true);
+    power.emplace(options_.power, vc_.state());
+  }
   int64_t steps = 0;
+  bool first = true;
   while (true) {
     Time t = vc_.NextEvent();
     if (next_ < order_.size()) t = std::min(t, trace_.jobs[order_[next_]].submit);
+    if (power) t = std::min(t, power->NextEvent());
     if (t >= kInfinite) break;
+    if (power && first) power->Start(t);
+    first = false;
     vc_.EndJobsAt(t, on_end);
+    if (power) power->CompleteAt(t, [&](JobId id) { vc_.Started(id, t); });
     SubmitAt(t);
     if (!cs.pending_ids().empty()) result_.passes += vc_.Schedule(t, nullptr, on_end);
+    if (power) power->Tick(t);
     if (options_.progress && (++steps & 4095) == 0) {
       options_.progress(
           {static_cast<int64_t>(result_.jobs.size()), static_cast<int64_t>(trace_.jobs.size()), t});
@@ -66,6 +78,11 @@ SimResult Driver::Run() {
   }
   result_.never_started = static_cast<int64_t>(cs.pending_ids().size());
   result_.preemptions = vc_.preemptions();
+  if (power) {
+    Time last_end = 0;
+    for (const JobResult& r : result_.jobs) last_end = std::max(last_end, r.end);
+    result_.power = power->Finish(last_end);
+  }
   return std::move(result_);
 }
 

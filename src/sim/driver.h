@@ -17,6 +17,7 @@
 #include "core/config.h"
 #include "core/model/cluster_spec.h"
 #include "sim/metrics.h"
+#include "sim/power.h"
 #include "sim/trace.h"
 
 namespace berth::sim {
@@ -41,6 +42,8 @@ struct SimProgress {
 struct SimOptions {
   core::SchedulerConfig scheduler = core::SchedulerConfig::Easy();
   ClusterShape shape;
+  // Power saving in virtual time (sim/power.h); off by default.
+  PowerOptions power;
   // Called now and then (every few thousand events); may be empty.
   std::function<void(const SimProgress&)> progress;
 };
@@ -54,6 +57,7 @@ struct SimResult {
   std::vector<std::string> rejections;  // the first few refusals, "trace id N: why"
   int64_t never_started = 0;            // jobs still pending when nothing more could happen
   int64_t preemptions = 0;
+  PowerStats power;  // enabled only when options.power was
 };
 
 // Builds the JobSpec of a trace job for the cluster shape (JSON Lines jobs keep their own spec).

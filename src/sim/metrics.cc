@@ -107,6 +107,7 @@ Metrics ComputeMetrics(const std::vector<JobResult>& jobs, int64_t capacity_proc
   m.avg_wait_s = static_cast<double>(wait_sum.value() / n);
   m.median_wait_s = Median(waits);
   m.max_wait_s = static_cast<double>(waits.back());
+  m.p95_wait_s = NearestRank(waits, 95);
   m.avg_bsld = static_cast<double>(bsld_sum.value() / n);
   const long double makespan = static_cast<long double>(last_end - first_submit);
   m.makespan_s = static_cast<double>(makespan);

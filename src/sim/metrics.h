@@ -31,6 +31,7 @@ struct Metrics {
   double avg_wait_s = 0;
   double median_wait_s = 0;  // mean of the two middle values for an even count
   double max_wait_s = 0;
+  double p95_wait_s = 0;   // nearest-rank 95th percentile (reported with power saving)
   double avg_bsld = 0;     // mean of max(1, (wait + actual) / max(actual, 10))
   double utilization = 0;  // sum(procs x actual) / (P x makespan)
   double makespan_s = 0;   // last end - first submit

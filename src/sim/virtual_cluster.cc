@@ -68,6 +68,14 @@ Status VirtualCluster::EndNow(JobId id, const core::JobOutcome& outcome, bool re
   return Status::Ok();
 }
 
+void VirtualCluster::Started(JobId id, Time t) {
+  const core::Job* job = state_.FindJob(id);
+  if (job == nullptr) return;
+  const RunInfo* run = RunOf(*job);
+  Duration d = std::min(run ? run->run : kInfinite, job->time_limit);
+  if (d < kInfinite) ends_.push({t + d, id, job->restart_count});
+}
+
 int VirtualCluster::Schedule(Time t, const PassFn& on_pass, const EndFn& on_end) {
   int passes = 0;
   for (int round = 0; round < 64; ++round) {
@@ -76,10 +84,8 @@ int VirtualCluster::Schedule(Time t, const PassFn& on_pass, const EndFn& on_end)
     wake_at_ = plan.wake_at;
     core::ApplyResult applied = state_.Apply(plan, t);
     for (JobId id : applied.started) {
-      const core::Job* job = state_.FindJob(id);
-      const RunInfo* run = RunOf(*job);
-      Duration d = std::min(run ? run->run : kInfinite, job->time_limit);
-      if (d < kInfinite) ends_.push({t + d, id, job->restart_count});
+      // A job placed on powered-down nodes waits CONFIGURING: it starts when they are up.
+      if (state_.FindJob(id)->state == core::JobState::kRunning) Started(id, t);
     }
     if (on_pass) on_pass(plan, applied);
     if (applied.preempt.empty()) break;

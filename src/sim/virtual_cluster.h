@@ -51,6 +51,10 @@ class VirtualCluster {
   // stop at once, requeued or ended), at most 64. Returns the number of passes.
   int Schedule(Time t, const PassFn& on_pass, const EndFn& on_end);
 
+  // A job that started running at `t` (by a pass, or a CONFIGURING job whose nodes came up):
+  // schedules its end.
+  void Started(core::JobId id, Time t);
+
   int64_t preemptions() const { return preemptions_; }
 
  private:
