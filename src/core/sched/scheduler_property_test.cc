@@ -116,6 +116,54 @@ TEST(SchedulerPropertyTest, NeverOversubscribed) {
               static_cast<long long>(starts), static_cast<long long>(preemptions));
 }
 
+// ---- Property 1b: with power saving, never oversubscribed either, powered-down nodes used only
+// when the up ones cannot take the job now, and a job is CONFIGURING exactly while one of its
+// nodes is not up.
+
+TEST(SchedulerPropertyTest, PowerSavingNeverOversubscribedAndWaitsForItsNodes) {
+  int64_t woken = 0;
+  for (uint64_t seed : PropertySeeds(7000, kSeeds)) {
+    SCOPED_TRACE(SeedTrace(seed));
+    RunOptions opt;
+    opt.power_saving = true;
+    opt.configs = {"fcfs", "easy", "multifactor", "spread"};
+    RunChecked(
+        seed, opt,
+        [&](const ClusterState& before, const Plan& plan, const ApplyResult& applied,
+            const ClusterState& after) {
+          std::vector<std::string> bad = CheckPlanAgainstState(before, plan);
+          for (const auto& [job, why] : applied.rejected) {
+            bad.push_back("Apply refused the start of job " + std::to_string(job) + ": " + why);
+          }
+          Append(bad, CheckNodeAccounting(after));
+          for (JobId id : applied.started) {
+            const Job* job = after.FindJob(id);
+            if (job == nullptr) continue;
+            bool all_up = true;
+            for (const NodeAllocation& a : job->alloc.nodes) {
+              all_up = all_up && after.node(a.node).health == NodeHealth::kUp;
+              if (before.node(a.node).health == NodeHealth::kPoweredDown) {
+                ++woken;
+                if (after.node(a.node).health != NodeHealth::kPoweringUp) {
+                  bad.push_back("node " + after.node(a.node).spec.name +
+                                " was woken but is not powering up");
+                }
+              }
+            }
+            const bool configuring = job->state == JobState::kConfiguring;
+            if (configuring == all_up) {
+              bad.push_back("job " + std::to_string(id) + " is " +
+                            std::string(JobStateName(job->state)) +
+                            (all_up ? " with all its nodes up" : " on a node not up"));
+            }
+          }
+          return bad;
+        });
+  }
+  std::printf("  powered-down nodes woken: %lld\n", static_cast<long long>(woken));
+  EXPECT_GT(woken, 0);
+}
+
 // ---- Property 2: backfill never delays a reservation
 //
 // What is guaranteed, and so what is checked. Take a state and run one pass; some blocked jobs

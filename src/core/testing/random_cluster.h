@@ -576,7 +576,7 @@ inline std::vector<std::string> CheckPlanAgainstState(const ClusterState& before
     for (const NodeAllocation& a : s.alloc.nodes) {
       if (a.node >= before.num_nodes()) continue;
       const NodeInfo& n = before.node(a.node);
-      if (!n.usable()) {
+      if (!before.Schedulable(n)) {
         bad.push_back(who + "node " + n.spec.name + " is " + std::string(NodeStateName(n.state())));
       }
       NodeUse& all = all_use[a.node];
@@ -791,7 +791,16 @@ struct RunOptions {
   bool node_events = true;  // drain/resume, down/up
   bool hold_events = true;
   bool cancel_events = true;
+  // Every other node starts powered down (State=CLOUD) and power saving is on: jobs placed there
+  // wait CONFIGURING until a "up" node event boots the node; idle nodes taken "down" are powered
+  // down instead.
+  bool power_saving = false;
 };
+
+inline ClusterSpec WithCloudNodes(ClusterSpec spec, bool on) {
+  for (size_t i = 1; on && i < spec.nodes.size(); i += 2) spec.nodes[i].cloud = true;
+  return spec;
+}
 
 class RandomRun {
  public:
@@ -803,11 +812,12 @@ class RandomRun {
   RandomRun(uint64_t seed, const RunOptions& opt)
       : rng_(seed),
         opt_(opt),
-        spec_(RandomClusterSpec(rng_, opt.cluster)),
+        spec_(WithCloudNodes(RandomClusterSpec(rng_, opt.cluster), opt.power_saving)),
         cs_(BuildState(spec_)),
         cfg_(NamedConfig(Pick(rng_, opt.configs))),
         sched_(cfg_) {
     cs_.SetFairshareConfig(cfg_.fairshare);
+    cs_.SetPowerSaving(opt.power_saving);
     if (cfg_.preempt_type != PreemptType::kNone) opt_.jobs.qos_high = true;
     Log("config " + cfg_.name + "\n  " + DescribeCluster(spec_));
   }
@@ -882,6 +892,13 @@ class RandomRun {
       (void)cs_.SetNodeDrain(n, false, "", now_);
       (void)cs_.SetNodeHealth(n, NodeHealth::kUp, "", now_);
     }
+    std::vector<JobId> held(cs_.running_ids().begin(), cs_.running_ids().end());
+    for (JobId id : held) {
+      if (cs_.FindJob(id)->state == JobState::kConfiguring &&
+          cs_.FinishConfiguring(id, now_).ok()) {
+        PlanEnd(id);
+      }
+    }
     SchedulePasses();
     for (int guard = 0; guard < 10000 && !stopped_; ++guard) {
       Time next = NextEnd();
@@ -923,7 +940,11 @@ class RandomRun {
     while (!ends_.empty()) {
       auto [end, id, restarts] = *ends_.begin();
       const Job* job = cs_.FindJob(id);
-      if (job && HoldsResources(job->state) && job->restart_count == restarts) return end;
+      // A CONFIGURING job's run starts when its nodes are up (then its end is planned again).
+      if (job && HoldsResources(job->state) && job->state != JobState::kConfiguring &&
+          job->restart_count == restarts) {
+        return end;
+      }
       ends_.erase(ends_.begin());
     }
     return kInfinite;
@@ -990,7 +1011,11 @@ class RandomRun {
 
   void EndEarly() {
     if (cs_.running_ids().empty()) return;
-    std::vector<JobId> running(cs_.running_ids().begin(), cs_.running_ids().end());
+    std::vector<JobId> running;
+    for (JobId r : cs_.running_ids()) {
+      if (cs_.FindJob(r)->state != JobState::kConfiguring) running.push_back(r);
+    }
+    if (running.empty()) return;
     JobId id = Pick(rng_, running);
     JobState state = Chance(rng_, 30) ? JobState::kFailed : JobState::kCompleted;
     Log(At() + "job " + std::to_string(id) + " ends early");
@@ -1012,6 +1037,11 @@ class RandomRun {
   void ToggleDown() {
     uint32_t n = RandomNode();
     if (cs_.node(n).health == NodeHealth::kUp) {
+      if (opt_.power_saving && cs_.node(n).jobs.empty()) {
+        Log(At() + "power down " + cs_.node(n).spec.name);
+        (void)cs_.SetNodeHealth(n, NodeHealth::kPoweredDown, "", now_);
+        return;
+      }
       Log(At() + "down " + cs_.node(n).spec.name);
       std::vector<JobId> jobs = cs_.node(n).jobs;
       for (JobId id : jobs) End(id, JobState::kNodeFail, now_, /*requeue=*/false);
@@ -1019,6 +1049,15 @@ class RandomRun {
     } else {
       Log(At() + "up " + cs_.node(n).spec.name);
       (void)cs_.SetNodeHealth(n, NodeHealth::kUp, "", now_);
+      // Jobs that waited for it (and for no other node) run now.
+      std::vector<JobId> jobs = cs_.node(n).jobs;
+      for (JobId id : jobs) {
+        const Job* job = cs_.FindJob(id);
+        if (job != nullptr && job->state == JobState::kConfiguring &&
+            cs_.FinishConfiguring(id, now_).ok()) {
+          PlanEnd(id);
+        }
+      }
     }
   }
 
