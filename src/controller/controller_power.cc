@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/hostlist.h"
+#include "config/power_saving.h"
 #include "controller/controller_internal.h"
 #include "controller/power_provider.h"
 
@@ -24,14 +25,6 @@ std::string SelfExe() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("berth");
-}
-
-// How many of `times` fall in the last minute (dropping older ones), against `rate` per minute
-// (0: no limit): how many more may go now.
-size_t Allowance(std::deque<Time>& times, int32_t rate, Time now) {
-  while (!times.empty() && times.front() <= now - 60) times.pop_front();
-  if (rate <= 0) return SIZE_MAX;
-  return times.size() >= static_cast<size_t>(rate) ? 0 : rate - times.size();
 }
 
 }  // namespace
@@ -149,7 +142,7 @@ void Controller::Impl::PowerTick(Txn& t) {
       timed_out.push_back(i);
     }
   }
-  const size_t allowed = Allowance(resume_times, p.resume_rate, now);
+  const size_t allowed = config::RateAllowance(resume_times, p.resume_rate, now);
   if (to_resume.size() > allowed) to_resume.resize(allowed);
   if (!to_resume.empty()) {
     std::vector<std::string> names;
@@ -239,39 +232,8 @@ void Controller::Impl::PowerTick(Txn& t) {
 
   // 5. Nodes idle for SuspendTime are powered down, as fast as SuspendRate allows.
   if (p.suspend_program.empty() || p.suspend_time < 0) return;
-  size_t keep_listed = 0;  // SuspendExcNodes=LIST:N: listed nodes up or coming up
-  if (p.suspend_exc_nodes_keep > 0) {
-    for (const std::string& name : p.suspend_exc_nodes) {
-      std::optional<uint32_t> i = cs->FindNode(name);
-      if (i && (cs->node(*i).health == core::NodeHealth::kUp ||
-                cs->node(*i).health == core::NodeHealth::kPoweringUp)) {
-        ++keep_listed;
-      }
-    }
-  }
-  std::vector<uint32_t> idle;
-  for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
-    const core::NodeInfo& n = cs->node(i);
-    if (n.health != core::NodeHealth::kUp || !n.jobs.empty()) continue;
-    if (now - std::max(n.idle_since, n.state_since) < p.suspend_time) continue;
-    const auto& exc = p.suspend_exc_nodes;
-    if (std::find(exc.begin(), exc.end(), n.spec.name) != exc.end()) {
-      if (p.suspend_exc_nodes_keep == 0 ||
-          keep_listed <= static_cast<size_t>(p.suspend_exc_nodes_keep)) {
-        continue;
-      }
-      --keep_listed;
-    }
-    bool excluded_part = false;
-    for (int16_t part : n.partitions) {
-      const std::string& pn = cs->partitions()[part].spec.name;
-      excluded_part =
-          excluded_part || std::find(p.suspend_exc_parts.begin(), p.suspend_exc_parts.end(), pn) !=
-                               p.suspend_exc_parts.end();
-    }
-    if (!excluded_part) idle.push_back(i);
-  }
-  const size_t may = Allowance(suspend_times, p.suspend_rate, now);
+  std::vector<uint32_t> idle = config::SuspendCandidates(*cs, p, now);
+  const size_t may = config::RateAllowance(suspend_times, p.suspend_rate, now);
   if (idle.size() > may) idle.resize(may);
   if (idle.empty()) return;
   std::vector<std::string> names;

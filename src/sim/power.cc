@@ -3,22 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "config/power_saving.h"
+
 namespace berth::sim {
 
 using core::JobId;
 using core::NodeHealth;
-
-namespace {
-
-// As the controller's Allowance: how many more may go now against `rate` per minute (0: no
-// limit), forgetting actions older than a minute.
-size_t Allowance(std::deque<Time>& times, int32_t rate, Time now) {
-  while (!times.empty() && times.front() <= now - 60) times.pop_front();
-  if (rate <= 0) return SIZE_MAX;
-  return times.size() >= static_cast<size_t>(rate) ? 0 : rate - times.size();
-}
-
-}  // namespace
 
 PowerModel::PowerModel(const PowerOptions& options, core::ClusterState& cs)
     : o_(options), cs_(cs) {}
@@ -76,7 +66,7 @@ void PowerModel::Tick(Time t) {
       to_resume.push_back(i);
     }
   }
-  const size_t allowed = Allowance(resume_times_, o_.resume_rate, t);
+  const size_t allowed = config::RateAllowance(resume_times_, o_.resume_rate, t);
   const bool held_back = to_resume.size() > allowed;
   if (held_back) to_resume.resize(allowed);
   for (uint32_t i : to_resume) {
@@ -93,43 +83,8 @@ void PowerModel::Tick(Time t) {
 }
 
 void PowerModel::Suspend(Time t) {
-  size_t keep_listed = 0;  // SuspendExcNodes=LIST:N: listed nodes up or coming up
-  if (o_.suspend_exc_nodes_keep > 0) {
-    for (const std::string& name : o_.suspend_exc_nodes) {
-      std::optional<uint32_t> i = cs_.FindNode(name);
-      if (i && (cs_.node(*i).health == NodeHealth::kUp ||
-                cs_.node(*i).health == NodeHealth::kPoweringUp)) {
-        ++keep_listed;
-      }
-    }
-  }
-  std::vector<uint32_t> idle;
-  for (uint32_t i = 0; i < cs_.num_nodes(); ++i) {
-    const core::NodeInfo& n = cs_.node(i);
-    if (n.health != NodeHealth::kUp || !n.jobs.empty()) continue;
-    const Time idle_from = std::max({n.idle_since, n.state_since, start_});
-    if (t - idle_from < o_.suspend_time) {
-      next_check_ = std::min(next_check_, idle_from + o_.suspend_time);
-      continue;
-    }
-    const auto& exc = o_.suspend_exc_nodes;
-    if (std::find(exc.begin(), exc.end(), n.spec.name) != exc.end()) {
-      if (o_.suspend_exc_nodes_keep == 0 ||
-          keep_listed <= static_cast<size_t>(o_.suspend_exc_nodes_keep)) {
-        continue;
-      }
-      --keep_listed;
-    }
-    bool excluded_part = false;
-    for (int16_t part : n.partitions) {
-      const std::string& pn = cs_.partitions()[part].spec.name;
-      excluded_part = excluded_part ||
-                      std::find(o_.suspend_exc_parts.begin(), o_.suspend_exc_parts.end(), pn) !=
-                          o_.suspend_exc_parts.end();
-    }
-    if (!excluded_part) idle.push_back(i);
-  }
-  const size_t may = Allowance(suspend_times_, o_.suspend_rate, t);
+  std::vector<uint32_t> idle = config::SuspendCandidates(cs_, o_, t, start_, &next_check_);
+  const size_t may = config::RateAllowance(suspend_times_, o_.suspend_rate, t);
   const bool held_back = idle.size() > may;
   if (held_back) idle.resize(may);
   for (uint32_t i : idle) {
