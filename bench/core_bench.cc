@@ -111,6 +111,39 @@ BENCHMARK(BM_SchedulePass)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The same pass with power saving on and every other node powered down (CLOUD): each job is
+// placed on the nodes that are up (or woken earlier in the pass) first, and only then on
+// powered-down ones. Compare with BM_SchedulePass at the same sizes: the ratio is the cost of
+// the two-tier placement.
+void BM_SchedulePassPowerSaving(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int jobs = static_cast<int>(state.range(1));
+  ClusterSpec spec = GpuCluster(nodes);
+  for (size_t i = 1; i < spec.nodes.size(); i += 2) spec.nodes[i].cloud = true;
+  ClusterState cs = std::move(ClusterState::Create(spec)).value();
+  cs.SetPowerSaving(true);
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < jobs; ++i) {
+    if (!cs.Submit(RandomJob(rng, i), nullptr, i / 100).ok()) std::abort();
+  }
+  Scheduler scheduler(SchedulerConfig::Multifactor());
+  int64_t started = 0;
+  for (auto _ : state) {
+    Plan plan = scheduler.Schedule(cs, jobs / 100 + 60);
+    started += static_cast<int64_t>(plan.starts.size());
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["placements/s"] =
+      benchmark::Counter(static_cast<double>(started), benchmark::Counter::kIsRate);
+  state.counters["placed/pass"] =
+      static_cast<double>(started) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_SchedulePassPowerSaving)
+    ->Args({1000, 10000})
+    ->Args({10000, 100000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // A pass on a full cluster: nothing can start, every job needs its reason (the steady state of
 // a busy cluster with a deep queue).
 void BM_SchedulePassFullCluster(benchmark::State& state) {
