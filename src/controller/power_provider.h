@@ -34,7 +34,7 @@ class PowerProvider {
 // Runs `program HOSTLIST` (stdin /dev/null, stdout and stderr to the controller's stderr).
 class ProgramProvider : public PowerProvider {
  public:
-  // `what` names the program in messages ("ResumeProgram").
+  // Either program may be empty: that action then does nothing.
   ProgramProvider(std::string resume_program, std::string suspend_program);
   Status Resume(const std::vector<std::string>& nodes) override;
   Status Suspend(const std::vector<std::string>& nodes) override;
