@@ -54,7 +54,8 @@ class LocalProviderTest(unittest.TestCase):
     def test_scale_up_for_a_burst_then_down_after_idle(self):
         self.assertEqual(self.c.node_state('cloud1'), 'IDLE+POWERED_DOWN')
         self.assertTrue(self.power()['enabled'])
-        first = self.c.submit(spec('sleep 1'))
+        # Holds node1 until the burst is done, so that the burst can only go to cloud nodes.
+        first = self.c.submit(spec('sleep 120'))
         self.c.wait_state(first, 'RUNNING')
         self.assertEqual(nodes(self.c.job(first)), 'node1')
         # node1 is full: the next two need one cloud node each (2 CPUs apiece).
@@ -68,6 +69,7 @@ class LocalProviderTest(unittest.TestCase):
             done = self.c.wait_state(j, 'COMPLETED', timeout=60)
             self.assertIn(nodes(done), ('cloud1', 'cloud2'))
         self.assertNotEqual(nodes(self.c.job(burst[0])), nodes(self.c.job(burst[1])))
+        self.c.cli('scancel', str(first))
         events = self.power()['events']
         resumed = [e for e in events if e['action'] == 'resume']
         woken = ','.join(e['nodes'] for e in resumed)
