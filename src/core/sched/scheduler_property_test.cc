@@ -12,7 +12,7 @@
 // Each case runs from one seed. A failure prints the seed and the events that led to it; run
 // one case again with BERTH_PROPERTY_SEED=<seed> ./core_test --gtest_filter='*Property*'.
 //
-// The runs use testing::RandomRun (core/testing/random_cluster.h), which drives ClusterState and
+// The runs use testing::RandomRun (core/testing/random_run.h), which drives ClusterState and
 // Scheduler in virtual time by the rules of sim::VirtualCluster (core_test cannot link the
 // simulator), and check each pass with the independent checks in that header.
 #include <gtest/gtest.h>
@@ -30,7 +30,7 @@
 
 #include "core/sched/scheduler.h"
 #include "core/testing/builders.h"
-#include "core/testing/random_cluster.h"
+#include "core/testing/random_run.h"
 
 namespace berth::core {
 namespace {
