@@ -151,7 +151,10 @@ struct Controller::Impl {
   std::map<std::string, Time> suspend_asked;     // node -> when its suspend was asked
   std::deque<Time> resume_times, suspend_times;  // the last minute's, for the rates
   std::set<core::JobId> configuring;             // jobs waiting for their nodes to come up
-  std::deque<nlohmann::json> power_events;       // the last few hundred actions
+  // PowerTick's node scans run when a pass woke nodes or nodes changed, else once a second.
+  bool power_dirty = true;
+  Time power_checked = kNoTime;
+  std::deque<nlohmann::json> power_events;  // the last few hundred actions
 
   // controller.cc
   Status Recover();

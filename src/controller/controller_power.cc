@@ -114,6 +114,12 @@ void Controller::Impl::PowerTick(Txn& t) {
   if (!power) return;
   const config::PowerSaving& p = opt.config.power;
   const Time now = Now();
+  // Timeouts and idle times are in whole seconds: between those, only a pass that woke nodes
+  // or a node that changed (an agent registered) gives this tick anything to do. It runs after
+  // every batch of commands, so it must not scan every node each time.
+  if (!power_dirty && !t.nodes_changed && now == power_checked) return;
+  power_dirty = false;
+  power_checked = now;
   for (const std::string& failure : power->Reap()) {
     std::fprintf(stderr, "berth controller: power: %s\n", failure.c_str());
   }

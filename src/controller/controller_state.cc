@@ -179,6 +179,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     const core::Job* started = cs->FindJob(id);
     if (started != nullptr && started->state == core::JobState::kConfiguring) {
       configuring.insert(id);  // launched by PowerTick once its nodes are up
+      power_dirty = true;      // and its nodes resumed by it
     } else {
       t.launches.push_back(id);
     }
