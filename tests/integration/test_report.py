@@ -47,7 +47,7 @@ class ReportTest(unittest.TestCase):
         cls.theirs = None
         if cls.user:
             make_user(cls.user)
-            p = c.cli('submit', '--account=chem', '--mem=256M', '--time=10', '--chdir=/tmp',
+            p = c.cli('submit', '--account=chem', '--mem=256M', '--time=10', f'--chdir={cls.work}',
                       '--wrap', 'true', user=cls.user)
             cls.theirs = int(p.stdout.split()[-1])
         for jid in (cls.mem, cls.spin, cls.theirs):
