@@ -118,12 +118,25 @@ struct ClientResponse {
   std::string body;
 };
 
+struct ClientOptions {
+  int timeout_ms = 30000;
+  // For "tls:" addresses: the CA to trust ("" = the system's trust store).
+  std::string tls_ca_file;
+  // Sent as "Authorization: Bearer TOKEN" with every request when not empty.
+  std::string bearer_token;
+};
+
 // A blocking HTTP/1.1 client over one keep-alive connection (reconnects when needed).
 class HttpClient {
  public:
-  // "unix:/path/to/sock" or "tcp:host:port".
+  // "unix:/path/to/sock", "tcp:host:port", or "tls:host:port" (HTTPS: the server's certificate
+  // must chain to options.tls_ca_file and name host; a refused certificate is PERMISSION_DENIED).
+  static Result<std::unique_ptr<HttpClient>> Connect(const std::string& address,
+                                                     const ClientOptions& options);
   static Result<std::unique_ptr<HttpClient>> Connect(const std::string& address,
                                                      int timeout_ms = 30000);
+  // Adds a header to every later request (e.g. a fresh credential); replaces one of that name.
+  void SetHeader(const std::string& name, const std::string& value);
   ~HttpClient();
 
   // Sends one request and reads the whole response; timeout_ms (from Connect) bounds the

@@ -23,6 +23,7 @@
 #include "net/http.h"
 #include "net/http_parse.h"
 #include "net/socket_io.h"
+#include "net/tls.h"
 
 namespace berth::net {
 namespace {
@@ -87,15 +88,23 @@ struct HttpClient::Impl {
   std::string port;  // tcp
   std::string host_header;
   int timeout_ms = 30000;
+  std::shared_ptr<const TlsClientContext> tls;  // "tls:" addresses
+  std::vector<std::pair<std::string, std::string>> extra_headers;
 
-  UniqueFd fd;
+  UniqueFd fd;  // the socket, or the plaintext end of `channel`
+  std::unique_ptr<TlsClientChannel> channel;
   int exchanges = 0;  // completed on fd: > 0 means fd is a reused connection
   ReadBuffer in{kBufferBytes};
   std::string out;
 
   Status Open(int64_t deadline_ms);
   void Close() {
-    fd.Reset();
+    if (channel) {
+      fd.Release();  // the channel's plaintext end is the channel's to close
+      channel.reset();
+    } else {
+      fd.Reset();
+    }
     exchanges = 0;
     in.Clear();
   }
@@ -120,16 +129,41 @@ struct HttpClient::Impl {
 
 Result<std::unique_ptr<HttpClient>> HttpClient::Connect(const std::string& address,
                                                         int timeout_ms) {
+  ClientOptions options;
+  options.timeout_ms = timeout_ms;
+  return Connect(address, options);
+}
+
+void HttpClient::SetHeader(const std::string& name, const std::string& value) {
+  for (auto& [n, v] : impl_->extra_headers) {
+    if (n == name) {
+      v = value;
+      return;
+    }
+  }
+  impl_->extra_headers.emplace_back(name, value);
+}
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Connect(const std::string& address,
+                                                        const ClientOptions& options) {
   std::unique_ptr<HttpClient> client(new HttpClient());
   client->impl_ = std::make_unique<Impl>();
   Impl& impl = *client->impl_;
+  const int timeout_ms = options.timeout_ms;
   impl.timeout_ms = timeout_ms;
+  if (!options.bearer_token.empty()) {
+    if (!ValidRequestLinePart(options.bearer_token)) {
+      return Status::InvalidArgument("a bearer token may not hold spaces or control characters");
+    }
+    impl.extra_headers.emplace_back("Authorization", "Bearer " + options.bearer_token);
+  }
   std::string_view a = address;
+  const bool tls = a.starts_with("tls:");
   if (a.starts_with("unix:") && a.size() > 5) {
     impl.is_unix = true;
     impl.unix_path = a.substr(5);
     impl.host_header = "localhost";
-  } else if (a.starts_with("tcp:")) {
+  } else if (a.starts_with("tcp:") || tls) {
     a.remove_prefix(4);
     size_t colon = a.rfind(':');
     std::string_view host = a.substr(0, colon);
@@ -138,7 +172,8 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Connect(const std::string& addre
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), port_number);
     if (host.empty() || ec != std::errc() || end != port.data() + port.size() || port_number == 0 ||
         port_number > 65535) {
-      return Status::InvalidArgument("bad address (want tcp:host:port): " + address);
+      return Status::InvalidArgument("bad address (want tcp:host:port or tls:host:port): " +
+                                     address);
     }
     impl.host_header = std::string(a);
     if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
@@ -146,8 +181,12 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Connect(const std::string& addre
     }
     impl.host = host;
     impl.port = port;
+    if (tls) {
+      BERTH_ASSIGN_OR_RETURN(impl.tls, TlsClientContext::Create(options.tls_ca_file));
+    }
   } else {
-    return Status::InvalidArgument("bad address (want unix:/path or tcp:host:port): " + address);
+    return Status::InvalidArgument(
+        "bad address (want unix:/path, tcp:host:port or tls:host:port): " + address);
   }
   BERTH_RETURN_IF_ERROR(impl.Open(SteadyNowMs() + timeout_ms));
   return client;
@@ -192,6 +231,13 @@ Status HttpClient::Impl::Open(int64_t deadline_ms) {
   if (!s.ok()) return s.WithContext(host_header);
   int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (tls) {
+    Result<std::unique_ptr<TlsClientChannel>> ch =
+        TlsClientChannel::Open(tls, fd.Release(), host, deadline_ms);
+    if (!ch.ok()) return ch.status().WithContext(host_header);
+    channel = std::move(*ch);
+    fd.Reset(channel->plain_fd());
+  }
   return Status::Ok();
 }
 
@@ -227,6 +273,9 @@ Result<ResponseHead> HttpClient::Impl::Begin(std::string_view method, std::strin
   out.clear();
   out.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: ");
   out.append(host_header).append("\r\n");
+  for (const auto& [name, value] : extra_headers) {
+    out.append(name).append(": ").append(value).append("\r\n");
+  }
   if (!body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
     if (!body.empty() && !content_type.empty()) {
       out.append("Content-Type: ").append(content_type).append("\r\n");

@@ -4,11 +4,14 @@
 // reading stops the other side instead of growing memory.
 #include "net/tls.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -98,6 +101,24 @@ bool Handshake(SSL* ssl, int tcp_fd, int64_t deadline_ms, const std::atomic<bool
       return false;
     }
   }
+}
+
+bool ClientHandshake(SSL* ssl, int tcp_fd, int64_t deadline_ms) {
+  const std::atomic<bool> never{false};
+  for (;;) {
+    ERR_clear_error();
+    int rc = SSL_connect(ssl);
+    if (rc == 1) return true;
+    int err = SSL_get_error(ssl, rc);
+    short events = err == SSL_ERROR_WANT_READ ? POLLIN : err == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+    if (events == 0 || !WaitSliced(tcp_fd, events, deadline_ms, never)) return false;
+  }
+}
+
+bool IsIpAddress(const std::string& name) {
+  unsigned char buf[16];
+  return ::inet_pton(AF_INET, name.c_str(), buf) == 1 ||
+         ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
 // The relay proper, after the handshake. Returns true when it ended cleanly (close_notify may
@@ -243,6 +264,93 @@ void RelayTls(const TlsServerContext& context, int tcp_fd, int plain_fd,
   ERR_clear_error();
   SSL_free(ssl);
   ::shutdown(plain_fd, SHUT_RDWR);
+}
+
+Result<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(const std::string& ca_pem_path) {
+  std::shared_ptr<TlsClientContext> c(new TlsClientContext());
+  ERR_clear_error();
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  if (ctx == nullptr) return Status::Internal("SSL_CTX_new: " + OpenSslErrors());
+  c->ctx_ = ctx;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  static constexpr unsigned char kAlpn[] = "\x08http/1.1";
+  SSL_CTX_set_alpn_protos(ctx, kAlpn, sizeof(kAlpn) - 1);
+  int loaded = ca_pem_path.empty()
+                   ? SSL_CTX_set_default_verify_paths(ctx)
+                   : SSL_CTX_load_verify_locations(ctx, ca_pem_path.c_str(), nullptr);
+  if (loaded != 1) {
+    return Status::InvalidArgument(
+        "TLS CA " + (ca_pem_path.empty() ? std::string("(system store)") : ca_pem_path) + ": " +
+        OpenSslErrors());
+  }
+  return c;
+}
+
+TlsClientContext::~TlsClientContext() {
+  SSL_CTX_free(static_cast<SSL_CTX*>(ctx_));
+}
+
+Result<std::unique_ptr<TlsClientChannel>> TlsClientChannel::Open(
+    std::shared_ptr<const TlsClientContext> context, int tcp_fd, const std::string& server_name,
+    int64_t deadline_ms) {
+  std::unique_ptr<TlsClientChannel> ch(new TlsClientChannel());
+  ch->context_ = std::move(context);
+  ch->tcp_fd_ = tcp_fd;
+  SetNonBlocking(tcp_fd);
+  ERR_clear_error();
+  SSL* ssl = SSL_new(static_cast<SSL_CTX*>(ch->context_->native()));
+  if (ssl == nullptr) return Status::Internal("SSL_new: " + OpenSslErrors());
+  ch->ssl_ = ssl;
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (IsIpAddress(server_name)) {
+    X509_VERIFY_PARAM_set1_ip_asc(param, server_name.c_str());
+  } else {
+    SSL_set_tlsext_host_name(ssl, server_name.c_str());
+    X509_VERIFY_PARAM_set1_host(param, server_name.c_str(), 0);
+  }
+  SSL_set_fd(ssl, tcp_fd);
+  if (!ClientHandshake(ssl, tcp_fd, deadline_ms)) {
+    long verify = SSL_get_verify_result(ssl);
+    std::string why = OpenSslErrors();
+    ERR_clear_error();
+    if (verify != X509_V_OK) {
+      return Status::PermissionDenied("TLS: the server's certificate is not trusted for " +
+                                      server_name + ": " + X509_verify_cert_error_string(verify));
+    }
+    return Status::Unavailable("TLS handshake with " + server_name + " failed" +
+                               (why.empty() ? std::string(" (timed out or closed)") : ": " + why));
+  }
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+    return Status::Unavailable(ErrnoMessage("socketpair", errno));
+  }
+  ch->plain_fd_ = pair[0];
+  ch->relay_fd_ = pair[1];
+  SetNonBlocking(ch->relay_fd_);
+  SetNonBlocking(ch->plain_fd_);
+  TlsClientChannel* self = ch.get();
+  ch->relay_ = std::thread([self] {
+    SSL* s = static_cast<SSL*>(self->ssl_);
+    if (Relay(s, self->tcp_fd_, self->relay_fd_, self->stopping_)) {
+      ERR_clear_error();
+      SSL_shutdown(s);
+    }
+    ERR_clear_error();
+    ::shutdown(self->relay_fd_, SHUT_RDWR);
+  });
+  return ch;
+}
+
+TlsClientChannel::~TlsClientChannel() {
+  stopping_ = true;
+  if (plain_fd_ >= 0) ::shutdown(plain_fd_, SHUT_RDWR);
+  if (relay_.joinable()) relay_.join();
+  SSL_free(static_cast<SSL*>(ssl_));
+  for (int fd : {plain_fd_, relay_fd_, tcp_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
 }
 
 }  // namespace berth::net

@@ -12,8 +12,10 @@
 #define BERTH_NET_TLS_H_
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "common/status.h"
 
@@ -45,6 +47,54 @@ class TlsServerContext {
 // the end. Never throws.
 void RelayTls(const TlsServerContext& context, int tcp_fd, int plain_fd,
               const std::atomic<bool>& stopping, int handshake_timeout_ms = 10000);
+
+// The client side: trust anchors, and one connection relayed to a plain socket the same way, so
+// that HttpClient speaks HTTP on the plain end exactly as on a TCP socket.
+class TlsClientContext {
+ public:
+  // Trusts the PEM CA certificate(s) at ca_pem_path, or the system's trust store when it is
+  // empty. TLS 1.2 or newer, ALPN "http/1.1". Errors name the file.
+  static Result<std::shared_ptr<TlsClientContext>> Create(const std::string& ca_pem_path);
+  ~TlsClientContext();
+  TlsClientContext(const TlsClientContext&) = delete;
+  TlsClientContext& operator=(const TlsClientContext&) = delete;
+
+  void* native() const { return ctx_; }
+
+ private:
+  TlsClientContext() = default;
+  void* ctx_ = nullptr;
+};
+
+// One client connection: the handshake is done in Open (the server's certificate must chain to
+// the context's CA and name `server_name`, a DNS name or an IP address), then a thread relays
+// between the TCP socket and plain_fd() until either side closes or the channel is destroyed.
+// Thread safety: one owner; plain_fd() may be used by one thread at a time.
+class TlsClientChannel {
+ public:
+  // Takes ownership of tcp_fd (a connected socket) in every case. Errors: UNAVAILABLE (the
+  // connection failed, or the handshake did not finish by deadline_ms, a SteadyNowMs() time),
+  // PERMISSION_DENIED (the server's certificate was refused: the message says why).
+  static Result<std::unique_ptr<TlsClientChannel>> Open(
+      std::shared_ptr<const TlsClientContext> context, int tcp_fd, const std::string& server_name,
+      int64_t deadline_ms);
+  ~TlsClientChannel();  // Stops the relay and closes both sockets.
+  TlsClientChannel(const TlsClientChannel&) = delete;
+  TlsClientChannel& operator=(const TlsClientChannel&) = delete;
+
+  // The plaintext end, owned by the channel.
+  int plain_fd() const { return plain_fd_; }
+
+ private:
+  TlsClientChannel() = default;
+  std::shared_ptr<const TlsClientContext> context_;
+  void* ssl_ = nullptr;
+  int tcp_fd_ = -1;
+  int plain_fd_ = -1;  // ours: HttpClient reads and writes it
+  int relay_fd_ = -1;  // the relay's end of the pair
+  std::atomic<bool> stopping_{false};
+  std::thread relay_;
+};
 
 }  // namespace berth::net
 

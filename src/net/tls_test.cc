@@ -182,6 +182,65 @@ TEST(TlsServerTest, AClientThatTrustsAnotherCaFails) {
   ERR_clear_error();
 }
 
+TEST(TlsClientTest, HttpClientSpeaksHttpsWithABearerToken) {
+  TlsServerFixture f;
+  ClientOptions o;
+  o.tls_ca_file = f.pki.ca_cert;
+  o.bearer_token = "berth.0.abc";
+  Result<std::unique_ptr<HttpClient>> c =
+      HttpClient::Connect("tls:127.0.0.1:" + std::to_string(f.server.port()), o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  for (int i = 0; i < 3; ++i) {  // one kept-alive connection
+    Result<ClientResponse> r = (*c)->Request("GET", "/x" + std::to_string(i));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->body, "GET /x" + std::to_string(i) + " peer=no auth=Bearer berth.0.abc");
+  }
+  std::string streamed;
+  Result<int> st = (*c)->Stream("GET", "/stream", [&](std::string_view d) {
+    streamed.append(d);
+    return true;
+  });
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(streamed, "event 0\nevent 1\nevent 2\n");
+  // The connection serves on after a stream.
+  Result<ClientResponse> after = (*c)->Request("POST", "/after", "{}");
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  EXPECT_EQ(after->body, "POST /after peer=no auth=Bearer berth.0.abc");
+}
+
+TEST(TlsClientTest, AnUntrustedOrMisnamedServerIsRefused) {
+  TlsServerFixture f;
+  TempDir other;
+  Result<PkiFiles> theirs = EnsurePki(other.File("pki"), LocalDns(), LocalIps());
+  ASSERT_TRUE(theirs.ok());
+  ClientOptions o;
+  o.timeout_ms = 5000;
+  o.tls_ca_file = theirs->ca_cert;
+  Result<std::unique_ptr<HttpClient>> c =
+      HttpClient::Connect("tls:127.0.0.1:" + std::to_string(f.server.port()), o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kPermissionDenied) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("not trusted"), std::string::npos) << c.status().ToString();
+  // The right CA, but a name the certificate does not carry.
+  HttpServer elsewhere(Handler);
+  ASSERT_TRUE(elsewhere.ListenTls("127.0.0.2", 0, f.pki.cert, f.pki.key).ok());
+  ASSERT_TRUE(elsewhere.Start().ok());
+  o.tls_ca_file = f.pki.ca_cert;
+  c = HttpClient::Connect("tls:127.0.0.2:" + std::to_string(elsewhere.port()), o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kPermissionDenied) << c.status().ToString();
+  // A plain HTTP server on the other end is no TLS server.
+  HttpServer plain(Handler);
+  ASSERT_TRUE(plain.ListenTcp("127.0.0.1", 0).ok());
+  ASSERT_TRUE(plain.Start().ok());
+  c = HttpClient::Connect("tls:127.0.0.1:" + std::to_string(plain.port()), o);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kUnavailable) << c.status().ToString();
+  o.tls_ca_file = "/nonexistent";
+  EXPECT_EQ(HttpClient::Connect("tls:127.0.0.1:1", o).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(TlsServerTest, BadCertificateFilesAreNamed) {
   TempDir dir;
   HttpServer server(Handler);
@@ -240,6 +299,37 @@ TEST(TokenTest, IssuedTokensVerifyAndNothingElseDoes) {
                           "berth.99999999999999.00", "berth.-1.00"}) {
     EXPECT_EQ(signer.Verify(bad), std::nullopt) << bad;
   }
+}
+
+TEST(TokenTest, NodeCredentialsAndTheJoinTokenAreTheirOwnKinds) {
+  TokenSigner signer("0123456789abcdef0123456789abcdef");
+  std::string node = signer.IssueNode("gpu-a.rack1");
+  EXPECT_TRUE(node.starts_with("berth-node.gpu-a.rack1."));
+  EXPECT_EQ(signer.VerifyNode(node), std::optional<std::string>("gpu-a.rack1"));
+  std::string other = node;
+  other.replace(11, 5, "gpu-b");  // another node with the same MAC
+  EXPECT_EQ(signer.VerifyNode(other), std::nullopt);
+  std::string join = signer.IssueJoin();
+  EXPECT_TRUE(join.starts_with("berth-join."));
+  EXPECT_TRUE(signer.VerifyJoin(join));
+  EXPECT_FALSE(TokenSigner("another secret, another cluster").VerifyJoin(join));
+  // No kind is valid as another.
+  EXPECT_EQ(signer.Verify(node), std::nullopt);
+  EXPECT_EQ(signer.Verify(join), std::nullopt);
+  EXPECT_EQ(signer.VerifyNode(join), std::nullopt);
+  EXPECT_EQ(signer.VerifyNode(signer.Issue(0)), std::nullopt);
+  EXPECT_FALSE(signer.VerifyJoin(node));
+  EXPECT_FALSE(signer.VerifyJoin(signer.Issue(0)));
+  for (const char* bad : {"berth-node.", "berth-node..", "berth-node.x", "berth-join.",
+                          "berth-join.00", "berth-node.-x.00"}) {
+    EXPECT_EQ(signer.VerifyNode(bad), std::nullopt) << bad;
+    EXPECT_FALSE(signer.VerifyJoin(bad)) << bad;
+  }
+  EXPECT_TRUE(TokenSigner::ValidNodeName("node1"));
+  EXPECT_FALSE(TokenSigner::ValidNodeName(""));
+  EXPECT_FALSE(TokenSigner::ValidNodeName("a/b"));
+  EXPECT_FALSE(TokenSigner::ValidNodeName(".hidden"));
+  EXPECT_FALSE(TokenSigner::ValidNodeName(std::string(64, 'a')));
 }
 
 TEST(TokenTest, TheSecretIsMadeOnceWithMode0600) {

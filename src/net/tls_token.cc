@@ -14,6 +14,17 @@ namespace berth::net {
 namespace {
 
 constexpr std::string_view kPrefix = "berth.";
+constexpr std::string_view kNodePrefix = "berth-node.";
+constexpr std::string_view kJoinPrefix = "berth-join.";
+constexpr std::string_view kJoinMessage = "berth-join-v1";
+
+std::string UserMessage(uint32_t uid) {
+  return "berth-token-v1:" + std::to_string(uid);
+}
+
+std::string NodeMessage(std::string_view node) {
+  return "berth-node-v1:" + std::string(node);
+}
 
 std::string Hex(const unsigned char* p, size_t n) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -47,8 +58,7 @@ Result<TokenSigner> TokenSigner::LoadOrCreate(const std::string& path) {
   return TokenSigner(std::move(secret));
 }
 
-std::string TokenSigner::Mac(uint32_t uid) const {
-  std::string message = "berth-token-v1:" + std::to_string(uid);
+std::string TokenSigner::Mac(std::string_view message) const {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   HMAC(EVP_sha256(), secret_.data(), static_cast<int>(secret_.size()),
@@ -56,8 +66,13 @@ std::string TokenSigner::Mac(uint32_t uid) const {
   return Hex(mac, len);
 }
 
+bool TokenSigner::MacMatches(std::string_view message, std::string_view mac) const {
+  std::string want = Mac(message);
+  return mac.size() == want.size() && CRYPTO_memcmp(mac.data(), want.data(), want.size()) == 0;
+}
+
 std::string TokenSigner::Issue(uint32_t uid) const {
-  return std::string(kPrefix) + std::to_string(uid) + "." + Mac(uid);
+  return std::string(kPrefix) + std::to_string(uid) + "." + Mac(UserMessage(uid));
 }
 
 std::optional<uint32_t> TokenSigner::Verify(std::string_view token) const {
@@ -68,12 +83,44 @@ std::optional<uint32_t> TokenSigner::Verify(std::string_view token) const {
   uint32_t uid = 0;
   auto [end, ec] = std::from_chars(token.data(), token.data() + dot, uid);
   if (ec != std::errc() || end != token.data() + dot) return std::nullopt;
-  std::string_view mac = token.substr(dot + 1);
-  std::string want = Mac(uid);
-  if (mac.size() != want.size() || CRYPTO_memcmp(mac.data(), want.data(), want.size()) != 0) {
+  if (!MacMatches(UserMessage(uid), token.substr(dot + 1))) return std::nullopt;
+  return uid;
+}
+
+bool TokenSigner::ValidNodeName(std::string_view node) {
+  if (node.empty() || node.size() > 63 || node.front() == '.' || node.front() == '-') return false;
+  for (char c : node) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string TokenSigner::IssueNode(std::string_view node) const {
+  return std::string(kNodePrefix) + std::string(node) + "." + Mac(NodeMessage(node));
+}
+
+std::optional<std::string> TokenSigner::VerifyNode(std::string_view token) const {
+  if (!token.starts_with(kNodePrefix)) return std::nullopt;
+  token.remove_prefix(kNodePrefix.size());
+  // The MAC is the part after the last dot (node names may hold dots).
+  size_t dot = token.rfind('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  std::string_view node = token.substr(0, dot);
+  if (!ValidNodeName(node) || !MacMatches(NodeMessage(node), token.substr(dot + 1))) {
     return std::nullopt;
   }
-  return uid;
+  return std::string(node);
+}
+
+std::string TokenSigner::IssueJoin() const {
+  return std::string(kJoinPrefix) + Mac(kJoinMessage);
+}
+
+bool TokenSigner::VerifyJoin(std::string_view token) const {
+  if (!token.starts_with(kJoinPrefix)) return false;
+  return MacMatches(kJoinMessage, token.substr(kJoinPrefix.size()));
 }
 
 }  // namespace berth::net

@@ -1,6 +1,11 @@
-// Bearer tokens for the TLS API, with no daemon: a token names a uid and carries an HMAC-SHA256
-// of it under a secret only the controller reads. "berth.<uid>.<64 hex digits>".
-// Changing (deleting) the secret file revokes every token issued under it.
+// Bearer tokens for the TLS API, with no daemon: a token names who holds it and carries an
+// HMAC-SHA256 of that under a secret only the controller reads. Three kinds:
+//   "berth.<uid>.<64 hex digits>"        a user (`berth token`, kubeconfigs)
+//   "berth-node.<node>.<64 hex digits>"  one node's agent (its credential, given when it joins)
+//   "berth-join.<64 hex digits>"         the cluster's join token: may only ask for a node
+//   credential
+// Each kind MACs its own message ("berth-token-v1:", "berth-node-v1:", "berth-join-v1"), so no
+// token of one kind is valid as another. Changing (deleting) the secret file revokes them all.
 //
 // Thread safety: a TokenSigner is immutable; Issue and Verify may run concurrently.
 #ifndef BERTH_NET_TLS_TOKEN_H_
@@ -28,8 +33,20 @@ class TokenSigner {
   // anything else.
   std::optional<uint32_t> Verify(std::string_view token) const;
 
+  // A node's credential. REQUIRES: ValidNodeName(node).
+  std::string IssueNode(std::string_view node) const;
+  // The node a credential names when its MAC is right; nullopt otherwise.
+  std::optional<std::string> VerifyNode(std::string_view token) const;
+  // The cluster's join token, and whether `token` is it.
+  std::string IssueJoin() const;
+  bool VerifyJoin(std::string_view token) const;
+
+  // Node names a credential may carry: 1 to 63 of [A-Za-z0-9._-], not starting with '.' or '-'.
+  static bool ValidNodeName(std::string_view node);
+
  private:
-  std::string Mac(uint32_t uid) const;
+  std::string Mac(std::string_view message) const;
+  bool MacMatches(std::string_view message, std::string_view mac) const;
   std::string secret_;
 };
 
