@@ -22,10 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kUint32Max = std::numeric_limits<uint32_t>::max();
-// Memory in MiB: up to 2^40 MiB (an exbibyte) per node, CPU or GPU.
-constexpr int64_t kMaxMemMib = INT64_C(1) << 40;
 
 // A job being read: the TraceJob plus which keys were given.
 struct JobBuilder {
