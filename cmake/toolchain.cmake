@@ -28,6 +28,17 @@ if(BERTH_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# The fuzz targets (fuzz/, docs/fuzzing.md): every library they link is built with libFuzzer's
+# coverage instrumentation and the sanitizers; only the targets themselves link libFuzzer's main.
+if(BERTH_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "BERTH_FUZZ needs clang and libFuzzer: cmake --preset fuzz")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+                      -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
 # berth_test(NAME SOURCES... LIBS ...) adds a GoogleTest executable and registers its tests.
 include(GoogleTest)
 function(berth_test name)

@@ -1,0 +1,24 @@
+// berth's JSON Lines trace reader (sim::ParseTrace, format jsonl): one job object a line,
+// decoded with the job JSON keys plus the trace keys. Invariant: a trace that reads
+// strictly reads the same with --skip-bad, with nothing skipped.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "sim/trace.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  namespace sim = berth::sim;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  sim::ReadOptions options;
+  options.format = sim::TraceFormat::kJsonl;
+  berth::Result<sim::Trace> strict = sim::ParseTrace(text, "fuzz.jsonl", options);
+  options.skip_bad = true;
+  berth::Result<sim::Trace> lenient = sim::ParseTrace(text, "fuzz.jsonl", options);
+  if (strict.ok() &&
+      (!lenient.ok() || lenient->skipped_bad != 0 || lenient->jobs.size() != strict->jobs.size())) {
+    std::abort();
+  }
+  return 0;
+}

@@ -1,0 +1,23 @@
+// The SWF trace reader (sim::ParseTrace with the format given). Invariant: a trace that reads
+// strictly reads the same with --skip-bad, with nothing skipped.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "sim/trace.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  namespace sim = berth::sim;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  sim::ReadOptions options;
+  options.format = sim::TraceFormat::kSwf;
+  berth::Result<sim::Trace> strict = sim::ParseTrace(text, "fuzz.swf", options);
+  options.skip_bad = true;
+  berth::Result<sim::Trace> lenient = sim::ParseTrace(text, "fuzz.swf", options);
+  if (strict.ok() &&
+      (!lenient.ok() || lenient->skipped_bad != 0 || lenient->jobs.size() != strict->jobs.size())) {
+    std::abort();
+  }
+  return 0;
+}
