@@ -241,7 +241,10 @@ Status SetDependency(const json& v, core::JobSpec& s) {
 Status SetArray(const json& v, core::JobSpec& s) {
   std::string text;
   BERTH_RETURN_IF_ERROR(GetString(v, "array", &text));
-  Result<core::ArraySpec> a = core::ParseArraySpec(text);
+  // Slurm's ceiling, not a cluster's MaxArraySize: the controller's ClusterState::Submit checks
+  // the task ids against the cluster's own limit (as slurmctld does), which may be above the
+  // default 1001.
+  Result<core::ArraySpec> a = core::ParseArraySpec(text, core::kSlurmMaxArraySize);
   if (!a.ok()) return KeyError("array", a.status().message());
   s.array = std::move(a).value();
   return Status::Ok();

@@ -52,6 +52,21 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   EXPECT_EQ(e2.script_args, e.script_args);
 }
 
+// Found by fuzzing (fuzz/corpus/sbatch_script/array-above-1001): sbatch accepted
+// --array=100,200,3010 and the API refused it with the default MaxArraySize (1001), also on a
+// cluster whose MaxArraySize allows 3010. The decoder takes any id below Slurm's ceiling; the
+// cluster's own limit is ClusterState::Submit's to check, as slurmctld does.
+TEST(JobJsonTest, ArrayIdsAboveTheDefaultMaxArraySizeDecode) {
+  core::JobSpec s;
+  core::JobExecSpec e;
+  ASSERT_TRUE(DecodeJob(json::parse(R"({"array": "100,200,3010"})"), &s, &e).ok());
+  EXPECT_EQ(s.array.task_ids, (std::vector<int32_t>{100, 200, 3010}));
+  EXPECT_TRUE(DecodeJob(json::parse(R"({"array": "4000000"})"), &s, &e).ok());
+  Status st = DecodeJob(json::parse(R"({"array": "4000001"})"), &s, &e);
+  EXPECT_NE(st.message().find("is not below MaxArraySize (4000001)"), std::string::npos)
+      << st.message();
+}
+
 TEST(JobJsonTest, ErrorsNameTheKey) {
   struct Case {
     const char* json;

@@ -8,9 +8,6 @@
 namespace berth::core {
 namespace {
 
-// Slurm refuses a MaxArraySize above this.
-constexpr int32_t kSlurmMaxArraySize = 4000001;
-
 bool IsDigit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -40,9 +37,10 @@ void SkipCloseBracket(std::string_view tok, size_t* pos) {
 }
 
 // One comma-separated part: "N", "A-B" or "A-B:S", optionally wrapped in '[' ']' as Slurm
-// allows. Sets the task ids in `bits` (whose size is MaxArraySize).
-Status ParseToken(std::string_view tok, std::string_view text, std::vector<bool>* bits) {
-  const auto max = static_cast<int64_t>(bits->size());
+// allows. Sets the task ids in `bits`, growing it to the largest id (ids are below `max`, the
+// MaxArraySize): sized so, a short array costs little whatever the MaxArraySize.
+Status ParseToken(std::string_view tok, std::string_view text, int64_t max,
+                  std::vector<bool>* bits) {
   size_t pos = tok[0] == '[' ? 1 : 0;
   BERTH_ASSIGN_OR_RETURN(int64_t first, ReadNumber(tok, &pos, text));
   SkipCloseBracket(tok, &pos);
@@ -71,6 +69,7 @@ Status ParseToken(std::string_view tok, std::string_view text, std::vector<bool>
                     "task id " + std::to_string(last) + " is not below MaxArraySize (" +
                         std::to_string(max) + ")");
   }
+  if (bits->size() <= static_cast<size_t>(last)) bits->resize(static_cast<size_t>(last) + 1);
   for (int64_t i = first; i <= last; i += step) (*bits)[static_cast<size_t>(i)] = true;
   return Status::Ok();
 }
@@ -104,14 +103,14 @@ Result<ArraySpec> ParseArraySpec(std::string_view text, int32_t max_array_size) 
   if (percent != std::string_view::npos) {
     BERTH_ASSIGN_OR_RETURN(spec.max_running, ParseThrottle(text.substr(percent + 1), text));
   }
-  std::vector<bool> bits(static_cast<size_t>(max_array_size), false);
+  std::vector<bool> bits;
   bool any_token = false;
   size_t start = 0;
   while (start <= body.size()) {
     size_t comma = body.find(',', start);
     std::string_view tok = body.substr(start, comma - start);
     if (!tok.empty()) {  // like strtok(), empty parts between commas are skipped
-      BERTH_RETURN_IF_ERROR(ParseToken(tok, text, &bits));
+      BERTH_RETURN_IF_ERROR(ParseToken(tok, text, max_array_size, &bits));
       any_token = true;
     }
     if (comma == std::string_view::npos) break;

@@ -20,6 +20,9 @@ struct ArraySpec {
   friend bool operator==(const ArraySpec&, const ArraySpec&) = default;
 };
 
+// Slurm's ceiling on MaxArraySize (read_config.c): no cluster allows a task id at or above it.
+inline constexpr int32_t kSlurmMaxArraySize = 4000001;
+
 // Parses Slurm's --array syntax. Task ids must be >= 0 and < max_array_size (Slurm's
 // MaxArraySize, default 1001). Errors name the offending part, e.g. "bad array range '5-2'".
 Result<ArraySpec> ParseArraySpec(std::string_view text, int32_t max_array_size = 1001);
