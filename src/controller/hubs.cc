@@ -1,5 +1,6 @@
 #include "controller/hubs.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace berth::controller {
@@ -52,7 +53,9 @@ void WatchHub::Publish(std::vector<std::string> events) {
   if (events.empty()) return;
   {
     std::lock_guard<std::mutex> l(mu_);
-    for (std::string& e : events) events_.push_back(std::move(e));
+    for (std::string& e : events) {
+      events_.push_back(std::make_shared<const std::string>(std::move(e)));
+    }
     while (events_.size() > capacity_) {
       events_.pop_front();
       ++first_;
@@ -61,18 +64,24 @@ void WatchHub::Publish(std::vector<std::string> events) {
   cv_.notify_all();
 }
 
-std::vector<std::string> WatchHub::Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost) {
+WatchBatch WatchHub::Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost) {
   std::unique_lock<std::mutex> l(mu_);
   auto end = [&] { return first_ + events_.size(); };
   if (from >= end() && !shutdown_) {
     cv_.wait_for(l, std::chrono::milliseconds(wait_ms), [&] { return shutdown_ || from < end(); });
   }
   *lost = from < first_;
-  uint64_t start = std::max(from, first_);
-  std::vector<std::string> out(events_.begin() + static_cast<ptrdiff_t>(start - first_),
-                               events_.end());
-  *next = end();
-  return out;
+  std::vector<WatchEvent> out;
+  size_t bytes = 0;
+  uint64_t seq = std::clamp(from, first_, end());
+  for (; seq < end(); ++seq) {
+    const WatchEvent& e = events_[seq - first_];
+    if (!out.empty() && bytes + e->size() > max_read_bytes_) break;
+    bytes += e->size();
+    out.push_back(e);
+  }
+  *next = seq;
+  return WatchBatch(std::move(out));
 }
 
 uint64_t WatchHub::Next() {

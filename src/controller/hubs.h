@@ -2,7 +2,10 @@
 //   AgentHub: per node, an ordered queue of commands (launch, cancel, signal) that the node's
 //     agent long-polls; commands stay until the agent acknowledges a later sequence number, so a
 //     restarted agent sees them again (agents treat them idempotently).
-//   WatchHub: a bounded log of change events (JSON lines) for watch streams.
+//   WatchHub: a bounded log of change events (JSON lines) for watch streams. Each event is kept
+//     once, immutable, and shared with every reader that reads it; one read hands out at most
+//     about max_read_bytes of events, so the memory that readers hold is bounded per reader,
+//     whatever their backlog.
 #ifndef BERTH_CONTROLLER_HUBS_H_
 #define BERTH_CONTROLLER_HUBS_H_
 
@@ -10,6 +13,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -43,14 +47,78 @@ class AgentHub {
   bool shutdown_ = false;
 };
 
+// One published event: immutable, shared by the hub and every reader holding it.
+using WatchEvent = std::shared_ptr<const std::string>;
+
+// The events one WatchHub::Read returned, in order. It iterates as strings (const
+// std::string&), so a caller can walk it like a std::vector<std::string>; holding it keeps
+// those events alive even after the hub dropped them, and copies no text.
+class WatchBatch {
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = std::string;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const std::string*;
+    using reference = const std::string&;
+
+    const_iterator() = default;
+    explicit const_iterator(std::vector<WatchEvent>::const_iterator it) : it_(it) {}
+    reference operator*() const { return **it_; }
+    pointer operator->() const { return it_->get(); }
+    reference operator[](difference_type n) const { return *it_[n]; }
+    const_iterator& operator++() { return ++it_, *this; }
+    const_iterator operator++(int) { return const_iterator(it_++); }
+    const_iterator& operator--() { return --it_, *this; }
+    const_iterator operator--(int) { return const_iterator(it_--); }
+    const_iterator& operator+=(difference_type n) { return it_ += n, *this; }
+    const_iterator& operator-=(difference_type n) { return it_ -= n, *this; }
+    friend const_iterator operator+(const_iterator a, difference_type n) { return a += n; }
+    friend const_iterator operator+(difference_type n, const_iterator a) { return a += n; }
+    friend const_iterator operator-(const_iterator a, difference_type n) { return a -= n; }
+    friend difference_type operator-(const const_iterator& a, const const_iterator& b) {
+      return a.it_ - b.it_;
+    }
+    friend auto operator<=>(const const_iterator&, const const_iterator&) = default;
+
+   private:
+    std::vector<WatchEvent>::const_iterator it_;
+  };
+  using value_type = std::string;
+  using iterator = const_iterator;
+
+  WatchBatch() = default;
+  explicit WatchBatch(std::vector<WatchEvent> events) : events_(std::move(events)) {}
+
+  bool empty() const { return events_.empty(); }
+  size_t size() const { return events_.size(); }
+  const std::string& operator[](size_t i) const { return *events_[i]; }
+  const_iterator begin() const { return const_iterator(events_.begin()); }
+  const_iterator end() const { return const_iterator(events_.end()); }
+  // The events themselves, to keep or pass on without copying their text.
+  const std::vector<WatchEvent>& shared() const { return events_; }
+  // A copy of the text, for callers that keep a std::vector<std::string>.
+  operator std::vector<std::string>() const { return {begin(), end()}; }  // NOLINT
+
+ private:
+  std::vector<WatchEvent> events_;
+};
+
 class WatchHub {
  public:
-  explicit WatchHub(size_t capacity = 100000) : capacity_(capacity) {}
+  // Keeps the latest `capacity` events; one Read returns events up to `max_read_bytes` of text
+  // (at least one event when any is there).
+  explicit WatchHub(size_t capacity = 100000, size_t max_read_bytes = 64 << 10)
+      : capacity_(capacity), max_read_bytes_(max_read_bytes) {}
   void Publish(std::vector<std::string> events);
   // Events with sequence >= from (the first call passes the value of Next()), waiting up to
-  // wait_ms. Sets *next to the sequence after the last returned. *lost is true when events
-  // were dropped before the watcher read them (it fell too far behind).
-  std::vector<std::string> Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost);
+  // wait_ms, oldest first and no more than max_read_bytes of them: a reader with a larger
+  // backlog gets the rest from the following calls, which do not wait. Sets *next to the
+  // sequence after the last returned. *lost is true when events were dropped before the watcher
+  // read them (it fell more than `capacity` events behind); the batch then starts at the oldest
+  // event kept.
+  WatchBatch Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost);
   uint64_t Next();
   // Numbers the events from `sequence` on. REQUIRES: nothing was published yet. The controller
   // starts at the wall clock in microseconds, so that the numbers (the Kubernetes face's
@@ -61,9 +129,10 @@ class WatchHub {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::string> events_;
+  std::deque<WatchEvent> events_;
   uint64_t first_ = 0;  // sequence of events_.front()
-  size_t capacity_;
+  const size_t capacity_;
+  const size_t max_read_bytes_;
   bool shutdown_ = false;
 };
 

@@ -2,8 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+
 namespace berth::controller {
 namespace {
+
+std::vector<std::string> Texts(const WatchBatch& batch) {
+  return {batch.begin(), batch.end()};
+}
 
 TEST(WatchHubTest, ReadsReturnEventsFromASequenceAndSayWhereTheyEnd) {
   WatchHub hub;
@@ -12,7 +19,7 @@ TEST(WatchHubTest, ReadsReturnEventsFromASequenceAndSayWhereTheyEnd) {
   hub.Publish({"c"});
   uint64_t next = 0;
   bool lost = true;
-  EXPECT_EQ(hub.Read(1, 0, &next, &lost), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(Texts(hub.Read(1, 0, &next, &lost)), (std::vector<std::string>{"b", "c"}));
   EXPECT_EQ(next, 3u);
   EXPECT_FALSE(lost);
   EXPECT_TRUE(hub.Read(3, 0, &next, &lost).empty());
@@ -24,7 +31,7 @@ TEST(WatchHubTest, AReaderThatFellBehindTheCapacityIsToldItLostEvents) {
   hub.Publish({"a", "b", "c"});
   uint64_t next = 0;
   bool lost = false;
-  EXPECT_EQ(hub.Read(0, 0, &next, &lost), (std::vector<std::string>{"b", "c"}));
+  EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{"b", "c"}));
   EXPECT_TRUE(lost);
   EXPECT_EQ(next, 3u);
 }
@@ -37,11 +44,115 @@ TEST(WatchHubTest, StartAtNumbersEventsFromTheGivenSequence) {
   EXPECT_EQ(hub.Next(), 1'000'001u);
   uint64_t next = 0;
   bool lost = false;
-  EXPECT_EQ(hub.Read(1'000'000, 0, &next, &lost), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Texts(hub.Read(1'000'000, 0, &next, &lost)), (std::vector<std::string>{"x"}));
   EXPECT_FALSE(lost);
   // A reader holding a number from before the start lost what came before it.
-  EXPECT_EQ(hub.Read(5, 0, &next, &lost), (std::vector<std::string>{"x"}));
+  EXPECT_EQ(Texts(hub.Read(5, 0, &next, &lost)), (std::vector<std::string>{"x"}));
   EXPECT_TRUE(lost);
+}
+
+// The regression of issue 8's load bench: 1,000 watch streams each held their own copy of their
+// whole backlog (3 GiB of controller RSS). Readers now share the hub's one copy of each event.
+TEST(WatchHubTest, ManyReadersShareOneCopyOfEachEvent) {
+  WatchHub hub(1000, 1 << 20);  // all 100 events in one read
+  std::vector<std::string> events;
+  for (int i = 0; i < 100; ++i)
+    events.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
+  hub.Publish(events);
+  std::vector<WatchBatch> readers;
+  for (int r = 0; r < 1000; ++r) {
+    uint64_t next = 0;
+    bool lost = true;
+    readers.push_back(hub.Read(0, 0, &next, &lost));
+    ASSERT_EQ(readers.back().size(), 100u);
+    EXPECT_EQ(next, 100u);
+    EXPECT_FALSE(lost);
+  }
+  std::set<const char*> texts;  // distinct text buffers among all the readers' events
+  for (const WatchBatch& b : readers) {
+    for (const std::string& e : b) texts.insert(e.data());
+  }
+  EXPECT_EQ(texts.size(), 100u);  // not 100 x 1,000
+  for (size_t i = 0; i < 100; ++i) {
+    EXPECT_EQ(readers[0].shared()[i].get(), readers[999].shared()[i].get());
+    EXPECT_EQ(readers[0].shared()[i].use_count(), 1001);  // the hub and the 1,000 readers
+    EXPECT_EQ(readers[0][i], events[i]);
+  }
+}
+
+TEST(WatchHubTest, AReadReturnsAtMostMaxReadBytesAndTheRestOnTheNextReads) {
+  WatchHub hub(100, 3000);
+  for (int i = 0; i < 10; ++i) hub.Publish({std::string(1000, static_cast<char>('0' + i))});
+  uint64_t next = 0;
+  bool lost = true;
+  std::vector<std::string> all;
+  std::vector<size_t> sizes;
+  while (next < hub.Next()) {
+    // The backlog is there: these reads do not wait, however long they may.
+    WatchBatch b = hub.Read(next, 60'000, &next, &lost);
+    EXPECT_FALSE(lost);
+    sizes.push_back(b.size());
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  EXPECT_EQ(sizes, (std::vector<size_t>{3, 3, 3, 1}));
+  ASSERT_EQ(all.size(), 10u);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(all[i], std::string(1000, static_cast<char>('0' + i)));
+}
+
+TEST(WatchHubTest, AnEventLargerThanMaxReadBytesIsReturnedAlone) {
+  WatchHub hub(100, 10);
+  hub.Publish({std::string(100, 'x'), "y"});
+  uint64_t next = 0;
+  bool lost = true;
+  EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{std::string(100, 'x')}));
+  EXPECT_EQ(next, 1u);
+  EXPECT_EQ(Texts(hub.Read(next, 0, &next, &lost)), (std::vector<std::string>{"y"}));
+  EXPECT_EQ(next, 2u);
+  EXPECT_FALSE(lost);
+}
+
+TEST(WatchHubTest, AReaderThatFellBehindGetsABoundedBatchFromTheOldestKept) {
+  WatchHub hub(4, 2);
+  hub.Publish({"a", "b", "c", "d", "e", "f"});  // keeps c..f
+  uint64_t next = 0;
+  bool lost = false;
+  EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{"c", "d"}));
+  EXPECT_TRUE(lost);
+  EXPECT_EQ(next, 4u);
+  EXPECT_EQ(Texts(hub.Read(next, 0, &next, &lost)), (std::vector<std::string>{"e", "f"}));
+  EXPECT_FALSE(lost);
+  EXPECT_EQ(next, 6u);
+}
+
+TEST(WatchHubTest, ABatchKeepsItsEventsAfterTheHubDroppedThem) {
+  WatchHub hub(1);
+  hub.Publish({"a"});
+  uint64_t next = 0;
+  bool lost = false;
+  WatchBatch held = hub.Read(0, 0, &next, &lost);
+  hub.Publish({"b", "c"});  // "a" leaves the hub
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0], "a");
+  EXPECT_EQ(held.shared()[0].use_count(), 1);  // the batch is the last holder: freed with it
+}
+
+TEST(WatchHubTest, ABatchConvertsToAVectorOfStringsForOlderCallers) {
+  WatchHub hub;
+  hub.Publish({"a", "b"});
+  uint64_t next = 0;
+  bool lost = false;
+  std::vector<std::string> events = hub.Read(0, 0, &next, &lost);
+  EXPECT_EQ(events, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(WatchHubTest, ShutdownWakesAWaitingReader) {
+  WatchHub hub;
+  std::thread stopper([&] { hub.Shutdown(); });
+  uint64_t next = 0;
+  bool lost = false;
+  EXPECT_TRUE(hub.Read(0, 60'000, &next, &lost).empty());  // returns long before a minute
+  stopper.join();
+  EXPECT_EQ(next, 0u);
 }
 
 }  // namespace
