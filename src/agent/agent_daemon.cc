@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -43,6 +44,16 @@ struct Agent::Impl {
   DetectedNode detected;
   int heartbeat_s = 5;
   std::atomic<bool> registered{false};
+  // Talking to the controller: for a tls: address, the bearer credential of this node.
+  net::ClientOptions client_options;
+  std::mutex credential_mu;
+  std::string credential;  // guarded by credential_mu
+  // Fencing: the last time the controller answered (or was plainly not running: see
+  // NoteFailure), in SteadyMs(); the fence time the controller asked for; whether the jobs were
+  // fenced off since the last answer.
+  std::atomic<int64_t> last_contact_ms{0};
+  std::atomic<int> fence_s{0};
+  std::atomic<bool> fenced{false};
   // For GET /metrics (--metrics-listen).
   std::atomic<uint64_t> jobs_started{0};
   std::atomic<uint64_t> jobs_ended{0};
@@ -50,6 +61,149 @@ struct Agent::Impl {
 
   std::string FolderOf(uint32_t job_id, int32_t attempt) const {
     return jobs_dir + "/" + std::to_string(job_id) + "." + std::to_string(attempt);
+  }
+
+  static int64_t SteadyMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  bool Tls() const { return opt.controller.starts_with("tls:"); }
+
+  Result<std::unique_ptr<net::HttpClient>> Connect(int timeout_ms, const std::string& bearer) {
+    net::ClientOptions o = client_options;
+    o.timeout_ms = timeout_ms;
+    o.bearer_token = bearer;
+    Result<std::unique_ptr<net::HttpClient>> c = net::HttpClient::Connect(opt.controller, o);
+    if (!c.ok()) NoteFailure(c.status());
+    return c;
+  }
+
+  Result<std::unique_ptr<net::HttpClient>> Connect(int timeout_ms) {
+    std::string bearer;
+    if (Tls()) {
+      std::lock_guard<std::mutex> l(credential_mu);
+      bearer = credential;
+    }
+    return Connect(timeout_ms, bearer);
+  }
+
+  // The controller answered: the fence clock starts again.
+  void NoteContact() {
+    last_contact_ms = SteadyMs();
+    fenced = false;
+  }
+  // A controller that is not running (its port refuses, its socket is gone) cannot be declaring
+  // this node down: a restarted controller gives every node its node timeout afresh. Only
+  // silence (timeouts, unreachable networks) counts towards the fence.
+  void NoteFailure(const Status& st) {
+    const std::string& m = st.message();
+    if (m.find("Connection refused") != std::string::npos ||
+        m.find("No such file or directory") != std::string::npos) {
+      last_contact_ms = SteadyMs();
+    }
+  }
+
+  std::string CredentialPath() const {
+    return opt.credential_file.empty() ? opt.state_dir + "/credential" : opt.credential_file;
+  }
+
+  // For a tls: controller: the node's credential from its file, or by joining with the join
+  // token (then kept in the file). PERMISSION_DENIED when the controller refuses the join token
+  // or there is neither; UNAVAILABLE to try again.
+  Status EnsureCredential() {
+    if (!Tls()) return Status::Ok();
+    {
+      std::lock_guard<std::mutex> l(credential_mu);
+      if (!credential.empty()) return Status::Ok();
+    }
+    if (Result<std::string> saved = ReadFile(CredentialPath()); saved.ok()) {
+      std::string c = *saved;
+      while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.pop_back();
+      if (!c.empty()) {
+        std::lock_guard<std::mutex> l(credential_mu);
+        credential = c;
+        return Status::Ok();
+      }
+    }
+    if (opt.join_token.empty()) {
+      return Status::PermissionDenied("no credential in " + CredentialPath() +
+                                      " and no join token (berth agent --join-token)");
+    }
+    Result<std::unique_ptr<net::HttpClient>> connected = Connect(10000, opt.join_token);
+    if (!connected.ok()) {
+      // A certificate the CA does not sign: say so, and try again (the CA file may be fixed).
+      if (connected.status().code() == StatusCode::kPermissionDenied) {
+        Log("%s", connected.status().message());
+        return Status::Unavailable(connected.status().message());
+      }
+      return connected.status();
+    }
+    std::unique_ptr<net::HttpClient> c = std::move(*connected);
+    BERTH_ASSIGN_OR_RETURN(net::ClientResponse r,
+                           c->Request("POST", "/v1/agents/join", json{{"node", node}}.dump()));
+    NoteContact();
+    if (r.status == 401 || r.status == 403) {
+      return Status::PermissionDenied("the controller refused the join token: " + r.body);
+    }
+    if (r.status != 200) return Status::Unavailable("join refused: " + r.body);
+    json reply = json::parse(r.body, nullptr, false);
+    if (!reply.is_object() || !reply.contains("credential") || !reply["credential"].is_string()) {
+      return Status::Unavailable("join: the controller sent no credential");
+    }
+    std::string c2 = reply["credential"].get<std::string>();
+    BERTH_RETURN_IF_ERROR(WriteFileAtomic(CredentialPath(), c2 + "\n", 0600));
+    Log("joined the cluster; credential in %s", CredentialPath());
+    std::lock_guard<std::mutex> l(credential_mu);
+    credential = c2;
+    return Status::Ok();
+  }
+
+  // The controller does not know this credential (its secret changed): join again if we can.
+  Status ForgetCredential() {
+    if (opt.join_token.empty()) {
+      return Status::PermissionDenied("the controller refuses this node's credential (" +
+                                      CredentialPath() + ") and there is no join token");
+    }
+    ::unlink(CredentialPath().c_str());
+    std::lock_guard<std::mutex> l(credential_mu);
+    credential.clear();
+    return Status::Ok();
+  }
+
+  // Kills every job here at once when the controller has been silent for the fence time, so that
+  // none still runs when the controller, which calls the node down at twice that, requeues it.
+  void CheckFence() {
+    const int f = opt.fence_s >= 0 ? opt.fence_s : fence_s.load();
+    if (f <= 0 || fenced || !registered) return;
+    const int64_t silent_ms = SteadyMs() - last_contact_ms;
+    if (silent_ms <= int64_t{f} * 1000) return;
+    fenced = true;
+    const std::string why = "fenced: the node lost the controller for " +
+                            std::to_string(silent_ms / 1000) + " s (fence time " +
+                            std::to_string(f) + " s)";
+    int n = 0;
+    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+      if (!SupervisorRunning(dir) || ReadResult(dir)) continue;
+      (void)WriteFileAtomic(dir + "/fenced", why + "\n", 0644);
+      (void)SignalJob(dir, SIGKILL, false);
+      ++n;
+    }
+    Log("%s", why + "; killed " + std::to_string(n) + " job(s)");
+  }
+
+  // An attempt's result; one the agent fenced off says so.
+  std::optional<JobResult> ResultOf(const std::string& dir) const {
+    std::optional<JobResult> r = ReadResult(dir);
+    if (!r) return r;
+    if (Result<std::string> why = ReadFile(dir + "/fenced"); why.ok()) {
+      r->fenced = true;
+      r->state = "NODE_FAIL";
+      r->message = *why;
+      while (!r->message.empty() && r->message.back() == '\n') r->message.pop_back();
+    }
+    return r;
   }
 
   json NodeJson() const {
@@ -89,7 +243,7 @@ struct Agent::Impl {
       }
       if (starting.count(*key)) continue;
       json j = {{"job_id", key->first}, {"attempt", key->second}};
-      if (std::optional<JobResult> r = ReadResult(dir)) {
+      if (std::optional<JobResult> r = ResultOf(dir)) {
         j["result"] = json::parse(EncodeJobResult(*r));
       } else if (!SupervisorRunning(dir)) {
         JobResult lost;
@@ -108,9 +262,15 @@ struct Agent::Impl {
     json body = {{"node", NodeJson()}, {"jobs", LocalJobs()}};
     BERTH_ASSIGN_OR_RETURN(net::ClientResponse r,
                            c.Request("POST", "/v1/agents/register", body.dump()));
+    NoteContact();
+    if (r.status == 401) return Status::FailedPrecondition("credential refused: " + r.body);
+    if (r.status == 403) return Status::PermissionDenied("registration refused: " + r.body);
     if (r.status != 200) return Status::Unavailable("registration refused: " + r.body);
     json reply = json::parse(r.body, nullptr, false);
-    if (reply.is_object()) heartbeat_s = reply.value("heartbeat_s", 5);
+    if (reply.is_object()) {
+      heartbeat_s = reply.value("heartbeat_s", 5);
+      fence_s = reply.value("fence_s", 0);
+    }
     // Results sent with the registration are known to the controller now.
     for (const std::string& dir : ListJobDirs(jobs_dir)) {
       if (ReadResult(dir) && RemoveJobDir(dir).ok()) ++jobs_ended;
@@ -246,7 +406,7 @@ struct Agent::Impl {
     json events = json::array();
     std::vector<std::string> done;
     for (const std::string& dir : ListJobDirs(jobs_dir)) {
-      std::optional<JobResult> r = ReadResult(dir);
+      std::optional<JobResult> r = ResultOf(dir);
       if (!r || SupervisorRunning(dir)) continue;
       events.push_back({{"kind", "ended"}, {"result", json::parse(EncodeJobResult(*r))}});
       done.push_back(dir);
@@ -254,7 +414,10 @@ struct Agent::Impl {
     BERTH_ASSIGN_OR_RETURN(
         net::ClientResponse resp,
         c.Request("POST", "/v1/agents/" + node + "/status", json{{"events", events}}.dump()));
-    if (resp.status == 409) return Status::FailedPrecondition("must register again");
+    NoteContact();
+    if (resp.status == 409 || resp.status == 401) {
+      return Status::FailedPrecondition("must register again");
+    }
     if (resp.status != 200) return Status::Unavailable("status refused: " + resp.body);
     for (const std::string& dir : done) (void)RemoveJobDir(dir);
     jobs_ended += done.size();
@@ -357,6 +520,13 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   Impl& im = *impl_;
   mkdir(im.opt.state_dir.c_str(), 0755);
   mkdir(im.jobs_dir.c_str(), 0755);
+  if (im.Tls()) {
+    if (im.opt.ca_file.empty()) {
+      return Status::InvalidArgument(
+          "a tls: controller address needs the controller's CA (--ca-file)");
+    }
+    im.client_options.tls_ca_file = im.opt.ca_file;
+  }
   BERTH_ASSIGN_OR_RETURN(im.detected, DetectNode());
   im.RemoveUnstarted();
   im.StartLaunchers(8);
@@ -370,16 +540,19 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     }
     metrics = std::move(*started);
   }
+  im.last_contact_ms = Impl::SteadyMs();
   std::atomic<bool>& registered = im.registered;
   std::atomic<bool> need_register{true};
+  std::atomic<bool> done{false};  // stop, or a refusal that ends the agent
   // The reporter: looks for ended attempts every 50 ms and reports them at once; otherwise
-  // sends a heartbeat every heartbeat_s.
+  // sends a heartbeat every heartbeat_s. It also keeps the fence.
   std::thread reporter([&] {
     std::unique_ptr<net::HttpClient> c;
     auto last = std::chrono::steady_clock::now();
-    while (!stop) {
+    while (!stop && !done) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (stop || !registered) continue;
+      if (stop || done || !registered) continue;
+      im.CheckFence();
       bool ended = false;
       for (const std::string& dir : ListJobDirs(im.jobs_dir)) {
         if (ReadResult(dir) && !SupervisorRunning(dir)) ended = true;
@@ -388,36 +561,59 @@ Status Agent::Run(const std::atomic<bool>& stop) {
       if (!ended && now - last < std::chrono::seconds(im.heartbeat_s)) continue;
       last = now;
       if (!c) {
-        Result<std::unique_ptr<net::HttpClient>> r =
-            net::HttpClient::Connect(im.opt.controller, 10000);
+        Result<std::unique_ptr<net::HttpClient>> r = im.Connect(10000);
         if (!r.ok()) continue;
         c = std::move(*r);
       }
       Status st = im.Report(*c);
       if (st.code() == StatusCode::kFailedPrecondition) need_register = true;
-      if (!st.ok()) c.reset();
+      if (!st.ok()) {
+        im.NoteFailure(st);
+        c.reset();
+      }
     }
   });
+  auto finish = [&](Status result) {
+    done = true;
+    reporter.join();
+    im.StopLaunchers();
+    return result;
+  };
   std::unique_ptr<net::HttpClient> c;
   uint64_t after = 0;
   int backoff_ms = 100;
+  auto back_off = [&] {
+    c.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+    backoff_ms = std::min(backoff_ms * 2, 5000);
+  };
   while (!stop) {
+    if (Status st = im.EnsureCredential(); !st.ok()) {
+      if (st.code() == StatusCode::kPermissionDenied) return finish(st);
+      im.NoteFailure(st);
+      back_off();
+      continue;
+    }
     if (!c) {
-      Result<std::unique_ptr<net::HttpClient>> r =
-          net::HttpClient::Connect(im.opt.controller, im.opt.poll_wait_ms + 10000);
+      Result<std::unique_ptr<net::HttpClient>> r = im.Connect(im.opt.poll_wait_ms + 10000);
       if (!r.ok()) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-        backoff_ms = std::min(backoff_ms * 2, 5000);
+        if (r.status().code() == StatusCode::kPermissionDenied) {
+          Log("%s", r.status().message());  // a certificate the CA did not sign: say so, go on
+        }
+        back_off();
         continue;
       }
       c = std::move(*r);
     }
     if (need_register) {
       Status st = im.Register(*c);
+      if (st.code() == StatusCode::kPermissionDenied) return finish(st);
+      if (st.code() == StatusCode::kFailedPrecondition) {  // the credential is not known
+        if (Status f = im.ForgetCredential(); !f.ok()) return finish(f);
+      }
       if (!st.ok()) {
-        c.reset();
-        std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-        backoff_ms = std::min(backoff_ms * 2, 5000);
+        im.NoteFailure(st);
+        back_off();
         continue;
       }
       need_register = false;
@@ -429,10 +625,13 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     Result<net::ClientResponse> r =
         c->Request("GET", "/v1/agents/" + im.node + "/commands?after=" + std::to_string(after) +
                               "&wait_ms=" + std::to_string(wait));
+    if (r.ok()) im.NoteContact();
     if (!r.ok() || r->status != 200) {
+      if (!r.ok()) im.NoteFailure(r.status());
       c.reset();
-      if (r.ok() && r->status == 403)
-        return Status::PermissionDenied("the controller refuses this agent");
+      if (r.ok() && r->status == 403) {
+        return finish(Status::PermissionDenied("the controller refuses this agent: " + r->body));
+      }
       need_register = true;
       continue;
     }
@@ -443,9 +642,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
       im.Handle(cmd);
     }
   }
-  reporter.join();
-  im.StopLaunchers();
-  return Status::Ok();
+  return finish(Status::Ok());
 }
 
 }  // namespace berth::agent

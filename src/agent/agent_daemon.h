@@ -16,7 +16,15 @@
 namespace berth::agent {
 
 struct AgentOptions {
-  std::string controller;    // "unix:/path/controller.sock" or "tcp:host:port"
+  // "unix:/path/controller.sock", or "tls:host:port" for a controller on another host (its TLS
+  // API; docs/security.md): the agent then needs ca_file, and join_token or a credential.
+  std::string controller;
+  std::string ca_file;          // the controller's CA (PEM), for tls: addresses
+  std::string join_token;       // the cluster's join token: exchanged once for the credential
+  std::string credential_file;  // "" = state_dir/credential (0600)
+  // Seconds without reaching the controller after which the agent kills its jobs (fencing);
+  // -1 = what the controller says at registration (half its node timeout), 0 = never.
+  int fence_s = -1;
   std::string node_name;     // "" = the short host name
   std::string state_dir;     // job folders go in state_dir/jobs
   std::string berth_binary;  // for `berth supervise`

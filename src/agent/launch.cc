@@ -174,6 +174,7 @@ void VisitJobResult(Visitor&& v, R& r) {
   v("max_rss_mib", r.max_rss_mib);
   v("gpu_utilization", r.gpu_utilization);
   v("message", r.message);
+  v("fenced", r.fenced);
 }
 
 struct Writer {

@@ -90,6 +90,9 @@ struct JobResult {
   int64_t max_rss_mib = 0;      // memory high-water mark
   double gpu_utilization = -1;  // mean over its GPUs in percent; -1 when not measured
   std::string message;          // for humans: why it failed to start, what it could not enforce
+  // The agent killed it after losing the controller for its fence time (docs/security.md): the
+  // controller ends it NODE_FAIL (requeued if it may be), as for a node it finds down.
+  bool fenced = false;
 };
 
 std::string EncodeLaunchSpec(const LaunchSpec& spec);

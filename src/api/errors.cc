@@ -36,7 +36,13 @@ nlohmann::json ErrorBody(const Status& status) {
 Status StatusFromHttp(int http_status, std::string_view body) {
   if (http_status >= 200 && http_status < 300) return Status::Ok();
   std::string message = "HTTP " + std::to_string(http_status);
+  // What the HTTP status says, unless the body names a code (401 has no code of its own: it
+  // comes back as PERMISSION_DENIED, with the server's message).
   StatusCode code = StatusCode::kInternal;
+  if (http_status == 404) code = StatusCode::kNotFound;
+  if (http_status == 403 || http_status == 401) code = StatusCode::kPermissionDenied;
+  if (http_status == 503) code = StatusCode::kUnavailable;
+  if (http_status == 400) code = StatusCode::kInvalidArgument;
   try {
     nlohmann::json j = nlohmann::json::parse(body);
     const nlohmann::json& e = j.at("error");
@@ -46,10 +52,6 @@ Status StatusFromHttp(int http_status, std::string_view body) {
       if (StatusCodeName(static_cast<StatusCode>(c)) == name) code = static_cast<StatusCode>(c);
     }
   } catch (const std::exception&) {
-    if (http_status == 404) code = StatusCode::kNotFound;
-    if (http_status == 403 || http_status == 401) code = StatusCode::kPermissionDenied;
-    if (http_status == 503) code = StatusCode::kUnavailable;
-    if (http_status == 400) code = StatusCode::kInvalidArgument;
   }
   return Status(code, message);
 }

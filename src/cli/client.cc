@@ -44,7 +44,25 @@ std::string FindSocket() {
 
 Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
   std::string where = address.empty() ? "unix:" + FindSocket() : address;
-  Result<std::unique_ptr<net::HttpClient>> http = net::HttpClient::Connect(where, 60000);
+  net::ClientOptions options;
+  options.timeout_ms = 60000;
+  // A controller on another host: its HTTPS API with a bearer token (docs/security.md).
+  const char* server = std::getenv("BERTH_SERVER");
+  if (address.empty() && server != nullptr && *server != '\0') {
+    std::string s = server;
+    if (s.starts_with("https://")) s = s.substr(8);
+    while (s.ends_with("/")) s.pop_back();
+    where = "tls:" + s;
+    const char* token = std::getenv("BERTH_TOKEN");
+    if (token == nullptr || *token == '\0') {
+      return Status::PermissionDenied(
+          "BERTH_SERVER is set but BERTH_TOKEN is not (get one with `berth token` on the "
+          "controller's host)");
+    }
+    options.bearer_token = token;
+    if (const char* ca = std::getenv("BERTH_CA_FILE"); ca != nullptr) options.tls_ca_file = ca;
+  }
+  Result<std::unique_ptr<net::HttpClient>> http = net::HttpClient::Connect(where, options);
   if (!http.ok()) {
     return Status::Unavailable("cannot reach the berth controller at " + where +
                                " (is `berth up` running? " + http.status().message() + ")");

@@ -16,6 +16,8 @@ const std::vector<Command>& Commands() {
       {"resume", "resume a node: berth resume NODE", &NodeActionMain},
       {"kubeconfig", "print a kubeconfig for kubectl (berth kubeconfig > ~/.kube/config)",
        &KubeconfigMain},
+      {"token", "print a bearer token for the HTTPS API (or, for operators, the join token)",
+       &TokenMain},
       {"sbatch", "submit a batch script (Slurm's sbatch)", &SbatchMain},
       {"srun", "run a job step, or an interactive job (Slurm's srun)", &SrunMain},
       {"squeue", "show the queue (Slurm's squeue)", &SqueueMain},

@@ -29,6 +29,7 @@ int CancelMain(int argc, char** argv);
 int NodesMain(int argc, char** argv);
 int NodeActionMain(int argc, char** argv);
 int KubeconfigMain(int argc, char** argv);
+int TokenMain(int argc, char** argv);
 int ReportMain(int argc, char** argv);  // report_command.cc
 // Slurm's commands (src/cli/slurm_*.cc).
 int SbatchMain(int argc, char** argv);

@@ -70,7 +70,12 @@ struct DaemonArgs {
   std::vector<std::string> operators;  // --operator USER (repeatable, or a comma list)
   std::string k8s_listen;              // --k8s-listen HOST:PORT|off ("": the default)
   std::string tls_cert, tls_key, tls_ca;
-  std::string metrics_listen;  // agent: --metrics-listen HOST:PORT
+  std::string metrics_listen;        // agent: --metrics-listen HOST:PORT
+  std::vector<std::string> tls_san;  // controller: --tls-san NAME (repeatable, or a comma list)
+  std::string ca_file;               // agent: --ca-file F
+  std::string join_token;            // agent: --join-token T or --join-token-file F
+  std::string credential_file;       // agent: --credential-file F
+  int fence_s = -1;                  // agent: --fence-time SECS
   bool demo = false;
   bool help = false;
 };
@@ -109,29 +114,42 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
     kTlsCert,
     kTlsKey,
     kTlsCa,
-    kMetricsListen
+    kMetricsListen,
+    kTlsSan,
+    kCaFile,
+    kJoinToken,
+    kJoinTokenFile,
+    kCredentialFile,
+    kFenceTime
   };
-  static const option kOptions[] = {{"home", required_argument, nullptr, kHome},
-                                    {"config", required_argument, nullptr, kConfig},
-                                    {"slurm-conf", required_argument, nullptr, kSlurmConf},
-                                    {"socket", required_argument, nullptr, kSocket},
-                                    {"controller", required_argument, nullptr, kController},
-                                    {"node-name", required_argument, nullptr, kNode},
-                                    {"listen-tcp", required_argument, nullptr, kTcp},
-                                    {"gpus", required_argument, nullptr, kGpus},
-                                    {"gpu-type", required_argument, nullptr, kGpuType},
-                                    {"node-timeout", required_argument, nullptr, kTimeout},
-                                    {"demo", no_argument, nullptr, kDemo},
-                                    {"cpus", required_argument, nullptr, kCpus},
-                                    {"mem", required_argument, nullptr, kMem},
-                                    {"operator", required_argument, nullptr, kOperator},
-                                    {"k8s-listen", required_argument, nullptr, kK8sListen},
-                                    {"tls-cert", required_argument, nullptr, kTlsCert},
-                                    {"tls-key", required_argument, nullptr, kTlsKey},
-                                    {"tls-ca", required_argument, nullptr, kTlsCa},
-                                    {"metrics-listen", required_argument, nullptr, kMetricsListen},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {nullptr, 0, nullptr, 0}};
+  static const option kOptions[] = {
+      {"home", required_argument, nullptr, kHome},
+      {"config", required_argument, nullptr, kConfig},
+      {"slurm-conf", required_argument, nullptr, kSlurmConf},
+      {"socket", required_argument, nullptr, kSocket},
+      {"controller", required_argument, nullptr, kController},
+      {"node-name", required_argument, nullptr, kNode},
+      {"listen-tcp", required_argument, nullptr, kTcp},
+      {"gpus", required_argument, nullptr, kGpus},
+      {"gpu-type", required_argument, nullptr, kGpuType},
+      {"node-timeout", required_argument, nullptr, kTimeout},
+      {"demo", no_argument, nullptr, kDemo},
+      {"cpus", required_argument, nullptr, kCpus},
+      {"mem", required_argument, nullptr, kMem},
+      {"operator", required_argument, nullptr, kOperator},
+      {"k8s-listen", required_argument, nullptr, kK8sListen},
+      {"tls-cert", required_argument, nullptr, kTlsCert},
+      {"tls-key", required_argument, nullptr, kTlsKey},
+      {"tls-ca", required_argument, nullptr, kTlsCa},
+      {"metrics-listen", required_argument, nullptr, kMetricsListen},
+      {"tls-san", required_argument, nullptr, kTlsSan},
+      {"ca-file", required_argument, nullptr, kCaFile},
+      {"join-token", required_argument, nullptr, kJoinToken},
+      {"join-token-file", required_argument, nullptr, kJoinTokenFile},
+      {"credential-file", required_argument, nullptr, kCredentialFile},
+      {"fence-time", required_argument, nullptr, kFenceTime},
+      {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
   optind = 1;
   opterr = 0;
   int c;
@@ -207,15 +225,39 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
         }
         a.metrics_listen = optarg;
         break;
-      case kOperator: {
+      case kOperator:
+      case kTlsSan: {
+        std::vector<std::string>& into = c == kOperator ? a.operators : a.tls_san;
         std::string list = optarg;
         for (size_t start = 0; start <= list.size();) {
           size_t comma = std::min(list.find(',', start), list.size());
-          if (comma > start) a.operators.push_back(list.substr(start, comma - start));
+          if (comma > start) into.push_back(list.substr(start, comma - start));
           start = comma + 1;
         }
         break;
       }
+      case kCaFile:
+        a.ca_file = optarg;
+        break;
+      case kJoinToken:
+        a.join_token = optarg;
+        break;
+      case kJoinTokenFile: {
+        std::ifstream in(optarg);
+        std::string token;
+        if (!(in >> token)) {
+          std::fprintf(stderr, "berth: --join-token-file: cannot read a token from %s\n", optarg);
+          return 2;
+        }
+        a.join_token = token;
+        break;
+      }
+      case kCredentialFile:
+        a.credential_file = optarg;
+        break;
+      case kFenceTime:
+        if (!ParseIntArg("--fence-time", optarg, 0, 86400, a.fence_s)) return 2;
+        break;
       default:
         std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], argv[optind - 1], usage);
         return 2;
@@ -248,6 +290,7 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
   opt.tls_cert = a.tls_cert;
   opt.tls_key = a.tls_key;
   opt.tls_ca = a.tls_ca;
+  opt.tls_san = a.tls_san;
   const std::string& file = a.slurm_conf.empty() ? a.config_file : a.slurm_conf;
   if (!a.config_file.empty()) {
     BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadClusterConfig(a.config_file));
@@ -290,12 +333,24 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        taken: a warning, no Kubernetes API); off: none (docs/kubernetes.md)
   --tls-cert F --tls-key F  the site's own serving certificate and key (PEM) instead of the
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
+  --tls-san NAME       another DNS name or IP address for the serving certificate (repeatable,
+                       or a comma list): the address agents and users on other hosts use
+The HTTPS port (--k8s-listen) also serves berth's own API (/v1) to bearer tokens: users' (berth
+token), nodes' credentials, and the join token; agents on other hosts join there
+(docs/security.md).
 )";
 
 constexpr const char* kAgentUsage = R"(Usage: berth agent [options]
 
 Runs the node agent: registers this node with the controller and runs its jobs.
-  --controller ADDR    unix:/path/controller.sock or tcp:host:port (default: found like the CLI)
+  --controller ADDR    unix:/path/controller.sock, or https://host:port for a controller on
+                       another host (its --k8s-listen port); default: found like the CLI
+  --ca-file F          with https: the controller's CA certificate (its HOME/pki/ca.crt)
+  --join-token T       with https: the cluster's join token (berth token --join), exchanged once
+                       for this node's credential; --join-token-file F reads it from F
+  --credential-file F  where the node's credential is kept (default HOME/agent/credential)
+  --fence-time SECS    kill this node's jobs after SECS without reaching the controller (default:
+                       half the controller's node timeout; 0: never)
   --home DIR           state folder (job folders go in HOME/agent/jobs)
   --node-name NAME     this node's name (default: the short host name)
   --gpus N --gpu-type T  declare N GPUs of type T when NVML finds none
@@ -351,6 +406,14 @@ int AgentMain(int argc, char** argv) {
   CatchStopSignals();
   agent::AgentOptions opt;
   opt.controller = a.controller.empty() ? "unix:" + FindSocket() : a.controller;
+  if (opt.controller.starts_with("https://")) {
+    opt.controller = "tls:" + opt.controller.substr(8);
+    while (opt.controller.ends_with("/")) opt.controller.pop_back();
+  }
+  opt.ca_file = a.ca_file;
+  opt.join_token = a.join_token;
+  opt.credential_file = a.credential_file;
+  opt.fence_s = a.fence_s;
   opt.node_name = a.node_name;
   opt.state_dir = a.home + "/agent";
   mkdir(a.home.c_str(), 0755);

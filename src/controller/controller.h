@@ -44,6 +44,9 @@ struct ControllerOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;  // the CA that signed tls_cert, for kubeconfigs (optional)
+  // More names (DNS or IP) for the serving certificate of the controller's own CA, besides
+  // localhost and this host's name: the addresses agents and users reach the controller at.
+  std::vector<std::string> tls_san;
 };
 
 class Controller {

@@ -127,11 +127,12 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
     return;  // already ended (a repeated report), or a report about an older attempt
   }
   core::JobOutcome o;
-  o.state = StateOfResult(result.state);
+  o.state = result.fenced ? core::JobState::kNodeFail : StateOfResult(result.state);
   o.exit_code = result.exit_code;
   o.term_signal = result.term_signal;
   o.end_time = std::max(result.end_time, job->start_time);
-  bool requeue = false;
+  // A job its node fenced off requeues as one on a node the controller finds down does.
+  bool requeue = result.fenced && job->spec.requeue;
   if (auto p = preempting.find(id); p != preempting.end()) {
     o.state = core::JobState::kPreempted;
     requeue = p->second == core::PreemptMode::kRequeue;
@@ -183,9 +184,14 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
 }
 
 Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body, Txn& t) {
-  if (!who.admin) return Status::PermissionDenied("only root may register a node agent");
   const json& n = body.at("node");
   std::string name = n.at("name").get<std::string>();
+  if (!who.admin && who.agent_node != name) {
+    return Status::PermissionDenied(who.agent_node.empty()
+                                        ? "only root may register a node agent"
+                                        : "this credential is node " + who.agent_node + "'s, not " +
+                                              name + "'s");
+  }
   const Time now = Now();
   std::optional<uint32_t> index = cs->FindNode(name);
   if (!index) {
@@ -267,12 +273,16 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
   return json{{"node", name},
               {"heartbeat_s", opt.heartbeat_s},
               {"kill_wait_s", opt.kill_wait_s},
+              {"fence_s", FenceSeconds()},
               {"commands_after", 0}};
 }
 
 Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node, const json& body,
                                      Txn& t) {
-  if (!who.admin) return Status::PermissionDenied("only root may report for a node");
+  if (!who.admin && who.agent_node != node) {
+    return Status::PermissionDenied("only root or node " + node +
+                                    "'s credential may report for it");
+  }
   std::optional<uint32_t> index = cs->FindNode(node);
   if (!index) return Status::NotFound("node " + node + " is not registered");
   AgentState& a = agents[node];

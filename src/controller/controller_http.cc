@@ -30,6 +30,14 @@ net::HttpResponse Error(const Status& st) {
   return JsonResponse(api::HttpStatusOf(st.code()), api::ErrorBody(st));
 }
 
+// 401, for a request that names nobody (plain TCP, or no valid bearer token on HTTPS).
+net::HttpResponse Unauthorized(const std::string& message) {
+  net::HttpResponse r =
+      JsonResponse(401, {{"error", {{"code", "UNAUTHENTICATED"}, {"message", message}}}});
+  r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"berth\"");
+  return r;
+}
+
 std::vector<std::string> Split(std::string_view path) {
   std::vector<std::string> parts;
   size_t i = 0;
@@ -197,8 +205,8 @@ void AppendListJson(const JobRecord& r, const std::unordered_map<core::JobId, Pe
 }  // namespace
 
 Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
+  if (!req.peer) return Caller{};  // plain TCP: nobody (TLS callers come through ServeAs)
   Caller c;
-  if (!req.peer) return c;  // TCP: no credentials (authentication comes with TLS tokens)
   c.known = true;
   c.uid = req.peer->uid;
   c.gid = req.peer->gid;
@@ -208,10 +216,54 @@ Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
   return c;
 }
 
+Caller Controller::Impl::UserCaller(uint32_t uid) const {
+  Caller who;
+  who.known = true;
+  who.uid = uid;
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  bool ok = getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found;
+  who.user = ok ? found->pw_name : std::to_string(uid);
+  who.gid = ok ? found->pw_gid : uid;
+  who.admin =
+      who.uid == 0 || who.uid == own_uid ||
+      std::find(opt.operators.begin(), opt.operators.end(), who.user) != opt.operators.end();
+  return who;
+}
+
+std::optional<Caller> Controller::Impl::IdentifyToken(const net::HttpRequest& req) const {
+  if (!k8s || !k8s->signer) return std::nullopt;
+  std::string auth = req.Header("authorization");
+  if (auth.size() <= 7 ||
+      !(auth.compare(0, 7, "Bearer ") == 0 || auth.compare(0, 7, "bearer ") == 0)) {
+    return std::nullopt;
+  }
+  std::string_view token = std::string_view(auth).substr(7);
+  if (std::optional<uint32_t> uid = k8s->signer->Verify(token)) return UserCaller(*uid);
+  Caller c;
+  c.uid = UINT32_MAX;  // owns nothing
+  c.gid = UINT32_MAX;
+  if (std::optional<std::string> node = k8s->signer->VerifyNode(token)) {
+    c.agent_node = *node;
+    c.user = "node:" + *node;
+    return c;
+  }
+  if (k8s->signer->VerifyJoin(token)) {
+    c.join_token = true;
+    c.user = "join-token";
+    return c;
+  }
+  return std::nullopt;
+}
+
 net::HttpResponse Controller::Impl::Serve(const net::HttpRequest& req) {
+  return ServeAs(req, Identify(req));
+}
+
+net::HttpResponse Controller::Impl::ServeAs(const net::HttpRequest& req, const Caller& who) {
   net::HttpResponse out;
   try {
-    out = Route(req);
+    out = Route(req, who);
   } catch (const nlohmann::json::exception& e) {
     out = Error(Status::InvalidArgument(std::string("bad request: ") + e.what()));
   } catch (const std::exception& e) {
@@ -225,7 +277,7 @@ net::HttpResponse Controller::Impl::Serve(const net::HttpRequest& req) {
   return out;
 }
 
-net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
+net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req, const Caller& who) {
   std::vector<std::string> p = Split(req.path);
   const std::string& m = req.method;
   if (p.size() == 1 && p[0] == "healthz") return JsonResponse(200, {{"status", "ok"}});
@@ -238,12 +290,30 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
         {view_mu, records, pending_view, node_view, partition_view, last_pass, passes, metrics});
   }
   if (p.empty() || p[0] != "v1") return Error(Status::NotFound("no such endpoint: " + req.path));
-  Caller who = Identify(req);
-  if (!who.known && !(m == "GET" || m == "HEAD")) {
-    return Error(Status::PermissionDenied("changes are accepted only on the Unix socket"));
+  if (!who.known && who.agent_node.empty() && !who.join_token) {
+    return Unauthorized(
+        "authentication required: use the Unix socket, or HTTPS with a bearer token (berth token)");
+  }
+  // A node's credential is good for its own agent endpoints only; the join token for joining.
+  const bool joining = p.size() == 3 && p[1] == "agents" && p[2] == "join";
+  if (who.join_token && !(joining && m == "POST")) {
+    return Error(
+        Status::PermissionDenied("the join token may only join a node (POST /v1/agents/join)"));
+  }
+  if (!who.agent_node.empty() && !(p.size() >= 3 && p[1] == "agents" && !joining &&
+                                   (p[2] == "register" || p[2] == who.agent_node))) {
+    return Error(Status::PermissionDenied("a node credential acts for its node's agent only"));
   }
   Result<json> body = ParseBody(req);
   if (!body.ok()) return Error(body.status());
+  if (joining && m == "POST") {
+    Result<json> r = JoinNode(who, *body, req.remote);
+    return r.ok() ? JsonResponse(200, *r) : Error(r.status());
+  }
+  if (p.size() == 2 && p[1] == "tokens" && m == "POST") {
+    Result<json> r = IssueToken(who, *body);
+    return r.ok() ? JsonResponse(200, *r) : Error(r.status());
+  }
   auto call = [&](std::function<void(Txn&, Reply*)> f, int ok_status) {
     Reply r = Call(std::move(f));
     if (!r.status.ok()) return Error(r.status);
@@ -320,7 +390,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
       if (!r.status.ok()) return Error(r.status);
       by_id.path = "/v1/jobs/" + std::to_string(r.body.get<core::JobId>());
       for (size_t i = 3; i < p.size(); ++i) by_id.path += "/" + p[i];
-      return Route(by_id);
+      return Route(by_id, who);
     }
     std::optional<core::JobId> id = p.size() >= 3 ? ParseId(p[2]) : std::nullopt;
     if (!id) return Error(Status::InvalidArgument("Invalid job id specified: " + req.path));
@@ -400,7 +470,10 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req) {
 net::HttpResponse Controller::Impl::AgentRoute(const net::HttpRequest& req, const Caller& who,
                                                const std::vector<std::string>& p,
                                                const json& body) {
-  if (!who.admin) return Error(Status::PermissionDenied("only root may act as a node agent"));
+  if (!who.admin && who.agent_node.empty()) {
+    return Error(
+        Status::PermissionDenied("only root or a node's credential may act as a node agent"));
+  }
   if (p.size() == 3 && p[2] == "register" && req.method == "POST") {
     Reply r = Call([=, this](Txn& t, Reply* out) {
       Result<json> res = RegisterAgent(who, body, t);
@@ -578,12 +651,16 @@ net::HttpResponse Controller::Impl::Watch(const net::HttpRequest& req) {
   std::string kinds = req.query.count("kinds") ? req.query.at("kinds") : "";
   net::HttpResponse r;
   r.content_type = "application/x-ndjson";
-  r.stream = [this, kinds](net::ResponseStream& out) {
+  // kinds=node... keeps node events, any other value job events (docs/api.md).
+  const std::string needle =
+      kinds.empty() ? ""
+                    : std::string("\"type\":\"") + (kinds.rfind("node", 0) == 0 ? "node" : "job");
+  r.stream = [this, needle](net::ResponseStream& out) {
     uint64_t next = watch_hub.Next();
     if (!out.Write("{\"type\":\"hello\"}\n")) return;
     while (!out.Closed()) {
       bool lost = false;
-      std::vector<std::string> events = watch_hub.Read(next, 1000, &next, &lost);
+      WatchBatch events = watch_hub.Read(next, 1000, &next, &lost);
       if (lost && !out.Write("{\"type\":\"lost\"}\n")) return;
       if (events.empty()) {
         if (!ready || !out.Write("\n")) return;  // a keep-alive line
@@ -591,11 +668,7 @@ net::HttpResponse Controller::Impl::Watch(const net::HttpRequest& req) {
       }
       std::string chunk;
       for (const std::string& e : events) {
-        if (!kinds.empty() &&
-            e.find("\"type\":\"" + std::string(kinds.rfind("node", 0) == 0 ? "node" : "job")) ==
-                std::string::npos) {
-          continue;
-        }
+        if (!needle.empty() && e.find(needle) == std::string::npos) continue;
         chunk += e;
         chunk += '\n';
       }

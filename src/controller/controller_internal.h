@@ -41,7 +41,11 @@ struct Caller {
   uint32_t gid = 0;
   std::string user;
   bool admin = false;  // root, the controller's own user, or an operator
-  bool known = false;  // false for TCP callers (no credentials yet)
+  bool known = false;  // a user: a Unix-socket peer or a user's bearer token
+  // Not users (known is false): a node agent's credential names its node, and the cluster's join
+  // token may only ask for a node credential (docs/security.md).
+  std::string agent_node;
+  bool join_token = false;
 };
 
 // A read-only picture of the cluster for API threads, replaced as a whole by the state thread.
@@ -215,14 +219,25 @@ struct Controller::Impl {
   Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
                     const std::string& reason, Txn& t);
   Result<nlohmann::json> RegisterAgent(const Caller& who, const nlohmann::json& body, Txn& t);
+  // How long an agent may go without reaching the controller before it stops its jobs (fencing):
+  // half the node timeout, so that they are dead well before the controller calls the node down
+  // and requeues them elsewhere (docs/security.md).
+  int FenceSeconds() const { return std::max(opt.node_timeout_s / 2, 1); }
   Status AgentStatus(const Caller& who, const std::string& node, const nlohmann::json& body,
                      Txn& t);
 
   // controller_http.cc
   // Route() with a net under it: a value of the wrong JSON type is the caller's error (400),
   // anything else a JSON 500; neither ends the connection or the server.
+  // Serve: the Unix socket (SO_PEERCRED) and plain TCP (nobody); ServeAs: a caller known some
+  // other way (the TLS listener's bearer tokens).
   net::HttpResponse Serve(const net::HttpRequest& req);
-  net::HttpResponse Route(const net::HttpRequest& req);
+  net::HttpResponse ServeAs(const net::HttpRequest& req, const Caller& who);
+  net::HttpResponse Route(const net::HttpRequest& req, const Caller& who);
+  // POST /v1/agents/join and POST /v1/tokens (docs/security.md).
+  Result<nlohmann::json> JoinNode(const Caller& who, const nlohmann::json& body,
+                                  const std::string& remote);
+  Result<nlohmann::json> IssueToken(const Caller& who, const nlohmann::json& body);
   net::HttpResponse AgentRoute(const net::HttpRequest& req, const Caller& who,
                                const std::vector<std::string>& parts, const nlohmann::json& body);
   // ?exec=1: with how each job runs (script and environment only for their owners).
@@ -235,6 +250,9 @@ struct Controller::Impl {
   net::HttpResponse Accounting(const net::HttpRequest& req);
   net::HttpResponse ConfigView() const;
   Caller Identify(const net::HttpRequest& req) const;
+  // The caller a bearer token names (user, node or join token); nullopt without a valid one.
+  std::optional<Caller> IdentifyToken(const net::HttpRequest& req) const;
+  Caller UserCaller(uint32_t uid) const;
 
   // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.
   std::shared_ptr<K8sFace> k8s;

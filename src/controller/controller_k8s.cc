@@ -1,6 +1,7 @@
 // The Kubernetes face (docs/kubernetes.md): start and stop, bearer-token identity, routing,
 // /version, discovery and OpenAPI, and the kubeconfig handed out on the Unix socket. The
 // resources themselves are in controller_k8s_resources.cc.
+#include <arpa/inet.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -126,6 +127,10 @@ Status Controller::Impl::StartK8s() {
   // Nodes known at start-up are as old as this start (berth does not record when a node joined).
   for (const NodeView& n : *node_view) k8s->node_first_seen.emplace(n.name, Now());
   ::unlink((opt.state_dir + "/" + kK8sUrlFile).c_str());  // left by a controller that was killed
+  // The token secret, even without a TLS listener: `berth token` on the Unix socket issues.
+  BERTH_ASSIGN_OR_RETURN(net::TokenSigner signer,
+                         net::TokenSigner::LoadOrCreate(opt.state_dir + "/token.secret"));
+  k8s->signer.emplace(std::move(signer));
   if (opt.k8s_listen.empty() || opt.k8s_listen == "off") return Status::Ok();
   std::string host;
   uint16_t port = 0;
@@ -137,6 +142,12 @@ Status Controller::Impl::StartK8s() {
   if (cert.empty()) {
     std::vector<std::string> dns, ips;
     net::DefaultServingNames(&dns, &ips);
+    for (const std::string& name : opt.tls_san) {  // --tls-san: the names agents and users use
+      unsigned char addr[16];
+      bool ip = inet_pton(AF_INET, name.c_str(), addr) == 1 ||
+                inet_pton(AF_INET6, name.c_str(), addr) == 1;
+      (ip ? ips : dns).push_back(name);
+    }
     BERTH_ASSIGN_OR_RETURN(net::PkiFiles pki, net::EnsurePki(opt.state_dir + "/pki", dns, ips));
     cert = pki.cert;
     key = pki.key;
@@ -144,9 +155,6 @@ Status Controller::Impl::StartK8s() {
   } else if (!opt.tls_ca.empty()) {
     BERTH_ASSIGN_OR_RETURN(k8s->ca_pem, net::ReadTextFile(opt.tls_ca));
   }
-  BERTH_ASSIGN_OR_RETURN(net::TokenSigner signer,
-                         net::TokenSigner::LoadOrCreate(opt.state_dir + "/token.secret"));
-  k8s->signer.emplace(std::move(signer));
   auto server =
       std::make_unique<net::HttpServer>([this](const net::HttpRequest& r) { return K8sServe(r); });
   Status st = server->ListenTls(host, port, cert, key);
@@ -179,6 +187,23 @@ void Controller::Impl::StopK8s() {
 }
 
 net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
+  // berth's own API shares the port: the same paths and answers as on the Unix socket, with the
+  // caller named by a bearer token (a user's, a node's credential, or the join token).
+  if (req.path == "/metrics" || req.path == "/v1" || req.path.starts_with("/v1/")) {
+    std::optional<Caller> caller = IdentifyToken(req);
+    if (!caller) {
+      net::HttpResponse r;
+      r.status = 401;
+      r.body = json{{"error",
+                     {{"code", "UNAUTHENTICATED"},
+                      {"message", "a valid bearer token is required (berth token)"}}}}
+                   .dump() +
+               "\n";
+      r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"berth\"");
+      return r;
+    }
+    return ServeAs(req, *caller);
+  }
   // Who is asking: only a valid bearer token says.
   std::string auth = req.Header("authorization");
   std::optional<uint32_t> uid;
@@ -187,19 +212,7 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
     uid = k8s->signer->Verify(std::string_view(auth).substr(7));
   }
   if (!uid) return K8sJsonResponse(401, k8s::UnauthorizedStatus());
-  Caller who;
-  who.known = true;
-  who.uid = *uid;
-  {
-    struct passwd pw, *found = nullptr;
-    char buf[4096];
-    bool ok = getpwuid_r(*uid, &pw, buf, sizeof(buf), &found) == 0 && found;
-    who.user = ok ? found->pw_name : std::to_string(*uid);
-    who.gid = ok ? found->pw_gid : *uid;
-  }
-  who.admin =
-      who.uid == 0 || who.uid == own_uid ||
-      std::find(opt.operators.begin(), opt.operators.end(), who.user) != opt.operators.end();
+  const Caller who = UserCaller(*uid);
   try {
     std::vector<std::string> p = SplitPath(req.path);
     const bool get = req.method == "GET" || req.method == "HEAD";

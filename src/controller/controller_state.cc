@@ -271,6 +271,10 @@ void Controller::Impl::CheckNodes(Txn& t) {
       if (job == nullptr) continue;
       const bool requeue = job->spec.requeue;
       const int32_t attempt = job->restart_count;
+      // A multi-node job's batch script runs on its first node, which may well be up: it is told
+      // to stop the attempt too, so that a requeued job never runs in two places.
+      const std::string batch_host =
+          job->alloc.nodes.empty() ? "" : cs->node(job->alloc.nodes.front().node).spec.name;
       core::JobOutcome o;
       o.state = core::JobState::kNodeFail;
       o.end_time = now;
@@ -282,9 +286,10 @@ void Controller::Impl::CheckNodes(Txn& t) {
         FinishRecord(final_job, t);
       }
       // If the node comes back with the job still running, its agent is told to stop it.
-      agent_hub.Push(
-          n.spec.name,
-          nlohmann::json{{"kind", "cancel"}, {"job_id", id}, {"attempt", attempt}}.dump());
+      const std::string cancel =
+          nlohmann::json{{"kind", "cancel"}, {"job_id", id}, {"attempt", attempt}}.dump();
+      agent_hub.Push(n.spec.name, cancel);
+      if (!batch_host.empty() && batch_host != n.spec.name) agent_hub.Push(batch_host, cancel);
     }
     t.nodes_changed = true;
     dirty = true;

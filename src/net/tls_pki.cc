@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -196,9 +197,19 @@ Result<PkiFiles> EnsurePki(const std::string& dir, const std::vector<std::string
     BERTH_RETURN_IF_ERROR(MakeCa(f));
     new_ca = true;
   }
-  if (new_ca || !Exists(f.cert) || !Exists(f.key)) {
-    BERTH_RETURN_IF_ERROR(MakeServing(f, dns_names, ips));
+  bool reissue = new_ca || !Exists(f.cert) || !Exists(f.key);
+  if (!reissue) {
+    // A serving certificate that lacks a name asked for now (a new --tls-san) is made again,
+    // under the same CA, so clients that pinned the CA keep trusting it.
+    Result<std::vector<std::string>> have = CertificateAltNames(f.cert);
+    if (!have.ok()) return have.status();
+    auto has = [&](const std::string& n) {
+      return std::find(have->begin(), have->end(), n) != have->end();
+    };
+    for (const std::string& n : dns_names) reissue = reissue || !has("DNS:" + n);
+    for (const std::string& n : ips) reissue = reissue || !has("IP:" + n);
   }
+  if (reissue) BERTH_RETURN_IF_ERROR(MakeServing(f, dns_names, ips));
   return f;
 }
 

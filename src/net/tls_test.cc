@@ -6,6 +6,7 @@
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -281,6 +282,16 @@ TEST(PkiTest, ASecondStartReusesTheFilesAndAMissingServingCertIsReissued) {
   EXPECT_EQ(*ReadTextFile(third->ca_cert), ca);
   EXPECT_NE(*ReadTextFile(third->cert), cert);
   EXPECT_TRUE(VerifyCertificate(third->ca_cert, third->cert).ok());
+  // A name asked for that the certificate lacks: a new serving certificate, the same CA.
+  std::vector<std::string> ips = LocalIps();
+  ips.push_back("10.77.0.1");
+  Result<PkiFiles> fourth = EnsurePki(dir.File("pki"), LocalDns(), ips);
+  ASSERT_TRUE(fourth.ok());
+  EXPECT_EQ(*ReadTextFile(fourth->ca_cert), ca);
+  Result<std::vector<std::string>> names = CertificateAltNames(fourth->cert);
+  ASSERT_TRUE(names.ok());
+  EXPECT_NE(std::find(names->begin(), names->end(), "IP:10.77.0.1"), names->end());
+  EXPECT_TRUE(VerifyCertificate(fourth->ca_cert, fourth->cert).ok());
 }
 
 TEST(TokenTest, IssuedTokensVerifyAndNothingElseDoes) {
