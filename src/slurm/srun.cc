@@ -607,6 +607,27 @@ EnvList TaskEnvironment(const EnvList& base, const StepLayout& layout, const Tas
     set("GPU_DEVICE_ORDINAL", list);
     set("SLURM_STEP_GPUS", list);
   }
+  // PyTorch's rendezvous (torch.distributed's env:// init): the step's first node is the master;
+  // a port from the job id, below Linux's ephemeral range, so that jobs sharing a node differ.
+  // Slurm sets none of these; what the user set already wins.
+  auto set_default = [&](const std::string& name, const std::string& value) {
+    for (const auto& [n, v] : env) {
+      if (n == name) return;
+    }
+    env.emplace_back(name, value);
+  };
+  uint32_t job_id = 0;
+  for (const auto& [n, v] : base) {
+    if (n == "SLURM_JOB_ID") std::from_chars(v.data(), v.data() + v.size(), job_id);
+  }
+  if (!layout.nodes.empty()) set_default("MASTER_ADDR", layout.nodes.front());
+  set_default("MASTER_PORT", std::to_string(20000 + job_id % 10000));
+  set_default("WORLD_SIZE", std::to_string(layout.ntasks));
+  set("RANK", std::to_string(task.global_id));
+  set("LOCAL_RANK", std::to_string(task.local_id));
+  set("LOCAL_WORLD_SIZE",
+      std::to_string(layout.TaskIds(static_cast<size_t>(task.step_node)).size()));
+  set("NODE_RANK", std::to_string(task.step_node));
   return env;
 }
 

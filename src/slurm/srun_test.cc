@@ -203,6 +203,21 @@ TEST(SrunEnvTest, TaskVariables) {
   EXPECT_EQ(Get(env, "SLURM_GTIDS"), "0,1");
   EXPECT_EQ(Get(env, "CUDA_VISIBLE_DEVICES"), "5,7");
   EXPECT_EQ(Get(env, "SLURM_JOB_ID"), "12");  // the job's own variables stay
+  // PyTorch's: the step's first node is the master, the port comes from the job id.
+  EXPECT_EQ(Get(env, "MASTER_ADDR"), "n1");
+  EXPECT_EQ(Get(env, "MASTER_PORT"), "20012");
+  EXPECT_EQ(Get(env, "WORLD_SIZE"), "2");
+  EXPECT_EQ(Get(env, "RANK"), "1");
+  EXPECT_EQ(Get(env, "LOCAL_RANK"), "1");
+  EXPECT_EQ(Get(env, "LOCAL_WORLD_SIZE"), "2");
+  EXPECT_EQ(Get(env, "NODE_RANK"), "0");
+  EnvList mine = BatchEnv();
+  mine.emplace_back("MASTER_ADDR", "10.0.0.9");
+  mine.emplace_back("MASTER_PORT", "1234");
+  EnvList kept = TaskEnvironment(mine, *l, {0, 0, 0}, 3, {});
+  EXPECT_EQ(Get(kept, "MASTER_ADDR"), "10.0.0.9");  // the user's choice wins
+  EXPECT_EQ(Get(kept, "MASTER_PORT"), "1234");
+  EXPECT_EQ(Get(kept, "RANK"), "0");
   EXPECT_FALSE(TaskGpus(*a, Parse({"--gpus-per-task=3", "true"}), 2, 0).ok());
   EXPECT_TRUE(TaskGpus(*a, Parse({"true"}), 2, 0)->empty());
 }
