@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "api/errors.h"
+#include "net/munge_cred.h"
 
 namespace berth::cli {
 namespace {
@@ -46,20 +47,29 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
   std::string where = address.empty() ? "unix:" + FindSocket() : address;
   net::ClientOptions options;
   options.timeout_ms = 60000;
-  // A controller on another host: its HTTPS API with a bearer token (docs/security.md).
+  // A controller on another host (docs/security.md): its HTTPS API with a bearer token, or,
+  // with BERTH_AUTH=munge, HTTPS or plain HTTP with a fresh MUNGE credential per request.
   const char* server = std::getenv("BERTH_SERVER");
+  const char* auth = std::getenv("BERTH_AUTH");
+  const bool munge = auth != nullptr && std::string_view(auth) == "munge";
   if (address.empty() && server != nullptr && *server != '\0') {
     std::string s = server;
+    const bool plain = s.starts_with("http://");
     if (s.starts_with("https://")) s = s.substr(8);
+    if (plain) s = s.substr(7);
     while (s.ends_with("/")) s.pop_back();
-    where = "tls:" + s;
+    where = (plain ? "tcp:" : "tls:") + s;
     const char* token = std::getenv("BERTH_TOKEN");
-    if (token == nullptr || *token == '\0') {
+    if (!munge && (token == nullptr || *token == '\0')) {
       return Status::PermissionDenied(
           "BERTH_SERVER is set but BERTH_TOKEN is not (get one with `berth token` on the "
-          "controller's host)");
+          "controller's host, or set BERTH_AUTH=munge where munged runs)");
     }
-    options.bearer_token = token;
+    if (plain && !munge) {
+      return Status::InvalidArgument(
+          "a bearer token goes only over https:// (BERTH_SERVER), or use BERTH_AUTH=munge");
+    }
+    if (!munge) options.bearer_token = token;
     if (const char* ca = std::getenv("BERTH_CA_FILE"); ca != nullptr) options.tls_ca_file = ca;
   }
   Result<std::unique_ptr<net::HttpClient>> http = net::HttpClient::Connect(where, options);
@@ -69,12 +79,22 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
   }
   auto c = std::unique_ptr<Client>(new Client());
   c->http_ = std::move(*http);
+  if (munge) {
+    const char* socket = std::getenv("BERTH_MUNGE_SOCKET");
+    c->munge_socket_ = socket != nullptr ? socket : "";
+    c->munge_ = true;
+  }
   return c;
 }
 
 Result<nlohmann::json> Client::Call(const std::string& method, const std::string& target,
                                     const nlohmann::json& body) {
   std::string text = body.is_null() ? "" : body.dump();
+  if (munge_) {  // a credential is good once: a fresh one for each request
+    Result<std::string> cred = net::MungeEncode(munge_socket_);
+    if (!cred.ok()) return cred.status();
+    http_->SetHeader("Authorization", "Munge " + *cred);
+  }
   Result<net::ClientResponse> r = http_->Request(method, target, text);
   if (!r.ok())
     return Status::Unavailable("the berth controller did not answer: " + r.status().message());

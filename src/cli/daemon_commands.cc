@@ -76,6 +76,7 @@ struct DaemonArgs {
   std::string join_token;            // agent: --join-token T or --join-token-file F
   std::string credential_file;       // agent: --credential-file F
   int fence_s = -1;                  // agent: --fence-time SECS
+  std::string munge_socket;          // controller: --munge-socket PATH
   bool demo = false;
   bool help = false;
 };
@@ -120,7 +121,8 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
     kJoinToken,
     kJoinTokenFile,
     kCredentialFile,
-    kFenceTime
+    kFenceTime,
+    kMungeSocket
   };
   static const option kOptions[] = {
       {"home", required_argument, nullptr, kHome},
@@ -148,6 +150,7 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
       {"join-token-file", required_argument, nullptr, kJoinTokenFile},
       {"credential-file", required_argument, nullptr, kCredentialFile},
       {"fence-time", required_argument, nullptr, kFenceTime},
+      {"munge-socket", required_argument, nullptr, kMungeSocket},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -252,6 +255,9 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
         a.join_token = token;
         break;
       }
+      case kMungeSocket:
+        a.munge_socket = optarg;
+        break;
       case kCredentialFile:
         a.credential_file = optarg;
         break;
@@ -291,6 +297,7 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
   opt.tls_key = a.tls_key;
   opt.tls_ca = a.tls_ca;
   opt.tls_san = a.tls_san;
+  opt.munge_socket = a.munge_socket;
   const std::string& file = a.slurm_conf.empty() ? a.config_file : a.slurm_conf;
   if (!a.config_file.empty()) {
     BERTH_ASSIGN_OR_RETURN(opt.config, config::ReadClusterConfig(a.config_file));
@@ -335,6 +342,8 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
   --tls-san NAME       another DNS name or IP address for the serving certificate (repeatable,
                        or a comma list): the address agents and users on other hosts use
+  --munge-socket PATH  munged's socket for MUNGE credentials (default: munge's own); they are
+                       accepted on HTTPS and --listen-tcp wherever munged answers
 The HTTPS port (--k8s-listen) also serves berth's own API (/v1) to bearer tokens: users' (berth
 token), nodes' credentials, and the join token; agents on other hosts join there
 (docs/security.md).

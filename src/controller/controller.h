@@ -47,6 +47,9 @@ struct ControllerOptions {
   // More names (DNS or IP) for the serving certificate of the controller's own CA, besides
   // localhost and this host's name: the addresses agents and users reach the controller at.
   std::vector<std::string> tls_san;
+  // munged's socket for decoding MUNGE credentials ("" = munge's default,
+  // /run/munge/munge.socket.2). Credentials are accepted wherever munged answers.
+  std::string munge_socket;
 };
 
 class Controller {

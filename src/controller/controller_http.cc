@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <charconv>
+#include <ctime>
 #include <set>
 #include <sstream>
 
 #include "api/errors.h"
 #include "api/job_json.h"
 #include "controller/controller_internal.h"
+#include "net/munge_cred.h"
 
 namespace berth::controller {
 
@@ -231,7 +233,39 @@ Caller Controller::Impl::UserCaller(uint32_t uid) const {
   return who;
 }
 
+std::optional<Caller> Controller::Impl::IdentifyMunge(const net::HttpRequest& req) const {
+  std::string auth = req.Header("authorization");
+  if (auth.size() <= 6 ||
+      !(auth.compare(0, 6, "Munge ") == 0 || auth.compare(0, 6, "munge ") == 0)) {
+    return std::nullopt;
+  }
+  const std::string cred = auth.substr(6);
+  constexpr int64_t kTtlSeconds = 300;  // munge's default time-to-live
+  const int64_t now = static_cast<int64_t>(::time(nullptr));
+  {
+    std::lock_guard<std::mutex> l(munge_mu);
+    if (auto it = munge_seen.find(cred); it != munge_seen.end() && it->second.second > now) {
+      return UserCaller(it->second.first);
+    }
+  }
+  Result<net::MungeIdentity> id = net::MungeDecode(cred, opt.munge_socket);
+  if (!id.ok()) {
+    if (id.status().code() != StatusCode::kPermissionDenied) {
+      std::fprintf(stderr, "berth controller: %s\n", id.status().message().c_str());
+    }
+    return std::nullopt;
+  }
+  std::lock_guard<std::mutex> l(munge_mu);
+  if (munge_seen.size() >= 10000) {
+    std::erase_if(munge_seen, [&](const auto& e) { return e.second.second <= now; });
+    if (munge_seen.size() >= 10000) munge_seen.clear();
+  }
+  munge_seen[cred] = {id->uid, now + kTtlSeconds};
+  return UserCaller(id->uid);
+}
+
 std::optional<Caller> Controller::Impl::IdentifyToken(const net::HttpRequest& req) const {
+  if (std::optional<Caller> munge = IdentifyMunge(req)) return munge;
   if (!k8s || !k8s->signer) return std::nullopt;
   std::string auth = req.Header("authorization");
   if (auth.size() <= 7 ||
@@ -257,6 +291,11 @@ std::optional<Caller> Controller::Impl::IdentifyToken(const net::HttpRequest& re
 }
 
 net::HttpResponse Controller::Impl::Serve(const net::HttpRequest& req) {
+  // Plain TCP: a MUNGE credential names its user (as Slurm's daemons accept them); a bearer token
+  // is not taken here, where anyone on the path could read and reuse it.
+  if (!req.peer && !req.Header("authorization").empty()) {
+    if (std::optional<Caller> munge = IdentifyMunge(req)) return ServeAs(req, *munge);
+  }
   return ServeAs(req, Identify(req));
 }
 

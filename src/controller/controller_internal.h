@@ -252,6 +252,12 @@ struct Controller::Impl {
   Caller Identify(const net::HttpRequest& req) const;
   // The caller a bearer token names (user, node or join token); nullopt without a valid one.
   std::optional<Caller> IdentifyToken(const net::HttpRequest& req) const;
+  // The user a MUNGE credential names ("Authorization: Munge MUNGE:..."), decoded by munged
+  // (docs/security.md); nullopt for none or a refused one. Decoded credentials are remembered
+  // until they expire, so a kept-alive client may send one credential with several requests.
+  std::optional<Caller> IdentifyMunge(const net::HttpRequest& req) const;
+  mutable std::mutex munge_mu;
+  mutable std::map<std::string, std::pair<uint32_t, int64_t>> munge_seen;  // cred -> uid, expiry
   Caller UserCaller(uint32_t uid) const;
 
   // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.

@@ -5,9 +5,11 @@ controller would requeue them."""
 import http.client
 import json
 import os
+import shutil
 import signal
 import ssl
 import subprocess
+import tempfile
 import time
 import unittest
 
@@ -248,6 +250,77 @@ class SecurityTest(unittest.TestCase):
         self.assertIn('fenced', j.get('message', '') or json.dumps(j))
         # The node carries on.
         self.c.wait(lambda: self.c.node_state('fence1') == 'IDLE', 'fence1 to be idle again')
+
+
+class MungeTest(unittest.TestCase):
+    """MUNGE credentials against a real munged of the test's own (its own key and socket)."""
+
+    def setUp(self):
+        if shutil.which('munged') is None or shutil.which('munge') is None:
+            self.skipTest('munge is not installed (Debian: apt-get install munge)')
+        make_user(USER)
+        self.addCleanup(remove_user, USER)
+        self.mdir = tempfile.mkdtemp(prefix='berth-munge-')
+        os.chmod(self.mdir, 0o755)
+        self.addCleanup(shutil.rmtree, self.mdir, True)
+        key = os.path.join(self.mdir, 'munge.key')
+        with open(key, 'wb') as f:
+            f.write(os.urandom(1024))
+        os.chmod(key, 0o400)
+        self.sock = os.path.join(self.mdir, 'munge.sock')
+        pid = os.path.join(self.mdir, 'munged.pid')
+        subprocess.run(['munged', '--force', f'--socket={self.sock}', f'--key-file={key}',
+                        f'--pid-file={pid}', f'--log-file={self.mdir}/munged.log',
+                        f'--seed-file={self.mdir}/seed'], check=True, timeout=30)
+        self.addCleanup(lambda: subprocess.run(['munged', '--stop', f'--socket={self.sock}'],
+                                               capture_output=True, timeout=30))
+        self.c = Cluster(controller_args=['--k8s-listen', '127.0.0.1:0', '--listen-tcp',
+                                          '127.0.0.1:0', '--munge-socket', self.sock]).start()
+        self.addCleanup(self.c.stop)
+        with open(os.path.join(self.c.dir, 'kubernetes-api.url')) as f:
+            self.url = f.read().strip()
+
+    def test_munge_credentials_name_their_user(self):
+        env = {k: v for k, v in self.c.env.items() if k not in ('BERTH_SOCKET', 'BERTH_HOME')}
+        env.update(BERTH_SERVER=self.url, BERTH_AUTH='munge', BERTH_MUNGE_SOCKET=self.sock,
+                   BERTH_CA_FILE=os.path.join(self.c.dir, 'pki', 'ca.crt'),
+                   BERTH_HOME='/nonexistent')
+        work = os.path.join(self.c.dir, 'w')
+        os.makedirs(work)
+        os.chmod(work, 0o777)
+        cmd = ['runuser', '-u', USER, '--', 'env', *[f'{k}={v}' for k, v in env.items()]]
+        sub = subprocess.run([*cmd, BERTH, 'sbatch', '--wrap', 'id -un'], cwd=work,
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(sub.returncode, 0, sub.stderr)
+        job = int(sub.stdout.split()[-1])
+        self.assertEqual(self.c.job(job)['request']['user'], USER)
+        q = subprocess.run([*cmd, BERTH, 'squeue', '-h', '-o', '%i %u'], cwd=work,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertIn(f'{job} {USER}', q.stdout)
+        # Plain TCP takes MUNGE credentials too (never bearer tokens).
+        out = subprocess.run(['ss', '-Hltnp'], capture_output=True, text=True).stdout
+        tls_port = self.url.rsplit(':', 1)[1]
+        tcp = [line.split()[3].rsplit(':', 1)[1] for line in out.splitlines()
+               if f'pid={self.c.controller.pid},' in line]
+        tcp = [p for p in tcp if p != tls_port]
+        self.assertEqual(len(tcp), 1, out)
+        plain = [c.replace(f'BERTH_SERVER={self.url}', f'BERTH_SERVER=http://127.0.0.1:{tcp[0]}')
+                 for c in cmd]
+        q = subprocess.run([*plain, BERTH, 'scancel', str(job)], cwd=work,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.c.wait_state(job, ['CANCELLED', 'COMPLETED'])
+        # Not a credential, or one munged refuses: 401, nothing done.
+        port = int(self.url.rsplit(':', 1)[1])
+        ctx = ssl.create_default_context(cafile=env['BERTH_CA_FILE'])
+        for bad in ('Munge garbage', 'Munge MUNGE:AwQFAAAabc:'):
+            conn = http.client.HTTPSConnection('127.0.0.1', port, context=ctx, timeout=30)
+            conn.request('POST', '/v1/jobs', body='{}', headers={'Authorization': bad})
+            r = conn.getresponse()
+            r.read()
+            conn.close()
+            self.assertEqual(r.status, 401, bad)
 
 
 if __name__ == '__main__':
