@@ -101,10 +101,14 @@ class MultiHostTest(unittest.TestCase):
 
     def test_jobs_outlive_a_killed_controller_and_are_reported_after_its_restart(self):
         done = os.path.join(self.c.dir, 'done')
-        spec = self.script(f'sleep 5\necho ok > {done}\n')
+        started = os.path.join(self.c.dir, 'started')
+        spec = self.script(f'touch {started}\nsleep 5\necho ok > {done}\n')
         spec.update(nodes=2)
         job = self.c.submit(spec)
         self.c.wait_state(job, 'RUNNING')
+        # Running on its host, not only in the controller's books (the launch may still be on its
+        # way to the agent when the state says RUNNING).
+        self.c.wait(lambda: os.path.exists(started), 'the job to start')
         self.c.kill('controller')  # SIGKILL
         self.c.wait(lambda: os.path.exists(done), 'the job to finish without a controller', 60)
         self.bed.start_controller()
