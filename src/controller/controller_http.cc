@@ -213,9 +213,13 @@ Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
   c.uid = req.peer->uid;
   c.gid = req.peer->gid;
   c.user = UserName(c.uid);
-  c.admin = c.uid == 0 || c.uid == own_uid ||
-            std::find(opt.operators.begin(), opt.operators.end(), c.user) != opt.operators.end();
+  c.admin = IsAdmin(c);
   return c;
+}
+
+bool Controller::Impl::IsAdmin(const Caller& c) const {
+  return c.uid == 0 || c.uid == own_uid ||
+         std::find(opt.operators.begin(), opt.operators.end(), c.user) != opt.operators.end();
 }
 
 Caller Controller::Impl::UserCaller(uint32_t uid) const {
@@ -227,9 +231,7 @@ Caller Controller::Impl::UserCaller(uint32_t uid) const {
   bool ok = getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found;
   who.user = ok ? found->pw_name : std::to_string(uid);
   who.gid = ok ? found->pw_gid : uid;
-  who.admin =
-      who.uid == 0 || who.uid == own_uid ||
-      std::find(opt.operators.begin(), opt.operators.end(), who.user) != opt.operators.end();
+  who.admin = IsAdmin(who);
   return who;
 }
 

@@ -258,7 +258,10 @@ struct Controller::Impl {
   std::optional<Caller> IdentifyMunge(const net::HttpRequest& req) const;
   mutable std::mutex munge_mu;
   mutable std::map<std::string, std::pair<uint32_t, int64_t>> munge_seen;  // cred -> uid, expiry
+  // A user named by uid (passwd's name and group); IsAdmin: root, the controller's own user or an
+  // operator.
   Caller UserCaller(uint32_t uid) const;
+  bool IsAdmin(const Caller& c) const;
 
   // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.
   std::shared_ptr<K8sFace> k8s;
