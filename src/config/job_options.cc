@@ -162,9 +162,15 @@ Status SetDateTime(std::string_view v, const Context& ctx, Time& out) {
   return Status::Ok();
 }
 
+// A job's memory per node, CPU or GPU: at most 2^40 MiB (an exbibyte), the job JSON's bound
+// (api/job_json.cc), so that what sbatch accepts the API accepts too, and a product with a CPU
+// count cannot overflow.
+constexpr int64_t kMaxJobMemoryMiB = INT64_C(1) << 40;
+
 Status SetMemory(std::string_view v, const Context& ctx, int64_t& out) {
   Result<int64_t> mib = ParseMemoryMiB(v);
   if (!mib.ok()) return Bad(ctx, v, mib.status());
+  if (*mib > kMaxJobMemoryMiB) return Bad(ctx, v, "more memory than any node has (over 1 EiB)");
   out = *mib;
   return Status::Ok();
 }

@@ -221,6 +221,11 @@ const BadCase kBadCases[] = {
     {"mem", "4X", "invalid --mem value '4X': ..."},
     {"mem", "-1", "invalid --mem value '-1': negative sizes are not allowed"},
     {"mem-per-cpu", "lots", "invalid --mem-per-cpu value 'lots': ..."},
+    // Found by fuzzing (fuzz/corpus/sbatch_script/mem-over-1eib): sbatch took it, the API did not.
+    {"mem-per-cpu", "1601402360G",
+     "invalid --mem-per-cpu value '1601402360G': more memory than any node has (over 1 EiB)"},
+    {"mem", "1048577T",
+     "invalid --mem value '1048577T': more memory than any node has (over 1 EiB)"},
     {"mem-per-gpu", "1.5G", "invalid --mem-per-gpu value '1.5G': ..."},
     {"gpus", "x", "invalid --gpus value 'x': ..."},
     {"gpus", "a100:2,v100:1",
