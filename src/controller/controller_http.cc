@@ -4,6 +4,7 @@
 #include <pwd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <ctime>
 #include <set>
@@ -30,14 +31,6 @@ net::HttpResponse JsonResponse(int status, const json& body) {
 
 net::HttpResponse Error(const Status& st) {
   return JsonResponse(api::HttpStatusOf(st.code()), api::ErrorBody(st));
-}
-
-// 401, for a request that names nobody (plain TCP, or no valid bearer token on HTTPS).
-net::HttpResponse Unauthorized(const std::string& message) {
-  net::HttpResponse r =
-      JsonResponse(401, {{"error", {{"code", "UNAUTHENTICATED"}, {"message", message}}}});
-  r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"berth\"");
-  return r;
 }
 
 std::vector<std::string> Split(std::string_view path) {
@@ -206,6 +199,24 @@ void AppendListJson(const JobRecord& r, const std::unordered_map<core::JobId, Pe
 
 }  // namespace
 
+net::HttpResponse Unauthorized(const std::string& message) {
+  net::HttpResponse r =
+      JsonResponse(401, {{"error", {{"code", "UNAUTHENTICATED"}, {"message", message}}}});
+  r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"berth\"");
+  return r;
+}
+
+std::optional<std::string_view> BearerToken(const net::HttpRequest& req) {
+  static constexpr std::string_view kScheme = "bearer ";
+  auto it = req.headers.find("authorization");
+  if (it == req.headers.end() || it->second.size() <= kScheme.size()) return std::nullopt;
+  std::string_view auth = it->second;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(auth[i])) != kScheme[i]) return std::nullopt;
+  }
+  return auth.substr(kScheme.size());
+}
+
 Caller Controller::Impl::Identify(const net::HttpRequest& req) const {
   if (!req.peer) return Caller{};  // plain TCP: nobody (TLS callers come through ServeAs)
   Caller c;
@@ -269,12 +280,9 @@ std::optional<Caller> Controller::Impl::IdentifyMunge(const net::HttpRequest& re
 std::optional<Caller> Controller::Impl::IdentifyToken(const net::HttpRequest& req) const {
   if (std::optional<Caller> munge = IdentifyMunge(req)) return munge;
   if (!k8s || !k8s->signer) return std::nullopt;
-  std::string auth = req.Header("authorization");
-  if (auth.size() <= 7 ||
-      !(auth.compare(0, 7, "Bearer ") == 0 || auth.compare(0, 7, "bearer ") == 0)) {
-    return std::nullopt;
-  }
-  std::string_view token = std::string_view(auth).substr(7);
+  std::optional<std::string_view> bearer = BearerToken(req);
+  if (!bearer) return std::nullopt;
+  std::string_view token = *bearer;
   if (std::optional<uint32_t> uid = k8s->signer->Verify(token)) return UserCaller(*uid);
   Caller c;
   c.uid = UINT32_MAX;  // owns nothing

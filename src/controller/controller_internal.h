@@ -35,6 +35,12 @@
 
 namespace berth::controller {
 
+// 401 UNAUTHENTICATED with WWW-Authenticate: Bearer, for a request that names nobody.
+net::HttpResponse Unauthorized(const std::string& message);
+// The token of an "Authorization: Bearer TOKEN" header (the scheme in any case); nullopt without.
+// The view points into req.
+std::optional<std::string_view> BearerToken(const net::HttpRequest& req);
+
 // Who is asking (from the Unix socket's peer credentials).
 struct Caller {
   uint32_t uid = 0;

@@ -191,26 +191,12 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
   // caller named by a bearer token (a user's, a node's credential, or the join token).
   if (req.path == "/metrics" || req.path == "/v1" || req.path.starts_with("/v1/")) {
     std::optional<Caller> caller = IdentifyToken(req);
-    if (!caller) {
-      net::HttpResponse r;
-      r.status = 401;
-      r.body = json{{"error",
-                     {{"code", "UNAUTHENTICATED"},
-                      {"message", "a valid bearer token is required (berth token)"}}}}
-                   .dump() +
-               "\n";
-      r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"berth\"");
-      return r;
-    }
+    if (!caller) return Unauthorized("a valid bearer token is required (berth token)");
     return ServeAs(req, *caller);
   }
   // Who is asking: only a valid bearer token says.
-  std::string auth = req.Header("authorization");
   std::optional<uint32_t> uid;
-  if (auth.size() > 7 &&
-      (auth.compare(0, 7, "Bearer ") == 0 || auth.compare(0, 7, "bearer ") == 0)) {
-    uid = k8s->signer->Verify(std::string_view(auth).substr(7));
-  }
+  if (std::optional<std::string_view> token = BearerToken(req)) uid = k8s->signer->Verify(*token);
   if (!uid) return K8sJsonResponse(401, k8s::UnauthorizedStatus());
   const Caller who = UserCaller(*uid);
   try {
