@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -12,6 +13,8 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "agent/file_util.h"
@@ -37,9 +40,46 @@ void Log(const char* fmt, const std::string& a) {
 
 }  // namespace
 
+// A job step's part on this node (srun across hosts): its folder is
+// jobs_dir/<job>.<attempt>.<step>, beside the job attempts' folders (<job>.<attempt>), so that
+// their supervisors choose CPUs together (supervise_setup.cc, under jobs_dir/.cpus.lock).
+struct StepKey {
+  uint32_t job_id = 0;
+  int32_t attempt = 0;
+  uint32_t step_id = 0;
+  auto operator<=>(const StepKey&) const = default;
+  std::string Folder() const {
+    return std::to_string(job_id) + "." + std::to_string(attempt) + "." + std::to_string(step_id);
+  }
+  static std::optional<StepKey> Of(const std::string& dir) {
+    const std::string name = dir.substr(dir.find_last_of('/') + 1);
+    StepKey k;
+    const char* p = name.data();
+    const char* end = name.data() + name.size();
+    auto [a, e1] = std::from_chars(p, end, k.job_id);
+    if (e1 != std::errc() || a == end || *a != '.') return std::nullopt;
+    auto [b, e2] = std::from_chars(a + 1, end, k.attempt);
+    if (e2 != std::errc() || b == end || *b != '.' || k.attempt < 0) return std::nullopt;
+    auto [c, e3] = std::from_chars(b + 1, end, k.step_id);
+    if (e3 != std::errc() || c != end) return std::nullopt;
+    return k;
+  }
+};
+
 struct Agent::Impl {
   AgentOptions opt;
   std::string jobs_dir;
+
+  // The folders of job attempts (the batch step), and of job steps' parts on this node.
+  std::vector<std::string> JobDirs() const { return Dirs(false); }
+  std::vector<std::string> StepDirs() const { return Dirs(true); }
+  std::vector<std::string> Dirs(bool steps) const {
+    std::vector<std::string> out;
+    for (std::string& dir : ListJobDirs(jobs_dir)) {
+      if (StepKey::Of(dir).has_value() == steps) out.push_back(std::move(dir));
+    }
+    return out;
+  }
   std::string node;
   DetectedNode detected;
   int heartbeat_s = 5;
@@ -232,7 +272,7 @@ struct Agent::Impl {
     for (const auto& [key, after] : starting) {
       jobs.push_back({{"job_id", key.first}, {"attempt", key.second}});
     }
-    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+    for (const std::string& dir : JobDirs()) {
       // The folder's name says which attempt it holds; the spec is read only for a folder named
       // otherwise (none that this agent makes).
       std::optional<std::pair<uint32_t, int32_t>> key = JobDirKey(dir);
@@ -258,8 +298,43 @@ struct Agent::Impl {
     return jobs;
   }
 
+  // The job steps of other nodes' jobs here, for the registration (and what ended, reported).
+  json LocalSteps() {
+    json out = json::array();
+    std::set<StepKey> starting;
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      for (const auto& [key, cancel] : step_launching) starting.insert(key);
+    }
+    for (const StepKey& k : starting) {
+      out.push_back({{"job_id", k.job_id}, {"attempt", k.attempt}, {"step_id", k.step_id}});
+    }
+    for (const std::string& dir : StepDirs()) {
+      std::optional<StepKey> k = StepKey::Of(dir);
+      if (!k || starting.count(*k)) continue;
+      json j = {{"job_id", k->job_id}, {"attempt", k->attempt}, {"step_id", k->step_id}};
+      if (std::optional<JobResult> r = StepResultOf(dir)) {
+        j["result"] = json::parse(EncodeJobResult(*r));
+      }
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+  // How a step's part here ended, once it has: its supervisor's result, or a failure when the
+  // supervisor died without one.
+  std::optional<JobResult> StepResultOf(const std::string& dir) const {
+    if (SupervisorRunning(dir)) return std::nullopt;
+    if (std::optional<JobResult> r = ResultOf(dir)) return r;
+    JobResult lost;
+    lost.state = "FAILED";
+    lost.exit_code = 1;
+    lost.message = "the step's supervisor died without a result";
+    return lost;
+  }
+
   Status Register(net::HttpClient& c) {
-    json body = {{"node", NodeJson()}, {"jobs", LocalJobs()}};
+    json body = {{"node", NodeJson()}, {"jobs", LocalJobs()}, {"steps", LocalSteps()}};
     BERTH_ASSIGN_OR_RETURN(net::ClientResponse r,
                            c.Request("POST", "/v1/agents/register", body.dump()));
     NoteContact();
@@ -272,8 +347,11 @@ struct Agent::Impl {
       fence_s = reply.value("fence_s", 0);
     }
     // Results sent with the registration are known to the controller now.
-    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+    for (const std::string& dir : JobDirs()) {
       if (ReadResult(dir) && RemoveJobDir(dir).ok()) ++jobs_ended;
+    }
+    for (const std::string& dir : StepDirs()) {
+      if (StepResultOf(dir)) (void)WriteFileAtomic(dir + "/reported", "", 0644);
     }
     return Status::Ok();
   }
@@ -283,7 +361,6 @@ struct Agent::Impl {
   void RemoveUnstarted() {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(jobs_dir, ec)) {
-      std::string dir = e.path().string();
       bool started = std::filesystem::exists(e.path() / "supervisor.pid", ec) ||
                      std::filesystem::exists(e.path() / "result.json", ec);
       if (e.is_directory(ec) && !started) std::filesystem::remove_all(e.path(), ec);
@@ -302,6 +379,8 @@ struct Agent::Impl {
     int64_t time_limit = 0;  // a new limit (scontrol update TimeLimit); 0 = none
   };
   std::map<std::pair<uint32_t, int32_t>, AfterLaunch> launching;
+  // Steps being started, and whether their job ended meanwhile (end them once started).
+  std::map<StepKey, bool> step_launching;
   bool launch_stop = false;
   std::vector<std::thread> launchers;
 
@@ -314,6 +393,18 @@ struct Agent::Impl {
         if (launches.empty()) return;
         cmd = std::move(launches.front());
         launches.pop_front();
+      }
+      if (cmd.value("kind", "") == "step") {
+        StepKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
+        LaunchStep(k, cmd);
+        bool end = false;
+        {
+          std::lock_guard<std::mutex> l(launch_mu);
+          end = step_launching[k];
+          step_launching.erase(k);
+        }
+        if (end) EndSteps(k.job_id, k.attempt);
+        continue;
       }
       Launch(cmd);
       std::pair<uint32_t, int32_t> key{cmd.value("job_id", 0u), cmd.value("attempt", 0)};
@@ -355,6 +446,7 @@ struct Agent::Impl {
       Log("bad launch command: %s", spec.status().message());
       return;
     }
+    AddControllerEnv(cmd, *spec);
     Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec);
     if (!h.ok()) {
       Log("cannot start a supervisor: %s", h.status().message());
@@ -363,13 +455,85 @@ struct Agent::Impl {
     ++jobs_started;
   }
 
+  // How srun in the job reaches the controller from this host to start steps on the job's other
+  // nodes: over TLS the controller's address, its CA and the job's step token (the Unix socket
+  // needs none of these: the controller knows the user by the socket's peer credentials).
+  void AddControllerEnv(const json& cmd, LaunchSpec& spec) const {
+    auto has = [&](const std::string& name) {
+      for (const auto& [n, v] : spec.environment) {
+        if (n == name) return true;
+      }
+      return false;
+    };
+    if (Tls() && !has("BERTH_SERVER")) {
+      spec.environment.emplace_back("BERTH_SERVER", "https://" + opt.controller.substr(4));
+      std::error_code ec;
+      std::filesystem::path ca = std::filesystem::absolute(opt.ca_file, ec);
+      spec.environment.emplace_back("BERTH_CA_FILE", ec ? opt.ca_file : ca.string());
+    }
+    if (cmd.contains("job_token") && cmd["job_token"].is_string()) {
+      spec.environment.emplace_back("BERTH_JOB_TOKEN", cmd["job_token"].get<std::string>());
+    }
+  }
+
+  std::string StepFolder(const StepKey& k) const { return jobs_dir + "/" + k.Folder(); }
+
+  // Starts this node's part of a job step: a supervisor (the job's user, a cgroup of the node's
+  // share of the allocation, the job's output files appended) that runs `berth srun` for this
+  // node's tasks. A part that cannot start gets a result that says why, so srun hears of it.
+  void LaunchStep(const StepKey& k, const json& cmd) {
+    const std::string dir = StepFolder(k);
+    struct stat st;
+    if (stat(dir.c_str(), &st) == 0) return;  // a repeated command
+    Result<LaunchSpec> spec = DecodeLaunchSpec(cmd.at("spec").dump());
+    Status failed;
+    if (spec.ok()) {
+      std::vector<std::string> argv = {opt.berth_binary, "srun"};
+      argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
+      spec->argv = std::move(argv);
+      Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec, k.Folder());
+      if (h.ok()) return;
+      failed = h.status();
+    } else {
+      failed = spec.status();
+    }
+    Log("cannot start a job step here: %s", failed.message());
+    mkdir(dir.c_str(), 0711);
+    JobResult r;
+    r.job_id = k.job_id;
+    r.attempt = k.attempt;
+    r.state = "NODE_FAIL";
+    r.exit_code = 1;
+    r.message = "the step could not start on " + node + ": " + failed.message();
+    if (access((dir + "/spec.json").c_str(), F_OK) != 0) {
+      (void)WriteFileAtomic(dir + "/spec.json", "{}\n", 0600);
+    }
+    (void)WriteFileAtomic(dir + "/result.json", EncodeJobResult(r) + "\n", 0644);
+  }
+
+  // The job (this attempt) is over: its steps here end too, and their folders go once ended.
+  void EndSteps(uint32_t job_id, int32_t attempt) {
+    for (const std::string& dir : StepDirs()) {
+      std::optional<StepKey> k = StepKey::Of(dir);
+      if (!k || k->job_id != job_id || k->attempt != attempt) continue;
+      if (!SupervisorRunning(dir)) {
+        (void)RemoveJobDir(dir);  // ended, and its result is of no more use
+        continue;
+      }
+      (void)WriteFileAtomic(dir + "/over", "", 0644);
+      (void)CancelJob(dir);
+    }
+  }
+
   void Handle(const json& cmd) {
     std::string kind = cmd.value("kind", "");
     uint32_t job_id = cmd.value("job_id", 0u);
     int32_t attempt = cmd.value("attempt", 0);
     std::string dir = FolderOf(job_id, attempt);
     std::pair<uint32_t, int32_t> key{job_id, attempt};
-    if (kind == "launch") {
+    if (kind == "step" || kind == "end_steps" || kind == "step_signal") {
+      HandleStep(kind, cmd);
+    } else if (kind == "launch") {
       {
         std::lock_guard<std::mutex> l(launch_mu);
         if (!launching.emplace(key, AfterLaunch{}).second) return;  // already queued or starting
@@ -401,16 +565,68 @@ struct Agent::Impl {
     }
   }
 
+  void HandleStep(const std::string& kind, const json& cmd) {
+    StepKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
+    if (kind == "step") {
+      {
+        std::lock_guard<std::mutex> l(launch_mu);
+        if (!step_launching.emplace(k, false).second) return;  // already queued or starting
+        launches.push_back(cmd);
+      }
+      launch_cv.notify_one();
+    } else if (kind == "end_steps") {
+      {
+        std::lock_guard<std::mutex> l(launch_mu);
+        for (auto& [key, end] : step_launching) {
+          if (key.job_id == k.job_id && key.attempt == k.attempt) end = true;
+        }
+      }
+      EndSteps(k.job_id, k.attempt);
+    } else if (kind == "step_signal") {
+      (void)SignalJob(StepFolder(k), cmd.value("signal", 15), false);
+    }
+  }
+
+  // Step parts that ended and are not reported yet, as status events; folders of steps whose job
+  // is over go once ended.
+  std::vector<std::pair<std::string, json>> StepEvents() {
+    std::vector<std::pair<std::string, json>> out;
+    std::set<StepKey> starting;
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      for (const auto& [key, end] : step_launching) starting.insert(key);
+    }
+    for (const std::string& dir : StepDirs()) {
+      std::optional<StepKey> k = StepKey::Of(dir);
+      if (!k || starting.count(*k)) continue;
+      std::optional<JobResult> r = StepResultOf(dir);
+      if (!r) continue;
+      if (access((dir + "/over").c_str(), F_OK) == 0) {
+        (void)RemoveJobDir(dir);
+        continue;
+      }
+      if (access((dir + "/reported").c_str(), F_OK) == 0) continue;
+      out.emplace_back(dir, json{{"kind", "step"},
+                                 {"job_id", k->job_id},
+                                 {"attempt", k->attempt},
+                                 {"step_id", k->step_id},
+                                 {"result", json::parse(EncodeJobResult(*r))}});
+    }
+    return out;
+  }
+
   // Sends the results of ended attempts (and a heartbeat); removes the folders it reported.
   Status Report(net::HttpClient& c) {
     json events = json::array();
     std::vector<std::string> done;
-    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+    for (const std::string& dir : JobDirs()) {
       std::optional<JobResult> r = ResultOf(dir);
       if (!r || SupervisorRunning(dir)) continue;
       events.push_back({{"kind", "ended"}, {"result", json::parse(EncodeJobResult(*r))}});
       done.push_back(dir);
     }
+    std::vector<std::pair<std::string, json>> step_events = StepEvents();
+    for (auto& [dir, e] : step_events) events.push_back(std::move(e));
     BERTH_ASSIGN_OR_RETURN(
         net::ClientResponse resp,
         c.Request("POST", "/v1/agents/" + node + "/status", json{{"events", events}}.dump()));
@@ -421,6 +637,7 @@ struct Agent::Impl {
     if (resp.status != 200) return Status::Unavailable("status refused: " + resp.body);
     for (const std::string& dir : done) (void)RemoveJobDir(dir);
     jobs_ended += done.size();
+    for (const auto& [dir, e] : step_events) (void)WriteFileAtomic(dir + "/reported", "", 0644);
     return Status::Ok();
   }
 
@@ -452,7 +669,7 @@ struct Agent::Impl {
       }
       in.gpus.push_back(std::move(sample));
     }
-    for (const std::string& dir : ListJobDirs(jobs_dir)) {
+    for (const std::string& dir : JobDirs()) {
       if (SupervisorRunning(dir)) ++in.jobs_running;
     }
     in.jobs_started = jobs_started;
@@ -554,8 +771,11 @@ Status Agent::Run(const std::atomic<bool>& stop) {
       if (stop || done || !registered) continue;
       im.CheckFence();
       bool ended = false;
-      for (const std::string& dir : ListJobDirs(im.jobs_dir)) {
+      for (const std::string& dir : im.JobDirs()) {
         if (ReadResult(dir) && !SupervisorRunning(dir)) ended = true;
+      }
+      for (const std::string& dir : im.StepDirs()) {
+        if (!SupervisorRunning(dir) && access((dir + "/reported").c_str(), F_OK) != 0) ended = true;
       }
       auto now = std::chrono::steady_clock::now();
       if (!ended && now - last < std::chrono::seconds(im.heartbeat_s)) continue;

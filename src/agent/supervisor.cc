@@ -128,9 +128,11 @@ Result<pid_t> SpawnSupervisor(const std::string& binary, const std::string& dir)
 }  // namespace
 
 Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
-                                         const std::string& jobs_dir, const LaunchSpec& spec) {
-  std::string dir = AbsoluteDir(jobs_dir) + "/" + std::to_string(spec.job_id) + "." +
-                    std::to_string(spec.attempt);
+                                         const std::string& jobs_dir, const LaunchSpec& spec,
+                                         const std::string& folder) {
+  std::string dir =
+      AbsoluteDir(jobs_dir) + "/" +
+      (folder.empty() ? std::to_string(spec.job_id) + "." + std::to_string(spec.attempt) : folder);
   // 0711: the job's user must reach its script in here, but not list or change the folder.
   if (mkdir(dir.c_str(), 0711) != 0) {
     if (errno == EEXIST) return Status::AlreadyExists(dir + " exists (attempt already started)");

@@ -34,10 +34,12 @@ struct SupervisorHandle {
   int64_t pid = -1;  // the supervisor process
 };
 
-// Writes DIR = jobs_dir/<job_id>.<attempt>/spec.json, starts `berth_binary supervise DIR` in a
-// new session, and returns once the supervisor has written its pid file (or has failed).
+// Writes DIR = jobs_dir/<job_id>.<attempt>/spec.json (or jobs_dir/<folder> when `folder` is
+// given: a job step's part on another node), starts `berth_binary supervise DIR` in a new
+// session, and returns once the supervisor has written its pid file (or has failed).
 Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
-                                         const std::string& jobs_dir, const LaunchSpec& spec);
+                                         const std::string& jobs_dir, const LaunchSpec& spec,
+                                         const std::string& folder = "");
 
 // Job folders under jobs_dir (for adopting jobs after an agent restart).
 std::vector<std::string> ListJobDirs(const std::string& jobs_dir);

@@ -60,6 +60,9 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
     while (s.ends_with("/")) s.pop_back();
     where = (plain ? "tcp:" : "tls:") + s;
     const char* token = std::getenv("BERTH_TOKEN");
+    // Inside a job on a node that reaches the controller over TLS, the agent gives the job its
+    // step token: good for srun's steps of that job only (docs/security.md).
+    if (token == nullptr || *token == '\0') token = std::getenv("BERTH_JOB_TOKEN");
     if (!munge && (token == nullptr || *token == '\0')) {
       return Status::PermissionDenied(
           "BERTH_SERVER is set but BERTH_TOKEN is not (get one with `berth token` on the "

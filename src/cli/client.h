@@ -23,7 +23,8 @@ class Client {
  public:
   // Connects to FindSocket() (or `address` when given: "unix:/path" or "tcp:host:port"), or,
   // with BERTH_SERVER set, to a controller on another host: BERTH_TOKEN over HTTPS (BERTH_CA_FILE
-  // its CA), or BERTH_AUTH=munge with MUNGE credentials (BERTH_MUNGE_SOCKET: munged's socket).
+  // its CA; inside a job, BERTH_JOB_TOKEN when BERTH_TOKEN is not set), or BERTH_AUTH=munge with
+  // MUNGE credentials (BERTH_MUNGE_SOCKET: munged's socket).
   static Result<std::unique_ptr<Client>> Connect(const std::string& address = "");
   // A request; non-2xx answers come back as the Status the controller sent.
   Result<nlohmann::json> Call(const std::string& method, const std::string& target,

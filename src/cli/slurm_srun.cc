@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "api/job_json.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "common/hostlist.h"
 #include "config/job_options.h"
 #include "slurm/job_view.h"
 #include "slurm/srun.h"
@@ -58,19 +60,184 @@ std::string Cwd() {
   return getcwd(buf, sizeof(buf)) ? buf : "/";
 }
 
+// The file behind srun's standard output or error, where the other nodes' tasks append theirs
+// (the job's output file, as Slurm's srun gathers the other nodes' output into its own); "" when
+// it is not a file.
+std::string FileBehind(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  // From now on every writer of this open file (the batch script too, which shares it) appends:
+  // otherwise its next write lands at its own offset, over what the other nodes appended.
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0 && !(flags & O_APPEND)) (void)fcntl(fd, F_SETFL, flags | O_APPEND);
+  char buf[4096];
+  ssize_t n = readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), buf, sizeof(buf) - 1);
+  if (n <= 0 || buf[0] != '/') return "";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+// The step's other nodes, through the controller: POST /v1/jobs/ID/steps starts a supervisor on
+// each (running this same srun for that node's tasks), GET .../steps/N says which ended and how.
+class ControllerNodes : public slurm::RemoteNodes {
+ public:
+  ControllerNodes(const SrunOptions& opt, const slurm::Allocation& alloc,
+                  const slurm::StepLayout& layout, uint32_t step_id, const slurm::EnvList& env,
+                  std::vector<std::string> nodes)
+      : opt_(opt),
+        alloc_(alloc),
+        layout_(layout),
+        step_id_(step_id),
+        env_(env),
+        nodes_(std::move(nodes)) {}
+
+  bool Start() override {
+    Result<std::unique_ptr<Client>> c = Client::Connect();
+    if (!c.ok()) {
+      std::fprintf(stderr, "srun: error: cannot start the step on %s: %s\n",
+                   hostlist::Compress(nodes_).c_str(), c.status().message().c_str());
+      return false;
+    }
+    client_ = std::move(*c);
+    json env = json::array();
+    for (const auto& [n, v] : env_) {
+      if (!slurm::NodeSpecificVariable(n)) env.push_back({n, v});
+    }
+    env.push_back({slurm::kStepVariable, slurm::EncodeStepLayout(layout_, step_id_)});
+    std::vector<std::string> argv = opt_.step_args;
+    argv.push_back("--");
+    argv.insert(argv.end(), opt_.command.begin(), opt_.command.end());
+    std::string out = FileBehind(STDOUT_FILENO), err = FileBehind(STDERR_FILENO);
+    if (out.empty() || err.empty()) {
+      std::fprintf(stderr,
+                   "srun: warning: the output of tasks on %s is lost: srun's output is not a "
+                   "file (berth gathers other nodes' output into the job's files)\n",
+                   hostlist::Compress(nodes_).c_str());
+    }
+    json body = {{"step_id", step_id_},
+                 {"nodes", nodes_},
+                 {"argv", argv},
+                 {"environment", env},
+                 {"work_dir", Cwd()},
+                 {"stdout", out.empty() ? "/dev/null" : out},
+                 {"stderr", err.empty() ? "/dev/null" : err}};
+    Result<json> r = client_->Call("POST", Path(), body);
+    if (!r.ok()) {
+      std::fprintf(stderr, "srun: error: Unable to create step for job %u: %s\n", alloc_.job_id,
+                   r.status().message().c_str());
+      return false;
+    }
+    if (opt_.verbose > 0) {
+      std::fprintf(stderr, "srun: launching StepId=%u.%u on %s\n", alloc_.job_id, step_id_,
+                   hostlist::Compress(nodes_).c_str());
+    }
+    return true;
+  }
+
+  void Signal(int signal) override {
+    if (!client_) return;
+    (void)client_->Call("POST", Path() + "/" + std::to_string(step_id_) + "/signal",
+                        json{{"signal", signal}});
+  }
+
+  std::optional<std::vector<slurm::TaskEnd>> Ended() override {
+    const time_t now = std::time(nullptr);
+    Result<json> r = client_->Call("GET", Path() + "/" + std::to_string(step_id_));
+    if (!r.ok()) {
+      // The controller restarting (its agents report their steps again when they register):
+      // wait for it, within bounds; a step it no longer knows of for a minute is lost.
+      if (r.status().code() == StatusCode::kUnavailable) {
+        Result<std::unique_ptr<Client>> c = Client::Connect();
+        if (c.ok()) client_ = std::move(*c);
+      }
+      if (trouble_since_ == 0) trouble_since_ = now;
+      if (now - trouble_since_ < kControllerGoneSeconds) return std::nullopt;
+      std::fprintf(stderr, "srun: error: lost step %u.%u on %s: %s\n", alloc_.job_id, step_id_,
+                   hostlist::Compress(nodes_).c_str(), r.status().message().c_str());
+      return std::vector<slurm::TaskEnd>{{-1, 1 << 8}};
+    }
+    trouble_since_ = 0;
+    const json& nodes = r->at("nodes");
+    if (nodes.empty() && r->value("job_state", "") != "RUNNING") {
+      // The job ended (cancelled, out of time): its steps ended with it.
+      return std::vector<slurm::TaskEnd>{{-1, SIGKILL}};
+    }
+    std::vector<slurm::TaskEnd> ends;
+    for (const std::string& n : nodes_) {
+      if (!nodes.contains(n) || !nodes[n].value("ended", false)) return std::nullopt;
+      const json& e = nodes[n];
+      const int code = e.value("exit_code", 0), sig = e.value("term_signal", 0);
+      const std::string state = e.value("state", "");
+      if (state == "NODE_FAIL" || (state != "COMPLETED" && code == 0 && sig == 0)) {
+        std::fprintf(stderr, "srun: error: %s: %s\n", n.c_str(),
+                     e.value("message", std::string("the step's part failed")).c_str());
+      }
+      // The other node's srun exited with its tasks' code (128 + a signal for a killed task);
+      // a signal that killed that srun itself stays a signal.
+      int status = sig != 0 ? sig : (code & 0xff) << 8;
+      if (sig == 0 && code == 0 && state != "COMPLETED") status = 1 << 8;
+      ends.push_back({-1, status});
+    }
+    return ends;
+  }
+
+ private:
+  // Seconds srun waits for an answer about the other nodes before it gives their part up.
+  static constexpr time_t kControllerGoneSeconds = 60;
+  std::string Path() const { return "/v1/jobs/" + std::to_string(alloc_.job_id) + "/steps"; }
+
+  const SrunOptions& opt_;
+  const slurm::Allocation& alloc_;
+  const slurm::StepLayout& layout_;
+  uint32_t step_id_;
+  const slurm::EnvList& env_;
+  std::vector<std::string> nodes_;
+  std::unique_ptr<Client> client_;
+  time_t trouble_since_ = 0;
+};
+
+// On one of a step's other nodes: this node's tasks of the step the batch node's srun laid out.
+int RunStepPart(const SrunOptions& opt, const slurm::Allocation& alloc, const slurm::EnvList& env,
+                const std::string& layout_text) {
+  Result<std::pair<slurm::StepLayout, uint32_t>> layout = slurm::DecodeStepLayout(layout_text);
+  if (!layout.ok()) {
+    std::fprintf(stderr, "%s\n", layout.status().message().c_str());
+    return 1;
+  }
+  const slurm::StepLayout& l = layout->first;
+  size_t local = l.nodes.size();
+  for (size_t i = 0; i < l.nodes.size(); ++i) {
+    if (l.node_index[i] == alloc.this_node) local = i;
+  }
+  if (local == l.nodes.size()) {
+    std::fprintf(stderr, "srun: error: this node (%d) is not in the step\n", alloc.this_node);
+    return 1;
+  }
+  slurm::EnvList base;
+  for (const auto& [n, v] : env) {
+    if (n != slurm::kStepVariable) base.emplace_back(n, v);
+  }
+  slurm::LocalStep step{opt, alloc, l, local, layout->second, base};
+  step.part_of_remote_step = true;
+  return slurm::RunLocalStep(step);
+}
+
 int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
                     const slurm::EnvList& env) {
+  for (const auto& [n, v] : env) {
+    if (n == slurm::kStepVariable) return RunStepPart(opt, alloc, env, v);
+  }
   Result<slurm::StepLayout> layout = slurm::PlanStep(opt, alloc);
   if (!layout.ok()) {
     std::fprintf(stderr, "%s\n", layout.status().message().c_str());
     return 1;
   }
-  Result<size_t> local = slurm::LocalStepNode(*layout, alloc);
-  if (!local.ok()) {
-    std::fprintf(stderr, "%s\n", local.status().message().c_str());
-    return 1;
+  const slurm::StepSplit split = slurm::SplitStep(*layout, alloc);
+  slurm::LocalStep step{opt, alloc, *layout, split.local, slurm::NextStepId(alloc), env};
+  std::optional<ControllerNodes> remote;
+  if (!split.others.empty()) {
+    remote.emplace(opt, alloc, *layout, step.step_id, env, split.others);
+    step.remote = &*remote;
   }
-  slurm::LocalStep step{opt, alloc, *layout, *local, slurm::NextStepId(alloc), env};
   return slurm::RunLocalStep(step);
 }
 

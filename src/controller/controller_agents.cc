@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& cs,
-                                 const ControllerOptions& opt) {
+                                 const ControllerOptions& opt, size_t node_index) {
   const core::Job& j = r.job;
   agent::LaunchSpec s;
   s.job_id = j.id;
@@ -55,20 +55,20 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
     s.cpus_per_node.push_back(a.cpus);
     ntasks += a.tasks;
   }
-  const core::NodeAllocation& first = j.alloc.nodes.front();
-  s.node_index = 0;
-  s.cpus = first.cpus;
-  s.mem_mib = first.mem_mib;
+  const core::NodeAllocation& here = j.alloc.nodes.at(node_index);
+  s.node_index = static_cast<int32_t>(node_index);
+  s.cpus = here.cpus;
+  s.mem_mib = here.mem_mib;
   for (int g = 0; g < 64; ++g) {
-    if (first.gpu_mask >> g & 1) s.gpu_indices.push_back(g);
+    if (here.gpu_mask >> g & 1) s.gpu_indices.push_back(g);
   }
-  s.tasks = first.tasks;
+  s.tasks = here.tasks;
   s.ntasks = std::max(ntasks, 1);
   s.cpus_per_task = std::max(j.spec.cpus_per_task, 1);
   if (j.spec.mem_per_cpu_mib > 0) {
     s.mem_per_cpu_mib = j.spec.mem_per_cpu_mib;
   } else {
-    s.mem_per_node_mib = first.mem_mib;
+    s.mem_per_node_mib = here.mem_mib;
   }
   // A pod's memory limit above its request: the cgroup gets the limit (the scheduler placed the
   // request).
@@ -99,14 +99,21 @@ core::JobState StateOfResult(const std::string& state) {
 
 }  // namespace
 
+agent::LaunchSpec Controller::Impl::LaunchSpecFor(const JobRecord& r, size_t node_index) const {
+  return MakeLaunchSpec(r, *cs, opt, node_index);
+}
+
 void Controller::Impl::SendLaunch(const JobRecord& r) {
   if (r.node_names.empty()) return;
-  json spec = json::parse(agent::EncodeLaunchSpec(MakeLaunchSpec(r, *cs, opt)));
-  agent_hub.Push(r.node_names.front(), json{{"kind", "launch"},
-                                            {"job_id", r.job.id},
-                                            {"attempt", r.job.restart_count},
-                                            {"spec", spec}}
-                                           .dump());
+  json spec = json::parse(agent::EncodeLaunchSpec(LaunchSpecFor(r, 0)));
+  json launch = {
+      {"kind", "launch"}, {"job_id", r.job.id}, {"attempt", r.job.restart_count}, {"spec", spec}};
+  // srun on the batch node asks for steps on the other nodes with this (over TLS, where the
+  // Unix socket's peer credentials do not reach).
+  if (r.node_names.size() > 1 && k8s && k8s->signer) {
+    launch["job_token"] = k8s->signer->IssueJob(r.job.id, r.job.restart_count);
+  }
+  agent_hub.Push(r.node_names.front(), launch.dump());
 }
 
 void Controller::Impl::SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel) {
@@ -268,6 +275,21 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
       }
     }
   }
+  // Steps of other nodes' jobs that run here (srun across hosts): known again, or ended.
+  std::set<std::pair<core::JobId, uint32_t>> steps_there;
+  for (const json& st : body.value("steps", json::array())) {
+    steps_there.emplace(st.at("job_id").get<core::JobId>(), st.at("step_id").get<uint32_t>());
+    NoteStep(name, st);
+  }
+  for (auto& [job_id, job_steps] : steps) {
+    for (auto& [step_id, step] : job_steps) {
+      auto here = step.nodes.find(name);
+      if (here != step.nodes.end() && !here->second.result &&
+          !steps_there.count({job_id, step_id})) {
+        agent_hub.Push(name, here->second.command);  // cleared above, or lost with the agent
+      }
+    }
+  }
   t.nodes_changed = true;
   dirty = true;
   return json{{"node", name},
@@ -294,6 +316,8 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
       Result<agent::JobResult> r = agent::DecodeJobResult(e.at("result").dump());
       if (!r.ok()) return r.status();
       EndOnNode(r->job_id, *r, t);
+    } else if (kind == "step") {
+      NoteStep(node, e);
     }
   }
   return Status::Ok();

@@ -292,6 +292,12 @@ std::optional<Caller> Controller::Impl::IdentifyToken(const net::HttpRequest& re
     c.user = "node:" + *node;
     return c;
   }
+  if (std::optional<std::pair<uint32_t, int32_t>> job = k8s->signer->VerifyJob(token)) {
+    c.step_job = job->first;
+    c.step_attempt = job->second;
+    c.user = "job:" + std::to_string(job->first);
+    return c;
+  }
   if (k8s->signer->VerifyJoin(token)) {
     c.join_token = true;
     c.user = "join-token";
@@ -339,7 +345,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req, const Cal
         {view_mu, records, pending_view, node_view, partition_view, last_pass, passes, metrics});
   }
   if (p.empty() || p[0] != "v1") return Error(Status::NotFound("no such endpoint: " + req.path));
-  if (!who.known && who.agent_node.empty() && !who.join_token) {
+  if (!who.known && who.agent_node.empty() && !who.join_token && who.step_job == 0) {
     return Unauthorized(
         "authentication required: use the Unix socket, or HTTPS with a bearer token (berth token)");
   }
@@ -352,6 +358,12 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req, const Cal
   if (!who.agent_node.empty() && !(p.size() >= 3 && p[1] == "agents" && !joining &&
                                    (p[2] == "register" || p[2] == who.agent_node))) {
     return Error(Status::PermissionDenied("a node credential acts for its node's agent only"));
+  }
+  if (who.step_job != 0 &&
+      !(p.size() >= 4 && p[1] == "jobs" && p[3] == "steps" && ParseId(p[2]) == who.step_job)) {
+    return Error(Status::PermissionDenied("a job's step token may only act on its steps (" +
+                                          std::string("/v1/jobs/") + std::to_string(who.step_job) +
+                                          "/steps)"));
   }
   Result<json> body = ParseBody(req);
   if (!body.ok()) return Error(body.status());
@@ -416,6 +428,7 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req, const Cal
     if (p.size() == 3 && m == "GET" && p[2].find('_') != std::string::npos) {
       return GetArrayTask(who, p[2]);
     }
+    if (p.size() >= 4 && p[3] == "steps") return StepRoute(req, who, p, *body);
     static const std::set<std::string> kActions = {"cancel", "signal", "hold", "release",
                                                    "requeue"};
     const bool known_action = (p.size() == 3 && (m == "GET" || m == "DELETE" || m == "PATCH")) ||
@@ -514,6 +527,68 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req, const Cal
   }
   if (p.size() >= 3 && p[1] == "agents") return AgentRoute(req, who, p, *body);
   return Error(Status::NotFound("no such endpoint: " + m + " " + req.path));
+}
+
+net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const Caller& who,
+                                              const std::vector<std::string>& p, const json& body) {
+  std::optional<core::JobId> id = ParseId(p[2]);
+  if (!id) return Error(Status::InvalidArgument("Invalid job id specified: " + p[2]));
+  const core::JobId jid = *id;
+  auto answer = [&](std::function<Result<json>()> f) {
+    Reply r = Call([&f](Txn&, Reply* out) {
+      Result<json> res = f();
+      if (res.ok()) {
+        out->body = *res;
+      } else {
+        out->status = res.status();
+      }
+    });
+    return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
+  };
+  if (p.size() == 4 && req.method == "POST") {
+    // Checked here, on this connection's thread: the state thread gets a well-formed request.
+    auto strings = [](const json& a) {
+      return a.is_array() &&
+             std::all_of(a.begin(), a.end(), [](const json& e) { return e.is_string(); });
+    };
+    const json env = body.value("environment", json::array());
+    const bool env_ok =
+        env.is_array() && std::all_of(env.begin(), env.end(), [](const json& e) {
+          return e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string();
+        });
+    if (!body.is_object() || !body.contains("step_id") || !body["step_id"].is_number_unsigned() ||
+        !strings(body.value("nodes", json())) || body["nodes"].empty() ||
+        !strings(body.value("argv", json())) || body["argv"].empty() || !env_ok ||
+        !body.value("work_dir", json("")).is_string() ||
+        !body.value("stdout", json("")).is_string() ||
+        !body.value("stderr", json("")).is_string()) {
+      return Error(Status::InvalidArgument(
+          "expected {\"step_id\": N, \"nodes\": [names], \"argv\": [srun's words], "
+          "\"environment\": [[name, value], ...], \"work_dir\", \"stdout\", \"stderr\"}"));
+    }
+    json b = body;
+    b["environment"] = env;
+    return answer([&] { return StartStep(who, jid, b); });
+  }
+  uint32_t step = 0;
+  if (p.size() < 5 || !ParseNumber(p[4], step)) {
+    return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
+  }
+  if (p.size() == 5 && req.method == "GET") {
+    return answer([&] { return StepStatus(who, jid, step); });
+  }
+  if (p.size() == 6 && p[5] == "signal" && req.method == "POST") {
+    const int sig =
+        body.is_object() && body.contains("signal") && body["signal"].is_number_integer()
+            ? body["signal"].get<int>()
+            : 0;
+    if (sig <= 0 || sig >= 65) return Error(Status::InvalidArgument("Invalid signal specified"));
+    return answer([&]() -> Result<json> {
+      BERTH_RETURN_IF_ERROR(SignalStep(who, jid, step, sig));
+      return json::object();
+    });
+  }
+  return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
 }
 
 net::HttpResponse Controller::Impl::AgentRoute(const net::HttpRequest& req, const Caller& who,

@@ -52,6 +52,10 @@ struct Caller {
   // token may only ask for a node credential (docs/security.md).
   std::string agent_node;
   bool join_token = false;
+  // A job attempt's step token (srun on the job's first node, over TLS): it may only start,
+  // watch and signal steps of that attempt.
+  core::JobId step_job = 0;
+  int32_t step_attempt = -1;
 };
 
 // A read-only picture of the cluster for API threads, replaced as a whole by the state thread.
@@ -104,6 +108,20 @@ struct Reply {
 struct AgentState {
   Time last_seen = kNoTime;
   bool registered = false;
+};
+
+// A job step's part on the job's other nodes (srun across hosts, docs/slurm.md "srun"): where
+// it runs and, once the node reported it, how it ended. The controller holds these in memory
+// only; agents keep their steps' folders (results included) until the job ends, and report them
+// again when they register, so a restarted controller learns them back.
+struct StepNode {
+  std::string command;                     // the agent command that starts it (sent again after
+                                           // the node registers without it)
+  std::optional<agent::JobResult> result;  // once the node reported its end
+};
+struct StepState {
+  int32_t attempt = 0;
+  std::map<std::string, StepNode> nodes;  // by node name
 };
 
 struct Controller::Impl {
@@ -201,6 +219,18 @@ struct Controller::Impl {
   void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t);
   void FinishRecord(const core::Job& final_job, Txn& t);
   void SendLaunch(const JobRecord& r);
+  // controller_steps.cc: job steps on the other nodes of a job (srun across hosts).
+  std::map<core::JobId, std::map<uint32_t, StepState>> steps;  // state thread only
+  net::HttpResponse StepRoute(const net::HttpRequest& req, const Caller& who,
+                              const std::vector<std::string>& parts, const nlohmann::json& body);
+  Result<nlohmann::json> StartStep(const Caller& who, core::JobId id, const nlohmann::json& body);
+  Result<nlohmann::json> StepStatus(const Caller& who, core::JobId id, uint32_t step);
+  Status SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal);
+  // A node's report of a step it ran (a status event, or its registration): kept while the job
+  // attempt runs; for any other, the node is told to end and forget that job's steps.
+  void NoteStep(const std::string& node, const nlohmann::json& report);
+  // Steps of jobs that no longer run: their nodes are told to end them (in Commit).
+  void EndStaleSteps();
   void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);
   void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t);
   JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const;
@@ -231,6 +261,9 @@ struct Controller::Impl {
   int FenceSeconds() const { return std::max(opt.node_timeout_s / 2, 1); }
   Status AgentStatus(const Caller& who, const std::string& node, const nlohmann::json& body,
                      Txn& t);
+  // A job's launch on node `node_index` of its allocation (the batch step on the first node, a
+  // job step's part on the others), with the job's step token when this controller signs tokens.
+  agent::LaunchSpec LaunchSpecFor(const JobRecord& r, size_t node_index) const;
 
   // controller_http.cc
   // Route() with a net under it: a value of the wrong JSON type is the caller's error (400),

@@ -101,6 +101,7 @@ void Controller::Impl::Commit(Txn& t) {
     if (auto it = records.find(id); it != records.end()) SendLaunch(*it->second);
   }
   t.launches.clear();
+  if (!steps.empty()) EndStaleSteps();
   for (auto& reply : t.replies) reply();
   Publish(t);
 }

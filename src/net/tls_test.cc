@@ -343,6 +343,26 @@ TEST(TokenTest, NodeCredentialsAndTheJoinTokenAreTheirOwnKinds) {
   EXPECT_FALSE(TokenSigner::ValidNodeName(std::string(64, 'a')));
 }
 
+TEST(TokenTest, JobStepTokensNameOneAttemptAndNoOtherKind) {
+  TokenSigner signer("0123456789abcdef0123456789abcdef");
+  std::string job = signer.IssueJob(1234, 2);
+  EXPECT_TRUE(job.starts_with("berth-job.1234.2."));
+  EXPECT_EQ(signer.VerifyJob(job), std::make_optional(std::make_pair(1234u, 2)));
+  std::string next_attempt = job;
+  next_attempt.replace(15, 1, "3");  // the requeued run's attempt, with the old MAC
+  EXPECT_EQ(signer.VerifyJob(next_attempt), std::nullopt);
+  EXPECT_EQ(TokenSigner("another secret").VerifyJob(job), std::nullopt);
+  EXPECT_EQ(signer.Verify(job), std::nullopt);
+  EXPECT_EQ(signer.VerifyNode(job), std::nullopt);
+  EXPECT_FALSE(signer.VerifyJoin(job));
+  EXPECT_EQ(signer.VerifyJob(signer.Issue(1234)), std::nullopt);
+  EXPECT_EQ(signer.VerifyJob(signer.IssueNode("n1")), std::nullopt);
+  for (const char* bad : {"berth-job.", "berth-job.1.2", "berth-job..2.00", "berth-job.1..00",
+                          "berth-job.1.-2.00", "berth-job.x.2.00"}) {
+    EXPECT_EQ(signer.VerifyJob(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(TokenTest, TheSecretIsMadeOnceWithMode0600) {
   TempDir dir;
   std::string path = dir.File("token.secret");

@@ -17,6 +17,7 @@ constexpr std::string_view kPrefix = "berth.";
 constexpr std::string_view kNodePrefix = "berth-node.";
 constexpr std::string_view kJoinPrefix = "berth-join.";
 constexpr std::string_view kJoinMessage = "berth-join-v1";
+constexpr std::string_view kJobPrefix = "berth-job.";
 
 std::string UserMessage(uint32_t uid) {
   return "berth-token-v1:" + std::to_string(uid);
@@ -24,6 +25,10 @@ std::string UserMessage(uint32_t uid) {
 
 std::string NodeMessage(std::string_view node) {
   return "berth-node-v1:" + std::string(node);
+}
+
+std::string JobMessage(uint32_t job_id, int32_t attempt) {
+  return "berth-job-v1:" + std::to_string(job_id) + "." + std::to_string(attempt);
 }
 
 std::string Hex(const unsigned char* p, size_t n) {
@@ -121,6 +126,29 @@ std::string TokenSigner::IssueJoin() const {
 bool TokenSigner::VerifyJoin(std::string_view token) const {
   if (!token.starts_with(kJoinPrefix)) return false;
   return MacMatches(kJoinMessage, token.substr(kJoinPrefix.size()));
+}
+
+std::string TokenSigner::IssueJob(uint32_t job_id, int32_t attempt) const {
+  return std::string(kJobPrefix) + std::to_string(job_id) + "." + std::to_string(attempt) + "." +
+         Mac(JobMessage(job_id, attempt));
+}
+
+std::optional<std::pair<uint32_t, int32_t>> TokenSigner::VerifyJob(std::string_view token) const {
+  if (!token.starts_with(kJobPrefix)) return std::nullopt;
+  token.remove_prefix(kJobPrefix.size());
+  const size_t dot1 = token.find('.');
+  const size_t dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos) return std::nullopt;
+  uint32_t job_id = 0;
+  int32_t attempt = 0;
+  auto [e1, ec1] = std::from_chars(token.data(), token.data() + dot1, job_id);
+  auto [e2, ec2] = std::from_chars(token.data() + dot1 + 1, token.data() + dot2, attempt);
+  if (ec1 != std::errc() || e1 != token.data() + dot1 || dot1 == 0 || ec2 != std::errc() ||
+      e2 != token.data() + dot2 || dot2 == dot1 + 1 || attempt < 0) {
+    return std::nullopt;
+  }
+  if (!MacMatches(JobMessage(job_id, attempt), token.substr(dot2 + 1))) return std::nullopt;
+  return std::make_pair(job_id, attempt);
 }
 
 }  // namespace berth::net

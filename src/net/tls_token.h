@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "common/status.h"
 
@@ -40,6 +41,13 @@ class TokenSigner {
   // The cluster's join token, and whether `token` is it.
   std::string IssueJoin() const;
   bool VerifyJoin(std::string_view token) const;
+
+  // A running job attempt's step token: it may only start and watch steps of that attempt
+  // (srun on the job's first node, docs/security.md). Bound to the attempt, so a requeued job's
+  // old token starts nothing in its new run.
+  std::string IssueJob(uint32_t job_id, int32_t attempt) const;
+  // The job and attempt a step token names when its MAC is right; nullopt otherwise.
+  std::optional<std::pair<uint32_t, int32_t>> VerifyJob(std::string_view token) const;
 
   // Node names a credential may carry: 1 to 63 of [A-Za-z0-9._-], not starting with '.' or '-'.
   static bool ValidNodeName(std::string_view node);

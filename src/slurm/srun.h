@@ -6,9 +6,9 @@
 //
 // Where srun runs:
 //  * inside an allocation (SLURM_JOB_ID in the environment, as in a batch script) it launches a
-//    step of the job: the tasks of THIS node are started as child processes (srun_step.h);
-//    berth cannot start processes on other nodes yet (issue 8), so a step that needs another
-//    node is refused with a message that says so;
+//    step of the job: the tasks of THIS node are started as child processes (srun_step.h), and
+//    those of the step's other nodes through the controller, which has each node's agent start
+//    a supervisor running this same srun for that node's tasks (BERTH_STEP carries the layout);
 //  * outside an allocation it submits a job whose program is `berth srun <step options> --
 //    COMMAND...` (the same step launch, inside the new allocation), waits for it to start,
 //    copies its output to the terminal and exits with its exit code (src/cli/slurm_srun.cc).
@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -117,8 +118,24 @@ struct StepLayout {
 // to create step for job 12: More processors requested than permitted").
 Result<StepLayout> PlanStep(const SrunOptions& opt, const Allocation& alloc);
 
-// The step node that is this host, or an error naming the nodes berth cannot launch on yet.
-Result<size_t> LocalStepNode(const StepLayout& layout, const Allocation& alloc);
+// Which of a step's nodes is this one, and the others (srun starts their tasks through the
+// controller: src/cli/slurm_srun.cc).
+struct StepSplit {
+  size_t local = 0;                 // index into layout.nodes; layout.nodes.size() for none
+  std::vector<std::string> others;  // the other step nodes, in layout order
+};
+StepSplit SplitStep(const StepLayout& layout, const Allocation& alloc);
+
+// The variable that carries a step's layout to its other nodes: set by srun on the batch node,
+// read by the srun each of those nodes' supervisors runs, given to no task.
+inline constexpr char kStepVariable[] = "BERTH_STEP";
+// The layout (and step id) as that variable holds it, and back; a layout that does not add up is
+// an error naming what is wrong.
+std::string EncodeStepLayout(const StepLayout& layout, uint32_t step_id);
+Result<std::pair<StepLayout, uint32_t>> DecodeStepLayout(std::string_view text);
+// Variables of srun's environment on the batch node that the other nodes must not get: each
+// node's supervisor sets its own (GPUs, node name), and the step token stays on the batch node.
+bool NodeSpecificVariable(std::string_view name);
 
 // One task's environment: `base` (srun's own) with the step's variables set.
 struct TaskIdentity {

@@ -118,7 +118,7 @@ std::string OpenTaskFiles(const LocalStep& s, std::vector<Task>& tasks) {
         if (p == path) return fd;
       }
     }
-    int fd = OpenFile(path, input, true);
+    int fd = OpenFile(path, input, !s.part_of_remote_step);
     if (fd >= 0 && !PatternPerTask(pattern)) opened.emplace_back(path, fd);
     return fd;
   };
@@ -184,9 +184,25 @@ bool MakeLabelPipes(Task& t) {
   _exit(err);  // as slurmstepd: the task's exit code is the errno (2 for a missing program)
 }
 
-void ForwardSignal(std::vector<Task>& tasks, int sig) {
+void ForwardSignal(const LocalStep& s, std::vector<Task>& tasks, int sig) {
   for (const Task& t : tasks) {
     if (!t.ended && t.pid > 0) kill(-t.pid, sig);
+  }
+  if (s.remote != nullptr) s.remote->Signal(sig);
+}
+
+// After this node's tasks: the other nodes' parts, with signals still passed on to them.
+std::vector<TaskEnd> WaitForRemote(const LocalStep& s, int sigfd) {
+  constexpr int kPollMillis = 200;
+  while (true) {
+    if (std::optional<std::vector<TaskEnd>> ends = s.remote->Ended()) return *ends;
+    pollfd p = {sigfd, POLLIN, 0};
+    if (poll(&p, 1, kPollMillis) > 0 && (p.revents & POLLIN)) {
+      signalfd_siginfo info;
+      while (read(sigfd, &info, sizeof(info)) == sizeof(info)) {
+        if (info.ssi_signo != SIGCHLD) s.remote->Signal(static_cast<int>(info.ssi_signo));
+      }
+    }
   }
 }
 
@@ -242,7 +258,7 @@ void WaitForTasks(const LocalStep& s, std::vector<Task>& tasks, int sigfd) {
         if (info.ssi_signo == SIGCHLD) {
           Reap(tasks);
         } else {
-          ForwardSignal(tasks, static_cast<int>(info.ssi_signo));
+          ForwardSignal(s, tasks, static_cast<int>(info.ssi_signo));
         }
       }
     }
@@ -267,8 +283,11 @@ void WaitForTasks(const LocalStep& s, std::vector<Task>& tasks, int sigfd) {
 }  // namespace
 
 int RunLocalStep(const LocalStep& s) {
-  for (const std::string& w : s.layout.warnings) std::fprintf(stderr, "%s\n", w.c_str());
-  std::vector<int32_t> ids = s.layout.TaskIds(s.local_node);
+  if (!s.part_of_remote_step) {
+    for (const std::string& w : s.layout.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  }
+  const bool here = s.local_node < s.layout.nodes.size();
+  std::vector<int32_t> ids = here ? s.layout.TaskIds(s.local_node) : std::vector<int32_t>{};
   std::vector<Task> tasks(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
     Task& t = tasks[i];
@@ -303,6 +322,11 @@ int RunLocalStep(const LocalStep& s) {
   for (int sig : kForwarded) sigaddset(&mask, sig);
   sigprocmask(SIG_BLOCK, &mask, &old_mask);
   int sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (s.remote != nullptr && !s.remote->Start()) {
+    close(sigfd);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return 1;
+  }
   std::fflush(nullptr);
   for (Task& t : tasks) {
     t.pid = fork();
@@ -322,13 +346,19 @@ int RunLocalStep(const LocalStep& s) {
   }
   Reap(tasks);
   WaitForTasks(s, tasks, sigfd);
-  close(sigfd);
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   std::vector<TaskEnd> ends;
   for (const Task& t : tasks) ends.push_back({t.global_id, t.wait_status});
-  for (const std::string& line : TaskEndLines(s.layout.nodes[s.local_node], ends)) {
-    std::fprintf(stderr, "%s\n", line.c_str());
+  if (here) {
+    for (const std::string& line : TaskEndLines(s.layout.nodes[s.local_node], ends)) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
+  if (s.remote != nullptr) {
+    std::fflush(stderr);
+    for (const TaskEnd& e : WaitForRemote(s, sigfd)) ends.push_back(e);
+  }
+  close(sigfd);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   return SrunExitCode(ends);
 }
 

@@ -9,18 +9,40 @@
 #define BERTH_SLURM_SRUN_STEP_H_
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "slurm/srun.h"
 
 namespace berth::slurm {
 
+// The step's tasks on the other nodes, as srun on the batch node drives them (through the
+// controller, src/cli/slurm_srun.cc).
+class RemoteNodes {
+ public:
+  virtual ~RemoteNodes() = default;
+  // Starts them; false (the reason printed) when they cannot be. Called once this node's output
+  // files are open (and truncated), before this node's tasks start.
+  virtual bool Start() = 0;
+  // Passes a signal on to them.
+  virtual void Signal(int signal) = 0;
+  // Once every other node's part has ended: one TaskEnd per node (task_id -1, the wait status
+  // that stands for its srun's exit), its error lines already printed; nothing while any runs.
+  virtual std::optional<std::vector<TaskEnd>> Ended() = 0;
+};
+
 struct LocalStep {
   SrunOptions options;
   Allocation alloc;
   StepLayout layout;
-  size_t local_node = 0;  // index into layout.nodes
+  // Index into layout.nodes; layout.nodes.size() when this node runs none of the step's tasks.
+  size_t local_node = 0;
   uint32_t step_id = 0;
   EnvList base_env;  // srun's own environment
+  // On the step's other nodes: output files are opened for appending (the batch node truncated
+  // them first), and the layout's warnings were printed there.
+  bool part_of_remote_step = false;
+  RemoteNodes* remote = nullptr;  // on the batch node: the other nodes' tasks, if any
 };
 
 // Launches the local tasks, forwards signals, waits for them and returns srun's exit code.

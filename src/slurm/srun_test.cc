@@ -158,19 +158,59 @@ TEST(SrunLayoutTest, SlurmsBlockDistribution) {
   }
 }
 
-TEST(SrunLayoutTest, OnlyThisNodeCanLaunch) {
+TEST(SrunLayoutTest, SplitsTheStepIntoThisNodeAndTheOthers) {
   Result<Allocation> a = AllocationFromEnv(BatchEnv());
   Result<StepLayout> two = PlanStep(Parse({"true"}), *a);
-  Result<size_t> local = LocalStepNode(*two, *a);
-  ASSERT_FALSE(local.ok());
-  EXPECT_EQ(local.status().message(),
-            "srun: error: this step needs 2 nodes (n[1-2]); berth can launch tasks only on the "
-            "node srun runs on (n1) until multi-node launch arrives (issue 8). Use -N 1, or -w "
-            "n1.");
+  StepSplit split = SplitStep(*two, *a);
+  EXPECT_EQ(split.local, 0u);
+  EXPECT_EQ(split.others, std::vector<std::string>{"n2"});
   Result<StepLayout> one = PlanStep(Parse({"-N", "1", "true"}), *a);
-  EXPECT_EQ(*LocalStepNode(*one, *a), 0u);
+  split = SplitStep(*one, *a);
+  EXPECT_EQ(split.local, 0u);
+  EXPECT_TRUE(split.others.empty());
+  // A step of other nodes only: srun runs no task itself.
   Result<StepLayout> other = PlanStep(Parse({"-w", "n2", "true"}), *a);
-  EXPECT_FALSE(LocalStepNode(*other, *a).ok());
+  split = SplitStep(*other, *a);
+  EXPECT_EQ(split.local, other->nodes.size());
+  EXPECT_EQ(split.others, std::vector<std::string>{"n2"});
+}
+
+TEST(SrunLayoutTest, TheLayoutTravelsToTheOtherNodesIntact) {
+  Result<Allocation> a = AllocationFromEnv(BatchEnv());
+  Result<StepLayout> l = PlanStep(Parse({"-n", "3", "-c", "2", "true"}), *a);
+  ASSERT_TRUE(l.ok());
+  Result<std::pair<StepLayout, uint32_t>> back = DecodeStepLayout(EncodeStepLayout(*l, 7));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->second, 7u);
+  EXPECT_EQ(back->first.nodes, l->nodes);
+  EXPECT_EQ(back->first.node_index, l->node_index);
+  EXPECT_EQ(back->first.tasks_per_node, l->tasks_per_node);
+  EXPECT_EQ(back->first.ntasks, 3);
+  EXPECT_EQ(back->first.cpus_per_task, 2);
+  EXPECT_EQ(back->first.TaskIds(1), l->TaskIds(1));
+  for (const char* bad :
+       {"", "[]", "{\"step_id\": 1}",
+        R"({"step_id":1,"nodes":["a","b"],"node_index":[0],"tasks_per_node":[1,1],"ntasks":2,)"
+        R"("cpus_per_task":1})",
+        R"({"step_id":1,"nodes":["a"],"node_index":[0],"tasks_per_node":[3],"ntasks":2,)"
+        R"("cpus_per_task":1})",
+        R"({"step_id":-1,"nodes":["a"],"node_index":[0],"tasks_per_node":[1],"ntasks":1,)"
+        R"("cpus_per_task":1})"}) {
+    Result<std::pair<StepLayout, uint32_t>> r = DecodeStepLayout(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_TRUE(r.status().message().starts_with("srun: error: bad BERTH_STEP: ")) << bad;
+  }
+}
+
+TEST(SrunLayoutTest, TheBatchNodesOwnVariablesStayThere) {
+  for (const char* v : {"CUDA_VISIBLE_DEVICES", "SLURMD_NODENAME", "BERTH_JOB_TOKEN", "BERTH_STEP",
+                        "SLURM_JOB_GPUS", "HOSTNAME"}) {
+    EXPECT_TRUE(NodeSpecificVariable(v)) << v;
+  }
+  for (const char* v :
+       {"PATH", "SLURM_JOB_ID", "SLURM_NTASKS", "OMP_NUM_THREADS", "BERTH_SERVER"}) {
+    EXPECT_FALSE(NodeSpecificVariable(v)) << v;
+  }
 }
 
 std::string Get(const EnvList& env, const std::string& name) {

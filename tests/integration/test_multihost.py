@@ -52,6 +52,97 @@ class MultiHostTest(unittest.TestCase):
         for h in hosts:
             self.assertIn(h[1:], nodelist)
 
+    def test_srun_runs_tasks_on_both_hosts_with_output_in_the_jobs_files(self):
+        out = os.path.join(self.c.dir, 'srun.out')
+        err = os.path.join(self.c.dir, 'srun.err')
+        report = os.path.join(self.c.dir, 'report.sh')
+        with open(report, 'w') as f:
+            f.write('#!/bin/bash\n'
+                    'echo "$SLURM_PROCID $SLURM_LOCALID $SLURM_NODEID $SLURMD_NODENAME $RANK '
+                    '$LOCAL_RANK $WORLD_SIZE $MASTER_ADDR $MASTER_PORT '
+                    '$(ip -4 -o addr show dev eth0 | awk \'{print $4}\') '
+                    '${BERTH_JOB_TOKEN:+token} ${BERTH_STEP:-nostep}"\n')
+        os.chmod(report, 0o755)
+        spec = self.script(
+            f'{BERTH} srun -l -n 4 {report}\n'
+            'echo "first=$?"\n'
+            # Task 3 (on the second host) fails: srun says so and exits with its code.
+            f'{BERTH} srun -n 4 bash -c \'exit $((SLURM_PROCID == 3 ? 3 : 0))\'\n'
+            'echo "second=$?"\n'
+            # Only the other host: the batch host runs no task of this step.
+            f'other=$({BERTH} scontrol show hostnames "$SLURM_JOB_NODELIST" | tail -1)\n'
+            f'{BERTH} srun -N1 -n1 -w "$other" bash -c \'echo "only $SLURMD_NODENAME"\'\n'
+            'echo "third=$?"\n'
+            # The step token is good for steps only.
+            f'{BERTH} squeue > /dev/null 2>> {err}; echo "squeue=$?"\n')
+        spec.update(nodes=2, ntasks_per_node=2, stdout=out, stderr=err)
+        job = self.c.submit(spec)
+        j = self.c.wait_state(job, 'COMPLETED', 90)
+        hosts = nodes_of(j)
+        self.assertEqual(len(set(hosts)), 2, j)
+        with open(out) as f:
+            text = f.read()
+        with open(err) as f:
+            errors = f.read()
+        lines = [l for l in text.split('\n') if l[:1] == ' ' or l[:1].isdigit()]
+        tasks = {}
+        for line in lines:
+            label, rest = line.split(': ', 1)
+            tasks[int(label)] = rest.split()
+        self.assertEqual(sorted(tasks), [0, 1, 2, 3], text + errors)
+        port = str(20000 + job % 10000)
+        for rank, fields in tasks.items():
+            procid, localid, nodeid, node, r, lr, world, master, mport, addr, *rest = fields
+            self.assertEqual(procid, str(rank))
+            self.assertEqual(r, str(rank))
+            self.assertEqual(localid, str(rank % 2))
+            self.assertEqual(lr, str(rank % 2))
+            self.assertEqual(nodeid, str(rank // 2))
+            self.assertEqual(node, hosts[rank // 2])  # block layout: 0,1 first host, 2,3 second
+            self.assertEqual(world, '4')
+            self.assertEqual(master, hosts[0])
+            self.assertEqual(mport, port)
+            # Each task ran on its own host, in that host's network.
+            self.assertEqual(addr, self.bed.addr[hosts[rank // 2]] + '/24')
+            # The step token stays on the batch host; the layout variable reaches no task.
+            self.assertEqual(rest, ['token', 'nostep'] if rank < 2 else ['nostep'])
+        self.assertIn('first=0', text)
+        self.assertIn('second=3', text)
+        self.assertIn(f'srun: error: {hosts[1]}: task 3: Exited with exit code 3', errors)
+        self.assertIn(f'only {hosts[1]}', text)
+        self.assertIn('third=0', text)
+        self.assertIn('squeue=1', text)
+        self.assertIn("may only act on its steps", errors)
+
+    def test_cancelling_a_job_stops_its_srun_tasks_on_every_host(self):
+        pids = os.path.join(self.c.dir, 'pids')
+        os.makedirs(pids)
+        spec = self.script(f'{BERTH} srun -n 4 bash -c \'echo $$ > {pids}/$SLURM_PROCID; '
+                           'exec sleep 300\'\n')
+        spec.update(nodes=2, ntasks_per_node=2, stdout='/dev/null')
+        job = self.c.submit(spec)
+        self.c.wait(lambda: len(os.listdir(pids)) == 4, 'the 4 tasks to start', 60)
+        hosts = nodes_of(self.c.job(job))
+        tasks = []
+        for name in os.listdir(pids):
+            with open(os.path.join(pids, name)) as f:
+                tasks.append(int(f.read()))
+
+        def alive(pid):
+            try:
+                with open(f'/proc/{pid}/stat') as f:
+                    return f.read().split(') ')[1][0] != 'Z'
+            except OSError:
+                return False
+        self.assertTrue(all(alive(p) for p in tasks))
+        self.c.cli('scancel', str(job))
+        self.c.wait_state(job, 'CANCELLED')
+        self.c.wait(lambda: not any(alive(p) for p in tasks), 'every task to end', 40)
+        # The other host's step folder (<job>.<attempt>.<step>) goes once the step has ended.
+        jobs = os.path.join(self.c.dir, 'host-' + hosts[1], 'agent', 'jobs')
+        self.c.wait(lambda: not [d for d in os.listdir(jobs) if d.startswith(f'{job}.0.')],
+                    'the step folder to go', 30)
+
     def test_a_cut_link_requeues_the_job_elsewhere_and_it_never_runs_twice(self):
         log = os.path.join(self.c.dir, 'runs.log')
         # Every 0.2 s: which host, and when (bounded: at most 3 minutes).

@@ -386,7 +386,8 @@ class SrunTest(SlurmCase):
 
 
 class SrunTwoNodesTest(SlurmCase):
-    """A second agent (node2) on this host: a step over both nodes is refused, not half run."""
+    """A second agent (node2) on this host: a step over both nodes runs a task on each, the
+    other node's through the controller (over the Unix socket, known by peer credentials)."""
 
     @classmethod
     def setUpClass(cls):
@@ -405,22 +406,27 @@ class SrunTwoNodesTest(SlurmCase):
         cls.agent2.wait(timeout=30)
         super().tearDownClass()
 
-    def test_a_step_over_two_nodes_is_refused_clearly(self):
-        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir}
+    def test_a_step_over_two_nodes_runs_on_both(self):
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir,
+               'BERTH_SOCKET': self.c.sock}
         jid = self.c.submit(self.spec(
-            "srun hostname; echo rc=$?; srun -N 1 sh -c 'echo one node: $SLURM_STEP_NODELIST'",
+            "srun -l sh -c 'echo $SLURM_PROCID $SLURM_NODEID $SLURMD_NODENAME'; echo rc=$?; "
+            "srun -N 1 sh -c 'echo one node: $SLURM_STEP_NODELIST'; "
+            "srun sh -c 'exit $((SLURM_NODEID + 4))'; echo rc=$?",
             nodes=2, environment=env))
         j = self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 60)
         out = read_text(os.path.join(self.work, f'it-{jid}.out'))
         self.assertEqual(j['state'], 'COMPLETED', out)
+        batch, other = [n['node'] for n in j['allocation']['nodes']]
         lines = out.splitlines()
-        self.assertRegex(lines[0], r'^srun: error: this step needs 2 nodes '
-                                   r'\(node\[(1-2|2,1)\]\); berth '
-                                   r'can launch tasks only on the node srun runs on \((node[12])\) '
-                                   r'until multi-node launch arrives \(issue 8\)\. Use -N 1, or '
-                                   r'-w node[12]\.$')
-        self.assertEqual(lines[1], 'rc=1')
-        self.assertRegex(lines[2], r'^one node: node[12]$')
+        self.assertEqual(sorted(lines[:2]), [f'0: 0 0 {batch}', f'1: 1 1 {other}'], out)
+        self.assertEqual(lines[2], 'rc=0')
+        self.assertEqual(lines[3], f'one node: {batch}')
+        # Each node's failure is reported under its name; srun exits with the worst code.
+        self.assertEqual(sorted(lines[4:6]), sorted([
+            f'srun: error: {batch}: task 0: Exited with exit code 4',
+            f'srun: error: {other}: task 1: Exited with exit code 5']), out)
+        self.assertEqual(lines[6], 'rc=5')
 
 
 if __name__ == '__main__':

@@ -1,0 +1,221 @@
+// Job steps on a job's other nodes: srun on the batch node asks for them here, the controller
+// sends each node's agent a "step" command (a supervisor that runs `berth srun` for that node's
+// tasks, in the job's user, cgroup and output files), the agents report how each ended, and srun
+// polls for that. See docs/slurm.md "srun" and docs/security.md (the step token).
+#include <algorithm>
+
+#include "controller/controller_internal.h"
+
+namespace berth::controller {
+
+namespace {
+
+using nlohmann::json;
+
+// May `who` start, watch or signal steps of this job attempt? Its owner and operators may (Unix
+// socket, user token, MUNGE), and so may the attempt's own step token.
+Status MayStep(const Caller& who, const JobRecord& r) {
+  if (who.step_job != 0) {
+    if (who.step_job == r.job.id && who.step_attempt == r.job.restart_count) return Status::Ok();
+    return Status::PermissionDenied("this step token belongs to another job or an earlier run of " +
+                                    std::to_string(r.job.id));
+  }
+  if (who.admin || (who.known && who.uid == r.job.spec.uid)) return Status::Ok();
+  return Status::PermissionDenied("Access/permission denied: job " + std::to_string(r.job.id) +
+                                  " belongs to another user");
+}
+
+// A literal path as a Slurm output pattern (the supervisor expands %j, %N, ...).
+std::string LiteralPattern(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return out;
+}
+
+json ResultJson(const agent::JobResult& r) {
+  return {{"state", r.state},
+          {"exit_code", r.exit_code},
+          {"term_signal", r.term_signal},
+          {"message", r.message}};
+}
+
+}  // namespace
+
+Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, const json& body) {
+  auto it = records.find(id);
+  if (it == records.end() || cs->FindJob(id) == nullptr) {
+    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
+  }
+  const JobRecord& r = *it->second;
+  BERTH_RETURN_IF_ERROR(MayStep(who, r));
+  if (r.job.state != core::JobState::kRunning) {
+    return Status::FailedPrecondition("job " + std::to_string(id) + " is not running (" +
+                                      std::string(core::JobStateName(r.job.state)) + ")");
+  }
+  const uint32_t step_id = body.at("step_id").get<uint32_t>();
+  std::map<uint32_t, StepState>& job_steps = steps[id];
+  if (job_steps.count(step_id)) {
+    return Status::AlreadyExists("step " + std::to_string(id) + "." + std::to_string(step_id) +
+                                 " exists");
+  }
+  std::vector<std::pair<std::string, size_t>> nodes;
+  for (const json& n : body.at("nodes")) {
+    const std::string name = n.get<std::string>();
+    auto at = std::find(r.node_names.begin(), r.node_names.end(), name);
+    if (at == r.node_names.end()) {
+      if (job_steps.empty()) steps.erase(id);
+      return Status::InvalidArgument("node " + name + " is not in job " + std::to_string(id) +
+                                     "'s allocation");
+    }
+    nodes.emplace_back(name, static_cast<size_t>(at - r.node_names.begin()));
+  }
+  StepState state;
+  state.attempt = r.job.restart_count;
+  const Time now = Now();
+  for (const auto& [name, index] : nodes) {
+    agent::LaunchSpec spec = LaunchSpecFor(r, index);
+    spec.script.clear();
+    spec.script_args.clear();
+    spec.argv = body.at("argv").get<std::vector<std::string>>();
+    spec.environment =
+        body.at("environment").get<std::vector<std::pair<std::string, std::string>>>();
+    spec.work_dir = body.value("work_dir", spec.work_dir);
+    // The tasks' output joins the job's files (srun's own standard output and error on the batch
+    // node), appended: the batch node opened them first.
+    spec.stdout_pattern = LiteralPattern(body.value("stdout", "/dev/null"));
+    spec.stderr_pattern = LiteralPattern(body.value("stderr", "/dev/null"));
+    spec.stdin_path.clear();
+    spec.open_append = true;
+    spec.signal_number = 0;  // --signal is the batch step's
+    spec.signal_before = 0;
+    // What is left of the job's time: the step ends with the job in any case (EndStaleSteps).
+    if (r.job.time_limit < kInfinite && r.job.time_limit > 0) {
+      spec.time_limit = std::max<Duration>(1, r.job.start_time + r.job.time_limit - now);
+    }
+    json command = {{"kind", "step"},
+                    {"job_id", id},
+                    {"attempt", r.job.restart_count},
+                    {"step_id", step_id},
+                    {"spec", json::parse(agent::EncodeLaunchSpec(spec))}};
+    StepNode node;
+    node.command = command.dump();
+    agent_hub.Push(name, node.command);
+    state.nodes.emplace(name, std::move(node));
+  }
+  job_steps.emplace(step_id, std::move(state));
+  json names = json::array();
+  for (const auto& n : nodes) names.push_back(n.first);
+  return json{{"job_id", id}, {"step_id", step_id}, {"nodes", names}};
+}
+
+Result<json> Controller::Impl::StepStatus(const Caller& who, core::JobId id, uint32_t step) {
+  auto it = records.find(id);
+  if (it == records.end())
+    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
+  const JobRecord& r = *it->second;
+  BERTH_RETURN_IF_ERROR(MayStep(who, r));
+  json out = {{"job_id", id},
+              {"step_id", step},
+              {"job_state", std::string(core::JobStateName(r.job.state))},
+              {"attempt", r.job.restart_count}};
+  auto job_steps = steps.find(id);
+  const StepState* s = nullptr;
+  if (job_steps != steps.end()) {
+    auto found = job_steps->second.find(step);
+    if (found != job_steps->second.end()) s = &found->second;
+  }
+  if (s == nullptr) {
+    // The job ended (its steps with it), or this controller restarted and the step's nodes have
+    // not registered again yet: the caller tells these apart by job_state.
+    if (r.job.state == core::JobState::kRunning) {
+      return Status::NotFound("step " + std::to_string(id) + "." + std::to_string(step) +
+                              " is not known (yet)");
+    }
+    out["nodes"] = json::object();
+    return out;
+  }
+  json nodes = json::object();
+  for (const auto& [name, n] : s->nodes) {
+    json j = n.result ? ResultJson(*n.result) : json::object();
+    j["ended"] = n.result.has_value();
+    nodes[name] = std::move(j);
+  }
+  out["nodes"] = std::move(nodes);
+  return out;
+}
+
+Status Controller::Impl::SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal) {
+  auto it = records.find(id);
+  if (it == records.end())
+    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
+  BERTH_RETURN_IF_ERROR(MayStep(who, *it->second));
+  auto job_steps = steps.find(id);
+  if (job_steps == steps.end() || !job_steps->second.count(step)) {
+    return Status::NotFound("step " + std::to_string(id) + "." + std::to_string(step) +
+                            " is not running");
+  }
+  const StepState& s = job_steps->second.at(step);
+  for (const auto& [name, n] : s.nodes) {
+    if (n.result) continue;
+    agent_hub.Push(name, json{{"kind", "step_signal"},
+                              {"job_id", id},
+                              {"attempt", s.attempt},
+                              {"step_id", step},
+                              {"signal", signal}}
+                             .dump());
+  }
+  return Status::Ok();
+}
+
+void Controller::Impl::NoteStep(const std::string& node, const json& report) {
+  const core::JobId id = report.at("job_id").get<core::JobId>();
+  const int32_t attempt = report.at("attempt").get<int32_t>();
+  const uint32_t step = report.at("step_id").get<uint32_t>();
+  const core::Job* job = cs->FindJob(id);
+  const bool runs =
+      job != nullptr && job->state == core::JobState::kRunning && job->restart_count == attempt;
+  if (!runs) {
+    agent_hub.Push(node, json{{"kind", "end_steps"}, {"job_id", id}, {"attempt", attempt}}.dump());
+    return;
+  }
+  StepState& s = steps[id][step];
+  s.attempt = attempt;
+  StepNode& n = s.nodes[node];
+  if (report.contains("result") && !n.result) {
+    Result<agent::JobResult> r = agent::DecodeJobResult(report.at("result").dump());
+    if (r.ok()) {
+      n.result = *r;
+    } else {
+      agent::JobResult bad;
+      bad.state = "FAILED";
+      bad.exit_code = 1;
+      bad.message = "the node sent a result berth cannot read: " + r.status().message();
+      n.result = bad;
+    }
+  }
+}
+
+void Controller::Impl::EndStaleSteps() {
+  for (auto it = steps.begin(); it != steps.end();) {
+    const core::Job* job = cs->FindJob(it->first);
+    const int32_t attempt = it->second.empty() ? -1 : it->second.begin()->second.attempt;
+    if (job != nullptr && job->state == core::JobState::kRunning && job->restart_count == attempt) {
+      ++it;
+      continue;
+    }
+    std::set<std::string> nodes;
+    for (const auto& [step, s] : it->second) {
+      for (const auto& [name, n] : s.nodes) nodes.insert(name);
+    }
+    for (const std::string& name : nodes) {
+      agent_hub.Push(
+          name, json{{"kind", "end_steps"}, {"job_id", it->first}, {"attempt", attempt}}.dump());
+    }
+    it = steps.erase(it);
+  }
+}
+
+}  // namespace berth::controller
