@@ -281,6 +281,7 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
     steps_there.emplace(st.at("job_id").get<core::JobId>(), st.at("step_id").get<uint32_t>());
     NoteStep(name, st);
   }
+  std::lock_guard<std::mutex> l(steps_mu);
   for (auto& [job_id, job_steps] : steps) {
     for (auto& [step_id, step] : job_steps) {
       auto here = step.nodes.find(name);

@@ -575,7 +575,8 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
     return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
   }
   if (p.size() == 5 && req.method == "GET") {
-    return answer([&] { return StepStatus(who, jid, step); });
+    Result<json> r = StepStatus(who, jid, step);
+    return r.ok() ? JsonResponse(200, *r) : Error(r.status());
   }
   if (p.size() == 6 && p[5] == "signal" && req.method == "POST") {
     const int sig =

@@ -220,7 +220,10 @@ struct Controller::Impl {
   void FinishRecord(const core::Job& final_job, Txn& t);
   void SendLaunch(const JobRecord& r);
   // controller_steps.cc: job steps on the other nodes of a job (srun across hosts).
-  std::map<core::JobId, std::map<uint32_t, StepState>> steps;  // state thread only
+  // Changed by the state thread only, under steps_mu (which API threads take to read them: srun
+  // polls a step's state without a trip through the state thread).
+  std::mutex steps_mu;
+  std::map<core::JobId, std::map<uint32_t, StepState>> steps;
   net::HttpResponse StepRoute(const net::HttpRequest& req, const Caller& who,
                               const std::vector<std::string>& parts, const nlohmann::json& body);
   Result<nlohmann::json> StartStep(const Caller& who, core::JobId id, const nlohmann::json& body);

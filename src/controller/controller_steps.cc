@@ -56,6 +56,7 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
                                       std::string(core::JobStateName(r.job.state)) + ")");
   }
   const uint32_t step_id = body.at("step_id").get<uint32_t>();
+  std::lock_guard<std::mutex> l(steps_mu);
   std::map<uint32_t, StepState>& job_steps = steps[id];
   if (job_steps.count(step_id)) {
     return Status::AlreadyExists("step " + std::to_string(id) + "." + std::to_string(step_id) +
@@ -112,15 +113,16 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
 }
 
 Result<json> Controller::Impl::StepStatus(const Caller& who, core::JobId id, uint32_t step) {
-  auto it = records.find(id);
-  if (it == records.end())
-    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
-  const JobRecord& r = *it->second;
+  // On the caller's thread: the job's record as API threads see it, the steps under steps_mu.
+  std::shared_ptr<const JobRecord> record = FindRecord(id);
+  if (!record) return Status::NotFound("Invalid job id specified: " + std::to_string(id));
+  const JobRecord& r = *record;
   BERTH_RETURN_IF_ERROR(MayStep(who, r));
   json out = {{"job_id", id},
               {"step_id", step},
               {"job_state", std::string(core::JobStateName(r.job.state))},
               {"attempt", r.job.restart_count}};
+  std::lock_guard<std::mutex> l(steps_mu);
   auto job_steps = steps.find(id);
   const StepState* s = nullptr;
   if (job_steps != steps.end()) {
@@ -152,6 +154,7 @@ Status Controller::Impl::SignalStep(const Caller& who, core::JobId id, uint32_t 
   if (it == records.end())
     return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   BERTH_RETURN_IF_ERROR(MayStep(who, *it->second));
+  std::lock_guard<std::mutex> l(steps_mu);
   auto job_steps = steps.find(id);
   if (job_steps == steps.end() || !job_steps->second.count(step)) {
     return Status::NotFound("step " + std::to_string(id) + "." + std::to_string(step) +
@@ -181,6 +184,7 @@ void Controller::Impl::NoteStep(const std::string& node, const json& report) {
     agent_hub.Push(node, json{{"kind", "end_steps"}, {"job_id", id}, {"attempt", attempt}}.dump());
     return;
   }
+  std::lock_guard<std::mutex> l(steps_mu);
   StepState& s = steps[id][step];
   s.attempt = attempt;
   StepNode& n = s.nodes[node];
@@ -199,6 +203,7 @@ void Controller::Impl::NoteStep(const std::string& node, const json& report) {
 }
 
 void Controller::Impl::EndStaleSteps() {
+  std::lock_guard<std::mutex> l(steps_mu);
   for (auto it = steps.begin(); it != steps.end();) {
     const core::Job* job = cs->FindJob(it->first);
     const int32_t attempt = it->second.empty() ? -1 : it->second.begin()->second.attempt;

@@ -210,6 +210,26 @@ class MultiHostTest(unittest.TestCase):
             with open(os.path.join(self.c.dir, f'agent-{h}.log')) as f:
                 self.assertNotIn('fenced', f.read())  # a stopped controller is not silence
 
+    def test_an_srun_step_across_hosts_outlives_a_killed_controller(self):
+        out = os.path.join(self.c.dir, 'step.out')
+        started = os.path.join(self.c.dir, 'started')
+        os.makedirs(started)
+        spec = self.script(f'{BERTH} srun -n 4 bash -c \'touch {started}/$SLURM_PROCID; sleep 4; '
+                           'echo "done $SLURM_PROCID $SLURMD_NODENAME"\'\n'
+                           'echo "rc=$?"\n')
+        spec.update(nodes=2, ntasks_per_node=2, stdout=out)
+        job = self.c.submit(spec)
+        self.c.wait(lambda: len(os.listdir(started)) == 4, 'the 4 tasks to start', 60)
+        self.c.kill('controller')  # SIGKILL
+        time.sleep(6)  # every task ends meanwhile, on both hosts, with no controller to tell
+        self.bed.start_controller()
+        j = self.c.wait_state(job, 'COMPLETED', 90)
+        hosts = nodes_of(j)
+        with open(out) as f:
+            lines = sorted(f.read().split('\n'))
+        self.assertEqual(lines, sorted(['', 'rc=0'] + [f'done {t} {hosts[t // 2]}'
+                                                       for t in range(4)]))
+
     def test_a_restarted_agent_adopts_its_running_job(self):
         out = os.path.join(self.c.dir, 'adopt.out')
         spec = self.script('sleep 6\necho survived\n')
