@@ -6,7 +6,7 @@ beds of parallel test runs never meet). The controller runs in host 'ctl' and li
 its address; agents run in the other hosts and join over TLS with the join token, as on separate
 machines. cut()/restore() take a host's link down and up at the switch: to both ends, silence.
 
-Needs root and `ip netns`; NetBed.available() says why not when it cannot.
+Needs root, `ip netns` and nsenter; NetBed.available() says why not when it cannot.
 """
 import os
 import random
@@ -31,6 +31,8 @@ class NetBed:
             return 'not root'
         if shutil.which('ip') is None:
             return 'no ip command (iproute2)'
+        if shutil.which('nsenter') is None:
+            return 'no nsenter command (util-linux)'
         name = f'berth-probe-{os.getpid()}'
         p = _ip('netns', 'add', name, check=False)
         if p.returncode != 0:
@@ -77,7 +79,10 @@ class NetBed:
         _ip('-n', self.switch, 'link', 'set', 'p-' + host, 'up')
 
     def run_in(self, host, argv, **kw):
-        return subprocess.Popen(['ip', 'netns', 'exec', self.ns[host], *argv], **kw)
+        # nsenter, not `ip netns exec`: that one also remounts /sys for the namespace, which hides
+        # /sys/fs/cgroup, so the agents would run their jobs without cgroups (RLIMIT_DATA
+        # instead), unlike on a real host.
+        return subprocess.Popen(['nsenter', f'--net=/var/run/netns/{self.ns[host]}', *argv], **kw)
 
     # --- the daemons ---
     def start_controller(self):
