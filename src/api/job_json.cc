@@ -181,15 +181,21 @@ Status SetNodes(const json& v, core::JobSpec& s) {
   return Status::Ok();
 }
 
-Status SetTimeLimit(const json& v, core::JobSpec& s) {
+// A duration that may be unlimited: seconds, or "UNLIMITED"/"INFINITE" (sbatch's 0 or
+// "infinite" for --time and --time-min).
+Status GetDuration(const json& v, const char* key, Duration* out) {
   if (v.is_string()) {
     const std::string& text = v.get_ref<const std::string&>();
     if (text == "UNLIMITED" || text == "INFINITE") {
-      s.time_limit = kInfinite;
+      *out = kInfinite;
       return Status::Ok();
     }
   }
-  return GetInt(v, "time_limit", 1, kMaxNumber, &s.time_limit);
+  return GetInt(v, key, 1, kMaxNumber, out);
+}
+
+Status SetTimeLimit(const json& v, core::JobSpec& s) {
+  return GetDuration(v, "time_limit", &s.time_limit);
 }
 
 Status SetHold(const json& v, core::JobSpec& s) {
@@ -259,9 +265,7 @@ struct SpecKey {
 constexpr SpecKey kSpecKeys[] = {
     {"time_limit", SetTimeLimit},
     {"time_min",
-     [](const json& v, core::JobSpec& s) {
-       return GetInt(v, "time_min", 1, kMaxNumber, &s.time_min);
-     }},
+     [](const json& v, core::JobSpec& s) { return GetDuration(v, "time_min", &s.time_min); }},
     {"name", [](const json& v, core::JobSpec& s) { return GetString(v, "name", &s.name); }},
     {"user", [](const json& v, core::JobSpec& s) { return GetString(v, "user", &s.user); }},
     {"uid",
@@ -597,7 +601,9 @@ json EncodeJob(const core::JobSpec& s, const core::JobExecSpec* e) {
   if (s.time_limit != d.time_limit) {
     j["time_limit"] = s.time_limit >= kInfinite ? json("UNLIMITED") : json(s.time_limit);
   }
-  put("time_min", s.time_min, d.time_min);
+  if (s.time_min != d.time_min) {
+    j["time_min"] = s.time_min >= kInfinite ? json("UNLIMITED") : json(s.time_min);
+  }
   put("begin", s.begin_time, d.begin_time);
   put("deadline", s.deadline, d.deadline);
   put("nice", s.nice, d.nice);

@@ -67,6 +67,28 @@ TEST(JobJsonTest, ArrayIdsAboveTheDefaultMaxArraySizeDecode) {
       << st.message();
 }
 
+// Found by fuzzing (fuzz/corpus/sbatch_script/time-min-zero): sbatch takes --time-min=0 as
+// unlimited, as Slurm does, and the API refused the job, whose time_min then went out as the
+// internal infinity (2^52). time_min is unlimited-able like time_limit now, both ways.
+TEST(JobJsonTest, AnUnlimitedTimeMinTravels) {
+  core::JobSpec s;
+  core::JobExecSpec e;
+  s.time_min = kInfinite;
+  json j = EncodeJob(s, &e);
+  EXPECT_EQ(j.at("time_min"), "UNLIMITED");
+  core::JobSpec back;
+  core::JobExecSpec back_exec;
+  ASSERT_TRUE(DecodeJob(j, &back, &back_exec).ok()) << j.dump();
+  EXPECT_EQ(back.time_min, kInfinite);
+  ASSERT_TRUE(DecodeJob(json::parse(R"({"time_min": "INFINITE"})"), &back, &back_exec).ok());
+  EXPECT_EQ(back.time_min, kInfinite);
+  // Unlimited is more than any limit.
+  Status st =
+      DecodeJob(json::parse(R"({"time_min": "UNLIMITED", "time_limit": 60})"), &back, &back_exec);
+  EXPECT_NE(st.message().find("\"time_min\" exceeds \"time_limit\""), std::string::npos)
+      << st.message();
+}
+
 TEST(JobJsonTest, ErrorsNameTheKey) {
   struct Case {
     const char* json;

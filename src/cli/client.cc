@@ -92,7 +92,16 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
 
 Result<nlohmann::json> Client::Call(const std::string& method, const std::string& target,
                                     const nlohmann::json& body) {
-  std::string text = body.is_null() ? "" : body.dump();
+  std::string text;
+  try {
+    text = body.is_null() ? "" : body.dump();
+  } catch (const nlohmann::json::type_error&) {
+    // JSON carries UTF-8 only: a script or value with other bytes (Latin-1 text, say) is refused
+    // here, before anything reaches the controller.
+    return Status::InvalidArgument(
+        "the request holds text that is not UTF-8 (a script, path or option value with other "
+        "bytes); convert it, e.g. iconv -f latin1 -t utf-8");
+  }
   if (munge_) {  // a credential is good once: a fresh one for each request
     Result<std::string> cred = net::MungeEncode(munge_socket_);
     if (!cred.ok()) return cred.status();

@@ -145,6 +145,17 @@ class SbatchTest(unittest.TestCase):
         self.assertRegex(p.stderr, r'^allocation failure: ')
         self.assertEqual(self.queue(), before)
 
+    def test_a_script_that_is_not_utf8_is_refused_clearly(self):
+        # A Latin-1 comment: JSON carries UTF-8 only, so sbatch says so (it used to abort on an
+        # uncaught exception) and nothing is submitted.
+        with open(os.path.join(self.work, 'latin1.sh'), 'wb') as f:
+            f.write(b'#!/bin/sh\n# Gr\xfc\xdfe\necho hi\n')
+        before = self.queue()
+        p = self.sbatch('latin1.sh')
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn('not UTF-8', p.stderr)
+        self.assertEqual(self.queue(), before)
+
     def test_wait_gives_the_jobs_exit_code(self):
         cases = [('exit 0', 0), ('exit 3', 3), ('kill -9 $$', 1)]
         for body, code in cases:
