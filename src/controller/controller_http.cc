@@ -17,8 +17,6 @@
 
 namespace berth::controller {
 
-namespace {
-
 using nlohmann::json;
 
 net::HttpResponse JsonResponse(int status, const json& body) {
@@ -33,6 +31,15 @@ net::HttpResponse Error(const Status& st) {
   return JsonResponse(api::HttpStatusOf(st.code()), api::ErrorBody(st));
 }
 
+std::optional<core::JobId> ParseId(std::string_view s) {
+  core::JobId id = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
+  if (ec != std::errc() || p != s.data() + s.size() || id == 0) return std::nullopt;
+  return id;
+}
+
+namespace {
+
 std::vector<std::string> Split(std::string_view path) {
   std::vector<std::string> parts;
   size_t i = 0;
@@ -43,13 +50,6 @@ std::vector<std::string> Split(std::string_view path) {
     i = j + 1;
   }
   return parts;
-}
-
-std::optional<core::JobId> ParseId(std::string_view s) {
-  core::JobId id = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
-  if (ec != std::errc() || p != s.data() + s.size() || id == 0) return std::nullopt;
-  return id;
 }
 
 // A job's record with how to run it. The script and the environment can hold secrets: only the
@@ -527,69 +527,6 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req, const Cal
   }
   if (p.size() >= 3 && p[1] == "agents") return AgentRoute(req, who, p, *body);
   return Error(Status::NotFound("no such endpoint: " + m + " " + req.path));
-}
-
-net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const Caller& who,
-                                              const std::vector<std::string>& p, const json& body) {
-  std::optional<core::JobId> id = ParseId(p[2]);
-  if (!id) return Error(Status::InvalidArgument("Invalid job id specified: " + p[2]));
-  const core::JobId jid = *id;
-  auto answer = [&](std::function<Result<json>()> f) {
-    Reply r = Call([&f](Txn&, Reply* out) {
-      Result<json> res = f();
-      if (res.ok()) {
-        out->body = *res;
-      } else {
-        out->status = res.status();
-      }
-    });
-    return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
-  };
-  if (p.size() == 4 && req.method == "POST") {
-    // Checked here, on this connection's thread: the state thread gets a well-formed request.
-    auto strings = [](const json& a) {
-      return a.is_array() &&
-             std::all_of(a.begin(), a.end(), [](const json& e) { return e.is_string(); });
-    };
-    const json env = body.value("environment", json::array());
-    const bool env_ok =
-        env.is_array() && std::all_of(env.begin(), env.end(), [](const json& e) {
-          return e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string();
-        });
-    if (!body.is_object() || !body.contains("step_id") || !body["step_id"].is_number_unsigned() ||
-        !strings(body.value("nodes", json())) || body["nodes"].empty() ||
-        !strings(body.value("argv", json())) || body["argv"].empty() || !env_ok ||
-        !body.value("work_dir", json("")).is_string() ||
-        !body.value("stdout", json("")).is_string() ||
-        !body.value("stderr", json("")).is_string()) {
-      return Error(Status::InvalidArgument(
-          "expected {\"step_id\": N, \"nodes\": [names], \"argv\": [srun's words], "
-          "\"environment\": [[name, value], ...], \"work_dir\", \"stdout\", \"stderr\"}"));
-    }
-    json b = body;
-    b["environment"] = env;
-    return answer([&] { return StartStep(who, jid, b); });
-  }
-  uint32_t step = 0;
-  if (p.size() < 5 || !ParseNumber(p[4], step)) {
-    return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
-  }
-  if (p.size() == 5 && req.method == "GET") {
-    Result<json> r = StepStatus(who, jid, step);
-    return r.ok() ? JsonResponse(200, *r) : Error(r.status());
-  }
-  if (p.size() == 6 && p[5] == "signal" && req.method == "POST") {
-    const int sig =
-        body.is_object() && body.contains("signal") && body["signal"].is_number_integer()
-            ? body["signal"].get<int>()
-            : 0;
-    if (sig <= 0 || sig >= 65) return Error(Status::InvalidArgument("Invalid signal specified"));
-    return answer([&]() -> Result<json> {
-      BERTH_RETURN_IF_ERROR(SignalStep(who, jid, step, sig));
-      return json::object();
-    });
-  }
-  return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
 }
 
 net::HttpResponse Controller::Impl::AgentRoute(const net::HttpRequest& req, const Caller& who,

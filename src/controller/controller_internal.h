@@ -58,6 +58,12 @@ struct Caller {
   int32_t step_attempt = -1;
 };
 
+// controller_http.cc: a JSON answer; an error as its HTTP status and berth's error body; a job
+// id from a path ("12"; not 0).
+net::HttpResponse JsonResponse(int status, const nlohmann::json& body);
+net::HttpResponse Error(const Status& st);
+std::optional<core::JobId> ParseId(std::string_view s);
+
 // A read-only picture of the cluster for API threads, replaced as a whole by the state thread.
 struct NodeView {
   std::string name;

@@ -3,6 +3,7 @@
 // tasks, in the job's user, cgroup and output files), the agents report how each ended, and srun
 // polls for that. See docs/slurm.md "srun" and docs/security.md (the step token).
 #include <algorithm>
+#include <charconv>
 
 #include "controller/controller_internal.h"
 
@@ -221,6 +222,75 @@ void Controller::Impl::EndStaleSteps() {
     }
     it = steps.erase(it);
   }
+}
+
+net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const Caller& who,
+                                              const std::vector<std::string>& p, const json& body) {
+  std::optional<core::JobId> id = ParseId(p[2]);
+  if (!id) return Error(Status::InvalidArgument("Invalid job id specified: " + p[2]));
+  const core::JobId jid = *id;
+  auto answer = [&](std::function<Result<json>()> f) {
+    Reply r = Call([&f](Txn&, Reply* out) {
+      Result<json> res = f();
+      if (res.ok()) {
+        out->body = *res;
+      } else {
+        out->status = res.status();
+      }
+    });
+    return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
+  };
+  if (p.size() == 4 && req.method == "POST") {
+    // Checked here, on this connection's thread: the state thread gets a well-formed request.
+    auto strings = [](const json& a) {
+      return a.is_array() &&
+             std::all_of(a.begin(), a.end(), [](const json& e) { return e.is_string(); });
+    };
+    const json env = body.value("environment", json::array());
+    const bool env_ok =
+        env.is_array() && std::all_of(env.begin(), env.end(), [](const json& e) {
+          return e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string();
+        });
+    if (!body.is_object() || !body.contains("step_id") || !body["step_id"].is_number_unsigned() ||
+        !strings(body.value("nodes", json())) || body["nodes"].empty() ||
+        !strings(body.value("argv", json())) || body["argv"].empty() || !env_ok ||
+        !body.value("work_dir", json("")).is_string() ||
+        !body.value("stdout", json("")).is_string() ||
+        !body.value("stderr", json("")).is_string()) {
+      return Error(Status::InvalidArgument(
+          "expected {\"step_id\": N, \"nodes\": [names], \"argv\": [srun's words], "
+          "\"environment\": [[name, value], ...], \"work_dir\", \"stdout\", \"stderr\"}"));
+    }
+    json b = body;
+    b["environment"] = env;
+    return answer([&] { return StartStep(who, jid, b); });
+  }
+  uint32_t step = 0;
+  bool numbered = false;
+  if (p.size() >= 5) {
+    const std::string& t = p[4];
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), step);
+    numbered = !t.empty() && ec == std::errc() && end == t.data() + t.size();
+  }
+  if (!numbered) {
+    return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
+  }
+  if (p.size() == 5 && req.method == "GET") {
+    Result<json> r = StepStatus(who, jid, step);
+    return r.ok() ? JsonResponse(200, *r) : Error(r.status());
+  }
+  if (p.size() == 6 && p[5] == "signal" && req.method == "POST") {
+    const int sig =
+        body.is_object() && body.contains("signal") && body["signal"].is_number_integer()
+            ? body["signal"].get<int>()
+            : 0;
+    if (sig <= 0 || sig >= 65) return Error(Status::InvalidArgument("Invalid signal specified"));
+    return answer([&]() -> Result<json> {
+      BERTH_RETURN_IF_ERROR(SignalStep(who, jid, step, sig));
+      return json::object();
+    });
+  }
+  return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
 }
 
 }  // namespace berth::controller

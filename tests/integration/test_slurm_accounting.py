@@ -429,5 +429,41 @@ class SrunTwoNodesTest(SlurmCase):
         self.assertEqual(lines[6], 'rc=5')
 
 
+    def test_the_step_endpoints_check_what_they_are_given(self):
+        jid = self.c.submit(self.spec('sleep 60', nodes=2))
+        j = self.c.wait_state(jid, 'RUNNING', 60)
+        self.addCleanup(lambda: self.c.api('POST', f'/v1/jobs/{jid}/cancel', {}))
+        other = j['allocation']['nodes'][1]['node']
+        base = f'/v1/jobs/{jid}/steps'
+        layout = {'step_id': 7, 'nodes': [other], 'node_index': [1], 'tasks_per_node': [1],
+                  'ntasks': 1, 'cpus_per_task': 1}  # what srun on the batch node would send
+        good = {'step_id': 7, 'nodes': [other], 'argv': ['--', 'true'],
+                'environment': [['BERTH_STEP', json.dumps(layout)]]}
+        for bad in ({}, dict(good, step_id=-1), dict(good, nodes=[]), dict(good, argv='true'),
+                    dict(good, environment={'A': 1}), dict(good, stdout=5)):
+            status, body = self.c.api('POST', base, bad)
+            self.assertEqual(status, 400, (bad, body))
+        status, body = self.c.api('POST', base, dict(good, nodes=['nowhere']))
+        self.assertEqual(status, 400, body)
+        self.assertIn('not in job', body['error']['message'] if 'error' in body else str(body))
+        self.assertEqual(self.c.api('POST', '/v1/jobs/99999/steps', good)[0], 404)
+        self.assertEqual(self.c.api('GET', f'{base}/3')[0], 404)  # never started
+        self.assertEqual(self.c.api('POST', f'{base}/3/signal', {'signal': 15})[0], 404)
+        self.assertEqual(self.c.api('POST', f'{base}/x')[0], 404)
+        status, body = self.c.api('POST', base, good)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body['nodes'], [other])
+        self.assertEqual(self.c.api('POST', base, good)[0], 409)  # the id is taken
+        self.assertEqual(self.c.api('POST', f'{base}/7/signal', {'signal': 0})[0], 400)
+
+        def ended():
+            status, body = self.c.api('GET', f'{base}/7')
+            return status == 200 and body['nodes'][other]['ended']
+        self.c.wait(ended, 'the step to end on ' + other, 30)
+        status, body = self.c.api('GET', f'{base}/7')
+        self.assertEqual(body['nodes'][other]['state'], 'COMPLETED', body)
+        self.assertEqual(body['nodes'][other]['exit_code'], 0)
+
+
 if __name__ == '__main__':
     unittest.main()
