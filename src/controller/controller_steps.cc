@@ -26,6 +26,12 @@ Status MayStep(const Caller& who, const JobRecord& r) {
                                   " belongs to another user");
 }
 
+// Whether this attempt of the job may still have steps: it runs (or is suspended, to run again).
+bool StepsMayRun(const core::Job* job, int32_t attempt) {
+  return job != nullptr && job->restart_count == attempt &&
+         (job->state == core::JobState::kRunning || job->state == core::JobState::kSuspended);
+}
+
 // A literal path as a Slurm output pattern (the supervisor expands %j, %N, ...).
 std::string LiteralPattern(const std::string& path) {
   std::string out;
@@ -179,8 +185,7 @@ void Controller::Impl::NoteStep(const std::string& node, const json& report) {
   const int32_t attempt = report.at("attempt").get<int32_t>();
   const uint32_t step = report.at("step_id").get<uint32_t>();
   const core::Job* job = cs->FindJob(id);
-  const bool runs =
-      job != nullptr && job->state == core::JobState::kRunning && job->restart_count == attempt;
+  const bool runs = StepsMayRun(job, attempt);
   if (!runs) {
     agent_hub.Push(node, json{{"kind", "end_steps"}, {"job_id", id}, {"attempt", attempt}}.dump());
     return;
@@ -208,7 +213,7 @@ void Controller::Impl::EndStaleSteps() {
   for (auto it = steps.begin(); it != steps.end();) {
     const core::Job* job = cs->FindJob(it->first);
     const int32_t attempt = it->second.empty() ? -1 : it->second.begin()->second.attempt;
-    if (job != nullptr && job->state == core::JobState::kRunning && job->restart_count == attempt) {
+    if (StepsMayRun(job, attempt)) {
       ++it;
       continue;
     }
