@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -40,43 +39,18 @@ void Log(const char* fmt, const std::string& a) {
 
 }  // namespace
 
-// A job step's part on this node (srun across hosts): its folder is
-// jobs_dir/<job>.<attempt>.<step>, beside the job attempts' folders (<job>.<attempt>), so that
-// their supervisors choose CPUs together (supervise_setup.cc, under jobs_dir/.cpus.lock).
-struct StepKey {
-  uint32_t job_id = 0;
-  int32_t attempt = 0;
-  uint32_t step_id = 0;
-  auto operator<=>(const StepKey&) const = default;
-  std::string Folder() const {
-    return std::to_string(job_id) + "." + std::to_string(attempt) + "." + std::to_string(step_id);
-  }
-  static std::optional<StepKey> Of(const std::string& dir) {
-    const std::string name = dir.substr(dir.find_last_of('/') + 1);
-    StepKey k;
-    const char* p = name.data();
-    const char* end = name.data() + name.size();
-    auto [a, e1] = std::from_chars(p, end, k.job_id);
-    if (e1 != std::errc() || a == end || *a != '.') return std::nullopt;
-    auto [b, e2] = std::from_chars(a + 1, end, k.attempt);
-    if (e2 != std::errc() || b == end || *b != '.' || k.attempt < 0) return std::nullopt;
-    auto [c, e3] = std::from_chars(b + 1, end, k.step_id);
-    if (e3 != std::errc() || c != end) return std::nullopt;
-    return k;
-  }
-};
-
 struct Agent::Impl {
   AgentOptions opt;
   std::string jobs_dir;
 
-  // The folders of job attempts (the batch step), and of job steps' parts on this node.
-  std::vector<std::string> JobDirs() const { return Dirs(false); }
-  std::vector<std::string> StepDirs() const { return Dirs(true); }
-  std::vector<std::string> Dirs(bool steps) const {
-    std::vector<std::string> out;
+  // The folders of job attempts (the batch step), and of job steps' parts on this node (both in
+  // jobs_dir: supervisor.h StepDirKey).
+  std::vector<std::string> JobDirs() const { return Split().first; }
+  std::vector<std::string> StepDirs() const { return Split().second; }
+  std::pair<std::vector<std::string>, std::vector<std::string>> Split() const {
+    std::pair<std::vector<std::string>, std::vector<std::string>> out;
     for (std::string& dir : ListJobDirs(jobs_dir)) {
-      if (StepKey::Of(dir).has_value() == steps) out.push_back(std::move(dir));
+      (StepDirKey::Of(dir) ? out.second : out.first).push_back(std::move(dir));
     }
     return out;
   }
@@ -301,16 +275,12 @@ struct Agent::Impl {
   // The job steps of other nodes' jobs here, for the registration (and what ended, reported).
   json LocalSteps() {
     json out = json::array();
-    std::set<StepKey> starting;
-    {
-      std::lock_guard<std::mutex> l(launch_mu);
-      for (const auto& [key, cancel] : step_launching) starting.insert(key);
-    }
-    for (const StepKey& k : starting) {
+    const std::set<StepDirKey> starting = StartingSteps();
+    for (const StepDirKey& k : starting) {
       out.push_back({{"job_id", k.job_id}, {"attempt", k.attempt}, {"step_id", k.step_id}});
     }
     for (const std::string& dir : StepDirs()) {
-      std::optional<StepKey> k = StepKey::Of(dir);
+      std::optional<StepDirKey> k = StepDirKey::Of(dir);
       if (!k || starting.count(*k)) continue;
       json j = {{"job_id", k->job_id}, {"attempt", k->attempt}, {"step_id", k->step_id}};
       if (std::optional<JobResult> r = StepResultOf(dir)) {
@@ -380,7 +350,13 @@ struct Agent::Impl {
   };
   std::map<std::pair<uint32_t, int32_t>, AfterLaunch> launching;
   // Steps being started, and whether their job ended meanwhile (end them once started).
-  std::map<StepKey, bool> step_launching;
+  std::map<StepDirKey, bool> step_launching;
+  std::set<StepDirKey> StartingSteps() {
+    std::set<StepDirKey> out;
+    std::lock_guard<std::mutex> l(launch_mu);
+    for (const auto& [key, end] : step_launching) out.insert(key);
+    return out;
+  }
   bool launch_stop = false;
   std::vector<std::thread> launchers;
 
@@ -395,7 +371,7 @@ struct Agent::Impl {
         launches.pop_front();
       }
       if (cmd.value("kind", "") == "step") {
-        StepKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
+        StepDirKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
         LaunchStep(k, cmd);
         bool end = false;
         {
@@ -476,12 +452,12 @@ struct Agent::Impl {
     }
   }
 
-  std::string StepFolder(const StepKey& k) const { return jobs_dir + "/" + k.Folder(); }
+  std::string StepFolder(const StepDirKey& k) const { return jobs_dir + "/" + k.Name(); }
 
   // Starts this node's part of a job step: a supervisor (the job's user, a cgroup of the node's
   // share of the allocation, the job's output files appended) that runs `berth srun` for this
   // node's tasks. A part that cannot start gets a result that says why, so srun hears of it.
-  void LaunchStep(const StepKey& k, const json& cmd) {
+  void LaunchStep(const StepDirKey& k, const json& cmd) {
     const std::string dir = StepFolder(k);
     struct stat st;
     if (stat(dir.c_str(), &st) == 0) return;  // a repeated command
@@ -491,7 +467,7 @@ struct Agent::Impl {
       std::vector<std::string> argv = {opt.berth_binary, "srun"};
       argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
       spec->argv = std::move(argv);
-      Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec, k.Folder());
+      Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec, k.Name());
       if (h.ok()) return;
       failed = h.status();
     } else {
@@ -514,7 +490,7 @@ struct Agent::Impl {
   // The job (this attempt) is over: its steps here end too, and their folders go once ended.
   void EndSteps(uint32_t job_id, int32_t attempt) {
     for (const std::string& dir : StepDirs()) {
-      std::optional<StepKey> k = StepKey::Of(dir);
+      std::optional<StepDirKey> k = StepDirKey::Of(dir);
       if (!k || k->job_id != job_id || k->attempt != attempt) continue;
       if (!SupervisorRunning(dir)) {
         (void)RemoveJobDir(dir);  // ended, and its result is of no more use
@@ -566,7 +542,7 @@ struct Agent::Impl {
   }
 
   void HandleStep(const std::string& kind, const json& cmd) {
-    StepKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
+    StepDirKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
     if (kind == "step") {
       {
         std::lock_guard<std::mutex> l(launch_mu);
@@ -591,13 +567,9 @@ struct Agent::Impl {
   // is over go once ended.
   std::vector<std::pair<std::string, json>> StepEvents() {
     std::vector<std::pair<std::string, json>> out;
-    std::set<StepKey> starting;
-    {
-      std::lock_guard<std::mutex> l(launch_mu);
-      for (const auto& [key, end] : step_launching) starting.insert(key);
-    }
+    const std::set<StepDirKey> starting = StartingSteps();
     for (const std::string& dir : StepDirs()) {
-      std::optional<StepKey> k = StepKey::Of(dir);
+      std::optional<StepDirKey> k = StepDirKey::Of(dir);
       if (!k || starting.count(*k)) continue;
       std::optional<JobResult> r = StepResultOf(dir);
       if (!r) continue;
@@ -771,10 +743,11 @@ Status Agent::Run(const std::atomic<bool>& stop) {
       if (stop || done || !registered) continue;
       im.CheckFence();
       bool ended = false;
-      for (const std::string& dir : im.JobDirs()) {
+      const auto [job_dirs, step_dirs] = im.Split();  // one listing per tick
+      for (const std::string& dir : job_dirs) {
         if (ReadResult(dir) && !SupervisorRunning(dir)) ended = true;
       }
-      for (const std::string& dir : im.StepDirs()) {
+      for (const std::string& dir : step_dirs) {
         if (!SupervisorRunning(dir) && access((dir + "/reported").c_str(), F_OK) != 0) ended = true;
       }
       auto now = std::chrono::steady_clock::now();

@@ -184,6 +184,25 @@ std::optional<std::pair<uint32_t, int32_t>> JobDirKey(const std::string& dir) {
   return std::make_pair(id, attempt);
 }
 
+std::string StepDirKey::Name() const {
+  return std::to_string(job_id) + "." + std::to_string(attempt) + "." + std::to_string(step_id);
+}
+
+std::optional<StepDirKey> StepDirKey::Of(const std::string& dir) {
+  const std::string name = dir.substr(dir.find_last_of('/') + 1);
+  StepDirKey k;
+  const char* end = name.data() + name.size();
+  auto [a, e1] = std::from_chars(name.data(), end, k.job_id);
+  if (e1 != std::errc() || a == name.data() || a == end || *a != '.') return std::nullopt;
+  auto [b, e2] = std::from_chars(a + 1, end, k.attempt);
+  if (e2 != std::errc() || b == a + 1 || b == end || *b != '.' || k.attempt < 0) {
+    return std::nullopt;
+  }
+  auto [c, e3] = std::from_chars(b + 1, end, k.step_id);
+  if (e3 != std::errc() || c == b + 1 || c != end) return std::nullopt;
+  return k;
+}
+
 bool SupervisorRunning(const std::string& dir) {
   std::string abs = AbsoluteDir(dir);
   Result<pid_t> pid = ReadPid(abs + "/supervisor.pid");

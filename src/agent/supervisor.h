@@ -15,6 +15,8 @@
 #ifndef BERTH_AGENT_SUPERVISOR_H_
 #define BERTH_AGENT_SUPERVISOR_H_
 
+#include <compare>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +59,19 @@ Result<LaunchSpec> ReadSpec(const std::string& dir);
 // StartSupervisor names it); nothing for another name. Reading no file, it costs nothing per
 // report, however many jobs the node runs.
 std::optional<std::pair<uint32_t, int32_t>> JobDirKey(const std::string& dir);
+
+// A job step's part on this node (srun across hosts) has its folder beside the attempts':
+// "<job_id>.<attempt>.<step_id>", so that every supervisor of the node chooses CPUs under the same
+// lock. Name() is what StartSupervisor's `folder` gets; Of() reads one back, nothing for another
+// name (an attempt's folder included).
+struct StepDirKey {
+  uint32_t job_id = 0;
+  int32_t attempt = 0;
+  uint32_t step_id = 0;
+  auto operator<=>(const StepDirKey&) const = default;
+  std::string Name() const;
+  static std::optional<StepDirKey> Of(const std::string& dir);
+};
 
 // Asks the supervisor to cancel the job (SIGTERM to every process, SIGKILL after kill_wait;
 // the result's state becomes CANCELLED), or to send `signal` to the job's processes (only the

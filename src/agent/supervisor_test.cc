@@ -322,6 +322,17 @@ TEST(SupervisorTest, JobDirKeyReadsOnlyTheNamesTheAgentMakes) {
   }
 }
 
+TEST(SupervisorTest, StepDirKeyReadsOnlyStepFolderNames) {
+  StepDirKey k{42, 3, 7};
+  EXPECT_EQ(k.Name(), "42.3.7");
+  EXPECT_EQ(StepDirKey::Of("/var/lib/berth/jobs/42.3.7"), std::make_optional(k));
+  EXPECT_EQ(JobDirKey("/jobs/42.3.7"), std::nullopt);  // never taken for an attempt's folder
+  for (const char* bad : {"/jobs/42.3", "/jobs/.cpus.lock", "/jobs/42.3.", "/jobs/.3.1",
+                          "/jobs/4..1", "/jobs/4.-1.2", "/jobs/4.1.2x", "/jobs/4.1.99999999999"}) {
+    EXPECT_FALSE(StepDirKey::Of(bad).has_value()) << bad;
+  }
+}
+
 TEST(SupervisorTest, StartingTheSameAttemptTwiceIsRefused) {
   ScratchDir jobs;
   LaunchSpec spec = SpecAsMe(jobs.path());
