@@ -204,10 +204,7 @@ int RunStepPart(const SrunOptions& opt, const slurm::Allocation& alloc, const sl
     return 1;
   }
   const slurm::StepLayout& l = layout->first;
-  size_t local = l.nodes.size();
-  for (size_t i = 0; i < l.nodes.size(); ++i) {
-    if (l.node_index[i] == alloc.this_node) local = i;
-  }
+  const size_t local = slurm::SplitStep(l, alloc).local;
   if (local == l.nodes.size()) {
     std::fprintf(stderr, "srun: error: this node (%d) is not in the step\n", alloc.this_node);
     return 1;

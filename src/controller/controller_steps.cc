@@ -251,15 +251,15 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
       return a.is_array() &&
              std::all_of(a.begin(), a.end(), [](const json& e) { return e.is_string(); });
     };
-    const json env = body.value("environment", json::array());
+    const json env = body.is_object() ? body.value("environment", json::array()) : json();
     const bool env_ok =
         env.is_array() && std::all_of(env.begin(), env.end(), [](const json& e) {
           return e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string();
         });
     if (!body.is_object() || !body.contains("step_id") || !body["step_id"].is_number_unsigned() ||
-        !strings(body.value("nodes", json())) || body["nodes"].empty() ||
-        !strings(body.value("argv", json())) || body["argv"].empty() || !env_ok ||
-        !body.value("work_dir", json("")).is_string() ||
+        body["step_id"].get<uint64_t>() > UINT32_MAX || !strings(body.value("nodes", json())) ||
+        body["nodes"].empty() || !strings(body.value("argv", json())) || body["argv"].empty() ||
+        !env_ok || !body.value("work_dir", json("")).is_string() ||
         !body.value("stdout", json("")).is_string() ||
         !body.value("stderr", json("")).is_string()) {
       return Error(Status::InvalidArgument(

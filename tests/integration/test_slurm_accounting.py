@@ -439,7 +439,8 @@ class SrunTwoNodesTest(SlurmCase):
                   'ntasks': 1, 'cpus_per_task': 1}  # what srun on the batch node would send
         good = {'step_id': 7, 'nodes': [other], 'argv': ['--', 'true'],
                 'environment': [['BERTH_STEP', json.dumps(layout)]]}
-        for bad in ({}, dict(good, step_id=-1), dict(good, nodes=[]), dict(good, argv='true'),
+        for bad in ({}, [], dict(good, step_id=-1), dict(good, step_id=2**32), dict(good, nodes=[]),
+                    dict(good, argv="true"),
                     dict(good, environment={'A': 1}), dict(good, stdout=5)):
             status, body = self.c.api('POST', base, bad)
             self.assertEqual(status, 400, (bad, body))
