@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "api/k8s_codec.h"
 #include "controller/controller_internal.h"
+#include "k8s/codec.h"
 
 namespace berth::controller::k8sface {
 
@@ -36,7 +36,7 @@ struct ResourceShape {
 std::optional<std::string> MetadataField(const nlohmann::json& object, const std::string& field);
 
 struct Selectors {
-  std::vector<api::k8s::Requirement> labels, fields;
+  std::vector<k8s::Requirement> labels, fields;
 };
 // ?labelSelector= and ?fieldSelector=; INVALID_ARGUMENT for one it cannot read or a field the
 // resource does not have.

@@ -8,16 +8,15 @@
 #include <algorithm>
 #include <random>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_jobs.h"
-#include "api/k8s_patch.h"
 #include "controller/controller_k8s_http.h"
+#include "k8s/codec.h"
+#include "k8s/jobs.h"
+#include "k8s/patch.h"
 
 namespace berth::controller {
 namespace {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 using namespace k8sface;
 
 std::optional<std::string> JobFieldOf(const json& job, const std::string& field) {

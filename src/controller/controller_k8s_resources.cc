@@ -10,18 +10,17 @@
 #include <chrono>
 #include <random>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_objects.h"
-#include "api/k8s_patch.h"
-#include "api/k8s_pods.h"
-#include "api/k8s_protobuf.h"
 #include "controller/controller_k8s_http.h"
+#include "k8s/codec.h"
+#include "k8s/objects.h"
+#include "k8s/patch.h"
+#include "k8s/pods.h"
+#include "k8s/protobuf.h"
 
 namespace berth::controller {
 namespace k8sface {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 
 std::string Query(const net::HttpRequest& req, const char* key) {
   auto it = req.query.find(key);
@@ -253,7 +252,6 @@ std::string HomeOf(uint32_t uid) {
 namespace {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 using namespace k8sface;
 
 const ResourceShape& NamespaceShape() {

@@ -1,4 +1,4 @@
-#include "api/k8s_pods.h"
+#include "k8s/pods.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +6,10 @@
 #include <set>
 #include <tuple>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_fields.h"
+#include "k8s/codec.h"
+#include "k8s/fields.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -830,4 +830,4 @@ std::optional<std::string> PodField(const json& pod, const std::string& field) {
   return std::nullopt;
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

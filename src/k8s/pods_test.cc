@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_jobs.h"
+#include "k8s/codec.h"
+#include "k8s/jobs.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -1589,4 +1589,4 @@ TEST(K8sPodPropertyTest, RandomManifestsNeverThrow) {
 }
 
 }  // namespace
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

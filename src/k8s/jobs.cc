@@ -1,12 +1,12 @@
-#include "api/k8s_jobs.h"
+#include "k8s/jobs.h"
 
 #include <algorithm>
 #include <set>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_fields.h"
+#include "k8s/codec.h"
+#include "k8s/fields.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -392,4 +392,4 @@ json MakeEvent(const json& object, const std::string& type, const std::string& r
           {"count", count}};
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

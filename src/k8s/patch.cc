@@ -1,4 +1,4 @@
-#include "api/k8s_patch.h"
+#include "k8s/patch.h"
 
 #include <algorithm>
 #include <map>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -883,4 +883,4 @@ bool IsUnsupportedPatchType(const Status& status) {
          status.message().starts_with(kUnsupported);
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
