@@ -510,6 +510,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
       }
       K8sReconcileJobs(t);
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kAlreadyExists) {
       return StatusResponse(k8s::AlreadyExistsStatus("jobs.batch", name));
     }
@@ -588,6 +589,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
         K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
       }
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kNotFound) {
       return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
     }
@@ -691,6 +693,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
     }
     K8sReconcileJobs(t);
   });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
   if (r.status.code() == StatusCode::kNotFound) {
     return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
   }

@@ -280,6 +280,7 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
       out->status = id.status();
       if (id.ok()) out->body = {{"id", *id}};
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kAlreadyExists) {
       return StatusResponse(k8s::AlreadyExistsStatus("pods", mapping.name));
     }
@@ -362,6 +363,7 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
       }
       K8sDeletePod(id, t);
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kNotFound) {
       return StatusResponse(k8s::NotFoundStatus("pods", name));
     }
@@ -437,6 +439,7 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
     std::unique_lock<std::shared_mutex> l(view_mu);
     records[id] = std::move(rec);
   });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
   if (r.status.code() == StatusCode::kNotFound) {
     return StatusResponse(k8s::NotFoundStatus("pods", name));
   }

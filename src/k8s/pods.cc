@@ -8,6 +8,7 @@
 
 #include "k8s/codec.h"
 #include "k8s/fields.h"
+#include "k8s/manifest_meta.h"
 
 namespace berth::k8s {
 namespace {
@@ -308,29 +309,168 @@ std::string PodScript(const std::string& pod, const std::vector<Container>& init
   return s;
 }
 
-// Kubernetes' QoS class of a pod: Guaranteed when every container has cpu and memory limits
-// equal to its requests, BestEffort when none asks for anything, else Burstable.
-std::string QosClass(const json& spec) {
-  bool any = false, guaranteed = true;
-  for (const char* list : {"initContainers", "containers"}) {
-    const json& cs = At(spec, {list});
-    if (!cs.is_array()) continue;
-    for (const json& c : cs) {
-      const json& limits = At(c, {"resources", "limits"});
-      const json& requests = At(c, {"resources", "requests"});
-      any |= (limits.is_object() && !limits.empty()) || (requests.is_object() && !requests.empty());
-      for (const char* r : {"cpu", "memory"}) {
-        const json& l = At(limits, {r});
-        const json& q = At(requests, {r});
-        if (l.is_null()) {
-          guaranteed = false;
-        } else if (!q.is_null() && ParseQuantity(q) != ParseQuantity(l)) {
-          guaranteed = false;
-        }
-      }
+// kind and apiVersion, the name (generateName plus the context's suffix when only that is
+// given), labels and annotations.
+std::optional<FieldProblem> CheckPodMeta(const json& pod, const PodContext& ctx,
+                                         std::string* name) {
+  if (!pod.is_object()) return Invalid("", Text(pod), "the body must be a Pod object");
+  if (pod.contains("kind") && pod["kind"] != "Pod") {
+    return Invalid("kind", Text(pod["kind"]), "the body must be a Pod");
+  }
+  if (pod.contains("apiVersion") && pod["apiVersion"] != "v1") {
+    return Invalid("apiVersion", Text(pod["apiVersion"]), "Pods are in v1");
+  }
+  *name = Str(pod, {"metadata", "name"});
+  const std::string generate = Str(pod, {"metadata", "generateName"});
+  if (name->empty() && !generate.empty()) *name = generate + ctx.name_suffix;
+  if (name->empty()) return Required("metadata.name", "name or generateName is required");
+  if (std::string p = SubdomainNameProblem(*name); !p.empty()) {
+    return Invalid("metadata.name", *name, p);
+  }
+  return CheckMetadataMaps(At(pod, {"metadata"}));
+}
+
+// The init containers and the containers, with names unique across both.
+std::optional<FieldProblem> ReadContainers(const json& pod, const PodContext& ctx,
+                                           const std::string& name,
+                                           std::vector<Container>* init_list,
+                                           std::vector<Container>* main_list) {
+  const json& spec = At(pod, {"spec"});
+  if (!spec.is_object()) return Required("spec");
+  const json& containers = At(spec, {"containers"});
+  if (!containers.is_array() || containers.empty()) return Required("spec.containers");
+  const json& inits = At(spec, {"initContainers"});
+  if (!inits.is_null() && !inits.is_array()) {
+    return Invalid("spec.initContainers", Text(inits), "must be a list");
+  }
+  std::set<std::string> names;
+  for (const auto& [list, prefix, into] : {std::tuple{&inits, "spec.initContainers", init_list},
+                                           std::tuple{&containers, "spec.containers", main_list}}) {
+    if (!list->is_array()) continue;
+    for (size_t i = 0; i < list->size(); ++i) {
+      const std::string cf = std::string(prefix) + "[" + std::to_string(i) + "]";
+      Container c;
+      if (auto p = ReadContainer((*list)[i], cf, pod, ctx.ns, name, &c)) return p;
+      if (!names.insert(c.name).second) return {{cf + ".name", "Duplicate value", c.name, ""}};
+      into->push_back(std::move(c));
     }
   }
-  return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
+  return std::nullopt;
+}
+
+// The pod's resources, as Kubernetes reckons them: the containers together, or the largest
+// init container when that is more.
+Resources PodResources(const std::vector<Container>& init_list,
+                       const std::vector<Container>& main_list) {
+  Resources res;
+  for (const Container& c : main_list) {
+    res.cpu_request += c.res.cpu_request;
+    res.cpu_limit += c.res.cpu_limit;
+    res.mem_request += c.res.mem_request;
+    res.mem_limit += c.res.mem_limit;
+    res.gpus += c.res.gpus;
+  }
+  for (const Container& c : init_list) {
+    res.cpu_request = std::max(res.cpu_request, c.res.cpu_request);
+    res.mem_request = std::max(res.mem_request, c.res.mem_request);
+    res.mem_limit = std::max(res.mem_limit, c.res.mem_limit);
+    res.gpus = std::max(res.gpus, c.res.gpus);
+  }
+  return res;
+}
+
+// The berth request of the containers: the one process run directly, or a script for several.
+json ProcessRequest(const std::string& name, const PodContext& ctx, const Resources& res,
+                    const std::vector<Container>& init_list,
+                    const std::vector<Container>& main_list) {
+  json request = {
+      {"name", name.substr(0, 200)},
+      {"stdout", ctx.log_dir + "/" + ctx.ns + "_" + name + "_%j.log"},
+      {"requeue", false},
+      {"wait_if_infeasible", true},  // as the API server: accepted, then Unschedulable
+      {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))}};
+  json environment = {{"HOSTNAME", name}};
+  const Container& first = main_list.front();
+  if (main_list.size() == 1 && init_list.empty() && !first.argv.empty()) {
+    // The usual pod: its one process, run directly.
+    request["argv"] = first.argv;
+    for (const auto& [k, v] : first.env) environment[k] = v;
+    request["work_dir"] = first.work_dir.empty() ? ctx.home : first.work_dir;
+  } else {
+    request["script"] = PodScript(name, init_list, main_list);
+    request["work_dir"] = ctx.home;
+  }
+  request["environment"] = std::move(environment);
+  if (res.mem_request > 0) request["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
+  if (res.gpus > 0) request["gpus"] = res.gpus;
+  return request;
+}
+
+// The spec's and annotations' scheduling fields in the request: deadline, restart policy (into
+// `restart`), node selector and name, partition, constraint, account, QOS.
+std::optional<FieldProblem> ApplySchedulingFields(const json& spec, const json& annotations,
+                                                  json* request, std::string* restart) {
+  if (const json& ads = At(spec, {"activeDeadlineSeconds"}); !ads.is_null()) {
+    if (!ads.is_number_integer() || ads.get<int64_t>() <= 0) {
+      return Invalid("spec.activeDeadlineSeconds", Text(ads), "must be greater than 0");
+    }
+    (*request)["time_limit"] = ads.get<int64_t>();
+  }
+  // Text, not value(): a non-string policy is a 422 like any other bad value, not an exception.
+  const json& given_restart = At(spec, {"restartPolicy"});
+  *restart = given_restart.is_null() ? "Always" : Text(given_restart);
+  if (*restart != "Always" && *restart != "OnFailure" && *restart != "Never") {
+    return Unsupported("spec.restartPolicy", *restart,
+                       "supported values: \"Always\", \"OnFailure\", \"Never\"");
+  }
+  json features = json::array(), partitions = json::array();
+  if (auto p = ApplyNodeSelector(At(spec, {"nodeSelector"}), request, &features, &partitions)) {
+    return p;
+  }
+  if (const std::string node = Str(spec, {"nodeName"}); !node.empty()) {
+    (*request)["nodelist"] = node;
+  }
+  if (std::string p = Str(annotations, {"berth.io/partition"}); !p.empty()) partitions.push_back(p);
+  if (!partitions.empty()) {
+    std::string joined;
+    for (const json& p : partitions) joined += (joined.empty() ? "" : ",") + p.get<std::string>();
+    (*request)["partition"] = joined;
+  }
+  if (!features.empty()) {
+    std::string joined;
+    for (const json& f : features) joined += (joined.empty() ? "" : "&") + f.get<std::string>();
+    (*request)["constraint"] = joined;
+  }
+  if (std::string a = Str(annotations, {"berth.io/account"}); !a.empty()) {
+    (*request)["account"] = a;
+  }
+  if (std::string q = Str(spec, {"priorityClassName"}); !q.empty()) (*request)["qos"] = q;
+  if (std::string q = Str(annotations, {"berth.io/qos"}); !q.empty()) (*request)["qos"] = q;
+  return std::nullopt;
+}
+
+// What berth keeps of the spec: the manifest's, defaulted as the API server would.
+json KeptSpec(const json& spec, const std::string& restart) {
+  json kept_spec = spec;
+  kept_spec["restartPolicy"] = restart;
+  kept_spec["schedulerName"] = "berth";
+  kept_spec.erase("nodeName");  // set from the allocation
+  if (!kept_spec.contains("terminationGracePeriodSeconds")) {
+    kept_spec["terminationGracePeriodSeconds"] = 30;
+  }
+  if (!kept_spec.contains("dnsPolicy")) kept_spec["dnsPolicy"] = "ClusterFirst";
+  for (const char* list : {"initContainers", "containers"}) {
+    if (!kept_spec.contains(list) || !kept_spec[list].is_array()) continue;
+    for (json& kc : kept_spec[list]) {
+      if (!kc.contains("imagePullPolicy")) kc["imagePullPolicy"] = "IfNotPresent";
+      if (!kc.contains("resources")) kc["resources"] = json::object();
+      if (!kc.contains("terminationMessagePath")) {
+        kc["terminationMessagePath"] = "/dev/termination-log";
+      }
+      if (!kc.contains("terminationMessagePolicy")) kc["terminationMessagePolicy"] = "File";
+    }
+  }
+  return kept_spec;
 }
 
 }  // namespace
@@ -432,401 +572,32 @@ std::string SubdomainNameProblem(std::string_view name) {
 }
 
 std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMapping* out) {
-  if (!pod.is_object()) return Invalid("", Text(pod), "the body must be a Pod object");
-  if (pod.contains("kind") && pod["kind"] != "Pod") {
-    return Invalid("kind", Text(pod["kind"]), "the body must be a Pod");
-  }
-  if (pod.contains("apiVersion") && pod["apiVersion"] != "v1") {
-    return Invalid("apiVersion", Text(pod["apiVersion"]), "Pods are in v1");
-  }
-  const json& meta = At(pod, {"metadata"});
-  std::string name = Str(pod, {"metadata", "name"});
-  const std::string generate = Str(pod, {"metadata", "generateName"});
-  if (name.empty() && !generate.empty()) name = generate + ctx.name_suffix;
-  if (name.empty()) return Required("metadata.name", "name or generateName is required");
-  if (std::string p = SubdomainNameProblem(name); !p.empty()) {
-    return Invalid("metadata.name", name, p);
-  }
-  for (const char* key : {"labels", "annotations"}) {
-    const json& m = At(meta, {key});
-    if (m.is_null()) continue;
-    if (!m.is_object()) return Invalid(std::string("metadata.") + key, Text(m), "must be a map");
-    for (const auto& [k, v] : m.items()) {
-      if (!v.is_string()) {
-        return Invalid(std::string("metadata.") + key + "[" + k + "]", Text(v), "must be a string");
-      }
-    }
-  }
-  const json& spec = At(pod, {"spec"});
-  if (!spec.is_object()) return Required("spec");
-  const json& containers = At(spec, {"containers"});
-  if (!containers.is_array() || containers.empty()) return Required("spec.containers");
-  const json& inits = At(spec, {"initContainers"});
-  if (!inits.is_null() && !inits.is_array()) {
-    return Invalid("spec.initContainers", Text(inits), "must be a list");
-  }
+  std::string name;
+  if (auto p = CheckPodMeta(pod, ctx, &name)) return p;
   std::vector<Container> init_list, main_list;
-  std::set<std::string> names;
-  for (const auto& [list, prefix, into] :
-       {std::tuple{&inits, "spec.initContainers", &init_list},
-        std::tuple{&containers, "spec.containers", &main_list}}) {
-    if (!list->is_array()) continue;
-    for (size_t i = 0; i < list->size(); ++i) {
-      const std::string cf = std::string(prefix) + "[" + std::to_string(i) + "]";
-      Container c;
-      if (auto p = ReadContainer((*list)[i], cf, pod, ctx.ns, name, &c)) return p;
-      if (!names.insert(c.name).second) return {{cf + ".name", "Duplicate value", c.name, ""}};
-      into->push_back(std::move(c));
-    }
-  }
-  // The pod's resources, as Kubernetes reckons them: the containers together, or the largest
-  // init container when that is more.
-  Resources res;
-  for (const Container& c : main_list) {
-    res.cpu_request += c.res.cpu_request;
-    res.cpu_limit += c.res.cpu_limit;
-    res.mem_request += c.res.mem_request;
-    res.mem_limit += c.res.mem_limit;
-    res.gpus += c.res.gpus;
-  }
-  for (const Container& c : init_list) {
-    res.cpu_request = std::max(res.cpu_request, c.res.cpu_request);
-    res.mem_request = std::max(res.mem_request, c.res.mem_request);
-    res.mem_limit = std::max(res.mem_limit, c.res.mem_limit);
-    res.gpus = std::max(res.gpus, c.res.gpus);
-  }
-  json request = {
-      {"name", name.substr(0, 200)},
-      {"stdout", ctx.log_dir + "/" + ctx.ns + "_" + name + "_%j.log"},
-      {"requeue", false},
-      {"wait_if_infeasible", true},  // as the API server: accepted, then Unschedulable
-      {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))}};
-  json environment = {{"HOSTNAME", name}};
-  const Container& first = main_list.front();
-  if (main_list.size() == 1 && init_list.empty() && !first.argv.empty()) {
-    // The usual pod: its one process, run directly.
-    request["argv"] = first.argv;
-    for (const auto& [k, v] : first.env) environment[k] = v;
-    request["work_dir"] = first.work_dir.empty() ? ctx.home : first.work_dir;
-  } else {
-    request["script"] = PodScript(name, init_list, main_list);
-    request["work_dir"] = ctx.home;
-  }
-  request["environment"] = std::move(environment);
-  if (res.mem_request > 0) request["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
-  if (res.gpus > 0) request["gpus"] = res.gpus;
-  if (const json& ads = At(spec, {"activeDeadlineSeconds"}); !ads.is_null()) {
-    if (!ads.is_number_integer() || ads.get<int64_t>() <= 0) {
-      return Invalid("spec.activeDeadlineSeconds", Text(ads), "must be greater than 0");
-    }
-    request["time_limit"] = ads.get<int64_t>();
-  }
-  // Text, not value(): a non-string policy is a 422 like any other bad value, not an exception.
-  const json& given_restart = At(spec, {"restartPolicy"});
-  const std::string restart = given_restart.is_null() ? "Always" : Text(given_restart);
-  if (restart != "Always" && restart != "OnFailure" && restart != "Never") {
-    return Unsupported("spec.restartPolicy", restart,
-                       "supported values: \"Always\", \"OnFailure\", \"Never\"");
-  }
-  json features = json::array(), partitions = json::array();
-  if (auto p = ApplyNodeSelector(At(spec, {"nodeSelector"}), &request, &features, &partitions)) {
-    return p;
-  }
-  if (const std::string node = Str(spec, {"nodeName"}); !node.empty()) request["nodelist"] = node;
+  if (auto p = ReadContainers(pod, ctx, name, &init_list, &main_list)) return p;
+  const Resources res = PodResources(init_list, main_list);
+  json request = ProcessRequest(name, ctx, res, init_list, main_list);
+  const json& meta = At(pod, {"metadata"});
+  const json& spec = At(pod, {"spec"});
   const json& annotations = At(meta, {"annotations"});
-  if (std::string p = Str(annotations, {"berth.io/partition"}); !p.empty()) partitions.push_back(p);
-  if (!partitions.empty()) {
-    std::string joined;
-    for (const json& p : partitions) joined += (joined.empty() ? "" : ",") + p.get<std::string>();
-    request["partition"] = joined;
-  }
-  if (!features.empty()) {
-    std::string joined;
-    for (const json& f : features) joined += (joined.empty() ? "" : "&") + f.get<std::string>();
-    request["constraint"] = joined;
-  }
-  if (std::string a = Str(annotations, {"berth.io/account"}); !a.empty()) request["account"] = a;
-  if (std::string q = Str(spec, {"priorityClassName"}); !q.empty()) request["qos"] = q;
-  if (std::string q = Str(annotations, {"berth.io/qos"}); !q.empty()) request["qos"] = q;
-
-  // What berth keeps: the manifest's metadata and spec, defaulted as the API server would.
-  json kept_spec = spec;
-  kept_spec["restartPolicy"] = restart;
-  kept_spec["schedulerName"] = "berth";
-  kept_spec.erase("nodeName");  // set from the allocation
-  if (!kept_spec.contains("terminationGracePeriodSeconds")) {
-    kept_spec["terminationGracePeriodSeconds"] = 30;
-  }
-  if (!kept_spec.contains("dnsPolicy")) kept_spec["dnsPolicy"] = "ClusterFirst";
-  for (const char* list : {"initContainers", "containers"}) {
-    if (!kept_spec.contains(list) || !kept_spec[list].is_array()) continue;
-    for (json& kc : kept_spec[list]) {
-      if (!kc.contains("imagePullPolicy")) kc["imagePullPolicy"] = "IfNotPresent";
-      if (!kc.contains("resources")) kc["resources"] = json::object();
-      if (!kc.contains("terminationMessagePath")) {
-        kc["terminationMessagePath"] = "/dev/termination-log";
-      }
-      if (!kc.contains("terminationMessagePolicy")) kc["terminationMessagePolicy"] = "File";
-    }
-  }
+  std::string restart;
+  if (auto p = ApplySchedulingFields(spec, annotations, &request, &restart)) return p;
   out->name = name;
   out->request = std::move(request);
   out->meta = {{"namespace", ctx.ns},
                {"name", name},
                {"labels", At(meta, {"labels"}).is_object() ? At(meta, {"labels"}) : json::object()},
                {"annotations", annotations.is_object() ? annotations : json::object()},
-               {"spec", std::move(kept_spec)},
+               {"spec", KeptSpec(spec, restart)},
                {"created", ctx.now}};
+  const std::string generate = Str(pod, {"metadata", "generateName"});
   if (!generate.empty()) out->meta["generateName"] = generate;
   if (const json& owners = At(meta, {"ownerReferences"}); owners.is_array()) {
     out->meta["ownerReferences"] = owners;
   }
   if (res.mem_limit > 0) out->meta["mem_limit_mib"] = CeilMiB(res.mem_limit);
   if (res.cpu_limit > 0) out->meta["cpu_limit"] = res.cpu_limit;
-  return std::nullopt;
-}
-
-std::string PodNamespace(const PodFacts& f) {
-  return f.meta ? Str(*f.meta, {"namespace"}) : kSlurmNamespace;
-}
-
-std::string PodName(const PodFacts& f) {
-  return f.meta ? Str(*f.meta, {"name"}) : "job-" + std::to_string(f.job_id);
-}
-
-std::string PodPhase(std::string_view state) {
-  if (state == "PENDING" || state == "REQUEUED") return "Pending";
-  if (state == "COMPLETED") return "Succeeded";
-  // A suspended job keeps its node: still Running to Kubernetes.
-  if (state == "RUNNING" || state == "CONFIGURING" || state == "COMPLETING" || state == "STOPPED" ||
-      state == "SUSPENDED") {
-    return "Running";
-  }
-  return "Failed";
-}
-
-json EncodePod(const PodFacts& f) {
-  const std::string ns = PodNamespace(f), name = PodName(f);
-  const std::string uid = StableUid("Pod", std::to_string(f.job_id) + "/" + ns + "/" + name);
-  const std::string phase = PodPhase(f.state);
-  json labels = json::object(), annotations = json::object();
-  json spec;
-  if (f.meta) {
-    labels = At(*f.meta, {"labels"}).is_object() ? At(*f.meta, {"labels"}) : json::object();
-    annotations =
-        At(*f.meta, {"annotations"}).is_object() ? At(*f.meta, {"annotations"}) : json::object();
-    spec = At(*f.meta, {"spec"});
-  } else {
-    // A Slurm job: its request as a container.
-    json requests = {{"cpu", std::to_string(std::max(f.cpus, 1))}};
-    if (f.mem_mib > 0) requests["memory"] = MemoryQuantity(f.mem_mib);
-    if (f.gpus > 0) requests["nvidia.com/gpu"] = std::to_string(f.gpus);
-    json limits = requests;
-    spec = {{"restartPolicy", "Never"},
-            {"schedulerName", "berth"},
-            {"containers",
-             json::array({{{"name", "batch"},
-                           {"image", "slurm-batch-script"},
-                           {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
-    if (f.time_limit > 0) spec["activeDeadlineSeconds"] = f.time_limit;
-    labels = {{"berth.io/user", f.user}, {"berth.io/account", f.account}};
-  }
-  labels["berth.io/job-id"] = std::to_string(f.job_id);
-  annotations["berth.io/job-id"] = std::to_string(f.job_id);
-  annotations["berth.io/state"] = f.state;
-  if (!f.partition.empty()) annotations["berth.io/partition"] = f.partition;
-  if (!f.node.empty()) spec["nodeName"] = f.node;
-  std::string cname = "main", image;
-  if (const json& cs = At(spec, {"containers"});
-      cs.is_array() && !cs.empty() && cs[0].is_object()) {
-    cname = cs[0].value("name", "main");
-    image = cs[0].value("image", "");
-  }
-  json metadata = {{"name", name},
-                   {"namespace", ns},
-                   {"uid", uid},
-                   {"resourceVersion", f.resource_version},
-                   {"creationTimestamp",
-                    Rfc3339(f.meta ? At(*f.meta, {"created"}).get<int64_t>() : f.submit_time)},
-                   {"labels", labels},
-                   {"annotations", annotations}};
-  if (f.meta) {
-    if (const json& g = At(*f.meta, {"generateName"}); g.is_string()) metadata["generateName"] = g;
-    if (const json& o = At(*f.meta, {"ownerReferences"}); o.is_array()) {
-      metadata["ownerReferences"] = o;
-    }
-  }
-  if (f.deleted_at > 0) {
-    metadata["deletionTimestamp"] = Rfc3339(f.deleted_at);
-    metadata["deletionGracePeriodSeconds"] = 30;
-  }
-  // Status.
-  const bool started = f.start_time > 0;
-  const bool running = phase == "Running";
-  const bool ended = phase == "Succeeded" || phase == "Failed";
-  const int64_t placed = started ? f.start_time : 0;
-  auto condition = [](const char* type, bool status, int64_t since, const std::string& reason,
-                      const std::string& message) {
-    json c = {{"type", type},
-              {"status", status ? "True" : "False"},
-              {"lastProbeTime", nullptr},
-              {"lastTransitionTime", Rfc3339(since)}};
-    if (!reason.empty()) c["reason"] = reason;
-    if (!message.empty()) c["message"] = message;
-    return c;
-  };
-  json conditions = json::array();
-  const int64_t created = f.submit_time;
-  if (!started) {
-    std::string message =
-        f.reason.empty() ? "waiting for the scheduler's next pass" : "berth: " + f.reason;
-    if (!f.reason_detail.empty()) message += " (" + f.reason_detail + ")";
-    if (ended) {
-      conditions.push_back(condition("PodScheduled", false, f.end_time, "Unschedulable",
-                                     "the pod ended (" + f.state + ") before it was placed"));
-    } else {
-      conditions.push_back(condition("PodScheduled", false, created, "Unschedulable", message));
-    }
-  } else {
-    const std::string done_reason = ended ? "PodCompleted" : "";
-    conditions.push_back(condition("PodReadyToStartContainers", running, placed, "", ""));
-    conditions.push_back(condition("Initialized", true, placed, done_reason, ""));
-    conditions.push_back(condition("Ready", running, ended ? f.end_time : placed, done_reason, ""));
-    conditions.push_back(
-        condition("ContainersReady", running, ended ? f.end_time : placed, done_reason, ""));
-    conditions.push_back(condition("PodScheduled", true, placed, "", ""));
-  }
-  json status = {{"phase", phase}, {"conditions", conditions}, {"qosClass", QosClass(spec)}};
-  if (started) {
-    status["startTime"] = Rfc3339(f.start_time);
-    status["hostIP"] = "127.0.0.1";
-    status["hostIPs"] = json::array({{{"ip", "127.0.0.1"}}});
-  }
-  json state;
-  std::string pod_reason, pod_message;
-  const bool restarting = !started && !ended && f.restart_count > 0;
-  if (restarting) {
-    // Requeued by its restartPolicy, waiting out the back-off (or for room again).
-    state = {{"waiting",
-              {{"reason", "CrashLoopBackOff"},
-               {"message", "back-off restarting the container of pod " + name}}}};
-  } else if (!started && !ended) {
-    state = {{"waiting", {{"reason", "ContainerCreating"}}}};
-  } else if (running) {
-    state = {{"running", {{"startedAt", Rfc3339(f.start_time)}}}};
-  } else if (ended) {
-    std::string reason = "Error";
-    int32_t code = f.term_signal > 0 ? 128 + f.term_signal : f.exit_code;
-    if (f.state == "COMPLETED") {
-      reason = "Completed";
-    } else if (f.state == "OUT_OF_MEMORY") {
-      reason = "OOMKilled";
-      if (code == 0) code = 137;
-    } else if (f.state == "TIMEOUT" || f.state == "DEADLINE") {
-      reason = "DeadlineExceeded";
-      pod_reason = "DeadlineExceeded";
-      pod_message = "Pod was active on the node longer than the specified deadline";
-    } else if (f.state == "PREEMPTED") {
-      pod_reason = "Preempted";
-      pod_message = "berth preempted the pod for a job of higher priority";
-    } else if (f.state == "NODE_FAIL") {
-      pod_reason = "NodeLost";
-      pod_message = "the node " + f.node + " was lost";
-    } else if (f.state == "CANCELLED") {
-      pod_message = "cancelled";
-    }
-    if (f.state != "COMPLETED" && code == 0) code = 1;
-    json terminated = {{"exitCode", code},
-                       {"reason", reason},
-                       {"startedAt", Rfc3339(started ? f.start_time : f.end_time)},
-                       {"finishedAt", Rfc3339(f.end_time)},
-                       {"containerID", "berth://" + std::to_string(f.job_id)}};
-    if (f.term_signal > 0) terminated["signal"] = f.term_signal;
-    if (!f.message.empty()) terminated["message"] = f.message;
-    state = {{"terminated", terminated}};
-  }
-  if (!pod_reason.empty()) status["reason"] = pod_reason;
-  if (!pod_message.empty()) status["message"] = pod_message;
-  if (started || ended || restarting) {
-    // Every container shares the job's state (berth runs them as one job).
-    json statuses = json::array();
-    const json& cs_spec = At(spec, {"containers"});
-    const size_t n = cs_spec.is_array() && !cs_spec.empty() ? cs_spec.size() : 1;
-    for (size_t i = 0; i < n; ++i) {
-      const json& c = cs_spec.is_array() && i < cs_spec.size() ? cs_spec[i] : json();
-      statuses.push_back({{"name", c.is_object() ? c.value("name", cname) : cname},
-                          {"image", c.is_object() ? c.value("image", image) : image},
-                          {"imageID", ""},
-                          {"containerID", "berth://" + std::to_string(f.job_id)},
-                          {"ready", running},
-                          {"started", running},
-                          {"restartCount", f.restart_count},
-                          {"state", state}});
-    }
-    status["containerStatuses"] = std::move(statuses);
-  }
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", std::move(metadata)},
-          {"spec", std::move(spec)},
-          {"status", std::move(status)}};
-}
-
-json PodTableColumns() {
-  return json::array(
-      {TableColumn("Name", "string", "name", "the pod's name (job-ID for a Slurm job)", 0),
-       TableColumn("Ready", "string", "", "ready containers / containers", 0),
-       TableColumn("Status", "string", "", "what the pod is doing", 0),
-       TableColumn("Restarts", "integer", "", "how often berth requeued the job", 0),
-       TableColumn("Age", "string", "", "since the pod was created", 0),
-       TableColumn("IP", "string", "", "the pod's address (its node's: no pod network)", 1),
-       TableColumn("Node", "string", "", "the node it runs or ran on", 1),
-       TableColumn("Nominated Node", "string", "", "not used by berth", 1),
-       TableColumn("Readiness Gates", "string", "", "not used by berth", 1)});
-}
-
-json PodTableCells(const json& pod, int64_t now) {
-  const json& status = At(pod, {"status"});
-  const std::string phase = Str(status, {"phase"});
-  std::string shown = phase;
-  const json& cs = At(status, {"containerStatuses"});
-  int restarts = 0;
-  size_t ready = 0;
-  const json& spec_containers = At(pod, {"spec", "containers"});
-  const size_t total = spec_containers.is_array() ? spec_containers.size() : 1;
-  if (cs.is_array() && !cs.empty()) {
-    restarts = cs[0].value("restartCount", 0);
-    for (const json& c : cs) ready += c.value("ready", false) ? 1 : 0;
-    if (const json& w = At(cs[0], {"state", "waiting", "reason"}); w.is_string()) {
-      shown = w.get<std::string>();
-    }
-    if (const json& t = At(cs[0], {"state", "terminated", "reason"}); t.is_string()) {
-      shown = t.get<std::string>();
-    }
-  }
-  if (const json& r = At(status, {"reason"}); r.is_string()) shown = r.get<std::string>();
-  if (At(pod, {"metadata", "deletionTimestamp"}).is_string() && phase != "Succeeded" &&
-      phase != "Failed") {
-    shown = "Terminating";
-  }
-  const std::string node = Str(pod, {"spec", "nodeName"});
-  const std::string ip = Str(status, {"podIP"});
-  return json::array({Str(pod, {"metadata", "name"}),
-                      std::to_string(ready) + "/" + std::to_string(total), shown, restarts,
-                      AgeCell(pod, now), ip.empty() ? "<none>" : ip, node.empty() ? "<none>" : node,
-                      "<none>", "<none>"});
-}
-
-std::optional<std::string> PodField(const json& pod, const std::string& field) {
-  if (field == "metadata.name") return Str(pod, {"metadata", "name"});
-  if (field == "metadata.namespace") return Str(pod, {"metadata", "namespace"});
-  if (field == "spec.nodeName") return Str(pod, {"spec", "nodeName"});
-  if (field == "spec.restartPolicy") return Str(pod, {"spec", "restartPolicy"});
-  if (field == "spec.schedulerName") return Str(pod, {"spec", "schedulerName"});
-  if (field == "spec.serviceAccountName") return Str(pod, {"spec", "serviceAccountName"});
-  if (field == "status.phase") return Str(pod, {"status", "phase"});
-  if (field == "status.podIP") return Str(pod, {"status", "podIP"});
-  if (field == "status.nominatedNodeName") return Str(pod, {"status", "nominatedNodeName"});
   return std::nullopt;
 }
 
