@@ -11,12 +11,12 @@
 #include <optional>
 
 #include "api/job_json.h"
-#include "api/k8s_jobs.h"
-#include "api/k8s_pods.h"
+#include "k8s/jobs.h"
+#include "k8s/pods.h"
 
 namespace {
 
-namespace k8s = berth::api::k8s;
+namespace k8s = berth::k8s;
 using nlohmann::json;
 
 void CheckPod(const json& pod) {

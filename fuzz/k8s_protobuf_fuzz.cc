@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "api/k8s_protobuf.h"
+#include "k8s/protobuf.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data), size);
-  berth::Result<nlohmann::json> object = berth::api::k8s::DecodeProtobufObjectMeta(body);
+  berth::Result<nlohmann::json> object = berth::k8s::DecodeProtobufObjectMeta(body);
   if (!object.ok() && object.status().message().empty()) std::abort();
   return 0;
 }

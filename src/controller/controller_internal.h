@@ -20,7 +20,6 @@
 #include <vector>
 
 #include "agent/launch.h"
-#include "api/k8s_pods.h"
 #include "controller/controller.h"
 #include "controller/controller_k8s.h"
 #include "controller/controller_metrics.h"
@@ -30,6 +29,7 @@
 #include "controller/power_provider.h"
 #include "core/sched/scheduler.h"
 #include "core/state/cluster_state.h"
+#include "k8s/pods.h"
 #include "net/http.h"
 #include "store/store.h"
 
@@ -337,7 +337,7 @@ struct Controller::Impl {
   std::map<std::string, nlohmann::json> K8sPodObjects(const std::string& ns,
                                                       const std::string& only);
   // State thread: submits the job of a Pod mapping for `who`; the Pod's name must be free.
-  Result<core::JobId> K8sSubmitPod(const Caller& who, const api::k8s::PodMapping& m, Txn& t);
+  Result<core::JobId> K8sSubmitPod(const Caller& who, const k8s::PodMapping& m, Txn& t);
   // State thread: asks a Pod's job to stop (when it runs) and hides the Pod once it has ended.
   void K8sDeletePod(core::JobId id, Txn& t);
   // State thread: runs every unfinished Job's controller step (new pods, retries, conditions,

@@ -10,17 +10,16 @@
 #include <cstdio>
 
 #include "api/errors.h"
-#include "api/k8s_codec.h"
-#include "api/k8s_objects.h"
-#include "api/k8s_openapi_v2.h"
 #include "controller/controller_internal.h"
+#include "k8s/codec.h"
+#include "k8s/objects.h"
+#include "k8s/openapi_v2.h"
 #include "net/tls_pki.h"
 
 namespace berth::controller {
 namespace {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 
 std::vector<std::string> SplitPath(std::string_view path) {
   std::vector<std::string> parts;

@@ -24,7 +24,7 @@
 namespace berth::controller {
 
 // The namespaces that always exist (and may not be deleted); Slurm jobs appear as Pods in
-// "slurm" (api::k8s::kSlurmNamespace).
+// "slurm" (k8s::kSlurmNamespace).
 inline constexpr const char* kBuiltinNamespaces[] = {"default", "kube-system", "slurm"};
 // The store's meta key that holds the namespaces.
 inline constexpr const char* kNamespacesMetaKey = "k8s_namespaces";

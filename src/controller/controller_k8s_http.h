@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "api/k8s_codec.h"
 #include "controller/controller_internal.h"
+#include "k8s/codec.h"
 
 namespace berth::controller::k8sface {
 
@@ -36,7 +36,7 @@ struct ResourceShape {
 std::optional<std::string> MetadataField(const nlohmann::json& object, const std::string& field);
 
 struct Selectors {
-  std::vector<api::k8s::Requirement> labels, fields;
+  std::vector<k8s::Requirement> labels, fields;
 };
 // ?labelSelector= and ?fieldSelector=; INVALID_ARGUMENT for one it cannot read or a field the
 // resource does not have.
@@ -71,6 +71,9 @@ net::HttpResponse ListOrWatch(const net::HttpRequest& req, const ResourceShape& 
                               std::function<int64_t()> now);
 // The answer for a `v1 Status` body (its "code" is the HTTP status).
 net::HttpResponse StatusResponse(const nlohmann::json& status);
+// 503 ServiceUnavailable for a command the state thread refused because the controller is
+// stopping (UNAVAILABLE), as /v1 answers it (k8s::StatusOf); nullopt for any other status.
+std::optional<net::HttpResponse> UnavailableResponse(const Status& st);
 
 // "namespace/name": how namespaced objects are keyed.
 std::string ObjectKey(const std::string& ns, const std::string& name);

@@ -8,16 +8,15 @@
 #include <algorithm>
 #include <random>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_jobs.h"
-#include "api/k8s_patch.h"
 #include "controller/controller_k8s_http.h"
+#include "k8s/codec.h"
+#include "k8s/jobs.h"
+#include "k8s/patch.h"
 
 namespace berth::controller {
 namespace {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 using namespace k8sface;
 
 std::optional<std::string> JobFieldOf(const json& job, const std::string& field) {
@@ -511,6 +510,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
       }
       K8sReconcileJobs(t);
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kAlreadyExists) {
       return StatusResponse(k8s::AlreadyExistsStatus("jobs.batch", name));
     }
@@ -589,6 +589,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
         K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
       }
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kNotFound) {
       return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
     }
@@ -692,6 +693,7 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
     }
     K8sReconcileJobs(t);
   });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
   if (r.status.code() == StatusCode::kNotFound) {
     return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
   }

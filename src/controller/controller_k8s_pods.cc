@@ -1,5 +1,5 @@
 // core/v1 Pods, pods/log and Events (docs/kubernetes.md). A Pod is a berth job with one task:
-// creating one submits the job its manifest maps to (api::k8s::MapPod) into the same queue as
+// creating one submits the job its manifest maps to (k8s::MapPod) into the same queue as
 // sbatch's; every berth job appears as a Pod, those made through this API in their namespace,
 // Slurm jobs in "slurm" as job-ID. Deleting a Pod cancels its job and hides the Pod once the job
 // has ended. Events are made from the jobs' records (scheduled, started, ended) plus those the
@@ -13,16 +13,15 @@
 #include <chrono>
 
 #include "agent/output_path.h"
-#include "api/k8s_codec.h"
-#include "api/k8s_jobs.h"
-#include "api/k8s_patch.h"
 #include "controller/controller_k8s_http.h"
+#include "k8s/codec.h"
+#include "k8s/jobs.h"
+#include "k8s/patch.h"
 
 namespace berth::controller {
 namespace {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 using namespace k8sface;
 
 std::optional<std::string> PodFieldOf(const json& pod, const std::string& field) {
@@ -177,7 +176,7 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
   return out;
 }
 
-Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const api::k8s::PodMapping& m,
+Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const k8s::PodMapping& m,
                                                    Txn& t) {
   const std::string ns = m.meta.value("namespace", "");
   const std::string key = ObjectKey(ns, m.name);
@@ -281,6 +280,7 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
       out->status = id.status();
       if (id.ok()) out->body = {{"id", *id}};
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kAlreadyExists) {
       return StatusResponse(k8s::AlreadyExistsStatus("pods", mapping.name));
     }
@@ -363,6 +363,7 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
       }
       K8sDeletePod(id, t);
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kNotFound) {
       return StatusResponse(k8s::NotFoundStatus("pods", name));
     }
@@ -438,6 +439,7 @@ net::HttpResponse Controller::Impl::K8sPods(const net::HttpRequest& req, const C
     std::unique_lock<std::shared_mutex> l(view_mu);
     records[id] = std::move(rec);
   });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
   if (r.status.code() == StatusCode::kNotFound) {
     return StatusResponse(k8s::NotFoundStatus("pods", name));
   }

@@ -10,18 +10,18 @@
 #include <chrono>
 #include <random>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_objects.h"
-#include "api/k8s_patch.h"
-#include "api/k8s_pods.h"
-#include "api/k8s_protobuf.h"
 #include "controller/controller_k8s_http.h"
+#include "k8s/codec.h"
+#include "k8s/objects.h"
+#include "k8s/patch.h"
+#include "k8s/pods.h"
+#include "k8s/protobuf.h"
+#include "k8s/status.h"
 
 namespace berth::controller {
 namespace k8sface {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 
 std::string Query(const net::HttpRequest& req, const char* key) {
   auto it = req.query.find(key);
@@ -223,6 +223,11 @@ net::HttpResponse ListOrWatch(const net::HttpRequest& req, const ResourceShape& 
   return ListResponse(req, shape, objects, rv, now());
 }
 
+std::optional<net::HttpResponse> UnavailableResponse(const Status& st) {
+  if (st.code() != StatusCode::kUnavailable) return std::nullopt;
+  return StatusResponse(k8s::StatusOf(st));
+}
+
 net::HttpResponse StatusResponse(const json& status) {
   return K8sJsonResponse(status.value("code", 500), status);
 }
@@ -253,7 +258,6 @@ std::string HomeOf(uint32_t uid) {
 namespace {
 
 using nlohmann::json;
-namespace k8s = api::k8s;
 using namespace k8sface;
 
 const ResourceShape& NamespaceShape() {
@@ -344,6 +348,7 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
       }
       out->body = {{"code", 201}, {"object", NamespaceObject(name, record.dump())}};
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (!r.status.ok()) return BadRequest(r.status.message());
     if (r.body["code"] != 201) return K8sJsonResponse(r.body["code"], r.body["status"]);
     return ObjectResponse(req, shape, r.body["object"], 201, Now());
@@ -416,6 +421,7 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
                           kNamespacesMetaKey,
                           json{{"rv", face->namespaces_rv}, {"items", items}}.dump()});
     });
+    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
     if (r.status.code() == StatusCode::kNotFound) {
       return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
     }
@@ -481,6 +487,7 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
     out->body = {{"code", 200},
                  {"status", k8s::SuccessStatus("namespaces", name, object["metadata"]["uid"])}};
   });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
   if (!r.status.ok()) return BadRequest(r.status.message());
   return K8sJsonResponse(r.body["code"], r.body["status"]);
 }
@@ -583,6 +590,7 @@ net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const 
       out->body = {{"state", std::string(core::NodeStateLongName(cs->node(*index).state()))}};
     }
   });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
   if (r.status.code() == StatusCode::kPermissionDenied) {
     return K8sJsonResponse(
         403, k8s::ForbiddenStatus("nodes", name,

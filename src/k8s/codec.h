@@ -2,8 +2,8 @@
 // (docs/kubernetes.md): `v1 Status` errors, times and durations as Kubernetes prints them,
 // quantities, Accept negotiation (Tables, aggregated discovery), label and field selectors, and
 // `meta.k8s.io/v1` Tables. Pure functions of their arguments.
-#ifndef BERTH_API_K8S_CODEC_H_
-#define BERTH_API_K8S_CODEC_H_
+#ifndef BERTH_K8S_CODEC_H_
+#define BERTH_K8S_CODEC_H_
 
 #include <cstdint>
 #include <functional>
@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 // A `v1 Status` failure, e.g. (404, "NotFound", "nodes \"x\" not found", {name, kind}).
 // `details` may be null (left out).
@@ -89,6 +89,6 @@ nlohmann::json Table(nlohmann::json columns, nlohmann::json rows,
 inline constexpr std::string_view kTableContentType =
     "application/json;as=Table;v=v1;g=meta.k8s.io";
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_CODEC_H_
+#endif  // BERTH_K8S_CODEC_H_

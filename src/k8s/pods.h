@@ -1,8 +1,8 @@
 // core/v1 Pods as berth serves them (docs/kubernetes.md): what a Pod manifest asks of berth's
 // scheduler (a berth job request), how a berth job looks as a Pod, and its Table columns. Jobs
-// and Events are in k8s_jobs.h. Pure functions of their arguments.
-#ifndef BERTH_API_K8S_PODS_H_
-#define BERTH_API_K8S_PODS_H_
+// and Events are in k8s/jobs.h. Pure functions of their arguments.
+#ifndef BERTH_K8S_PODS_H_
+#define BERTH_K8S_PODS_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "api/k8s_fields.h"
+#include "k8s/fields.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 // The 422 Status body for `problem` of the object `kind` ("Pod", "Job.batch") named `name`.
 nlohmann::json InvalidStatusOf(const std::string& kind, const std::string& name,
@@ -82,6 +82,6 @@ nlohmann::json PodTableCells(const nlohmann::json& pod, int64_t now);
 // status.podIP, status.nominatedNodeName); nullopt for others.
 std::optional<std::string> PodField(const nlohmann::json& pod, const std::string& field);
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_PODS_H_
+#endif  // BERTH_K8S_PODS_H_

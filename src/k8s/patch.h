@@ -9,9 +9,9 @@
 // Strategic merge and apply need to know which lists merge entry by entry. Kubernetes reads that
 // from the Go types; berth serves only core/v1 Pods, Namespaces and Nodes and batch/v1 Jobs, in
 // which a field name has the same patch strategy wherever it appears, so the strategy is chosen
-// by the list's field name alone (see kStrategicLists in k8s_patch.cc).
-#ifndef BERTH_API_K8S_PATCH_H_
-#define BERTH_API_K8S_PATCH_H_
+// by the list's field name alone (see kStrategicLists in strategic_merge.cc).
+#ifndef BERTH_K8S_PATCH_H_
+#define BERTH_K8S_PATCH_H_
 
 #include <cstddef>
 #include <nlohmann/json_fwd.hpp>
@@ -19,7 +19,7 @@
 
 #include "common/status.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 inline constexpr int kMaxPatchDepth = 256;
 // Kubernetes' own cap on the operations of one JSON patch.
@@ -79,6 +79,6 @@ Result<nlohmann::json> ApplyPatch(std::string_view content_type, const nlohmann:
 // True when `status` is ApplyPatch's answer to a Content-Type it does not know.
 bool IsUnsupportedPatchType(const Status& status);
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_PATCH_H_
+#endif  // BERTH_K8S_PATCH_H_

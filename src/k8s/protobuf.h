@@ -2,21 +2,21 @@
 // (e.g. `kubectl create namespace`) send `application/vnd.kubernetes.protobuf`: the "k8s\0" magic,
 // then a runtime.Unknown envelope {1 typeMeta{1 apiVersion, 2 kind}, 2 raw, 3 contentEncoding,
 // 4 contentType} whose raw bytes are the object. Only what berth uses is decoded.
-#ifndef BERTH_API_K8S_PROTOBUF_H_
-#define BERTH_API_K8S_PROTOBUF_H_
+#ifndef BERTH_K8S_PROTOBUF_H_
+#define BERTH_K8S_PROTOBUF_H_
 
 #include <nlohmann/json_fwd.hpp>
 #include <string_view>
 
 #include "common/status.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 // An object in the envelope, as JSON: apiVersion, kind, and metadata {name, generateName,
 // namespace, labels, annotations}; the rest of the object is not read. INVALID_ARGUMENT for
 // anything that is not a well-formed envelope.
 Result<nlohmann::json> DecodeProtobufObjectMeta(std::string_view body);
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_PROTOBUF_H_
+#endif  // BERTH_K8S_PROTOBUF_H_

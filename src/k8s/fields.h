@@ -1,7 +1,7 @@
-// Reading and refusing manifest fields (src/api/k8s_pods.cc, k8s_jobs.cc): safe look-ups in a
+// Reading and refusing manifest fields (k8s/pods.cc, k8s/jobs.cc): safe look-ups in a
 // JSON document and the problems a 422 Invalid Status names. Pure functions.
-#ifndef BERTH_API_K8S_FIELDS_H_
-#define BERTH_API_K8S_FIELDS_H_
+#ifndef BERTH_K8S_FIELDS_H_
+#define BERTH_K8S_FIELDS_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -10,9 +10,9 @@
 #include <string>
 #include <utility>
 
-#include "api/k8s_codec.h"
+#include "k8s/codec.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 // What is wrong with a manifest, as a 422 Invalid Status names it:
 // `Pod "x" is invalid: spec.containers[0].image: Required value`.
@@ -69,6 +69,6 @@ inline FieldProblem Unsupported(std::string field, std::string value, std::strin
 }
 
 }  // namespace fields
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_FIELDS_H_
+#endif  // BERTH_K8S_FIELDS_H_

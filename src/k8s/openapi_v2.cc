@@ -1,11 +1,11 @@
-#include "api/k8s_openapi_v2.h"
+#include "k8s/openapi_v2.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "api/k8s_objects.h"
+#include "k8s/objects.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 // Field numbers of gnostic's openapiv2/OpenAPIv2.proto (package openapi.v2) that the document
@@ -133,4 +133,4 @@ std::string OpenApiV2Protobuf(const std::vector<OpenApiKind>& kinds) {
   return doc;
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

@@ -1,10 +1,10 @@
-#include "api/k8s_protobuf.h"
+#include "k8s/protobuf.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -137,4 +137,4 @@ Result<json> DecodeProtobufObjectMeta(std::string_view body) {
   return object;
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

@@ -5,14 +5,14 @@
 // fieldValidation query parameter: from that kubectl ≥1.27 learns that the server validates fields
 // itself. There are no schemas, so kubectl 1.20's client-side validation finds nothing to check.
 // Pure functions.
-#ifndef BERTH_API_K8S_OPENAPI_V2_H_
-#define BERTH_API_K8S_OPENAPI_V2_H_
+#ifndef BERTH_K8S_OPENAPI_V2_H_
+#define BERTH_K8S_OPENAPI_V2_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 // The Content-Type of the answer. kube-apiserver writes ".v1.0" where kubectl's Accept has
 // "@v1.0"; echoing the "@" form makes kubectl fail ("mime: unexpected content after media
@@ -44,6 +44,6 @@ std::string OpenApiItemPath(const OpenApiKind& kind);
 // force, and the x-kubernetes-group-version-kind extension as YAML.
 std::string OpenApiV2Protobuf(const std::vector<OpenApiKind>& kinds);
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_OPENAPI_V2_H_
+#endif  // BERTH_K8S_OPENAPI_V2_H_

@@ -1,11 +1,11 @@
-#include "api/k8s_objects.h"
+#include "k8s/objects.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "api/k8s_codec.h"
+#include "k8s/codec.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -452,4 +452,4 @@ Result<std::optional<bool>> UnschedulableFromPatch(std::string_view content_type
   return out;
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

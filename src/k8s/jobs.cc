@@ -1,12 +1,13 @@
-#include "api/k8s_jobs.h"
+#include "k8s/jobs.h"
 
 #include <algorithm>
 #include <set>
 
-#include "api/k8s_codec.h"
-#include "api/k8s_fields.h"
+#include "k8s/codec.h"
+#include "k8s/fields.h"
+#include "k8s/manifest_meta.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -77,10 +78,8 @@ std::optional<FieldProblem> CheckPolicies(const json& spec) {
   return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
-                                       const std::string& uid, int64_t now, json* out) {
+// kind, apiVersion and the name of a Job manifest.
+std::optional<FieldProblem> CheckJobKind(const json& job) {
   if (!job.is_object()) return Invalid("", Text(job), "the body must be a Job object");
   if (job.contains("kind") && job["kind"] != "Job") {
     return Invalid("kind", Text(job["kind"]), "the body must be a Job");
@@ -93,17 +92,12 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
   if (std::string p = SubdomainNameProblem(name); !p.empty()) {
     return Invalid("metadata.name", name, p);
   }
-  json j = job;
-  j["apiVersion"] = "batch/v1";
-  j["kind"] = "Job";
-  json& meta = j["metadata"];
-  meta["namespace"] = ns;
-  meta["uid"] = uid;
-  meta["creationTimestamp"] = Rfc3339(now);
-  meta["generation"] = 1;
-  if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
-  if (!j.contains("spec") || !j["spec"].is_object()) return Required("spec");
-  json& spec = j["spec"];
+  return std::nullopt;
+}
+
+// The counts, completion mode and suspension of a Job's spec, checked and defaulted as the API
+// server does.
+std::optional<FieldProblem> DefaultCounts(json& spec) {
   auto count = [&](const char* key, int64_t dflt, int64_t min) -> std::optional<FieldProblem> {
     if (!spec.contains(key) || spec[key].is_null()) {
       if (dflt >= 0) spec[key] = dflt;
@@ -146,40 +140,28 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
   if (!spec.contains("suspend")) spec["suspend"] = false;
   if (!spec["suspend"].is_boolean())
     return Invalid("spec.suspend", Text(spec["suspend"]), "must be a boolean");
-  spec["manualSelector"] = false;
-  spec["podReplacementPolicy"] = "TerminatingOrFailed";
-  json& tmpl = spec["template"];
-  if (!tmpl.is_object() || !tmpl.contains("spec")) return Required("spec.template");
-  const std::string restart = At(tmpl, {"spec", "restartPolicy"}).is_string()
-                                  ? tmpl["spec"]["restartPolicy"].get<std::string>()
-                                  : "";
-  if (restart != "Never" && restart != "OnFailure") {
-    if (restart.empty()) {
+  return std::nullopt;
+}
+
+// spec.template.spec.restartPolicy: a Job's pods may only be Never or OnFailure.
+std::optional<FieldProblem> TemplateRestart(const json& tmpl, std::string* restart) {
+  *restart = At(tmpl, {"spec", "restartPolicy"}).is_string()
+                 ? tmpl["spec"]["restartPolicy"].get<std::string>()
+                 : "";
+  if (*restart != "Never" && *restart != "OnFailure") {
+    if (restart->empty()) {
       return Required("spec.template.spec.restartPolicy",
                       "supported values: \"OnFailure\", \"Never\"");
     }
-    return Unsupported("spec.template.spec.restartPolicy", restart,
+    return Unsupported("spec.template.spec.restartPolicy", *restart,
                        "supported values: \"OnFailure\", \"Never\"");
   }
-  for (const char* key : {"labels", "annotations"}) {
-    const json& m = At(meta, {key});
-    if (m.is_null()) continue;
-    if (!m.is_object()) return Invalid(std::string("metadata.") + key, Text(m), "must be a map");
-    for (const auto& [k, v] : m.items()) {
-      if (!v.is_string()) {
-        return Invalid(std::string("metadata.") + key + "[" + k + "]", Text(v), "must be a string");
-      }
-    }
-  }
-  if (spec.contains("podFailurePolicy") && restart != "Never") {
-    return Invalid("spec.template.spec.restartPolicy", restart,
-                   "only \"Never\" is supported when podFailurePolicy is specified");
-  }
-  if (spec.contains("successPolicy") && mode != "Indexed") {
-    return Invalid("spec.successPolicy", Text(spec["successPolicy"]),
-                   "requires indexed completion mode");
-  }
-  if (auto p = CheckPolicies(spec)) return p;
+  return std::nullopt;
+}
+
+// Labels the template with the Job's, and checks it is a valid Pod.
+std::optional<FieldProblem> LabelTemplate(json& tmpl, const std::string& ns,
+                                          const std::string& name, const std::string& uid) {
   json labels = {{"batch.kubernetes.io/controller-uid", uid},
                  {"batch.kubernetes.io/job-name", name},
                  {"controller-uid", uid},
@@ -189,7 +171,6 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
   json& tl = tmpl["metadata"]["labels"];
   if (!tl.is_object()) tl = json::object();
   for (const auto& [k, v] : labels.items()) tl[k] = v;
-  spec["selector"] = {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid}}}};
   // The template must itself be a valid Pod.
   PodMapping probe;
   PodContext ctx;
@@ -205,6 +186,46 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
     p->field = "spec.template." + p->field;
     return p;
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
+                                       const std::string& uid, int64_t now, json* out) {
+  if (auto p = CheckJobKind(job)) return p;
+  const std::string name = Str(job, {"metadata", "name"});
+  json j = job;
+  j["apiVersion"] = "batch/v1";
+  j["kind"] = "Job";
+  json& meta = j["metadata"];
+  meta["namespace"] = ns;
+  meta["uid"] = uid;
+  meta["creationTimestamp"] = Rfc3339(now);
+  meta["generation"] = 1;
+  if (!meta.contains("labels") || !meta["labels"].is_object()) meta["labels"] = json::object();
+  if (!j.contains("spec") || !j["spec"].is_object()) return Required("spec");
+  json& spec = j["spec"];
+  if (auto p = DefaultCounts(spec)) return p;
+  const std::string mode = spec["completionMode"];
+  spec["manualSelector"] = false;
+  spec["podReplacementPolicy"] = "TerminatingOrFailed";
+  json& tmpl = spec["template"];
+  if (!tmpl.is_object() || !tmpl.contains("spec")) return Required("spec.template");
+  std::string restart;
+  if (auto p = TemplateRestart(tmpl, &restart)) return p;
+  if (auto p = CheckMetadataMaps(meta)) return p;
+  if (spec.contains("podFailurePolicy") && restart != "Never") {
+    return Invalid("spec.template.spec.restartPolicy", restart,
+                   "only \"Never\" is supported when podFailurePolicy is specified");
+  }
+  if (spec.contains("successPolicy") && mode != "Indexed") {
+    return Invalid("spec.successPolicy", Text(spec["successPolicy"]),
+                   "requires indexed completion mode");
+  }
+  if (auto p = CheckPolicies(spec)) return p;
+  spec["selector"] = {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid}}}};
+  if (auto p = LabelTemplate(tmpl, ns, name, uid)) return p;
   if (!j.contains("status") || !j["status"].is_object()) j["status"] = json::object();
   *out = std::move(j);
   return std::nullopt;
@@ -392,4 +413,4 @@ json MakeEvent(const json& object, const std::string& type, const std::string& r
           {"count", count}};
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

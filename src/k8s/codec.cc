@@ -1,10 +1,10 @@
-#include "api/k8s_codec.h"
+#include "k8s/codec.h"
 
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -383,4 +383,4 @@ json Table(json columns, json rows, const std::string& resource_version) {
           {"rows", std::move(rows)}};
 }
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

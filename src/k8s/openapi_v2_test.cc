@@ -2,7 +2,7 @@
 // in the encoder is not mirrored by the same mistake in a shared decoder), field by field as
 // kubectl's query-parameter verifier walks it: paths -> PATCH -> x-kubernetes-group-version-kind
 // extension and the fieldValidation query parameter.
-#include "api/k8s_openapi_v2.h"
+#include "k8s/openapi_v2.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 // A message's fields by number, in order; nullopt unless every field is a well-formed
@@ -176,4 +176,4 @@ TEST(K8sOpenApiV2Test, LongFieldsUseMultiByteLengths) {
 }
 
 }  // namespace
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

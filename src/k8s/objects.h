@@ -2,8 +2,8 @@
 // discovery (aggregated v2/v2beta1 and legacy), the minimal OpenAPI v3 documents, core/v1 Nodes
 // made from berth's nodes, core/v1 Namespaces, their Table columns, and what a PATCH of a Node
 // may change. Pure functions of their arguments.
-#ifndef BERTH_API_K8S_OBJECTS_H_
-#define BERTH_API_K8S_OBJECTS_H_
+#ifndef BERTH_K8S_OBJECTS_H_
+#define BERTH_K8S_OBJECTS_H_
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -14,7 +14,7 @@
 
 #include "common/status.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 // The Kubernetes version whose API berth's subset follows ("1", "33"); kubectl's dispatcher picks
 // its binary from major/minor, and kubectl warns about skew from gitVersion.
@@ -93,6 +93,6 @@ std::string NamespaceNameProblem(std::string_view name);
 Result<std::optional<bool>> UnschedulableFromPatch(std::string_view content_type,
                                                    std::string_view body);
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_OBJECTS_H_
+#endif  // BERTH_K8S_OBJECTS_H_

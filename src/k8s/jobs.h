@@ -1,17 +1,17 @@
 // batch/v1 Jobs and core/v1 Events as berth serves them (docs/kubernetes.md): the defaults and
 // checks of a Job, a Job's Pods made from its template, Events, and their Table columns. Pure
 // functions of their arguments.
-#ifndef BERTH_API_K8S_JOBS_H_
-#define BERTH_API_K8S_JOBS_H_
+#ifndef BERTH_K8S_JOBS_H_
+#define BERTH_K8S_JOBS_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "api/k8s_pods.h"
+#include "k8s/pods.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 
 // batch/v1 Jobs. A Job manifest checked and defaulted (parallelism, completions, completionMode,
 // backoffLimit, suspend, selector, template labels), its uid and creation time set; nullopt when
@@ -34,6 +34,6 @@ nlohmann::json MakeEvent(const nlohmann::json& object, const std::string& type,
                          const std::string& reason, const std::string& message, int64_t time,
                          int count, const std::string& component);
 
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
 
-#endif  // BERTH_API_K8S_JOBS_H_
+#endif  // BERTH_K8S_JOBS_H_

@@ -1,7 +1,7 @@
 // The Kubernetes patch flavours: RFC 7386 and RFC 6902 against their appendices, strategic merge
 // patch against the Kubernetes docs and the shapes kubectl sends, server-side apply, and the
 // Content-Type dispatch.
-#include "api/k8s_patch.h"
+#include "k8s/patch.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -760,4 +760,4 @@ TEST(K8sApplyPatchTest, RandomPatchesNeverThrowAndNeverLeaveDirectives) {
 }
 
 }  // namespace
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s

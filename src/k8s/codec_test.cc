@@ -1,15 +1,15 @@
 // The Kubernetes codecs: Status bodies, durations, Accept negotiation, selectors, Tables, the
 // Node and Namespace objects, node patches, and protobuf envelopes.
-#include "api/k8s_codec.h"
+#include "k8s/codec.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "api/k8s_objects.h"
-#include "api/k8s_protobuf.h"
+#include "k8s/objects.h"
+#include "k8s/protobuf.h"
 
-namespace berth::api::k8s {
+namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
@@ -259,4 +259,4 @@ TEST(K8sProtobufTest, NamespaceEnvelopeAsKubectlCreateSendsIt) {
 }
 
 }  // namespace
-}  // namespace berth::api::k8s
+}  // namespace berth::k8s
