@@ -1,6 +1,7 @@
 // The controller's side of the agents: launch and cancel commands, registration (which
 // reconciles what a node runs with what the controller believes), and status reports.
 #include <algorithm>
+#include <variant>
 
 #include "controller/controller_internal.h"
 
@@ -296,14 +297,26 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   std::optional<uint32_t> index = cs->FindNode(node);
   if (!index) return Status::NotFound("node " + node + " is not registered");
   BERTH_RETURN_IF_ERROR(agents.Heard(node, Now()));
+  // Every event is read before any is applied: a report with a bad event changes nothing.
+  std::vector<std::variant<agent::JobResult, const json*>> events;
   for (const json& e : body.value("events", json::array())) {
     std::string kind = e.at("kind").get<std::string>();
     if (kind == "ended") {
       Result<agent::JobResult> r = agent::DecodeJobResult(e.at("result").dump());
       if (!r.ok()) return r.status();
-      EndOnNode(r->job_id, *r, t);
+      events.emplace_back(std::move(*r));
     } else if (kind == "step") {
-      NoteStep(node, e);
+      (void)e.at("job_id").get<core::JobId>();  // what NoteStep reads: throws when malformed
+      (void)e.at("attempt").get<int32_t>();
+      (void)e.at("step_id").get<uint32_t>();
+      events.emplace_back(&e);
+    }
+  }
+  for (const auto& e : events) {
+    if (const auto* ended = std::get_if<agent::JobResult>(&e)) {
+      EndOnNode(ended->job_id, *ended, t);
+    } else {
+      NoteStep(node, *std::get<const json*>(e));
     }
   }
   return Status::Ok();

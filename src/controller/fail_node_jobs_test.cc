@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "agent/agent_commands.h"
+#include "agent/launch.h"
 #include "config/cluster_config.h"
 #include "controller/controller.h"
 
@@ -179,6 +180,25 @@ TEST_F(FailNodeJobsTest, ASilentNodeEndsItsJobsLikeDownWithoutRequeue) {
   ExpectToldToStop("n1", id, /*cancel=*/true);
   ExpectToldToStop("n2", id, /*cancel=*/false);
   ExpectToldToStop("n3", id, /*cancel=*/false);
+}
+
+// A status report is all-or-nothing: an ended job next to a malformed event does not end.
+TEST_F(FailNodeJobsTest, AReportWithABadEventChangesNothing) {
+  StartController(/*node_timeout_s=*/60);
+  const uint32_t id = RunThreeNodeJob(/*requeue=*/false);
+  agent::JobResult r;
+  r.job_id = id;
+  r.attempt = 0;
+  r.state = "COMPLETED";
+  r.end_time = 1;
+  const json ended = {{"kind", "ended"}, {"result", json::parse(agent::EncodeJobResult(r))}};
+  auto [status, body] =
+      Api("POST", "/v1/agents/n1/status", {{"events", {ended, {{"kind", "step"}}}}});
+  EXPECT_EQ(status, 400) << body.dump();
+  EXPECT_EQ(Job(id).value("state", ""), "RUNNING");
+  std::tie(status, body) = Api("POST", "/v1/agents/n1/status", {{"events", {ended}}});
+  EXPECT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(Job(id).value("state", ""), "COMPLETED");
 }
 
 }  // namespace
