@@ -219,6 +219,17 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
                                         : "this credential is node " + who.agent_node + "'s, not " +
                                               name + "'s");
   }
+  // What the reconciliation reads, read once before anything changes: a malformed entry
+  // throws here (a bad request) rather than half-way through.
+  for (const json& j : body.value("jobs", json::array())) {
+    (void)j.at("job_id").get<core::JobId>();
+    (void)j.at("attempt").get<int32_t>();
+  }
+  for (const json& st : body.value("steps", json::array())) {
+    (void)st.at("job_id").get<core::JobId>();
+    (void)st.at("attempt").get<int32_t>();
+    (void)st.at("step_id").get<uint32_t>();
+  }
   const Time now = Now();
   std::optional<uint32_t> index = cs->FindNode(name);
   if (!index) {

@@ -201,5 +201,26 @@ TEST_F(FailNodeJobsTest, AReportWithABadEventChangesNothing) {
   EXPECT_EQ(Job(id).value("state", ""), "COMPLETED");
 }
 
+// So is a registration: a malformed job entry after an ended one ends nothing.
+TEST_F(FailNodeJobsTest, ARegistrationWithABadEntryChangesNothing) {
+  StartController(/*node_timeout_s=*/60);
+  const uint32_t id = RunThreeNodeJob(/*requeue=*/false);
+  agent::JobResult r;
+  r.job_id = id;
+  r.attempt = 0;
+  r.state = "COMPLETED";
+  r.end_time = 1;
+  const json ended = {
+      {"job_id", id}, {"attempt", 0}, {"result", json::parse(agent::EncodeJobResult(r))}};
+  const json node = {{"name", "n1"}, {"cpus", 2}, {"mem_mib", 1024}};
+  auto [status, body] = Api("POST", "/v1/agents/register",
+                            {{"node", node}, {"jobs", {ended, {{"job_id", "twelve"}}}}});
+  EXPECT_EQ(status, 400) << body.dump();
+  EXPECT_EQ(Job(id).value("state", ""), "RUNNING");
+  std::tie(status, body) = Api("POST", "/v1/agents/register", {{"node", node}, {"jobs", {ended}}});
+  EXPECT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(Job(id).value("state", ""), "COMPLETED");
+}
+
 }  // namespace
 }  // namespace berth::controller
