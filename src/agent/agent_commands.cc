@@ -13,6 +13,8 @@ template <typename... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;  // for clang, which does not deduce aggregates yet
 
 json Head(const char* kind, const CommandTarget& t) {
   return {{"kind", kind}, {"job_id", t.job_id}, {"attempt", t.attempt}};
