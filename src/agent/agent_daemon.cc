@@ -15,7 +15,9 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <variant>
 
+#include "agent/agent_commands.h"
 #include "agent/file_util.h"
 #include "agent/launch.h"
 #include "agent/node_info.h"
@@ -341,7 +343,7 @@ struct Agent::Impl {
   // that sets up cgroups and the user's environment), and jobs should not start one by one.
   std::mutex launch_mu;
   std::condition_variable launch_cv;
-  std::deque<json> launches;
+  std::deque<std::variant<LaunchCommand, StepCommand>> launches;
   // Launches queued or under way, by (job, attempt), and what came for them meanwhile: applied
   // once the supervisor exists (a launch starts by clearing the job's folder).
   struct AfterLaunch {
@@ -362,7 +364,7 @@ struct Agent::Impl {
 
   void LaunchWorker() {
     while (true) {
-      json cmd;
+      std::variant<LaunchCommand, StepCommand> cmd;
       {
         std::unique_lock<std::mutex> l(launch_mu);
         launch_cv.wait(l, [&] { return launch_stop || !launches.empty(); });
@@ -370,9 +372,9 @@ struct Agent::Impl {
         cmd = std::move(launches.front());
         launches.pop_front();
       }
-      if (cmd.value("kind", "") == "step") {
-        StepDirKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
-        LaunchStep(k, cmd);
+      if (auto* step = std::get_if<StepCommand>(&cmd)) {
+        StepDirKey k{step->target.job_id, step->target.attempt, step->step_id};
+        LaunchStep(k, std::move(step->spec));
         bool end = false;
         {
           std::lock_guard<std::mutex> l(launch_mu);
@@ -382,8 +384,9 @@ struct Agent::Impl {
         if (end) EndSteps(k.job_id, k.attempt);
         continue;
       }
-      Launch(cmd);
-      std::pair<uint32_t, int32_t> key{cmd.value("job_id", 0u), cmd.value("attempt", 0)};
+      LaunchCommand& launch = std::get<LaunchCommand>(cmd);
+      std::pair<uint32_t, int32_t> key{launch.target.job_id, launch.target.attempt};
+      Launch(std::move(launch));
       AfterLaunch after;
       {
         std::lock_guard<std::mutex> l(launch_mu);
@@ -409,21 +412,14 @@ struct Agent::Impl {
     for (std::thread& t : launchers) t.join();
   }
 
-  void Launch(const json& cmd) {
-    uint32_t job_id = cmd.value("job_id", 0u);
-    int32_t attempt = cmd.value("attempt", 0);
-    std::string dir = FolderOf(job_id, attempt);
+  void Launch(LaunchCommand cmd) {
+    std::string dir = FolderOf(cmd.target.job_id, cmd.target.attempt);
     struct stat st;
     if (stat((dir + "/supervisor.pid").c_str(), &st) == 0) return;  // a repeated command
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);  // what an interrupted launch left
-    Result<LaunchSpec> spec = DecodeLaunchSpec(cmd.at("spec").dump());
-    if (!spec.ok()) {
-      Log("bad launch command: %s", spec.status().message());
-      return;
-    }
-    AddControllerEnv(cmd, *spec);
-    Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec);
+    AddControllerEnv(cmd.job_token, cmd.spec);
+    Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, cmd.spec);
     if (!h.ok()) {
       Log("cannot start a supervisor: %s", h.status().message());
       return;
@@ -434,7 +430,7 @@ struct Agent::Impl {
   // How srun in the job reaches the controller from this host to start steps on the job's other
   // nodes: over TLS the controller's address, its CA and the job's step token (the Unix socket
   // needs none of these: the controller knows the user by the socket's peer credentials).
-  void AddControllerEnv(const json& cmd, LaunchSpec& spec) const {
+  void AddControllerEnv(const std::string& job_token, LaunchSpec& spec) const {
     auto has = [&](const std::string& name) {
       for (const auto& [n, v] : spec.environment) {
         if (n == name) return true;
@@ -447,9 +443,7 @@ struct Agent::Impl {
       std::filesystem::path ca = std::filesystem::absolute(opt.ca_file, ec);
       spec.environment.emplace_back("BERTH_CA_FILE", ec ? opt.ca_file : ca.string());
     }
-    if (cmd.contains("job_token") && cmd["job_token"].is_string()) {
-      spec.environment.emplace_back("BERTH_JOB_TOKEN", cmd["job_token"].get<std::string>());
-    }
+    if (!job_token.empty()) spec.environment.emplace_back("BERTH_JOB_TOKEN", job_token);
   }
 
   std::string StepFolder(const StepDirKey& k) const { return jobs_dir + "/" + k.Name(); }
@@ -457,22 +451,16 @@ struct Agent::Impl {
   // Starts this node's part of a job step: a supervisor (the job's user, a cgroup of the node's
   // share of the allocation, the job's output files appended) that runs `berth srun` for this
   // node's tasks. A part that cannot start gets a result that says why, so srun hears of it.
-  void LaunchStep(const StepDirKey& k, const json& cmd) {
+  void LaunchStep(const StepDirKey& k, LaunchSpec spec) {
     const std::string dir = StepFolder(k);
     struct stat st;
     if (stat(dir.c_str(), &st) == 0) return;  // a repeated command
-    Result<LaunchSpec> spec = DecodeLaunchSpec(cmd.at("spec").dump());
-    Status failed;
-    if (spec.ok()) {
-      std::vector<std::string> argv = {opt.berth_binary, "srun"};
-      argv.insert(argv.end(), spec->argv.begin(), spec->argv.end());
-      spec->argv = std::move(argv);
-      Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, *spec, k.Name());
-      if (h.ok()) return;
-      failed = h.status();
-    } else {
-      failed = spec.status();
-    }
+    std::vector<std::string> argv = {opt.berth_binary, "srun"};
+    argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
+    spec.argv = std::move(argv);
+    Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, spec, k.Name());
+    if (h.ok()) return;
+    const Status failed = h.status();
     Log("cannot start a job step here: %s", failed.message());
     mkdir(dir.c_str(), 0711);
     JobResult r;
@@ -501,67 +489,71 @@ struct Agent::Impl {
     }
   }
 
-  void Handle(const json& cmd) {
-    std::string kind = cmd.value("kind", "");
-    uint32_t job_id = cmd.value("job_id", 0u);
-    int32_t attempt = cmd.value("attempt", 0);
-    std::string dir = FolderOf(job_id, attempt);
-    std::pair<uint32_t, int32_t> key{job_id, attempt};
-    if (kind == "step" || kind == "end_steps" || kind == "step_signal") {
-      HandleStep(kind, cmd);
-    } else if (kind == "launch") {
-      {
-        std::lock_guard<std::mutex> l(launch_mu);
-        if (!launching.emplace(key, AfterLaunch{}).second) return;  // already queued or starting
-        launches.push_back(cmd);
-      }
-      launch_cv.notify_one();
-    } else if (kind == "cancel") {
-      {
-        // A cancel for a launch under way is applied once the supervisor exists.
-        std::lock_guard<std::mutex> l(launch_mu);
-        if (auto it = launching.find(key); it != launching.end()) {
-          it->second.cancel = true;
-          return;
-        }
-      }
-      (void)CancelJob(dir);
-    } else if (kind == "signal") {
-      (void)SignalJob(dir, cmd.value("signal", 15), cmd.value("batch_only", false));
-    } else if (kind == "time_limit") {
-      const int64_t limit = cmd.value("time_limit", int64_t{0});
-      {
-        std::lock_guard<std::mutex> l(launch_mu);
-        if (auto it = launching.find(key); it != launching.end()) {
-          it->second.time_limit = limit;
-          return;
-        }
-      }
-      (void)SetJobTimeLimit(dir, limit);
+  // A command from the controller (agent_commands.h); one this build cannot read is logged.
+  void Handle(const json& text) {
+    Result<AgentCommand> cmd = DecodeAgentCommand(text.dump());
+    if (!cmd.ok()) {
+      Log("%s", cmd.status().message());
+      return;
     }
+    std::visit([this](auto& c) { Do(c); }, *cmd);
   }
 
-  void HandleStep(const std::string& kind, const json& cmd) {
-    StepDirKey k{cmd.value("job_id", 0u), cmd.value("attempt", 0), cmd.value("step_id", 0u)};
-    if (kind == "step") {
-      {
-        std::lock_guard<std::mutex> l(launch_mu);
-        if (!step_launching.emplace(k, false).second) return;  // already queued or starting
-        launches.push_back(cmd);
-      }
-      launch_cv.notify_one();
-    } else if (kind == "end_steps") {
-      {
-        std::lock_guard<std::mutex> l(launch_mu);
-        for (auto& [key, end] : step_launching) {
-          if (key.job_id == k.job_id && key.attempt == k.attempt) end = true;
-        }
-      }
-      EndSteps(k.job_id, k.attempt);
-    } else if (kind == "step_signal") {
-      (void)SignalJob(StepFolder(k), cmd.value("signal", 15), false);
+  void Do(LaunchCommand& c) {
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      const std::pair<uint32_t, int32_t> key{c.target.job_id, c.target.attempt};
+      if (!launching.emplace(key, AfterLaunch{}).second) return;  // already queued or starting
+      launches.push_back(std::move(c));
     }
+    launch_cv.notify_one();
   }
+  void Do(const CancelCommand& c) {
+    {
+      // A cancel for a launch under way is applied once the supervisor exists.
+      std::lock_guard<std::mutex> l(launch_mu);
+      if (auto it = launching.find({c.target.job_id, c.target.attempt}); it != launching.end()) {
+        it->second.cancel = true;
+        return;
+      }
+    }
+    (void)CancelJob(FolderOf(c.target.job_id, c.target.attempt));
+  }
+  void Do(const SignalCommand& c) {
+    (void)SignalJob(FolderOf(c.target.job_id, c.target.attempt), c.signal, c.batch_only);
+  }
+  void Do(const TimeLimitCommand& c) {
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      if (auto it = launching.find({c.target.job_id, c.target.attempt}); it != launching.end()) {
+        it->second.time_limit = c.time_limit;
+        return;
+      }
+    }
+    (void)SetJobTimeLimit(FolderOf(c.target.job_id, c.target.attempt), c.time_limit);
+  }
+  void Do(StepCommand& c) {
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      const StepDirKey k{c.target.job_id, c.target.attempt, c.step_id};
+      if (!step_launching.emplace(k, false).second) return;  // already queued or starting
+      launches.push_back(std::move(c));
+    }
+    launch_cv.notify_one();
+  }
+  void Do(const EndStepsCommand& c) {
+    {
+      std::lock_guard<std::mutex> l(launch_mu);
+      for (auto& [key, end] : step_launching) {
+        if (key.job_id == c.target.job_id && key.attempt == c.target.attempt) end = true;
+      }
+    }
+    EndSteps(c.target.job_id, c.target.attempt);
+  }
+  void Do(const StepSignalCommand& c) {
+    (void)SignalJob(StepFolder({c.target.job_id, c.target.attempt, c.step_id}), c.signal, false);
+  }
+  void Do(const NoopCommand&) {}
 
   // Step parts that ended and are not reported yet, as status events; folders of steps whose job
   // is over go once ended.

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <future>
 
 #include "api/job_json.h"
 #include "controller/controller_internal.h"
@@ -63,10 +62,22 @@ Status Controller::Impl::Recover() {
   watch_hub.StartAt(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                               std::chrono::system_clock::now().time_since_epoch())
                                               .count()));
-  // What was loaded is as of the event before the first of this start.
-  const uint64_t loaded_seq = watch_hub.Next() - 1;
+  BERTH_RETURN_IF_ERROR(RecoverNodes(now));
+  BERTH_RETURN_IF_ERROR(RecoverJobs(now));
+  RecoverNodeAdmin(now);
+  Result<std::optional<std::string>> next = store->GetMeta("next_job_id");
+  if (next.ok() && next->has_value()) {
+    core::JobId id = static_cast<core::JobId>(std::stoul(**next));
+    if (id > cs->next_job_id()) cs->set_next_job_id(id);
+  }
+  pending_view = std::make_shared<std::unordered_map<core::JobId, PendingView>>();
+  RebuildNodeView();
+  return Status::Ok();
+}
+
+Status Controller::Impl::RecoverNodes(Time now) {
   // Nodes agents added at run time come back first: restored jobs may run on them.
-  Status st = store->ScanNodes([&](const std::string& name, const std::string& record) {
+  BERTH_RETURN_IF_ERROR(store->ScanNodes([&](const std::string& name, const std::string& record) {
     if (cs->FindNode(name)) return;
     try {
       nlohmann::json j = nlohmann::json::parse(record);
@@ -80,19 +91,24 @@ Status Controller::Impl::Recover() {
     } catch (const std::exception&) {
       std::fprintf(stderr, "berth controller: skipping a bad node record for %s\n", name.c_str());
     }
-  });
-  BERTH_RETURN_IF_ERROR(st);
+  }));
   // Every node is down until its agent registers; running jobs get node_timeout_s of grace.
   for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
     const core::NodeInfo& n = cs->node(i);
     if (n.health == core::NodeHealth::kUp) {
       (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "Not responding", now);
     }
-    agents[n.spec.name].last_seen = now;
+    agents.Expect(n.spec.name, now);
   }
+  return Status::Ok();
+}
+
+Status Controller::Impl::RecoverJobs(Time now) {
+  // What was loaded is as of the event before the first of this start.
+  const uint64_t loaded_seq = watch_hub.Next() - 1;
   std::vector<JobRecord> active;
   ExecCache exec_cache;  // jobs share run specifications: each is decoded once
-  st = store->ScanJobs(false, [&](const store::JobRow& row) {
+  Status st = store->ScanJobs(false, [&](const store::JobRow& row) {
     Result<JobRecord> r = DecodeJobRecord(row.record, &exec_cache);
     if (!r.ok()) {
       std::fprintf(stderr, "berth controller: job %u: %s\n", row.id, r.status().message().c_str());
@@ -126,6 +142,10 @@ Status Controller::Impl::Recover() {
     r.event_seq = loaded_seq;
     records[r.job.id] = std::make_shared<JobRecord>(std::move(r));
   }
+  return Status::Ok();
+}
+
+void Controller::Impl::RecoverNodeAdmin(Time now) {
   // What operators set on nodes outlives restarts.
   Result<std::optional<std::string>> admin = store->GetMeta("node_admin");
   if (admin.ok() && admin->has_value()) {
@@ -141,21 +161,15 @@ Status Controller::Impl::Recover() {
       (void)cs->SetNodeHealth(*index, core::NodeHealth::kDown, reason, now);
     }
   }
-  Result<std::optional<std::string>> next = store->GetMeta("next_job_id");
-  if (next.ok() && next->has_value()) {
-    core::JobId id = static_cast<core::JobId>(std::stoul(**next));
-    if (id > cs->next_job_id()) cs->set_next_job_id(id);
-  }
-  pending_view = std::make_shared<std::unordered_map<core::JobId, PendingView>>();
-  RebuildNodeView();
-  return Status::Ok();
 }
 
 Status Controller::Start() {
   Impl& im = *impl_;
   BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
   BERTH_RETURN_IF_ERROR(im.StartPower());
-  im.state_thread = std::thread([&im] { im.RunStateThread(); });
+  im.next_pass = im.Now();
+  im.loop.Start({[&im](std::deque<Command> batch) { im.RunBatch(std::move(batch)); },
+                 [&im] { return im.NextWake(); }});
   im.server = std::make_unique<net::HttpServer>(
       [this](const net::HttpRequest& r) { return impl_->Serve(r); });
   BERTH_RETURN_IF_ERROR(im.server->ListenUnix(im.opt.socket_path, 0666));
@@ -181,45 +195,12 @@ void Controller::Stop() {
   if (im.server) im.server->Stop();
   if (im.tcp_server) im.tcp_server->Stop();
   im.StopK8s();
-  {
-    std::lock_guard<std::mutex> l(im.cmd_mu);
-    im.stopping = true;
-  }
-  im.cmd_cv.notify_all();
-  if (im.state_thread.joinable()) im.state_thread.join();
+  im.loop.Stop();
   im.StopPower();
 }
 
 net::HttpResponse Controller::Handle(const net::HttpRequest& request) {
   return impl_->Serve(request);
-}
-
-bool Controller::Impl::Post(Command c) {
-  {
-    std::lock_guard<std::mutex> l(cmd_mu);
-    if (stopping) return false;
-    commands.push_back(std::move(c));
-  }
-  cmd_cv.notify_all();
-  return true;
-}
-
-Reply Controller::Impl::Call(std::function<void(Txn&, Reply*)> c) {
-  auto promise = std::make_shared<std::promise<Reply>>();
-  auto out = std::make_shared<Reply>();
-  std::future<Reply> done = promise->get_future();
-  bool posted = Post([promise, out, c = std::move(c)](Txn& t) {
-    try {
-      c(t, out.get());
-    } catch (const std::exception& e) {
-      // A request whose JSON had a value of the wrong type (the commands check what they can
-      // before changing anything): an error for the caller, never the state thread's end.
-      out->status = Status::InvalidArgument(std::string("bad request: ") + e.what());
-    }
-    t.replies.push_back([promise, out] { promise->set_value(std::move(*out)); });
-  });
-  if (!posted) return Reply{Status::Unavailable("the controller is stopping"), {}};
-  return done.get();
 }
 
 std::shared_ptr<const JobRecord> Controller::Impl::FindRecord(core::JobId id) const {

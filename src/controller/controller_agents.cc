@@ -1,6 +1,7 @@
 // The controller's side of the agents: launch and cancel commands, registration (which
 // reconciles what a node runs with what the controller believes), and status reports.
 #include <algorithm>
+#include <variant>
 
 #include "controller/controller_internal.h"
 
@@ -105,27 +106,27 @@ agent::LaunchSpec Controller::Impl::LaunchSpecFor(const JobRecord& r, size_t nod
 
 void Controller::Impl::SendLaunch(const JobRecord& r) {
   if (r.node_names.empty()) return;
-  json spec = json::parse(agent::EncodeLaunchSpec(LaunchSpecFor(r, 0)));
-  json launch = {
-      {"kind", "launch"}, {"job_id", r.job.id}, {"attempt", r.job.restart_count}, {"spec", spec}};
+  agent::LaunchCommand launch{{r.job.id, r.job.restart_count}, LaunchSpecFor(r, 0), ""};
   // srun on the batch node asks for steps on the other nodes with this (over TLS, where the
   // Unix socket's peer credentials do not reach).
   if (r.node_names.size() > 1 && k8s && k8s->signer) {
-    launch["job_token"] = k8s->signer->IssueJob(r.job.id, r.job.restart_count);
+    launch.job_token = k8s->signer->IssueJob(r.job.id, r.job.restart_count);
   }
-  agent_hub.Push(r.node_names.front(), launch.dump());
+  SendCommand(r.node_names.front(), launch);
+}
+
+void Controller::Impl::SendCommand(const std::string& node, const agent::AgentCommand& command) {
+  agents.Send(node, command);
 }
 
 void Controller::Impl::SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel) {
   if (r.node_names.empty()) return;
-  json c = {{"kind", cancel ? "cancel" : "signal"},
-            {"job_id", r.job.id},
-            {"attempt", r.job.restart_count}};
-  if (!cancel) {
-    c["signal"] = signal;
-    c["batch_only"] = batch_only;
+  const agent::CommandTarget target{r.job.id, r.job.restart_count};
+  if (cancel) {
+    SendCommand(r.node_names.front(), agent::CancelCommand{target});
+  } else {
+    SendCommand(r.node_names.front(), agent::SignalCommand{target, signal, batch_only});
   }
-  agent_hub.Push(r.node_names.front(), c.dump());
 }
 
 void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t) {
@@ -190,6 +191,25 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
   }
 }
 
+Result<uint32_t> Controller::Impl::AddAgentNode(const std::string& name, const json& n, Txn& t) {
+  if (!opt.allow_dynamic_nodes) {
+    return Status::NotFound("node " + name + " is not in the configuration");
+  }
+  core::NodeSpec spec;
+  spec.name = name;
+  spec.cpus = n.at("cpus").get<int32_t>();
+  spec.mem_mib = n.at("mem_mib").get<int64_t>();
+  spec.gpus = n.value("gpus", std::vector<std::string>{});
+  spec.features = n.value("features", std::vector<std::string>{});
+  BERTH_ASSIGN_OR_RETURN(uint32_t index, cs->AddNode(spec, {}, Now()));
+  std::vector<std::string> parts;
+  for (int16_t p : cs->node(index).partitions) parts.push_back(cs->partitions()[p].spec.name);
+  json rec = {{"name", name},      {"cpus", spec.cpus},         {"mem_mib", spec.mem_mib},
+              {"gpus", spec.gpus}, {"features", spec.features}, {"partitions", parts}};
+  t.writes.push_back({store::Write::Kind::kPutNode, {}, name, rec.dump()});
+  return index;
+}
+
 Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body, Txn& t) {
   const json& n = body.at("node");
   std::string name = n.at("name").get<std::string>();
@@ -199,34 +219,43 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
                                         : "this credential is node " + who.agent_node + "'s, not " +
                                               name + "'s");
   }
+  // What the reconciliation reads, read once before anything changes: a malformed entry
+  // throws here (a bad request) rather than half-way through.
+  for (const json& j : body.value("jobs", json::array())) {
+    (void)j.at("job_id").get<core::JobId>();
+    (void)j.at("attempt").get<int32_t>();
+  }
+  for (const json& st : body.value("steps", json::array())) {
+    (void)st.at("job_id").get<core::JobId>();
+    (void)st.at("attempt").get<int32_t>();
+    (void)st.at("step_id").get<uint32_t>();
+  }
   const Time now = Now();
   std::optional<uint32_t> index = cs->FindNode(name);
   if (!index) {
-    if (!opt.allow_dynamic_nodes) {
-      return Status::NotFound("node " + name + " is not in the configuration");
-    }
-    core::NodeSpec spec;
-    spec.name = name;
-    spec.cpus = n.at("cpus").get<int32_t>();
-    spec.mem_mib = n.at("mem_mib").get<int64_t>();
-    spec.gpus = n.value("gpus", std::vector<std::string>{});
-    spec.features = n.value("features", std::vector<std::string>{});
-    BERTH_ASSIGN_OR_RETURN(index, cs->AddNode(spec, {}, now));
-    std::vector<std::string> parts;
-    for (int16_t p : cs->node(*index).partitions) parts.push_back(cs->partitions()[p].spec.name);
-    json rec = {{"name", name},      {"cpus", spec.cpus},         {"mem_mib", spec.mem_mib},
-                {"gpus", spec.gpus}, {"features", spec.features}, {"partitions", parts}};
-    t.writes.push_back({store::Write::Kind::kPutNode, {}, name, rec.dump()});
+    BERTH_ASSIGN_OR_RETURN(index, AddAgentNode(name, n, t));
   }
   // A node an operator set down stays down until `resume`, however often its agent registers.
   bool admin_down = node_admin.contains(name) && node_admin[name].value("down", false);
   if (!admin_down) (void)cs->SetNodeHealth(*index, core::NodeHealth::kUp, "", now);
-  agents[name] = {now, true};
   // Whatever was queued for the node is superseded by this reconciliation.
-  agent_hub.Clear(name);
-  // Reconcile: what the node runs against what the controller believes runs there.
+  agents.Register(name, now);
+  ReconcileAgentJobs(name, *index, body.value("jobs", json::array()), t);
+  ReconcileAgentSteps(name, body.value("steps", json::array()));
+  t.nodes_changed = true;
+  dirty = true;
+  return json{{"node", name},
+              {"heartbeat_s", opt.heartbeat_s},
+              {"kill_wait_s", opt.kill_wait_s},
+              {"fence_s", FenceSeconds()},
+              {"commands_after", 0}};
+}
+
+void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t index, const json& jobs,
+                                          Txn& t) {
+  const Time now = Now();
   std::map<core::JobId, int32_t> running_there;
-  for (const json& j : body.value("jobs", json::array())) {
+  for (const json& j : jobs) {
     core::JobId id = j.at("job_id").get<core::JobId>();
     int32_t attempt = j.at("attempt").get<int32_t>();
     if (j.contains("result")) {
@@ -237,15 +266,13 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
     running_there[id] = attempt;
     const core::Job* job = cs->FindJob(id);
     bool ours = job && core::HoldsResources(job->state) && job->restart_count == attempt &&
-                !job->alloc.nodes.empty() && job->alloc.nodes.front().node == *index;
-    if (!ours) {
-      agent_hub.Push(name, json{{"kind", "cancel"}, {"job_id", id}, {"attempt", attempt}}.dump());
-    }
+                !job->alloc.nodes.empty() && job->alloc.nodes.front().node == index;
+    if (!ours) SendCommand(name, agent::CancelCommand{{id, attempt}});
   }
-  std::vector<core::JobId> expected = cs->node(*index).jobs;
+  std::vector<core::JobId> expected = cs->node(index).jobs;
   for (core::JobId id : expected) {
     const core::Job* job = cs->FindJob(id);
-    if (job == nullptr || job->alloc.nodes.empty() || job->alloc.nodes.front().node != *index) {
+    if (job == nullptr || job->alloc.nodes.empty() || job->alloc.nodes.front().node != index) {
       continue;
     }
     if (running_there.count(id)) continue;
@@ -256,48 +283,20 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
       continue;
     }
     // The node does not know a job it should run: it was lost with the node.
-    agent::JobResult lost;
-    lost.job_id = id;
-    lost.attempt = job->restart_count;
-    lost.state = "NODE_FAIL";
-    lost.end_time = now;
-    lost.message = "the node restarted without the job";
-    core::JobOutcome o;
-    o.state = core::JobState::kNodeFail;
-    o.end_time = now;
-    core::Job final_job;
-    bool requeue = job->spec.requeue;
-    if (cs->EndJob(id, o, requeue, &final_job).ok()) {
-      if (requeue) {
-        t.touched.insert(id);
-      } else {
-        FinishRecord(final_job, t);
-      }
-    }
+    FailNodeJob(id, t);
   }
-  // Steps of other nodes' jobs that run here (srun across hosts): known again, or ended.
+}
+
+void Controller::Impl::ReconcileAgentSteps(const std::string& name, const json& reported) {
   std::set<std::pair<core::JobId, uint32_t>> steps_there;
-  for (const json& st : body.value("steps", json::array())) {
+  for (const json& st : reported) {
     steps_there.emplace(st.at("job_id").get<core::JobId>(), st.at("step_id").get<uint32_t>());
     NoteStep(name, st);
   }
-  std::lock_guard<std::mutex> l(steps_mu);
-  for (auto& [job_id, job_steps] : steps) {
-    for (auto& [step_id, step] : job_steps) {
-      auto here = step.nodes.find(name);
-      if (here != step.nodes.end() && !here->second.result &&
-          !steps_there.count({job_id, step_id})) {
-        agent_hub.Push(name, here->second.command);  // cleared above, or lost with the agent
-      }
-    }
+  // Cleared by the registration, or lost with the agent: sent again.
+  for (const std::string& command : steps.CommandsToResend(name, steps_there)) {
+    agents.SendEncoded(name, command);
   }
-  t.nodes_changed = true;
-  dirty = true;
-  return json{{"node", name},
-              {"heartbeat_s", opt.heartbeat_s},
-              {"kill_wait_s", opt.kill_wait_s},
-              {"fence_s", FenceSeconds()},
-              {"commands_after", 0}};
 }
 
 Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node, const json& body,
@@ -308,17 +307,27 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   }
   std::optional<uint32_t> index = cs->FindNode(node);
   if (!index) return Status::NotFound("node " + node + " is not registered");
-  AgentState& a = agents[node];
-  if (!a.registered) return Status::FailedPrecondition("node " + node + " must register again");
-  a.last_seen = Now();
+  BERTH_RETURN_IF_ERROR(agents.Heard(node, Now()));
+  // Every event is read before any is applied: a report with a bad event changes nothing.
+  std::vector<std::variant<agent::JobResult, const json*>> events;
   for (const json& e : body.value("events", json::array())) {
     std::string kind = e.at("kind").get<std::string>();
     if (kind == "ended") {
       Result<agent::JobResult> r = agent::DecodeJobResult(e.at("result").dump());
       if (!r.ok()) return r.status();
-      EndOnNode(r->job_id, *r, t);
+      events.emplace_back(std::move(*r));
     } else if (kind == "step") {
-      NoteStep(node, e);
+      (void)e.at("job_id").get<core::JobId>();  // what NoteStep reads: throws when malformed
+      (void)e.at("attempt").get<int32_t>();
+      (void)e.at("step_id").get<uint32_t>();
+      events.emplace_back(&e);
+    }
+  }
+  for (const auto& e : events) {
+    if (const auto* ended = std::get_if<agent::JobResult>(&e)) {
+      EndOnNode(ended->job_id, *ended, t);
+    } else {
+      NoteStep(node, *std::get<const json*>(e));
     }
   }
   return Status::Ok();

@@ -19,7 +19,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "agent/agent_commands.h"
 #include "agent/launch.h"
+#include "controller/agent_link.h"
 #include "controller/controller.h"
 #include "controller/controller_k8s.h"
 #include "controller/controller_metrics.h"
@@ -27,6 +29,9 @@
 #include "controller/hubs.h"
 #include "controller/job_record.h"
 #include "controller/power_provider.h"
+#include "controller/state_loop.h"
+#include "controller/step_table.h"
+#include "controller/txn.h"
 #include "core/sched/scheduler.h"
 #include "core/state/cluster_state.h"
 #include "k8s/pods.h"
@@ -89,47 +94,6 @@ struct PendingView {
   int64_t priority = 0;
 };
 
-// Changes one batch of commands makes: durable writes, replies to send once they are durable,
-// and events to publish.
-struct Txn {
-  std::vector<store::Write> writes;
-  std::vector<std::function<void()>> replies;
-  std::vector<std::string> events;
-  std::set<core::JobId> touched;  // job records to rebuild
-  // Jobs whose start this transaction writes: their agents hear of them only once it is
-  // committed, so that a controller crash never leaves a job running that the store has pending.
-  std::vector<core::JobId> launches;
-  bool nodes_changed = false;
-  bool reschedule = false;
-};
-
-using Command = std::function<void(Txn&)>;
-
-// What a command answers: an error, or a JSON body.
-struct Reply {
-  Status status;
-  nlohmann::json body;
-};
-
-struct AgentState {
-  Time last_seen = kNoTime;
-  bool registered = false;
-};
-
-// A job step's part on the job's other nodes (srun across hosts, docs/slurm.md "srun"): where
-// it runs and, once the node reported it, how it ended. The controller holds these in memory
-// only; agents keep their steps' folders (results included) until the job ends, and report them
-// again when they register, so a restarted controller learns them back.
-struct StepNode {
-  std::string command;                     // the agent command that starts it (sent again after
-                                           // the node registers without it)
-  std::optional<agent::JobResult> result;  // once the node reported its end
-};
-struct StepState {
-  int32_t attempt = 0;
-  std::map<std::string, StepNode> nodes;  // by node name
-};
-
 struct Controller::Impl {
   ControllerOptions opt;
   std::unique_ptr<store::Store> store;
@@ -148,21 +112,16 @@ struct Controller::Impl {
   Time last_pass = kNoTime;
 
   // State thread only.
-  std::map<std::string, AgentState> agents;  // by node name
-  ExecPool exec_pool;                        // jobs with equal run specifications share one
-  std::map<core::JobId, Time> finished_at;   // for dropping records after min_job_age
-  Time next_outcome_purge = 0;               // outcomes restored at start-up go at the first pass
+  ExecPool exec_pool;                       // jobs with equal run specifications share one
+  std::map<core::JobId, Time> finished_at;  // for dropping records after min_job_age
+  Time next_outcome_purge = 0;              // outcomes restored at start-up go at the first pass
   std::map<core::JobId, core::PreemptMode> preempting;  // victims being stopped
   // What operators set on nodes (drain, down), kept in the store's "node_admin" meta key so that
   // a restart, or an agent registering again, does not undo it: name -> {drain, down, reason}.
   nlohmann::json node_admin = nlohmann::json::object();
 
-  // Commands for the state thread.
-  std::mutex cmd_mu;
-  std::condition_variable cmd_cv;
-  std::deque<Command> commands;
-  bool stopping = false;
-  std::thread state_thread;
+  // The command queue and the state thread (state_loop.h); Post and Call forward to it.
+  StateLoop loop;
   Time next_pass = 0;      // wall-clock time of the next periodic pass
   Time wake_at = kNoTime;  // from the last plan
   bool dirty = true;
@@ -171,6 +130,7 @@ struct Controller::Impl {
   std::chrono::steady_clock::time_point pass_allowed_at;
 
   AgentHub agent_hub;
+  AgentLink agents{&agent_hub};  // sessions and commands (state thread only)
   WatchHub watch_hub;
   std::unique_ptr<net::HttpServer> server;
   std::unique_ptr<net::HttpServer> tcp_server;
@@ -190,8 +150,14 @@ struct Controller::Impl {
   Time power_checked = kNoTime;
   std::deque<nlohmann::json> power_events;  // the last few hundred actions
 
-  // controller.cc
+  // controller.cc: the state the store holds, at start-up. Recover runs the parts: the nodes
+  // agents added at run time (before the jobs, which may run on them; every node down until
+  // its agent registers), the jobs (active ones restored, recently ended ones kept for the
+  // views), and what operators set on nodes.
   Status Recover();
+  Status RecoverNodes(Time now);
+  Status RecoverJobs(Time now);
+  void RecoverNodeAdmin(Time now);
 
   // controller_power.cc
   Status StartPower();  // before the state thread starts
@@ -199,22 +165,41 @@ struct Controller::Impl {
   // Resumes woken nodes (ResumeRate), fails resumes past ResumeTimeout, starts the jobs whose
   // nodes are all up, suspends nodes idle for SuspendTime (SuspendRate). State thread.
   void PowerTick(Txn& t);
+  // PowerTick's steps, in order. ResumeWokenNodes: resumes the nodes the scheduler woke (as fast
+  // as ResumeRate allows) and returns those whose resume passed ResumeTimeout; FailResumes: those
+  // go DOWN and their waiting jobs back to the queue; StartConfiguredJobs: jobs whose nodes are
+  // all up run; FinishSuspends: nodes powering down are powered down once SuspendTimeout passed;
+  // SuspendIdleNodes: nodes idle for SuspendTime are powered down (SuspendRate).
+  std::vector<uint32_t> ResumeWokenNodes(Time now, Txn& t);
+  void FailResumes(const std::vector<uint32_t>& timed_out, Time now, Txn& t);
+  void StartConfiguredJobs(Time now, Txn& t);
+  void FinishSuspends(Time now, Txn& t);
+  void SuspendIdleNodes(Time now, Txn& t);
   void PowerEvent(const std::string& action, const std::vector<std::string>& nodes,
                   const std::string& reason, Txn& t);
   std::string JobsNeeding(const std::vector<uint32_t>& nodes) const;
   nlohmann::json PowerView() const;  // GET /v1/power
   // Queues a command for the state thread; false when stopping.
-  bool Post(Command c);
-  // Runs `c` on the state thread and waits for its reply, which comes once the batch it ran in
-  // is durable.
-  Reply Call(std::function<void(Txn&, Reply* out)> c);
+  bool Post(Command c) { return loop.Post(std::move(c)); }
+  // Runs `c` on the state thread all-or-nothing (a failing command leaves the batch's
+  // transaction as it found it) and waits for its reply, which comes once the batch it ran in is
+  // durable.
+  Reply Call(std::function<void(Txn&, Reply* out)> c) { return loop.Call(std::move(c)); }
   std::shared_ptr<const JobRecord> FindRecord(core::JobId id) const;
 
   // controller_state.cc (state thread only)
-  void RunStateThread();
+  // The state loop's hooks: when to run an empty batch, and running one.
+  std::chrono::steady_clock::time_point NextWake();
   void RunBatch(std::deque<Command> batch);
   void SchedulePass(Txn& t);
   void CheckNodes(Txn& t);
+  // A node is lost (silent past the node timeout, or set down by an operator): its jobs end
+  // NODE_FAIL, requeued where their spec allows (as Slurm does), and every node of each job is
+  // told to stop its part (FailNodeJob).
+  void FailNodeJobs(uint32_t node, Txn& t);
+  // Ends one job NODE_FAIL (requeued when its spec allows): its first node is told to cancel the
+  // attempt, its other nodes to end the attempt's step parts.
+  void FailNodeJob(core::JobId id, Txn& t);
   void Publish(Txn& t);
   void Commit(Txn& t);
   // Publishes a new node and partition view; with `events`, appends a watch event for every
@@ -225,11 +210,11 @@ struct Controller::Impl {
   void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t);
   void FinishRecord(const core::Job& final_job, Txn& t);
   void SendLaunch(const JobRecord& r);
-  // controller_steps.cc: job steps on the other nodes of a job (srun across hosts).
-  // Changed by the state thread only, under steps_mu (which API threads take to read them: srun
-  // polls a step's state without a trip through the state thread).
-  std::mutex steps_mu;
-  std::map<core::JobId, std::map<uint32_t, StepState>> steps;
+  // Queues `command` for the node's agent (delivered when it next polls).
+  void SendCommand(const std::string& node, const agent::AgentCommand& command);
+  // controller_steps.cc: job steps on the other nodes of a job (srun across hosts). Changed by
+  // the state thread only; API threads read it (srun polls a step's state).
+  StepTable steps;
   net::HttpResponse StepRoute(const net::HttpRequest& req, const Caller& who,
                               const std::vector<std::string>& parts, const nlohmann::json& body);
   Result<nlohmann::json> StartStep(const Caller& who, core::JobId id, const nlohmann::json& body);
@@ -264,10 +249,17 @@ struct Controller::Impl {
   Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
                     const std::string& reason, Txn& t);
   Result<nlohmann::json> RegisterAgent(const Caller& who, const nlohmann::json& body, Txn& t);
+  // RegisterAgent's parts: a node the configuration lacks (allow_dynamic_nodes), stored; what
+  // the node runs against what the controller believes runs there; the node's step parts (known
+  // again, or sent again).
+  Result<uint32_t> AddAgentNode(const std::string& name, const nlohmann::json& node, Txn& t);
+  void ReconcileAgentJobs(const std::string& name, uint32_t index, const nlohmann::json& jobs,
+                          Txn& t);
+  void ReconcileAgentSteps(const std::string& name, const nlohmann::json& steps);
   // How long an agent may go without reaching the controller before it stops its jobs (fencing):
   // half the node timeout, so that they are dead well before the controller calls the node down
   // and requeues them elsewhere (docs/security.md).
-  int FenceSeconds() const { return std::max(opt.node_timeout_s / 2, 1); }
+  int FenceSeconds() const { return AgentLink::FenceSeconds(opt.node_timeout_s); }
   Status AgentStatus(const Caller& who, const std::string& node, const nlohmann::json& body,
                      Txn& t);
   // A job's launch on node `node_index` of its allocation (the batch step on the first node, a

@@ -445,11 +445,7 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json
     BERTH_RETURN_IF_ERROR(cs->SetTimeLimit(id, *limit));
     // A running job's node enforces its limit: tell it.
     if (!pending && !r.node_names.empty()) {
-      json c = {{"kind", "time_limit"},
-                {"job_id", id},
-                {"attempt", r.job.restart_count},
-                {"time_limit", *limit}};
-      agent_hub.Push(r.node_names.front(), c.dump());
+      SendCommand(r.node_names.front(), agent::TimeLimitCommand{{id, r.job.restart_count}, *limit});
     }
   }
   if (nice) BERTH_RETURN_IF_ERROR(cs->SetNice(id, *nice));
@@ -476,35 +472,15 @@ Status Controller::Impl::NodeAction(const Caller& who, const std::string& name,
     node_admin[name] = {{"drain", true}, {"down", false}, {"reason", reason}, {"user", who.user}};
   } else if (action == "resume") {
     BERTH_RETURN_IF_ERROR(cs->SetNodeDrain(*index, false, "", now));
-    if (cs->node(*index).health == core::NodeHealth::kDown && agents[name].registered) {
+    if (cs->node(*index).health == core::NodeHealth::kDown && agents.Registered(name)) {
       BERTH_RETURN_IF_ERROR(cs->SetNodeHealth(*index, core::NodeHealth::kUp, "", now));
     }
     node_admin.erase(name);
   } else if (action == "down") {
-    node_admin[name] = {{"drain", false},
-                        {"down", true},
-                        {"reason", reason.empty() ? "set down" : reason},
-                        {"user", who.user}};
-    BERTH_RETURN_IF_ERROR(cs->SetNodeHealth(*index, core::NodeHealth::kDown,
-                                            reason.empty() ? "set down" : reason, now));
-    std::vector<core::JobId> running = cs->node(*index).jobs;
-    for (core::JobId id : running) {
-      const core::Job* job = cs->FindJob(id);
-      if (job == nullptr) continue;
-      auto rec = records.find(id);
-      if (rec != records.end()) SendCancel(*rec->second, 0, false, true);
-      bool requeue = job->spec.requeue;
-      core::JobOutcome o;
-      o.state = core::JobState::kNodeFail;
-      o.end_time = now;
-      core::Job final_job;
-      if (!cs->EndJob(id, o, requeue, &final_job).ok()) continue;
-      if (requeue) {
-        t.touched.insert(id);
-      } else {
-        FinishRecord(final_job, t);
-      }
-    }
+    const std::string why = reason.empty() ? "set down" : reason;
+    BERTH_RETURN_IF_ERROR(cs->SetNodeHealth(*index, core::NodeHealth::kDown, why, now));
+    node_admin[name] = {{"drain", false}, {"down", true}, {"reason", why}, {"user", who.user}};
+    FailNodeJobs(*index, t);
   } else {
     return Status::InvalidArgument("unknown node action '" + action + "'");
   }

@@ -112,7 +112,6 @@ std::string Controller::Impl::JobsNeeding(const std::vector<uint32_t>& nodes) co
 
 void Controller::Impl::PowerTick(Txn& t) {
   if (!power) return;
-  const config::PowerSaving& p = opt.config.power;
   const Time now = Now();
   // Timeouts and idle times are in whole seconds: between those, only a pass that woke nodes
   // or a node that changed (an agent registered) gives this tick anything to do. It runs after
@@ -124,8 +123,15 @@ void Controller::Impl::PowerTick(Txn& t) {
     std::fprintf(stderr, "berth controller: power: %s\n", failure.c_str());
   }
   (void)power_fail->Reap();
+  const std::vector<uint32_t> timed_out = ResumeWokenNodes(now, t);
+  if (!timed_out.empty()) FailResumes(timed_out, now, t);
+  StartConfiguredJobs(now, t);
+  FinishSuspends(now, t);
+  SuspendIdleNodes(now, t);
+}
 
-  // 1. Nodes the scheduler woke: resume them, as fast as ResumeRate allows.
+std::vector<uint32_t> Controller::Impl::ResumeWokenNodes(Time now, Txn& t) {
+  const config::PowerSaving& p = opt.config.power;
   std::vector<uint32_t> to_resume;
   std::vector<uint32_t> timed_out;
   for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
@@ -164,46 +170,48 @@ void Controller::Impl::PowerTick(Txn& t) {
     t.nodes_changed = true;
   }
 
-  // 2. Resumes that did not register in time: the node goes DOWN and its waiting jobs back to
-  // the queue.
-  if (!timed_out.empty()) {
-    std::vector<std::string> names;
-    for (uint32_t i : timed_out) names.push_back(cs->node(i).spec.name);
-    std::string requeued;
-    for (uint32_t i : timed_out) {
-      const std::vector<core::JobId> jobs = cs->node(i).jobs;
-      (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "ResumeTimeout reached", now);
-      resume_asked.erase(cs->node(i).spec.name);
-      for (core::JobId id : jobs) {
-        const core::Job* job = cs->FindJob(id);
-        if (job == nullptr || job->state != core::JobState::kConfiguring) continue;
-        core::JobOutcome o;
-        o.state = core::JobState::kNodeFail;
-        o.end_time = now;
-        if (!cs->EndJob(id, o, /*requeue=*/true).ok()) continue;
-        configuring.erase(id);
-        if (auto rec = records.find(id); rec != records.end()) {
-          auto r = std::make_shared<JobRecord>(*rec->second);
-          r->message = "node " + cs->node(i).spec.name + " did not resume within ResumeTimeout (" +
-                       std::to_string(p.resume_timeout) + " s); requeued";
-          std::unique_lock<std::shared_mutex> l(view_mu);
-          records[id] = std::move(r);
-        }
-        t.touched.insert(id);
-        requeued += (requeued.empty() ? "" : ",") + std::to_string(id);
-      }
-    }
-    PowerEvent("resume_timeout", names,
-               "not registered within ResumeTimeout (" + std::to_string(p.resume_timeout) +
-                   " s): DOWN" + (requeued.empty() ? "" : "; requeued job " + requeued),
-               t);
-    metrics.resume_timeouts += names.size();
-    (void)power_fail->Run("ResumeFailProgram", p.resume_fail_program, names);
-    t.nodes_changed = true;
-    dirty = true;
-  }
+  return timed_out;
+}
 
-  // 3. Jobs whose nodes are all up now run.
+void Controller::Impl::FailResumes(const std::vector<uint32_t>& timed_out, Time now, Txn& t) {
+  const config::PowerSaving& p = opt.config.power;
+  std::vector<std::string> names;
+  for (uint32_t i : timed_out) names.push_back(cs->node(i).spec.name);
+  std::string requeued;
+  for (uint32_t i : timed_out) {
+    const std::vector<core::JobId> jobs = cs->node(i).jobs;
+    (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "ResumeTimeout reached", now);
+    resume_asked.erase(cs->node(i).spec.name);
+    for (core::JobId id : jobs) {
+      const core::Job* job = cs->FindJob(id);
+      if (job == nullptr || job->state != core::JobState::kConfiguring) continue;
+      core::JobOutcome o;
+      o.state = core::JobState::kNodeFail;
+      o.end_time = now;
+      if (!cs->EndJob(id, o, /*requeue=*/true).ok()) continue;
+      configuring.erase(id);
+      if (auto rec = records.find(id); rec != records.end()) {
+        auto r = std::make_shared<JobRecord>(*rec->second);
+        r->message = "node " + cs->node(i).spec.name + " did not resume within ResumeTimeout (" +
+                     std::to_string(p.resume_timeout) + " s); requeued";
+        std::unique_lock<std::shared_mutex> l(view_mu);
+        records[id] = std::move(r);
+      }
+      t.touched.insert(id);
+      requeued += (requeued.empty() ? "" : ",") + std::to_string(id);
+    }
+  }
+  PowerEvent("resume_timeout", names,
+             "not registered within ResumeTimeout (" + std::to_string(p.resume_timeout) +
+                 " s): DOWN" + (requeued.empty() ? "" : "; requeued job " + requeued),
+             t);
+  metrics.resume_timeouts += names.size();
+  (void)power_fail->Run("ResumeFailProgram", p.resume_fail_program, names);
+  t.nodes_changed = true;
+  dirty = true;
+}
+
+void Controller::Impl::StartConfiguredJobs(Time now, Txn& t) {
   for (auto it = configuring.begin(); it != configuring.end();) {
     const core::Job* job = cs->FindJob(*it);
     if (job == nullptr || job->state != core::JobState::kConfiguring) {
@@ -218,8 +226,10 @@ void Controller::Impl::PowerTick(Txn& t) {
     t.launches.push_back(*it);
     it = configuring.erase(it);
   }
+}
 
-  // 4. Nodes powering down are powered down once SuspendTimeout has passed.
+void Controller::Impl::FinishSuspends(Time now, Txn& t) {
+  const config::PowerSaving& p = opt.config.power;
   for (auto it = suspend_asked.begin(); it != suspend_asked.end();) {
     std::optional<uint32_t> i = cs->FindNode(it->first);
     if (!i || cs->node(*i).health != core::NodeHealth::kPoweringDown) {
@@ -235,8 +245,10 @@ void Controller::Impl::PowerTick(Txn& t) {
     t.nodes_changed = true;
     dirty = true;
   }
+}
 
-  // 5. Nodes idle for SuspendTime are powered down, as fast as SuspendRate allows.
+void Controller::Impl::SuspendIdleNodes(Time now, Txn& t) {
+  const config::PowerSaving& p = opt.config.power;
   if (p.suspend_program.empty() || p.suspend_time < 0) return;
   std::vector<uint32_t> idle = config::SuspendCandidates(*cs, p, now);
   const size_t may = config::RateAllowance(suspend_times, p.suspend_rate, now);
@@ -249,7 +261,7 @@ void Controller::Impl::PowerTick(Txn& t) {
     (void)cs->SetNodeHealth(i, core::NodeHealth::kPoweringDown, "", now);
     suspend_asked[cs->node(i).spec.name] = now;
     suspend_times.push_back(now);
-    agents[cs->node(i).spec.name].registered = false;
+    agents.Disconnect(cs->node(i).spec.name);
   }
   PowerEvent("suspend", names,
              "idle for SuspendTime (" + std::to_string(p.suspend_time) + " s)" +

@@ -43,26 +43,11 @@ SlurmFacts ComputeSlurmFacts(const core::ClusterState& cs, const config::Cluster
 
 }  // namespace
 
-void Controller::Impl::RunStateThread() {
-  next_pass = Now();
-  while (true) {
-    std::deque<Command> batch;
-    {
-      std::unique_lock<std::mutex> l(cmd_mu);
-      auto pass_due = [&] {
-        Time now = Now();
-        return dirty || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
-      };
-      if (commands.empty() && !stopping) {
-        auto wake = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-        if (pass_due()) wake = std::max(pass_allowed_at, std::chrono::steady_clock::now());
-        cmd_cv.wait_until(l, wake, [&] { return stopping || !commands.empty(); });
-      }
-      if (stopping && commands.empty()) return;
-      batch.swap(commands);
-    }
-    RunBatch(std::move(batch));
-  }
+std::chrono::steady_clock::time_point Controller::Impl::NextWake() {
+  const Time now = Now();
+  const bool pass_due = dirty || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
+  if (pass_due) return std::max(pass_allowed_at, std::chrono::steady_clock::now());
+  return std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
 }
 
 void Controller::Impl::RunBatch(std::deque<Command> batch) {
@@ -254,47 +239,55 @@ void Controller::Impl::CheckNodes(Txn& t) {
         n.health == core::NodeHealth::kPoweringDown) {
       continue;
     }
-    AgentState& a = agents[n.spec.name];
-    if (now - a.last_seen <= opt.node_timeout_s) continue;
+    if (!agents.Silent(n.spec.name, now, opt.node_timeout_s)) continue;
     if (n.health == core::NodeHealth::kUp) {
       (void)cs->SetNodeHealth(i, core::NodeHealth::kDown, "Not responding", now);
-      a.registered = false;
+      agents.Disconnect(n.spec.name);
       t.nodes_changed = true;
       dirty = true;
-    } else if (a.registered || n.jobs.empty()) {
+    } else if (agents.Registered(n.spec.name) || n.jobs.empty()) {
       continue;
     }
     // Silent for node_timeout_s (or, after a controller restart, never registered again within
     // that time): the jobs it held are lost.
-    std::vector<core::JobId> lost = n.jobs;
-    for (core::JobId id : lost) {
-      const core::Job* job = cs->FindJob(id);
-      if (job == nullptr) continue;
-      const bool requeue = job->spec.requeue;
-      const int32_t attempt = job->restart_count;
-      // A multi-node job's batch script runs on its first node, which may well be up: it is told
-      // to stop the attempt too, so that a requeued job never runs in two places.
-      const std::string batch_host =
-          job->alloc.nodes.empty() ? "" : cs->node(job->alloc.nodes.front().node).spec.name;
-      core::JobOutcome o;
-      o.state = core::JobState::kNodeFail;
-      o.end_time = now;
-      core::Job final_job;
-      if (!cs->EndJob(id, o, requeue, &final_job).ok()) continue;
-      if (requeue) {
-        t.touched.insert(id);
-      } else {
-        FinishRecord(final_job, t);
-      }
-      // If the node comes back with the job still running, its agent is told to stop it.
-      const std::string cancel =
-          nlohmann::json{{"kind", "cancel"}, {"job_id", id}, {"attempt", attempt}}.dump();
-      agent_hub.Push(n.spec.name, cancel);
-      if (!batch_host.empty() && batch_host != n.spec.name) agent_hub.Push(batch_host, cancel);
-    }
-    t.nodes_changed = true;
-    dirty = true;
+    FailNodeJobs(i, t);
   }
+}
+
+void Controller::Impl::FailNodeJob(core::JobId id, Txn& t) {
+  const core::Job* job = cs->FindJob(id);
+  if (job == nullptr) return;
+  const bool requeue = job->spec.requeue;
+  const agent::CommandTarget target{id, job->restart_count};
+  std::vector<std::string> nodes;
+  for (const core::NodeAllocation& a : job->alloc.nodes) nodes.push_back(NodeName(a.node));
+  core::JobOutcome o;
+  o.state = core::JobState::kNodeFail;
+  o.end_time = Now();
+  core::Job final_job;
+  if (!cs->EndJob(id, o, requeue, &final_job).ok()) return;
+  if (requeue) {
+    t.touched.insert(id);
+  } else {
+    FinishRecord(final_job, t);
+  }
+  // The attempt stops everywhere, so that a requeued job never runs in two places: the batch
+  // step on the first node, the step parts (srun across hosts) on the others. A node that is
+  // gone hears of it if it comes back (its registration reconciles in any case).
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (i == 0) {
+      SendCommand(nodes[i], agent::CancelCommand{target});
+    } else {
+      SendCommand(nodes[i], agent::EndStepsCommand{target});
+    }
+  }
+}
+
+void Controller::Impl::FailNodeJobs(uint32_t node, Txn& t) {
+  const std::vector<core::JobId> lost = cs->node(node).jobs;
+  for (core::JobId id : lost) FailNodeJob(id, t);
+  t.nodes_changed = true;
+  dirty = true;
 }
 
 namespace {
@@ -342,10 +335,9 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
     v.alloc_gpus = n.num_gpus - n.free_gpu_count();
     for (int16_t p : n.partitions) v.partitions.push_back(cs->partitions()[p].spec.name);
     v.jobs = n.jobs;
-    auto a = agents.find(n.spec.name);
-    if (a != agents.end()) {
-      v.last_seen = a->second.last_seen;
-      v.agent_connected = a->second.registered;
+    if (std::optional<AgentSession> a = agents.Find(n.spec.name)) {
+      v.last_seen = a->last_seen;
+      v.agent_connected = a->registered;
     }
     v.event_seq = watch_hub.Next() - 1;  // as loaded, when no event follows below
     nodes->push_back(std::move(v));

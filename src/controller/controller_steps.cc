@@ -63,9 +63,7 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
                                       std::string(core::JobStateName(r.job.state)) + ")");
   }
   const uint32_t step_id = body.at("step_id").get<uint32_t>();
-  std::lock_guard<std::mutex> l(steps_mu);
-  std::map<uint32_t, StepState>& job_steps = steps[id];
-  if (job_steps.count(step_id)) {
+  if (steps.Contains(id, step_id)) {
     return Status::AlreadyExists("step " + std::to_string(id) + "." + std::to_string(step_id) +
                                  " exists");
   }
@@ -74,7 +72,6 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
     const std::string name = n.get<std::string>();
     auto at = std::find(r.node_names.begin(), r.node_names.end(), name);
     if (at == r.node_names.end()) {
-      if (job_steps.empty()) steps.erase(id);
       return Status::InvalidArgument("node " + name + " is not in job " + std::to_string(id) +
                                      "'s allocation");
     }
@@ -103,17 +100,14 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
     if (r.job.time_limit < kInfinite && r.job.time_limit > 0) {
       spec.time_limit = std::max<Duration>(1, r.job.start_time + r.job.time_limit - now);
     }
-    json command = {{"kind", "step"},
-                    {"job_id", id},
-                    {"attempt", r.job.restart_count},
-                    {"step_id", step_id},
-                    {"spec", json::parse(agent::EncodeLaunchSpec(spec))}};
     StepNode node;
-    node.command = command.dump();
-    agent_hub.Push(name, node.command);
+    node.command = agent::EncodeAgentCommand(
+        agent::StepCommand{{id, r.job.restart_count}, step_id, std::move(spec)});
     state.nodes.emplace(name, std::move(node));
   }
-  job_steps.emplace(step_id, std::move(state));
+  // Sent once every part's command is built: a request that fails part-way starts nothing.
+  for (const auto& [name, node] : state.nodes) agents.SendEncoded(name, node.command);
+  BERTH_RETURN_IF_ERROR(steps.Add(id, step_id, std::move(state)));
   json names = json::array();
   for (const auto& n : nodes) names.push_back(n.first);
   return json{{"job_id", id}, {"step_id", step_id}, {"nodes", names}};
@@ -129,14 +123,8 @@ Result<json> Controller::Impl::StepStatus(const Caller& who, core::JobId id, uin
               {"step_id", step},
               {"job_state", std::string(core::JobStateName(r.job.state))},
               {"attempt", r.job.restart_count}};
-  std::lock_guard<std::mutex> l(steps_mu);
-  auto job_steps = steps.find(id);
-  const StepState* s = nullptr;
-  if (job_steps != steps.end()) {
-    auto found = job_steps->second.find(step);
-    if (found != job_steps->second.end()) s = &found->second;
-  }
-  if (s == nullptr) {
+  const std::optional<StepState> s = steps.Find(id, step);
+  if (!s) {
     // The job ended (its steps with it), or this controller restarted and the step's nodes have
     // not registered again yet: the caller tells these apart by job_state.
     if (r.job.state == core::JobState::kRunning) {
@@ -161,21 +149,14 @@ Status Controller::Impl::SignalStep(const Caller& who, core::JobId id, uint32_t 
   if (it == records.end())
     return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   BERTH_RETURN_IF_ERROR(MayStep(who, *it->second));
-  std::lock_guard<std::mutex> l(steps_mu);
-  auto job_steps = steps.find(id);
-  if (job_steps == steps.end() || !job_steps->second.count(step)) {
+  const std::optional<StepState> s = steps.Find(id, step);
+  if (!s) {
     return Status::NotFound("step " + std::to_string(id) + "." + std::to_string(step) +
                             " is not running");
   }
-  const StepState& s = job_steps->second.at(step);
-  for (const auto& [name, n] : s.nodes) {
+  for (const auto& [name, n] : s->nodes) {
     if (n.result) continue;
-    agent_hub.Push(name, json{{"kind", "step_signal"},
-                              {"job_id", id},
-                              {"attempt", s.attempt},
-                              {"step_id", step},
-                              {"signal", signal}}
-                             .dump());
+    SendCommand(name, agent::StepSignalCommand{{id, s->attempt}, step, signal});
   }
   return Status::Ok();
 }
@@ -187,46 +168,29 @@ void Controller::Impl::NoteStep(const std::string& node, const json& report) {
   const core::Job* job = cs->FindJob(id);
   const bool runs = StepsMayRun(job, attempt);
   if (!runs) {
-    agent_hub.Push(node, json{{"kind", "end_steps"}, {"job_id", id}, {"attempt", attempt}}.dump());
+    SendCommand(node, agent::EndStepsCommand{{id, attempt}});
     return;
   }
-  std::lock_guard<std::mutex> l(steps_mu);
-  StepState& s = steps[id][step];
-  s.attempt = attempt;
-  StepNode& n = s.nodes[node];
-  if (report.contains("result") && !n.result) {
+  std::optional<agent::JobResult> result;
+  if (report.contains("result")) {
     Result<agent::JobResult> r = agent::DecodeJobResult(report.at("result").dump());
     if (r.ok()) {
-      n.result = *r;
+      result = *r;
     } else {
       agent::JobResult bad;
       bad.state = "FAILED";
       bad.exit_code = 1;
       bad.message = "the node sent a result berth cannot read: " + r.status().message();
-      n.result = bad;
+      result = bad;
     }
   }
+  steps.Note(node, id, attempt, step, result);
 }
 
 void Controller::Impl::EndStaleSteps() {
-  std::lock_guard<std::mutex> l(steps_mu);
-  for (auto it = steps.begin(); it != steps.end();) {
-    const core::Job* job = cs->FindJob(it->first);
-    const int32_t attempt = it->second.empty() ? -1 : it->second.begin()->second.attempt;
-    if (StepsMayRun(job, attempt)) {
-      ++it;
-      continue;
-    }
-    std::set<std::string> nodes;
-    for (const auto& [step, s] : it->second) {
-      for (const auto& [name, n] : s.nodes) nodes.insert(name);
-    }
-    for (const std::string& name : nodes) {
-      agent_hub.Push(
-          name, json{{"kind", "end_steps"}, {"job_id", it->first}, {"attempt", attempt}}.dump());
-    }
-    it = steps.erase(it);
-  }
+  const std::vector<StaleSteps> stale = steps.TakeStale(
+      [this](core::JobId id, int32_t attempt) { return StepsMayRun(cs->FindJob(id), attempt); });
+  for (const StaleSteps& s : stale) SendCommand(s.node, agent::EndStepsCommand{{s.job, s.attempt}});
 }
 
 net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const Caller& who,

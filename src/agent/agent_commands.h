@@ -1,0 +1,87 @@
+// The commands the controller sends a node agent (GET /v1/agents/NODE/commands), one struct per
+// kind, with their one encoding: a JSON object with "kind", "job_id" and "attempt", plus the
+// kind's own fields. The controller writes commands only with EncodeAgentCommand and the agent
+// reads them only with DecodeAgentCommand (as control.h does for agent -> supervisor).
+//
+//   {"kind": "launch", "job_id": 12, "attempt": 0, "spec": {...}, "job_token": "..."}
+//   {"kind": "cancel", "job_id": 12, "attempt": 0}
+//   {"kind": "signal", "job_id": 12, "attempt": 0, "signal": 10, "batch_only": true}
+//   {"kind": "time_limit", "job_id": 12, "attempt": 0, "time_limit": 7200}
+//   {"kind": "step", "job_id": 12, "attempt": 0, "step_id": 3, "spec": {...}}
+//   {"kind": "end_steps", "job_id": 12, "attempt": 0}
+//   {"kind": "step_signal", "job_id": 12, "attempt": 0, "step_id": 3, "signal": 15}
+//   {"kind": "noop"}     (a launch the controller no longer means to deliver)
+//
+// The delivery adds "seq" (the command's number in the node's queue); Decode ignores it.
+// Thread safety: pure functions. Used by src/controller (controller_agents.cc, controller_steps.cc,
+// controller_jobs.cc, controller_state.cc) and src/agent/agent_daemon.cc.
+#ifndef BERTH_AGENT_AGENT_COMMANDS_H_
+#define BERTH_AGENT_AGENT_COMMANDS_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "agent/launch.h"
+#include "common/status.h"
+
+namespace berth::agent {
+
+// Which attempt of which job a command is about.
+struct CommandTarget {
+  uint32_t job_id = 0;
+  int32_t attempt = 0;
+  bool operator==(const CommandTarget&) const = default;
+};
+
+// Starts the job's batch step (on its first node).
+struct LaunchCommand {
+  CommandTarget target;
+  LaunchSpec spec;
+  std::string job_token;  // srun's step token on multi-node jobs over TLS; "" for none
+};
+// Ends the attempt (a launch under way is cancelled once its supervisor exists).
+struct CancelCommand {
+  CommandTarget target;
+};
+// Signals the attempt's processes (or only its batch shell).
+struct SignalCommand {
+  CommandTarget target;
+  int32_t signal = 15;
+  bool batch_only = false;
+};
+// A running attempt's new time limit, in seconds from its start.
+struct TimeLimitCommand {
+  CommandTarget target;
+  int64_t time_limit = 0;
+};
+// Starts this node's part of a job step (srun across hosts).
+struct StepCommand {
+  CommandTarget target;
+  uint32_t step_id = 0;
+  LaunchSpec spec;
+};
+// Ends every step part of the attempt on this node.
+struct EndStepsCommand {
+  CommandTarget target;
+};
+// Signals one step part.
+struct StepSignalCommand {
+  CommandTarget target;
+  uint32_t step_id = 0;
+  int32_t signal = 15;
+};
+// Nothing to do (it only advances the node's sequence).
+struct NoopCommand {};
+
+using AgentCommand = std::variant<LaunchCommand, CancelCommand, SignalCommand, TimeLimitCommand,
+                                  StepCommand, EndStepsCommand, StepSignalCommand, NoopCommand>;
+
+std::string EncodeAgentCommand(const AgentCommand& command);
+// InvalidArgument, naming what is wrong, for text that is not a command this build knows.
+Result<AgentCommand> DecodeAgentCommand(std::string_view text);
+
+}  // namespace berth::agent
+
+#endif  // BERTH_AGENT_AGENT_COMMANDS_H_

@@ -1,0 +1,92 @@
+// The state thread's transaction: what one batch of commands changes (durable writes, replies to
+// send once they are durable, events to publish, job records to rebuild, launches to send), and
+// marks that let a command that fails leave it exactly as it found it.
+//
+// Thread safety: none; a Txn belongs to the state thread that runs the batch (StateLoop).
+// Used by every controller command (they take a Txn&) and by StateLoop, which takes a mark before
+// each command and rolls back to it when the command fails (an error status or an exception).
+#ifndef BERTH_CONTROLLER_TXN_H_
+#define BERTH_CONTROLLER_TXN_H_
+
+#include <cstddef>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "core/model/job.h"
+#include "store/store.h"
+
+namespace berth::controller {
+
+// A set of job ids that remembers its changes, so that a mark can undo those made after it.
+class JobIdSet {
+ public:
+  using const_iterator = std::set<core::JobId>::const_iterator;
+
+  // True when `id` was not in the set.
+  bool insert(core::JobId id);
+  // True when `id` was in the set.
+  bool erase(core::JobId id);
+  // Empties the set and forgets its history (marks taken before are no longer valid).
+  void clear();
+  bool contains(core::JobId id) const { return ids_.count(id) != 0; }
+  bool empty() const { return ids_.empty(); }
+  size_t size() const { return ids_.size(); }
+  const_iterator begin() const { return ids_.begin(); }
+  const_iterator end() const { return ids_.end(); }
+
+  // The length of the history: a mark.
+  size_t journal_size() const { return journal_.size(); }
+  // Undoes the changes made since the history was `mark` long.
+  void RollBackTo(size_t mark);
+
+ private:
+  std::set<core::JobId> ids_;
+  std::vector<std::pair<core::JobId, bool>> journal_;  // (id, inserted) for each real change
+};
+
+// Where a transaction stood: StateLoop takes one before each command.
+struct TxnMark {
+  size_t writes = 0;
+  size_t replies = 0;
+  size_t events = 0;
+  size_t touched = 0;  // JobIdSet::journal_size()
+  size_t launches = 0;
+  bool nodes_changed = false;
+  bool reschedule = false;
+};
+
+// Changes one batch of commands makes: durable writes, replies to send once they are durable,
+// and events to publish.
+struct Txn {
+  std::vector<store::Write> writes;
+  std::vector<std::function<void()>> replies;
+  std::vector<std::string> events;
+  JobIdSet touched;  // job records to rebuild
+  // Jobs whose start this transaction writes: their agents hear of them only once it is
+  // committed, so that a controller crash never leaves a job running that the store has pending.
+  std::vector<core::JobId> launches;
+  bool nodes_changed = false;
+  bool reschedule = false;
+
+  TxnMark Mark() const;
+  // Leaves the transaction as it was when `mark` was taken.
+  // REQUIRES: `mark` was taken from this transaction, and touched was not cleared since.
+  void RollBackTo(const TxnMark& mark);
+};
+
+using Command = std::function<void(Txn&)>;
+
+// What a command answers: an error, or a JSON body.
+struct Reply {
+  Status status;
+  nlohmann::json body;
+};
+
+}  // namespace berth::controller
+
+#endif  // BERTH_CONTROLLER_TXN_H_
