@@ -4,20 +4,15 @@
 #include <sstream>
 
 #include "agent/file_util.h"
+#include "common/strings.h"
 
 namespace berth::agent {
 
 namespace {
 
-std::vector<std::string> Split(std::string_view s, char sep) {
+std::vector<std::string> SplitToStrings(std::string_view s, char sep) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t end = s.find(sep, start);
-    out.emplace_back(s.substr(start, end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
+  for (std::string_view part : Split(s, sep)) out.emplace_back(part);
   return out;
 }
 
@@ -52,9 +47,9 @@ std::string CgroupDir(const std::string& mount_point, const std::string& root,
 
 std::vector<MountInfo> ParseMountInfo(std::string_view text) {
   std::vector<MountInfo> mounts;
-  for (const std::string& line : Split(text, '\n')) {
+  for (std::string_view line : Split(text, '\n')) {
     std::vector<std::string> fields;
-    std::istringstream in(line);
+    std::istringstream in{std::string(line)};
     for (std::string f; in >> f;) fields.push_back(f);
     // ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS
     if (fields.size() < 8) continue;
@@ -65,7 +60,7 @@ std::vector<MountInfo> ParseMountInfo(std::string_view text) {
     m.root = Unescape(fields[3]);
     m.mount_point = Unescape(fields[4]);
     m.fs_type = fields[dash + 1];
-    if (dash + 3 < fields.size()) m.super_options = Split(fields[dash + 3], ',');
+    if (dash + 3 < fields.size()) m.super_options = SplitToStrings(fields[dash + 3], ',');
     mounts.push_back(std::move(m));
   }
   return mounts;
@@ -73,16 +68,16 @@ std::vector<MountInfo> ParseMountInfo(std::string_view text) {
 
 std::vector<ProcCgroup> ParseProcCgroup(std::string_view text) {
   std::vector<ProcCgroup> out;
-  for (const std::string& line : Split(text, '\n')) {
+  for (std::string_view line : Split(text, '\n')) {
     size_t c1 = line.find(':');
-    if (c1 == std::string::npos) continue;
+    if (c1 == std::string_view::npos) continue;
     size_t c2 = line.find(':', c1 + 1);
-    if (c2 == std::string::npos) continue;
+    if (c2 == std::string_view::npos) continue;
     ProcCgroup pc;
-    pc.id = std::atoi(line.substr(0, c1).c_str());
-    std::string controllers = line.substr(c1 + 1, c2 - c1 - 1);
-    if (!controllers.empty()) pc.controllers = Split(controllers, ',');
-    pc.path = line.substr(c2 + 1);
+    pc.id = std::atoi(std::string(line.substr(0, c1)).c_str());
+    std::string_view controllers = line.substr(c1 + 1, c2 - c1 - 1);
+    if (!controllers.empty()) pc.controllers = SplitToStrings(controllers, ',');
+    pc.path = std::string(line.substr(c2 + 1));
     out.push_back(std::move(pc));
   }
   return out;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 
+#include "common/strings.h"
+
 namespace berth::agent {
 
 namespace {
@@ -14,20 +16,10 @@ bool ParseCpuNumber(std::string_view text, int32_t* out) {
   return ec == std::errc() && ptr == text.data() + text.size();
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 }  // namespace
 
 Result<std::vector<int32_t>> ParseCpuList(std::string_view text) {
-  text = Trim(text);
+  text = TrimWhitespace(text);
   std::vector<int32_t> cpus;
   while (!text.empty()) {
     size_t comma = text.find(',');

@@ -16,6 +16,7 @@
 
 #include "agent/cpu_list.h"
 #include "agent/file_util.h"
+#include "common/strings.h"
 
 namespace berth::agent {
 
@@ -27,14 +28,9 @@ bool Exists(const std::string& path) {
   return access(path.c_str(), F_OK) == 0;
 }
 
-std::string Trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 std::string ReadTrimmed(const std::string& path) {
   Result<std::string> text = ReadFile(path);
-  return text.ok() ? Trimmed(*text) : std::string();
+  return text.ok() ? std::string(TrimWhitespace(*text)) : std::string();
 }
 
 // The value of `key` in a "key value" per line file (memory.events, cpu.stat, oom_control).

@@ -4,13 +4,14 @@
 #include "api/job_json.h"
 
 #include <algorithm>
-#include <cmath>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "api/json_read.h"
 #include "common/hostlist.h"
+#include "common/strings.h"
 
 namespace berth::api {
 namespace {
@@ -19,94 +20,24 @@ using nlohmann::json;
 
 constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 constexpr int64_t kUint32Max = std::numeric_limits<uint32_t>::max();
-// Numbers in jobs stay below 10^18 (times in seconds, memory in MiB, counts).
-constexpr int64_t kMaxNumber = 1'000'000'000'000'000;
 // Memory in MiB: up to 2^40 MiB (an exbibyte) per node, CPU or GPU.
 constexpr int64_t kMaxMemMib = INT64_C(1) << 40;
-
-std::string_view TrimSpace(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::string Quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    unsigned char u = static_cast<unsigned char>(c);
-    out += (u >= 0x20 && u < 0x7f) ? c : '?';
-  }
-  return out + "'";
-}
 
 std::optional<int64_t> ParseInteger(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
   int64_t v = 0;
   for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
+    if (!IsDigit(c)) return std::nullopt;
     v = v * 10 + (c - '0');
   }
   return v;
-}
-
-Status KeyError(std::string_view key, std::string_view what) {
-  return Status::InvalidArgument("\"" + std::string(key) + "\": " + std::string(what));
-}
-
-std::string Show(const json& v) {
-  return Quote(v.dump(-1, ' ', false, json::error_handler_t::replace));
-}
-
-// A whole number in [min, max]; an integral float such as 3600.0 counts as whole.
-Status GetInt(const json& v, std::string_view key, int64_t min, int64_t max, int64_t* out) {
-  if (!v.is_number()) return KeyError(key, "expected a whole number, got " + Show(v));
-  std::optional<int64_t> n;  // empty when beyond kMaxNumber
-  if (v.is_number_unsigned()) {
-    uint64_t u = v.get<uint64_t>();
-    if (u <= static_cast<uint64_t>(kMaxNumber)) n = static_cast<int64_t>(u);
-  } else if (v.is_number_integer()) {
-    int64_t i = v.get<int64_t>();
-    if (i >= -kMaxNumber && i <= kMaxNumber) n = i;
-  } else {
-    double d = v.get<double>();
-    if (!std::isfinite(d) || std::floor(d) != d) {
-      return KeyError(key, "expected a whole number, got " + Show(v));
-    }
-    if (std::fabs(d) <= static_cast<double>(kMaxNumber)) n = static_cast<int64_t>(d);
-  }
-  if (!n || *n < min || *n > max) {
-    return KeyError(key, "must be from " + std::to_string(min) + " to " + std::to_string(max) +
-                             ", got " + (n ? std::to_string(*n) : Show(v)));
-  }
-  *out = *n;
-  return Status::Ok();
-}
-
-template <typename T>
-Status GetIntAs(const json& v, std::string_view key, int64_t min, int64_t max, T* out) {
-  int64_t n = 0;
-  BERTH_RETURN_IF_ERROR(GetInt(v, key, min, max, &n));
-  *out = static_cast<T>(n);
-  return Status::Ok();
-}
-
-Status GetString(const json& v, std::string_view key, std::string* out) {
-  if (!v.is_string()) return KeyError(key, "expected a string, got " + Show(v));
-  *out = v.get<std::string>();
-  return Status::Ok();
-}
-
-Status GetBool(const json& v, std::string_view key, bool* out) {
-  if (!v.is_boolean()) return KeyError(key, "expected true or false, got " + Show(v));
-  *out = v.get<bool>();
-  return Status::Ok();
 }
 
 // A list of names: a JSON array of strings, or one string with ',' between names.
 Status GetNameList(const json& v, std::string_view key, std::vector<std::string>* out) {
   out->clear();
   auto add = [&](std::string_view name) -> Status {
-    name = TrimSpace(name);
+    name = Trim(name);
     if (name.empty()) return KeyError(key, "empty name in the list");
     out->emplace_back(name);
     return Status::Ok();
@@ -123,7 +54,8 @@ Status GetNameList(const json& v, std::string_view key, std::vector<std::string>
   }
   if (!v.is_array()) return KeyError(key, "expected a string or an array of strings");
   for (const json& item : v) {
-    if (!item.is_string()) return KeyError(key, "expected strings in the array, got " + Show(item));
+    if (!item.is_string())
+      return KeyError(key, "expected strings in the array, got " + ShowJson(item));
     BERTH_RETURN_IF_ERROR(add(item.get_ref<const std::string&>()));
   }
   return Status::Ok();
@@ -141,7 +73,8 @@ Status GetHostList(const json& v, std::string_view key, std::vector<std::string>
   if (v.is_string()) return add(v.get_ref<const std::string&>());
   if (!v.is_array()) return KeyError(key, "expected a hostlist string or an array of them");
   for (const json& item : v) {
-    if (!item.is_string()) return KeyError(key, "expected strings in the array, got " + Show(item));
+    if (!item.is_string())
+      return KeyError(key, "expected strings in the array, got " + ShowJson(item));
     BERTH_RETURN_IF_ERROR(add(item.get_ref<const std::string&>()));
   }
   return Status::Ok();
@@ -174,7 +107,7 @@ Status SetNodes(const json& v, core::JobSpec& s) {
   std::optional<int64_t> hi =
       dash == std::string_view::npos ? lo : ParseInteger(t.substr(dash + 1));
   if (!lo || !hi || *lo < 1 || *hi < *lo || *hi > kInt32Max) {
-    return KeyError("nodes", "expected a count or a range like \"2-4\", got " + Quote(t));
+    return KeyError("nodes", "expected a count or a range like \"2-4\", got " + QuoteForMessage(t));
   }
   s.min_nodes = static_cast<int32_t>(*lo);
   s.max_nodes = static_cast<int32_t>(*hi);
@@ -191,7 +124,7 @@ Status GetDuration(const json& v, const char* key, Duration* out) {
       return Status::Ok();
     }
   }
-  return GetInt(v, key, 1, kMaxNumber, out);
+  return GetInt(v, key, 1, kMaxJsonNumber, out);
 }
 
 Status SetTimeLimit(const json& v, core::JobSpec& s) {
@@ -207,7 +140,7 @@ Status SetHold(const json& v, core::JobSpec& s) {
   } else if (v == "admin") {
     hold = core::HoldKind::kAdmin;
   } else {
-    return KeyError("hold", "expected true, false, \"user\" or \"admin\", got " + Show(v));
+    return KeyError("hold", "expected true, false, \"user\" or \"admin\", got " + ShowJson(v));
   }
   return Status::Ok();
 }
@@ -221,7 +154,7 @@ Status SetExclusive(const json& v, core::JobSpec& s) {
   } else if (v == "user") {
     mode = core::ExclusiveMode::kUser;
   } else {
-    return KeyError("exclusive", "expected true, false, \"node\" or \"user\", got " + Show(v));
+    return KeyError("exclusive", "expected true, false, \"node\" or \"user\", got " + ShowJson(v));
   }
   return Status::Ok();
 }
@@ -279,11 +212,13 @@ constexpr SpecKey kSpecKeys[] = {
     {"qos", [](const json& v, core::JobSpec& s) { return GetString(v, "qos", &s.qos); }},
     {"reservation",
      [](const json& v, core::JobSpec& s) { return GetString(v, "reservation", &s.reservation); }},
-    {"begin", [](const json& v,
-                 core::JobSpec& s) { return GetInt(v, "begin", 0, kMaxNumber, &s.begin_time); }},
+    {"begin",
+     [](const json& v, core::JobSpec& s) {
+       return GetInt(v, "begin", 0, kMaxJsonNumber, &s.begin_time);
+     }},
     {"deadline",
      [](const json& v, core::JobSpec& s) {
-       return GetInt(v, "deadline", 0, kMaxNumber, &s.deadline);
+       return GetInt(v, "deadline", 0, kMaxJsonNumber, &s.deadline);
      }},
     {"nice", [](const json& v,
                 core::JobSpec& s) { return GetIntAs(v, "nice", -kInt32Max, kInt32Max, &s.nice); }},
@@ -364,7 +299,7 @@ Status GetEnvironment(const json& v, core::JobExecSpec& e) {
   e.environment.clear();
   for (const auto& [name, value] : v.items()) {
     if (name.empty() || name.find('=') != std::string::npos) {
-      return KeyError("environment", "bad variable name " + Quote(name));
+      return KeyError("environment", "bad variable name " + QuoteForMessage(name));
     }
     if (!value.is_string()) return KeyError("environment." + name, "expected a string");
     e.environment.emplace_back(name, value.get<std::string>());
@@ -376,7 +311,7 @@ Status GetStrings(const json& v, const char* key, std::vector<std::string>& out)
   if (!v.is_array()) return KeyError(key, "expected an array of strings");
   out.clear();
   for (const json& item : v) {
-    if (!item.is_string()) return KeyError(key, "expected strings, got " + Show(item));
+    if (!item.is_string()) return KeyError(key, "expected strings, got " + ShowJson(item));
     out.push_back(item.get<std::string>());
   }
   return Status::Ok();
@@ -396,7 +331,7 @@ Status GetOpenMode(const json& v, core::JobExecSpec& e) {
   } else if (v == "truncate") {
     e.open_append = false;
   } else {
-    return KeyError("open_mode", "expected \"append\" or \"truncate\", got " + Show(v));
+    return KeyError("open_mode", "expected \"append\" or \"truncate\", got " + ShowJson(v));
   }
   return Status::Ok();
 }
@@ -476,8 +411,7 @@ int SignalNumber(std::string_view name) {
   if (name.empty()) return 0;
   if (std::optional<int64_t> n = ParseInteger(name))
     return *n >= 1 && *n <= 64 ? static_cast<int>(*n) : 0;
-  std::string upper;
-  for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string upper = ToUpper(name);
   std::string_view u = upper;
   if (u.substr(0, 3) == "SIG") u.remove_prefix(3);
   for (const NamedSignal& s : kSignals) {
@@ -495,12 +429,13 @@ Status ParseSignalSpec(std::string_view text, core::JobExecSpec* exec) {
   }
   size_t at = t.find('@');
   int sig = SignalNumber(t.substr(0, at));
-  if (sig == 0) return Status::InvalidArgument("Invalid --signal specification: " + Quote(text));
+  if (sig == 0)
+    return Status::InvalidArgument("Invalid --signal specification: " + QuoteForMessage(text));
   Duration before = 60;
   if (at != std::string_view::npos) {
     std::optional<int64_t> secs = ParseInteger(t.substr(at + 1));
     if (!secs || *secs > 65535) {
-      return Status::InvalidArgument("Invalid --signal specification: " + Quote(text));
+      return Status::InvalidArgument("Invalid --signal specification: " + QuoteForMessage(text));
     }
     before = *secs;
   }
@@ -530,7 +465,7 @@ Status ApplyJobKey(std::string_view key, const json& value, core::JobSpec* spec,
   } catch (const std::exception& ex) {
     return KeyError(key, JsonMessage(ex));
   }
-  return Status::NotFound("unknown key " + Quote(key));
+  return Status::NotFound("unknown key " + QuoteForMessage(key));
 }
 
 Status DecodeJob(const json& object, core::JobSpec* spec, core::JobExecSpec* exec) {

@@ -1,5 +1,9 @@
 #include "cli/commands.h"
 
+#include <cstdio>
+
+#include "slurm/view_options.h"
+
 namespace berth::cli {
 
 const std::vector<Command>& Commands() {
@@ -41,6 +45,12 @@ const Command* FindCommand(std::string_view name) {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+int PrintParseExit(const slurm::ParseExit& exit) {
+  std::fputs(exit.out.c_str(), stdout);
+  std::fputs(exit.err.c_str(), stderr);
+  return exit.exit_code;
 }
 
 }  // namespace berth::cli

@@ -6,6 +6,10 @@
 #include <string_view>
 #include <vector>
 
+namespace berth::slurm {
+struct ParseExit;
+}  // namespace berth::slurm
+
 namespace berth::cli {
 
 struct Command {
@@ -41,6 +45,10 @@ int SacctMain(int argc, char** argv);
 int SprioMain(int argc, char** argv);
 int SeffMain(int argc, char** argv);
 int SrunMain(int argc, char** argv);
+
+// A Slurm command that stops after parsing its arguments: prints `out` to stdout and `err` to
+// stderr, and returns the exit code.
+int PrintParseExit(const slurm::ParseExit& exit);
 
 }  // namespace berth::cli
 

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/sim_report.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "sim/driver.h"
 #include "sim/scenario.h"
@@ -93,16 +94,6 @@ Result<Duration> ParseSuspendTime(const char* v) {
                                    "' (seconds, or 'never')");
   }
   return static_cast<Duration>(n);
-}
-
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
 }
 
 Result<int64_t> ParsePositive(const char* opt, const char* v) {
@@ -186,7 +177,7 @@ int ParseArgs(int argc, char** argv, SimArgs& a) {
         a.policy_given = true;
         break;
       case kCompare:
-        a.policies = SplitComma(optarg);
+        a.policies = SplitNonEmpty(optarg);
         a.policy_given = true;
         break;
       case kConfig:
@@ -259,7 +250,7 @@ int ParseArgs(int argc, char** argv, SimArgs& a) {
       }
       case kSuspendTimes:
         a.suspend_times.clear();
-        for (const std::string& item : SplitComma(optarg)) {
+        for (const std::string& item : SplitNonEmpty(optarg)) {
           Result<Duration> d = ParseSuspendTime(item.c_str());
           if (!d.ok()) return fail(d.status().WithContext("--suspend-times"));
           a.suspend_times.push_back(*d);

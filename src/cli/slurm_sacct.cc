@@ -35,11 +35,7 @@ int SacctMain(int argc, char** argv) {
   const Time now = std::time(nullptr);
   const char* format_env = std::getenv("SACCT_FORMAT");
   slurm::SacctParse parsed = slurm::ParseSacctArgs(args, now, format_env ? format_env : "");
-  if (parsed.done) {
-    std::fputs(parsed.out.c_str(), stdout);
-    std::fputs(parsed.err.c_str(), stderr);
-    return parsed.exit_code;
-  }
+  if (parsed.done) return PrintParseExit(parsed);
   const slurm::SacctOptions& opt = parsed.options;
   if (opt.version) {
     std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);

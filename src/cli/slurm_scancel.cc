@@ -124,11 +124,7 @@ int ScancelMain(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   if (!args.empty()) args[0] = "scancel";  // getopt's messages name the program
   slurm::ScancelParse parsed = slurm::ParseScancelArgs(args, ScancelEnvironment());
-  if (parsed.done) {
-    std::fputs(parsed.out.c_str(), stdout);
-    std::fputs(parsed.err.c_str(), stderr);
-    return parsed.exit_code;
-  }
+  if (parsed.done) return PrintParseExit(parsed);
   ScancelOptions& o = parsed.options;
   if (o.version) {
     std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);

@@ -1,7 +1,6 @@
 // scontrol: show job|node|partition|config|hostnames|hostlist, hold, uhold, release, requeue,
 // update JobId=... / NodeName=... (Slurm 22.05's src/scontrol/). The text comes from
 // src/slurm/scontrol.h; this file handles arguments and talks to the controller.
-#include <getopt.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +13,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "slurm/job_view.h"
 #include "slurm/scontrol.h"
 
@@ -22,33 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kUsage = R"(Usage: scontrol [<OPTION>] [<COMMAND>]
-    Valid <OPTION> values are:
-     -a or --all: equivalent to "all" command
-     -d or --details: equivalent to "details" command
-     -h or --help: equivalent to "help" command
-     -o or --oneliner: equivalent to "oneliner" command
-     -Q or --quiet: equivalent to "quiet" command
-
-    Valid <COMMAND> values are:
-     hold <job_list>          prevent specified job from starting (operator hold)
-     release <job_list>       permit specified job to start
-     requeue <job_id>         re-queue a batch job
-     show <ENTITY> [<ID>]     display state of identified entity, default is all records:
-                              job, node, partition, config, hostnames, hostlist,
-                              hostlistsorted
-     uhold <job_list>         place user hold on specified job
-     update <SPECIFICATIONS>  update job or node configuration:
-                              JobId=<id> TimeLimit= TimeMin= Nice= Partition= NumNodes=
-                              Features= QOS= Account= Comment=
-                              NodeName=<list> State=DRAIN|RESUME|DOWN|UNDRAIN Reason=
-)";
-
-struct Options {
-  bool one_liner = false;
-  bool details = false;
-  bool quiet = false;
-};
+using Options = slurm::ScontrolOptions;
 
 // Slurm's error text for the controller's messages ("Invalid job id specified: 12" -> "Invalid
 // job id specified").
@@ -67,7 +41,7 @@ std::string SlurmError(const Status& st) {
 bool Matches(std::string_view word, std::string_view command, size_t min_len) {
   if (word.size() < min_len || word.size() > command.size()) return false;
   for (size_t i = 0; i < word.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(word[i])) != command[i]) return false;
+    if (ToLowerAscii(word[i]) != command[i]) return false;
   }
   return true;
 }
@@ -82,22 +56,14 @@ std::vector<std::string> JobList(const std::vector<std::string>& args) {
   for (std::string a : args) {
     size_t eq = a.find('=');
     if (eq != std::string::npos) a = a.substr(eq + 1);
-    size_t start = 0;
-    while (start <= a.size()) {
-      size_t comma = a.find(',', start);
-      if (comma == std::string::npos) comma = a.size();
-      if (comma > start) ids.push_back(a.substr(start, comma - start));
-      start = comma + 1;
-    }
+    for (std::string& id : SplitNonEmpty(a)) ids.push_back(std::move(id));
   }
   return ids;
 }
 
 bool ValidJobIdText(const std::string& s) {
-  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) || c == '_';
-  });
+  if (s.empty() || !IsDigit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return IsDigit(c) || c == '_'; });
 }
 
 // ---- show job
@@ -393,9 +359,7 @@ int Update(const std::vector<std::string>& args, const Options& o) {
     return 1;
   }
   for (const std::string& a : args) {
-    std::string key = a.substr(0, a.find('='));
-    std::transform(key.begin(), key.end(), key.begin(),
-                   [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    std::string key = ToLower(a.substr(0, a.find('=')));
     if (key == "nodename") return UpdateNode(args, o);
     if (key == "jobid") {
       // JobId first, so that a relative TimeLimit finds the job.
@@ -420,11 +384,11 @@ int Run(const std::vector<std::string>& words, const Options& o) {
   if (Matches(cmd, "release", 3)) return JobAction("release", args, o, json::object());
   if (Matches(cmd, "requeue", 3)) return JobAction("requeue", args, o, json::object());
   if (Matches(cmd, "help", 2)) {
-    std::fputs(kUsage, stdout);
+    std::fputs(slurm::ScontrolUsage().c_str(), stdout);
     return 0;
   }
   if (Matches(cmd, "version", 4)) {
-    std::puts("slurm 22.05.8 (berth)");
+    std::fputs(slurm::ScontrolVersion().c_str(), stdout);
     return 0;
   }
   std::fprintf(stderr, "invalid keyword: %s\n", cmd.c_str());
@@ -434,64 +398,10 @@ int Run(const std::vector<std::string>& words, const Options& o) {
 }  // namespace
 
 int ScontrolMain(int argc, char** argv) {
-  static const option kOptions[] = {{"all", no_argument, nullptr, 'a'},
-                                    {"details", no_argument, nullptr, 'd'},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {"oneliner", no_argument, nullptr, 'o'},
-                                    {"quiet", no_argument, nullptr, 'Q'},
-                                    {"verbose", no_argument, nullptr, 'v'},
-                                    {"version", no_argument, nullptr, 'V'},
-                                    {"usage", no_argument, nullptr, 'u'},
-                                    {nullptr, 0, nullptr, 0}};
-  Options o;
-  optind = 1;
-  opterr = 0;
-  int c;
-  // '+': stop at the first command word, so that "update ... TimeLimit=-30" stays an argument.
-  while ((c = getopt_long(argc, argv, "+adhoQvV", kOptions, nullptr)) != -1) {
-    switch (c) {
-      case 'a':
-      case 'v':
-        break;
-      case 'd':
-        o.details = true;
-        break;
-      case 'o':
-        o.one_liner = true;
-        break;
-      case 'Q':
-        o.quiet = true;
-        break;
-      case 'h':
-      case 'u':
-        std::fputs(kUsage, stdout);
-        return 0;
-      case 'V':
-        std::puts("slurm 22.05.8 (berth)");
-        return 0;
-      default:
-        std::fprintf(stderr, "scontrol: unrecognized option '%s'\n", argv[optind - 1]);
-        std::fputs("Try \"scontrol --help\" for more information\n", stderr);
-        return 1;
-    }
-  }
-  std::vector<std::string> words(argv + optind, argv + argc);
-  // Flags given as words ("scontrol -o show job" and "scontrol show -o job" both work).
-  std::vector<std::string> rest;
-  for (const std::string& w : words) {
-    if (w == "-o" || w == "--oneliner" || w == "oneliner") {
-      o.one_liner = true;
-    } else if (w == "-d" || w == "--details" || w == "details") {
-      o.details = true;
-    } else {
-      rest.push_back(w);
-    }
-  }
-  if (rest.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
-  }
-  return Run(rest, o);
+  slurm::ScontrolParse parsed =
+      slurm::ParseScontrolArgs(std::vector<std::string>(argv, argv + argc));
+  if (parsed.done) return PrintParseExit(parsed);
+  return Run(parsed.words, parsed.options);
 }
 
 }  // namespace berth::cli

@@ -9,6 +9,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "common/strings.h"
 #include "slurm/sinfo_view.h"
 #include "slurm/view_options.h"
 
@@ -28,7 +29,7 @@ slurm::OutputFormat BuildFormat(const slurm::SinfoOptions& o) {
     }
     return f;
   }
-  const bool all = slurm::LowerAscii(o.format) == "%all";
+  const bool all = ToLower(o.format) == "%all";
   slurm::OutputFormat f = slurm::ParsePercentFormat(all ? slurm::AllLettersFormat(true) : o.format);
   std::vector<std::string> bad = slurm::ReplaceUnknownFields(
       f, true, [](std::string_view k) { return slurm::IsSinfoLetter(k); });
@@ -42,8 +43,7 @@ slurm::OutputFormat BuildFormat(const slurm::SinfoOptions& o) {
 
 // The jobs are needed only to say which GPUs are in use.
 bool NeedsJobs(const slurm::SinfoOptions& o) {
-  return o.json ||
-         (!o.percent_form && slurm::LowerAscii(o.format).find("gresused") != std::string::npos);
+  return o.json || (!o.percent_form && ToLower(o.format).find("gresused") != std::string::npos);
 }
 
 int Report(Client& c, const slurm::SinfoOptions& o, const slurm::OutputFormat& format) {
@@ -74,11 +74,7 @@ int SinfoMain(int argc, char** argv) {
   if (args.empty()) args.emplace_back();
   args[0] = kProg;  // getopt's messages name the program
   slurm::SinfoParse parsed = slurm::ParseSinfoArgs(args, slurm::ProcessEnv());
-  if (parsed.exit.done) {
-    std::fputs(parsed.exit.out.c_str(), stdout);
-    std::fputs(parsed.exit.err.c_str(), stderr);
-    return parsed.exit.exit_code;
-  }
+  if (parsed.exit.done) return PrintParseExit(parsed.exit);
   const slurm::SinfoOptions& o = parsed.options;
   Status sort_ok = slurm::CheckSinfoSortKeys(slurm::ParseSortList(o.sort));
   if (!sort_ok.ok()) return Fail(kProg, sort_ok);

@@ -15,11 +15,7 @@ int SprioMain(int argc, char** argv) {
   if (args.empty()) args.emplace_back();
   args[0] = kProg;  // getopt's messages name the program
   slurm::SprioParse parsed = slurm::ParseSprioArgs(args, slurm::ProcessEnv());
-  if (parsed.exit.done) {
-    std::fputs(parsed.exit.out.c_str(), stdout);
-    std::fputs(parsed.exit.err.c_str(), stderr);
-    return parsed.exit.exit_code;
-  }
+  if (parsed.exit.done) return PrintParseExit(parsed.exit);
   const slurm::SprioOptions& o = parsed.options;
   Status sort_ok = slurm::CheckSprioSortKeys(slurm::ParseSortList(o.sort));
   if (!sort_ok.ok()) return Fail(kProg, sort_ok);

@@ -11,6 +11,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "common/strings.h"
 #include "slurm/squeue_view.h"
 #include "slurm/view_options.h"
 
@@ -30,7 +31,7 @@ slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
     }
     return f;
   }
-  const bool all = slurm::LowerAscii(o.format) == "%all";
+  const bool all = ToLower(o.format) == "%all";
   slurm::OutputFormat f = slurm::ParsePercentFormat(all ? slurm::AllLettersFormat() : o.format);
   std::vector<std::string> bad = slurm::ReplaceUnknownFields(
       f, true, [](std::string_view k) { return slurm::IsJobLetter(k); });
@@ -43,8 +44,7 @@ slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
 }
 
 bool UsesCluster(const slurm::SqueueOptions& o) {
-  return o.json ||
-         (!o.percent_form && slurm::LowerAscii(o.format).find("cluster") != std::string::npos);
+  return o.json || (!o.percent_form && ToLower(o.format).find("cluster") != std::string::npos);
 }
 
 std::map<std::string, int64_t> PartitionTiers(Client& c) {
@@ -92,11 +92,7 @@ int SqueueMain(int argc, char** argv) {
   slurm::SqueueParse parsed =
       slurm::ParseSqueueArgs(args, slurm::ProcessEnv(), static_cast<uint32_t>(geteuid()));
   std::fputs(parsed.warnings.c_str(), stderr);
-  if (parsed.exit.done) {
-    std::fputs(parsed.exit.out.c_str(), stdout);
-    std::fputs(parsed.exit.err.c_str(), stderr);
-    return parsed.exit.exit_code;
-  }
+  if (parsed.exit.done) return PrintParseExit(parsed.exit);
   const slurm::SqueueOptions& o = parsed.options;
   Status sort_ok = slurm::CheckSortKeys(slurm::ParseSortList(o.sort, {"cluster"}));
   if (!sort_ok.ok()) return Fail(kProg, sort_ok);

@@ -503,11 +503,7 @@ int SrunMain(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   if (!args.empty()) args[0] = "srun";  // getopt's messages name the program
   slurm::SrunParse parsed = slurm::ParseSrunArgs(args);
-  if (parsed.done) {
-    std::fputs(parsed.out.c_str(), stdout);
-    std::fputs(parsed.err.c_str(), stderr);
-    return parsed.exit_code;
-  }
+  if (parsed.done) return PrintParseExit(parsed);
   const SrunOptions& opt = parsed.options;
   if (opt.version) {
     std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);

@@ -4,6 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace berth::hostlist {
 namespace {
 
@@ -12,10 +14,6 @@ namespace {
 constexpr size_t kMaxDigits = 18;
 // Bracket groups in one name; bounds the expansion's recursion.
 constexpr size_t kMaxGroups = 64;
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
 
 bool IsSeparator(char c) {
   return c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -274,10 +272,6 @@ bool WidthCombine(HostRange& a, HostRange& b) {
 char At(std::string_view s, size_t i) {
   return i < s.size() ? s[i] : '\0';
 }
-bool IsSpace(char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
 // Martin Pool's strnatcmp compare_right(): the longest run of digits wins, then the first
 // difference.
 int CompareRight(std::string_view a, size_t ai, std::string_view b, size_t bi) {

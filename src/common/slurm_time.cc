@@ -4,27 +4,13 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace berth {
 namespace {
 
 // More digits than this in one field is certainly over kMaxSlurmDuration.
 constexpr size_t kMaxFieldDigits = 12;
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i];
-    char y = b[i];
-    if (x >= 'a' && x <= 'z') x = static_cast<char>(x - 'a' + 'A');
-    if (y >= 'a' && y <= 'z') y = static_cast<char>(y - 'a' + 'A');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 Status Invalid(std::string_view text, std::string_view why) {
   return Status::InvalidArgument("invalid time limit '" + std::string(text) +

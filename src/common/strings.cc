@@ -3,6 +3,18 @@
 #include <algorithm>
 
 namespace berth {
+namespace {
+
+std::vector<std::string> SplitDroppingEmpty(std::string_view text, char sep, bool trim) {
+  std::vector<std::string> out;
+  for (std::string_view item : Split(text, sep)) {
+    if (trim) item = Trim(item);
+    if (!item.empty()) out.emplace_back(item);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string ToLower(std::string_view s) {
   std::string out(s);
@@ -40,11 +52,9 @@ std::string_view Trim(std::string_view s) {
 }
 
 std::string_view TrimWhitespace(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n\f\v";
-  size_t b = s.find_first_not_of(kSpace);
-  if (b == std::string_view::npos) return {};
-  size_t e = s.find_last_not_of(kSpace);
-  return s.substr(b, e - b + 1);
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
 }
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
@@ -60,12 +70,24 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
 }
 
 std::vector<std::string> SplitList(std::string_view text, char sep) {
-  std::vector<std::string> out;
-  for (std::string_view item : Split(text, sep)) {
-    item = Trim(item);
-    if (!item.empty()) out.emplace_back(item);
+  return SplitDroppingEmpty(text, sep, /*trim=*/true);
+}
+
+std::vector<std::string> SplitNonEmpty(std::string_view text, char sep) {
+  return SplitDroppingEmpty(text, sep, /*trim=*/false);
+}
+
+std::string Printable(std::string_view s, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max_chars; ++i) {
+    auto u = static_cast<unsigned char>(s[i]);
+    out += (u >= 0x20 && u < 0x7f) ? s[i] : '?';
   }
   return out;
+}
+
+std::string QuoteForMessage(std::string_view s, size_t max_chars) {
+  return "'" + Printable(s, max_chars) + (s.size() > max_chars ? "...'" : "'");
 }
 
 }  // namespace berth

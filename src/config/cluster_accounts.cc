@@ -4,6 +4,7 @@
 // gets the same settings.
 #include <algorithm>
 
+#include "common/strings.h"
 #include "config/cluster_config_internal.h"
 #include "config/tres_text.h"
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <system_error>
 
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/cluster_config_internal.h"
 #include "config/value_text.h"

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/strings.h"
 #include "config/cluster_config.h"
 #include "config/value_text.h"
 #include "core/model/partition.h"

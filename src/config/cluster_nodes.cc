@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/cluster_config_internal.h"
 #include "config/gres_text.h"

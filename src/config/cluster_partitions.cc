@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/cluster_config_internal.h"
 

@@ -3,6 +3,7 @@
 // Placement, TopologyAware and FairShareAlgorithm are berth's.
 #include <optional>
 
+#include "common/strings.h"
 #include "config/cluster_config_internal.h"
 #include "config/tres_text.h"
 

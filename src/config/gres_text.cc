@@ -1,5 +1,6 @@
 #include "config/gres_text.h"
 
+#include "common/strings.h"
 #include "config/value_text.h"
 
 namespace berth::config {

@@ -7,6 +7,7 @@
 
 #include "common/hostlist.h"
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/gres_text.h"
 #include "config/slurm_datetime.h"

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "config/cluster_config_internal.h"
 
 namespace berth::config::internal {

@@ -1,6 +1,7 @@
 // slurm.conf keys that berth accepts and does not act on: daemon, plugin, path, logging and
 // accounting-database settings, plus keys that Slurm itself has retired but old files still hold.
 // Taken from Slurm's read_config.c (slurm_conf_options) and slurm.conf(5) up to 24.11.
+#include "common/strings.h"
 #include "config/cluster_config_internal.h"
 
 namespace berth::config::internal {

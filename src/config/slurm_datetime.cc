@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "config/value_text.h"
 
 namespace berth::config {
@@ -34,10 +35,6 @@ constexpr std::string_view kSupported =
 
 Status Bad(std::string why) {
   return Status::InvalidArgument(std::move(why));
-}
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
 }
 
 // Reads exactly `min`..`max` digits at `pos`; advances `pos`. -1 when there are too few.
@@ -122,10 +119,7 @@ Result<Time> ParseCalendar(std::string_view s) {
 
 bool NeedsTimeZone(std::string_view s) {
   for (const char* form : kZoneForms) {
-    if (s.size() >= std::string_view(form).size() &&
-        EqualsIgnoreCase(s.substr(0, std::string_view(form).size()), form)) {
-      return true;
-    }
+    if (StartsWithIgnoreCase(s, form)) return true;
   }
   return !s.empty() && IsDigit(s[0]);  // HH:MM, MMDD[YY], MM/DD[/YY], MM.DD[.YY]
 }
@@ -133,10 +127,10 @@ bool NeedsTimeZone(std::string_view s) {
 }  // namespace
 
 Result<Time> ParseSlurmDateTime(std::string_view text, Time now) {
-  if (text.size() >= 3 && EqualsIgnoreCase(text.substr(0, 3), "now")) {
+  if (StartsWithIgnoreCase(text, "now")) {
     return ParseRelative(text.substr(3), now);
   }
-  if (text.size() >= 3 && EqualsIgnoreCase(text.substr(0, 3), "uts")) {
+  if (StartsWithIgnoreCase(text, "uts")) {
     return ParseEpoch(text.substr(3));
   }
   if (text.size() >= 5 && IsDigit(text[0]) && text[4] == '-') return ParseCalendar(text);
@@ -186,11 +180,6 @@ Time ToUtc(const Civil& c, const UtcOffset& zone) {
   return local - zone(guess);
 }
 
-bool StartsWithIgnoreCase(std::string_view s, size_t pos, std::string_view word) {
-  return pos <= s.size() && s.size() - pos >= word.size() &&
-         EqualsIgnoreCase(s.substr(pos, word.size()), word);
-}
-
 // Slurm's parse_time, step by step; positions are ints because Slurm reports -1 for some
 // errors.
 class LocalTimeParser {
@@ -199,7 +188,7 @@ class LocalTimeParser {
       : s_(text), now_(now), zone_(zone), today_(CivilOf(now + zone(now))) {}
 
   Result<Time> Parse(int* error_pos) {
-    if (StartsWithIgnoreCase(s_, 0, "uts")) return Epoch(error_pos);
+    if (StartsWithIgnoreCase(s_, "uts")) return Epoch(error_pos);
     for (pos_ = 0; At(pos_) != '\0' && At(pos_) != '\n'; ++pos_) {
       if (!Token()) return Fail(error_pos);
     }
@@ -252,7 +241,7 @@ class LocalTimeParser {
     static constexpr Word kWords[] = {{"today", -1}, {"tomorrow", -2}, {"midnight", 0},
                                       {"noon", 12},  {"fika", 15},     {"teatime", 16}};
     for (const Word& w : kWords) {
-      if (!StartsWithIgnoreCase(s_, static_cast<size_t>(pos_), w.name)) continue;
+      if (!StartsWithIgnoreCase(s_, w.name, static_cast<size_t>(pos_))) continue;
       if (w.hour == -1) {
         SetDate(today_);
       } else if (w.hour == -2) {
@@ -263,7 +252,7 @@ class LocalTimeParser {
       pos_ += static_cast<int>(w.name.size()) - 1;
       return true;
     }
-    if (StartsWithIgnoreCase(s_, static_cast<size_t>(pos_), "now")) return Now();
+    if (StartsWithIgnoreCase(s_, "now", static_cast<size_t>(pos_))) return Now();
     if (!Digit(c)) return false;
     if (At(pos_ + 1) == ':' || At(pos_ + 2) == ':') return Clock();
     return Date();
@@ -306,10 +295,10 @@ class LocalTimeParser {
     int digits = 0;
     int offset = pos_ + 1;
     for (; At(offset) != '\0' && At(offset) != '\n'; ++offset) {
-      if (std::isspace(static_cast<unsigned char>(At(offset)))) continue;
+      if (IsSpace(At(offset))) continue;
       bool unit = false;
       for (const Unit& u : kDeltaUnits) {
-        if (StartsWithIgnoreCase(s_, static_cast<size_t>(offset), u.name)) {
+        if (StartsWithIgnoreCase(s_, u.name, static_cast<size_t>(offset))) {
           offset += static_cast<int>(u.name.size());
           count *= u.seconds;
           unit = true;
@@ -354,15 +343,15 @@ class LocalTimeParser {
       if (!TwoDigits(offset, &second)) return fail(0);
       if (second > 59) return fail(2);
     }
-    while (std::isspace(static_cast<unsigned char>(At(offset)))) ++offset;
-    if (StartsWithIgnoreCase(s_, static_cast<size_t>(offset), "pm")) {
+    while (IsSpace(At(offset))) ++offset;
+    if (StartsWithIgnoreCase(s_, "pm", static_cast<size_t>(offset))) {
       hour += 12;
       if (hour > 23) {
         if (hour != 24) return fail(0);
         hour = 12;
       }
       offset += 2;
-    } else if (StartsWithIgnoreCase(s_, static_cast<size_t>(offset), "am")) {
+    } else if (StartsWithIgnoreCase(s_, "am", static_cast<size_t>(offset))) {
       if (hour > 11) {
         if (hour != 12) return fail(0);
         hour = 0;

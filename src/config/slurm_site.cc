@@ -8,18 +8,13 @@
 #include <sstream>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "config/cluster_config_internal.h"
 
 namespace berth::config {
 namespace {
 
 using internal::Pairs;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // The logical lines of a Slurm configuration file: comments dropped, '\' continuations joined,
 // each with the number of its first physical line.
@@ -69,7 +64,7 @@ Result<GresLine> ReadGresLine(const Pairs& pairs, ClusterConfig& config) {
   GresLine g;
   bool counted = false;
   for (const auto& [key, value] : pairs) {
-    std::string k = Lower(key);
+    std::string k = ToLower(key);
     if (k == "nodename") {
       g.nodes = value;
     } else if (k == "name") {
@@ -85,7 +80,7 @@ Result<GresLine> ReadGresLine(const Pairs& pairs, ClusterConfig& config) {
       if (!n.ok()) return n.status();
       if (!counted) g.count = *n;
     } else if (k == "autodetect") {
-      if (Lower(value) != "off") internal::NoteIgnored(config, "gres.conf:AutoDetect=" + value);
+      if (ToLower(value) != "off") internal::NoteIgnored(config, "gres.conf:AutoDetect=" + value);
     } else {
       internal::NoteIgnored(config, "gres.conf:" + key);
     }
@@ -159,9 +154,9 @@ void ReadSlurmAccounting(std::string_view text, ClusterConfig& config) {
     Result<Pairs> pairs = internal::Tokenize(line);
     if (!pairs.ok()) continue;  // ReadClusterConfig reports bad lines
     for (const auto& [key, value] : *pairs) {
-      std::string k = Lower(key);
-      if (k == "accountingstoragetype") type = Lower(value);
-      if (k == "accountingstoragetres") tres = Lower(value);
+      std::string k = ToLower(key);
+      if (k == "accountingstoragetype") type = ToLower(value);
+      if (k == "accountingstoragetres") tres = ToLower(value);
     }
   }
   config.slurm_accounting.enabled = !type.empty() && type != "accounting_storage/none";

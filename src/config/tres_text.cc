@@ -1,5 +1,6 @@
 #include "config/tres_text.h"
 
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/value_text.h"
 

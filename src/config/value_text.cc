@@ -4,17 +4,10 @@
 #include <cmath>
 
 #include "common/slurm_time.h"
+#include "common/strings.h"
 
 namespace berth::config {
 namespace {
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-char Lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
 
 Status Bad(std::string reason) {
   return Status::InvalidArgument(std::move(reason));
@@ -38,32 +31,6 @@ Result<core::NamedCount> ParseLicense(std::string_view item, int64_t min_count) 
 }
 
 }  // namespace
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
-
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = Lower(c);
-  return out;
-}
-
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    size_t end = s.find(sep, start);
-    parts.push_back(s.substr(start, end == std::string_view::npos ? end : end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return parts;
-}
 
 Status InvalidValue(std::string_view what, std::string_view value, std::string_view reason) {
   std::string msg = "invalid " + std::string(what) + " value '" + std::string(value) + "'";
@@ -134,7 +101,7 @@ Result<int64_t> ParseSuffixedCount(std::string_view s) {
   const std::string_view kSuffixes = "kmgtp";
   int steps = 0;
   if (!s.empty() && !IsDigit(s.back())) {
-    size_t pos = kSuffixes.find(Lower(s.back()));
+    size_t pos = kSuffixes.find(ToLowerAscii(s.back()));
     if (pos == std::string_view::npos) return Bad("expected a count with an optional K, M or G");
     steps = static_cast<int>(pos) + 1;
     s.remove_suffix(1);

@@ -18,13 +18,6 @@
 
 namespace berth::config {
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b);
-std::string ToLower(std::string_view s);
-
-// Splits on `sep`, keeping empty parts so that callers can reject them: "a,,b" -> {a, "", b};
-// "" -> {""}.
-std::vector<std::string_view> Split(std::string_view s, char sep);
-
 // "invalid <what> value '<value>': <reason>", the one shape of every bad-value message.
 Status InvalidValue(std::string_view what, std::string_view value, std::string_view reason);
 

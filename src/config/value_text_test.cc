@@ -9,19 +9,6 @@
 namespace berth::config {
 namespace {
 
-TEST(ValueTextTest, SplitKeepsEmptyParts) {
-  EXPECT_EQ(Split("a,b", ','), (std::vector<std::string_view>{"a", "b"}));
-  EXPECT_EQ(Split("a,,b", ','), (std::vector<std::string_view>{"a", "", "b"}));
-  EXPECT_EQ(Split("", ','), (std::vector<std::string_view>{""}));
-  EXPECT_EQ(Split("a,", ','), (std::vector<std::string_view>{"a", ""}));
-}
-
-TEST(ValueTextTest, EqualsIgnoreCaseAndLower) {
-  EXPECT_TRUE(EqualsIgnoreCase("NodeName", "nodename"));
-  EXPECT_FALSE(EqualsIgnoreCase("Node", "NodeName"));
-  EXPECT_EQ(ToLower("GRES/Gpu"), "gres/gpu");
-}
-
 TEST(ValueTextTest, ParseInteger) {
   struct Case {
     std::string text;

@@ -3,24 +3,14 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace berth::net {
 namespace {
 
 constexpr std::string_view kCrlf = "\r\n";
 // A chunk-size line longer than this (hex digits plus extensions) is malformed.
 constexpr size_t kMaxChunkLine = 1024;
-
-char ToLower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (ToLower(a[i]) != ToLower(b[i])) return false;
-  }
-  return true;
-}
 
 // RFC 9110 5.6.2 tchar.
 bool IsTokenChar(char c) {
@@ -36,12 +26,6 @@ bool IsToken(std::string_view s) {
 bool IsControl(char c) {
   auto u = static_cast<unsigned char>(c);
   return (u < 0x20 && c != '\t') || u == 0x7f;
-}
-
-std::string_view TrimOws(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 int HexValue(char c) {
@@ -75,10 +59,10 @@ bool ParseHeaderBlock(std::string_view block, std::map<std::string, std::string>
     size_t colon = line.find(':');
     // No colon, or obs-fold / whitespace before the colon (RFC 9112 5.1: reject).
     if (colon == std::string_view::npos || !IsToken(line.substr(0, colon))) return false;
-    std::string_view value = TrimOws(line.substr(colon + 1));
+    std::string_view value = Trim(line.substr(colon + 1));
     if (std::any_of(value.begin(), value.end(), IsControl)) return false;
     std::string name(line.substr(0, colon));
-    for (char& c : name) c = ToLower(c);
+    for (char& c : name) c = ToLowerAscii(c);
     auto [it, inserted] = headers->try_emplace(std::move(name), value);
     if (inserted) continue;
     if (it->first == "content-length") {
@@ -292,7 +276,7 @@ ParseResult ParseChunk(std::string_view data, uint64_t max_chunk_bytes, size_t m
     if (digits == 15) return ParseResult::kError;  // over 2^60 bytes: nonsense
     size = size * 16 + static_cast<uint64_t>(HexValue(line[digits]));
   }
-  std::string_view ext = TrimOws(line.substr(digits));
+  std::string_view ext = Trim(line.substr(digits));
   if (digits == 0 || (!ext.empty() && ext.front() != ';')) return ParseResult::kError;
   if (std::any_of(ext.begin(), ext.end(), IsControl)) return ParseResult::kError;
   chunk->too_large = size > max_chunk_bytes;
@@ -366,7 +350,7 @@ bool ParseQuery(std::string_view query, std::map<std::string, std::string>* out)
 bool HeaderHasToken(std::string_view value, std::string_view token) {
   while (!value.empty()) {
     size_t comma = value.find(',');
-    if (EqualsIgnoreCase(TrimOws(value.substr(0, comma)), token)) return true;
+    if (EqualsIgnoreCase(Trim(value.substr(0, comma)), token)) return true;
     if (comma == std::string_view::npos) break;
     value.remove_prefix(comma + 1);
   }
@@ -462,7 +446,7 @@ std::string UrlEncode(std::string_view s) {
 
 std::string HttpRequest::Header(std::string_view name) const {
   std::string key(name);
-  for (char& c : key) c = ToLower(c);
+  for (char& c : key) c = ToLowerAscii(c);
   auto it = headers.find(key);
   return it == headers.end() ? std::string() : it->second;
 }

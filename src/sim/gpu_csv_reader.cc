@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/strings.h"
 #include "sim/readers.h"
 #include "sim/text_scan.h"
 
@@ -205,7 +206,7 @@ RowOutcome ParseAlibabaRow(const std::vector<std::string_view>& f, const Columns
   job->gpu_milli = gpus == 1 ? gpu_milli : 0;
   if (c.gpu_spec >= 0) {
     std::string_view spec = f[c.gpu_spec];
-    job->gpu_type = std::string(TrimSpace(spec.substr(0, spec.find('|'))));
+    job->gpu_type = std::string(TrimWhitespace(spec.substr(0, spec.find('|'))));
   }
   if (c.pod_phase >= 0 && f[c.pod_phase] == "Failed") job->exit_code = 1;
   RowOutcome outcome = AlibabaTimes(f, c, job, error);
@@ -257,9 +258,9 @@ Status ReadGpuCsv(std::string_view text, std::string_view name, const ReadOption
                   Trace* trace) {
   LineScanner lines(text);
   std::string_view line;
-  while (lines.Next(&line) && TrimSpace(line).empty()) {
+  while (lines.Next(&line) && TrimWhitespace(line).empty()) {
   }
-  if (TrimSpace(line).empty()) {
+  if (TrimWhitespace(line).empty()) {
     return Status::InvalidArgument(std::string(name) + ": no header line");
   }
   const Columns columns = MapColumns(HeaderNames(line));
@@ -275,7 +276,7 @@ Status ReadGpuCsv(std::string_view text, std::string_view name, const ReadOption
   uint64_t row = 0;
   int64_t earliest = std::numeric_limits<int64_t>::max();
   while (lines.Next(&line)) {
-    if (TrimSpace(line).empty()) continue;
+    if (TrimWhitespace(line).empty()) continue;
     ++row;
     if (!splitter.Split(line, &error)) {
       BERTH_RETURN_IF_ERROR(bad.Report(lines.line_number(), error));

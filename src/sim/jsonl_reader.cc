@@ -1,19 +1,19 @@
 // berth's JSON Lines trace format: one job per line, keys as in docs/formats/trace-jsonl.md.
 // nlohmann::json throws; every call into it stays inside ParseJobLine's try block.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "api/job_json.h"
+#include "api/json_read.h"
+#include "common/strings.h"
 #include "sim/readers.h"
 #include "sim/text_scan.h"
 
@@ -32,45 +32,16 @@ struct JobBuilder {
   core::JobSpec& spec() { return job.spec; }
 };
 
-Status KeyError(std::string_view key, std::string_view what) {
-  return Status::InvalidArgument("\"" + std::string(key) + "\": " + std::string(what));
-}
+using api::KeyError;
 
-std::string Show(const json& v) {
-  return Quote(v.dump(-1, ' ', false, json::error_handler_t::replace));
-}
-
-// A whole number in [min, max]; an integral float such as 3600.0 counts as whole.
+// Trace messages show at most kMaxQuoted characters of a bad value, as the other readers do.
 Status GetInt(const json& v, std::string_view key, int64_t min, int64_t max, int64_t* out) {
-  if (!v.is_number()) return KeyError(key, "expected a whole number, got " + Show(v));
-  std::optional<int64_t> n;  // empty when beyond kMaxTraceNumber
-  if (v.is_number_unsigned()) {
-    uint64_t u = v.get<uint64_t>();
-    if (u <= static_cast<uint64_t>(kMaxTraceNumber)) n = static_cast<int64_t>(u);
-  } else if (v.is_number_integer()) {
-    int64_t i = v.get<int64_t>();
-    if (i >= -kMaxTraceNumber && i <= kMaxTraceNumber) n = i;
-  } else {
-    double d = v.get<double>();
-    if (!std::isfinite(d) || std::floor(d) != d) {
-      return KeyError(key, "expected a whole number, got " + Show(v));
-    }
-    if (std::fabs(d) <= static_cast<double>(kMaxTraceNumber)) n = static_cast<int64_t>(d);
-  }
-  if (!n || *n < min || *n > max) {
-    return KeyError(key, "must be from " + std::to_string(min) + " to " + std::to_string(max) +
-                             ", got " + (n ? std::to_string(*n) : Show(v)));
-  }
-  *out = *n;
-  return Status::Ok();
+  return api::GetInt(v, key, min, max, out, kMaxQuoted);
 }
 
 template <typename T>
 Status GetIntAs(const json& v, std::string_view key, int64_t min, int64_t max, T* out) {
-  int64_t n = 0;
-  BERTH_RETURN_IF_ERROR(GetInt(v, key, min, max, &n));
-  *out = static_cast<T>(n);
-  return Status::Ok();
+  return api::GetIntAs(v, key, min, max, out, kMaxQuoted);
 }
 
 struct KeyHandler {
@@ -166,12 +137,7 @@ std::string JsonMessage(const std::exception& e) {
   if (what.rfind("[json.exception", 0) == 0 && close != std::string_view::npos) {
     what.remove_prefix(close + 2);
   }
-  std::string out;
-  for (size_t i = 0; i < what.size() && i < 200; ++i) {
-    unsigned char c = static_cast<unsigned char>(what[i]);
-    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  }
-  return out;
+  return Printable(what, 200);
 }
 
 Status ApplyKeys(const json& object, JobBuilder* b) {
@@ -255,7 +221,7 @@ Status ReadJsonl(std::string_view text, std::string_view name, const ReadOptions
   std::string_view line;
   uint64_t ordinal = 0;
   while (lines.Next(&line)) {
-    line = TrimSpace(line);
+    line = TrimWhitespace(line);
     if (line.empty()) continue;
     ++ordinal;
     TraceJob job;

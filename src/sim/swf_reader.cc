@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/strings.h"
 #include "sim/readers.h"
 #include "sim/text_scan.h"
 
@@ -41,8 +42,8 @@ bool IsFieldSpace(char c) {
 void ParseHeaderLine(std::string_view line, TraceHeader* header) {
   size_t colon = line.find(':');
   if (colon == std::string_view::npos) return;
-  std::string_view key = TrimSpace(line.substr(0, colon));
-  std::string_view value = TrimSpace(line.substr(colon + 1));
+  std::string_view key = TrimWhitespace(line.substr(0, colon));
+  std::string_view value = TrimWhitespace(line.substr(colon + 1));
   value = value.substr(0, std::min(value.size(), value.find_first_of(" \t")));
   int64_t* target = nullptr;
   if (key == "MaxProcs") target = &header->max_procs;
@@ -130,7 +131,7 @@ Status ReadSwf(std::string_view text, std::string_view name, const ReadOptions& 
   LineScanner lines(text);
   std::string_view line;
   while (lines.Next(&line)) {
-    line = TrimSpace(line);
+    line = TrimWhitespace(line);
     if (line.empty()) continue;
     if (line.front() == ';') {
       ParseHeaderLine(line.substr(1), &trace->header);

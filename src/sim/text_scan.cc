@@ -5,18 +5,12 @@
 #include <cstring>
 #include <system_error>
 
+#include "common/strings.h"
+
 namespace berth::sim::internal {
 namespace {
 
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
 
 // Reads exactly `width` digits at s[*pos] into *value.
 bool ReadDigits(std::string_view s, size_t* pos, size_t width, int* value) {
@@ -74,12 +68,6 @@ bool LineScanner::Next(std::string_view* line) {
   return true;
 }
 
-std::string_view TrimSpace(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::string_view BaseName(std::string_view path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -89,11 +77,7 @@ std::string LowerExtension(std::string_view path) {
   std::string_view base = BaseName(path);
   size_t dot = base.find_last_of('.');
   if (dot == std::string_view::npos || dot == 0) return "";
-  std::string ext(base.substr(dot + 1));
-  for (char& c : ext) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return ext;
+  return ToLower(base.substr(dot + 1));
 }
 
 std::optional<int64_t> ParseInteger(std::string_view s) {
@@ -132,7 +116,7 @@ int64_t DaysFromCivil(int64_t year, int month, int day) {
 }
 
 std::optional<int64_t> ParseDateTime(std::string_view s) {
-  s = TrimSpace(s);
+  s = TrimWhitespace(s);
   size_t pos = 0;
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!ReadDigits(s, &pos, 4, &year) || !Expect(s, &pos, '-') || !ReadDigits(s, &pos, 2, &month) ||
@@ -160,15 +144,7 @@ std::optional<int64_t> ParseDateTime(std::string_view s) {
 }
 
 std::string Quote(std::string_view s) {
-  constexpr size_t kMax = 40;
-  std::string out = "'";
-  for (size_t i = 0; i < s.size() && i < kMax; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    out += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
-  }
-  if (s.size() > kMax) out += "...";
-  out += "'";
-  return out;
+  return QuoteForMessage(s, kMaxQuoted);
 }
 
 bool CsvSplitter::Split(std::string_view line, std::string* error) {
@@ -214,7 +190,7 @@ bool CsvSplitter::Split(std::string_view line, std::string* error) {
     } else {
       size_t comma = line.find(',', i);
       size_t end = comma == std::string_view::npos ? line.size() : comma;
-      fields_.push_back(TrimSpace(line.substr(i, end - i)));
+      fields_.push_back(TrimWhitespace(line.substr(i, end - i)));
       i = end;
     }
     if (i >= line.size()) return true;

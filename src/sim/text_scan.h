@@ -41,8 +41,6 @@ class LineScanner {
   bool done_ = false;
 };
 
-// Strips ' ', '\t', '\r', '\v' and '\f' from both ends.
-std::string_view TrimSpace(std::string_view s);
 // The extension of a path's file name without the dot, lower-cased ("" when none).
 std::string LowerExtension(std::string_view path);
 // The file name without directories.
@@ -64,7 +62,10 @@ int64_t DaysFromCivil(int64_t year, int month, int day);
 // differences between two stamps of one trace are right except across a DST change.
 std::optional<int64_t> ParseDateTime(std::string_view s);
 
-// The text for a message: quoted, cut to 40 characters, non-printable bytes shown as '?'.
+// The most characters of a bad value that a trace reader's message shows.
+inline constexpr size_t kMaxQuoted = 40;
+// The text for a message: quoted, cut to kMaxQuoted characters, non-printable bytes shown as '?'
+// (QuoteForMessage in common/strings.h).
 std::string Quote(std::string_view s);
 
 // Splits one CSV line at ','. A field may be quoted with '"' ("" inside stands for a quote);

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/strings.h"
 #include "sim/readers.h"
 #include "sim/text_scan.h"
 
@@ -28,15 +29,6 @@ constexpr std::array<FormatName, 5> kFormatNames = {{
     {TraceFormat::kAlibabaPods, "alibaba"},
     {TraceFormat::kJsonl, "jsonl"},
 }};
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-    if (x != b[i]) return false;
-  }
-  return true;
-}
 
 // An SWF job line without a header: 18 or more whitespace-separated fields, the first 18 numeric.
 bool LooksLikeSwfJobLine(std::string_view line) {
@@ -65,7 +57,7 @@ Result<TraceFormat> DetectFormat(std::string_view text, std::string_view name) {
   internal::LineScanner lines(text);
   std::string_view line;
   while (lines.Next(&line)) {
-    line = internal::TrimSpace(line);
+    line = TrimWhitespace(line);
     if (!line.empty()) break;
   }
   if (line.empty()) {

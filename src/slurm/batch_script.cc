@@ -5,12 +5,10 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "common/strings.h"
+
 namespace berth::slurm {
 namespace {
-
-bool IsSpace(char c) {
-  return std::isspace(static_cast<unsigned char>(c)) != 0;
-}
 
 SbatchFailure Errors(std::string_view prog, std::initializer_list<std::string_view> lines) {
   SbatchFailure f;
@@ -79,8 +77,7 @@ bool IsHetSeparator(std::string_view rest) {
   std::string word;
   char unmatched = '\0';
   if (!NextWord(rest, pos, word, unmatched)) return false;
-  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return word == "hetjob" || word == "packjob";
+  return EqualsIgnoreCase(word, "hetjob") || EqualsIgnoreCase(word, "packjob");
 }
 
 // The words of one directive's text (after "#SBATCH"), or Slurm's fatal error.
@@ -181,11 +178,7 @@ constexpr EnvOption kEnvOptions[] = {
 // A flag variable is on when empty, "yes" (any case) or a non-zero number.
 bool FlagIsOn(std::string_view v) {
   if (v.empty()) return true;
-  if (v.size() == 3 && std::tolower(static_cast<unsigned char>(v[0])) == 'y' &&
-      std::tolower(static_cast<unsigned char>(v[1])) == 'e' &&
-      std::tolower(static_cast<unsigned char>(v[2])) == 's') {
-    return true;
-  }
+  if (EqualsIgnoreCase(v, "yes")) return true;
   std::string s(v);
   char* end = nullptr;
   long n = std::strtol(s.c_str(), &end, 10);

@@ -5,13 +5,15 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/strings.h"
+
 namespace berth::slurm {
 namespace {
 
 // Reads decimal digits at `text[*pos]`; Slurm has no limit, berth caps at kMaxFieldWidth.
 int ReadWidth(std::string_view text, size_t* pos) {
   int width = 0;
-  while (*pos < text.size() && std::isdigit(static_cast<unsigned char>(text[*pos]))) {
+  while (*pos < text.size() && IsDigit(text[*pos])) {
     width = std::min(kMaxFieldWidth, width * 10 + (text[*pos] - '0'));
     ++*pos;
   }
@@ -146,14 +148,7 @@ std::vector<SortKey> ParseSortList(std::string_view text,
     k.config_order = config_order;
     size_t len = 1;
     for (std::string_view name : multi_char) {
-      if (text.size() - i >= name.size()) {
-        std::string_view word = text.substr(i, name.size());
-        bool same = std::equal(word.begin(), word.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        });
-        if (same) len = name.size();
-      }
+      if (StartsWithIgnoreCase(text, name, i)) len = name.size();
     }
     k.key = std::string(text.substr(i, len));
     keys.push_back(std::move(k));

@@ -15,6 +15,7 @@
 #include "api/job_json.h"
 #include "common/hostlist.h"
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "core/model/array_spec.h"
 #include "core/model/dependency.h"
@@ -31,11 +32,6 @@ constexpr uint32_t kNoVal = 0xfffffffe;
 
 int64_t CeilDiv(int64_t a, int64_t b) {
   return b <= 0 ? a : (a + b - 1) / b;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string LookUpGroupName(uint32_t gid) {
@@ -225,8 +221,7 @@ std::string MailTypeText(const std::string& given) {
                                        "TIME_LIMIT",     "TIME_LIMIT_90", "TIME_LIMIT_80",
                                        "TIME_LIMIT_50",  "ARRAY_TASKS"};
   std::vector<std::string> set;
-  std::string upper;
-  for (char c : given) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::string upper = ToUpper(given);
   size_t start = 0;
   while (start <= upper.size()) {
     size_t comma = upper.find(',', start);
@@ -263,7 +258,7 @@ std::string ExpandPath(const std::string& pattern, const JobView& v) {
     }
     size_t j = i + 1;
     int width = 0;
-    while (j < pattern.size() && std::isdigit(static_cast<unsigned char>(pattern[j]))) {
+    while (j < pattern.size() && IsDigit(pattern[j])) {
       width = width * 10 + (pattern[j] - '0');
       ++j;
     }
@@ -343,7 +338,7 @@ void SetIdentity(const json& r, const core::JobSpec& s, const ClusterFacts& f, J
   v.gid = s.gid;
   v.user = s.user.empty() ? UserName(s.uid) : s.user;
   v.group = GroupName(s.gid);
-  v.account = f.account_given ? Lower(s.account) : "";
+  v.account = f.account_given ? ToLower(s.account) : "";
   v.qos = f.accounting ? s.qos : "";
   v.submit_host = r.value("submit_host", "");
   v.reservation = s.reservation;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "common/strings.h"
 #include "slurm/view_options.h"
 
 namespace berth::slurm {
@@ -63,7 +64,7 @@ std::string Aligned(const ReportTable& t, bool noheader) {
 }  // namespace
 
 std::optional<ReportFormat> ParseReportFormat(std::string_view name) {
-  const std::string lower = LowerAscii(std::string(name));
+  const std::string lower = ToLower(name);
   if (lower == "table") return ReportFormat::kTable;
   if (lower == "csv") return ReportFormat::kCsv;
   if (lower == "json") return ReportFormat::kJson;

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "common/strings.h"
 #include "slurm/sacct_internal.h"
 #include "slurm/sacct_view.h"
 
@@ -69,10 +70,10 @@ bool ApplyOption(int c, const char* value, Time now, ReportOptions& o, ParseStat
       return true;
     }
     case 'u':
-      for (const std::string& u : SplitList(value)) o.users.push_back(u);
+      for (const std::string& u : SplitNonEmpty(value)) o.users.push_back(u);
       return true;
     case 'A':
-      for (const std::string& a : SplitList(value)) o.accounts.push_back(LowerAscii(a));
+      for (const std::string& a : SplitNonEmpty(value)) o.accounts.push_back(ToLower(a));
       return true;
     case 'a':
       o.all_users = true;

@@ -10,9 +10,7 @@
 
 namespace berth::slurm::sacct_internal {
 
-std::string Trim(std::string_view s);                       // spaces and tabs at both ends
-std::vector<std::string> SplitList(std::string_view text);  // "a, b,,c" -> {"a", "b", "c"}
-std::optional<int64_t> Number(std::string_view s);          // a whole decimal integer
+std::optional<int64_t> Number(std::string_view s);  // a whole decimal integer
 
 }  // namespace berth::slurm::sacct_internal
 

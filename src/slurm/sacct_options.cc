@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "slurm/sacct_internal.h"
 #include "slurm/sacct_view.h"
 
@@ -15,8 +16,6 @@ namespace berth::slurm {
 namespace {
 
 using sacct_internal::Number;
-using sacct_internal::SplitList;
-using sacct_internal::Trim;
 
 enum LongOption { kHelp = 0x100, kUsage, kDelimiter, kJson, kName, kYaml, kIgnored, kIgnoredArg };
 
@@ -68,12 +67,7 @@ constexpr const char* kLongFormat =
     "TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot";
 
 SacctParse Finish(int code, std::string err, std::string out = "") {
-  SacctParse p;
-  p.done = true;
-  p.exit_code = code;
-  p.err = std::move(err);
-  p.out = std::move(out);
-  return p;
+  return StopWith<SacctParse>(code, std::move(err), std::move(out));
 }
 
 // "12", "12_3", "12.batch", "12_3.batch", "12.0".
@@ -224,12 +218,11 @@ std::optional<Duration> Offset(std::string_view s) {
   const int sign = s.front() == '-' ? -1 : 1;
   s.remove_prefix(1);
   size_t digits = 0;
-  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  while (digits < s.size() && IsDigit(s[digits])) ++digits;
   std::optional<int64_t> n = Number(s.substr(0, digits));
   if (!n) return std::nullopt;
   std::string unit;
-  for (char c : s.substr(digits))
-    unit += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char c : s.substr(digits)) unit += ToLowerAscii(c);
   int64_t scale = 0;
   if (unit.empty() || unit.rfind("sec", 0) == 0) scale = 1;
   if (unit.rfind("min", 0) == 0) scale = 60;
@@ -249,7 +242,7 @@ std::optional<Duration> ClockTime(std::string_view s) {
     return std::nullopt;
   }
   for (char c : s) {
-    if (c != ':' && !std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+    if (c != ':' && !IsDigit(c)) return std::nullopt;
   }
   return h * 3600 + m * 60 + sec;
 }
@@ -280,7 +273,7 @@ std::optional<Time> DatePart(std::string_view s, const struct tm& now_tm, Durati
     if (got == 3) y = yy < 100 ? 2000 + yy : yy;
   } else if (text.size() == 4 || text.size() == 6) {
     for (char c : text) {
-      if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
+      if (!IsDigit(c)) return std::nullopt;
     }
     mo = static_cast<int>(*Number(text.substr(0, 2)));
     d = static_cast<int>(*Number(text.substr(2, 2)));
@@ -328,25 +321,23 @@ SacctParse ParseSacctArgs(const std::vector<std::string>& args, Time now,
                           const std::string& format_env) {
   SacctParse result;
   SacctOptions& o = result.options;
-  std::vector<std::string> copies = args;
-  if (copies.empty()) copies.push_back("sacct");
-  std::vector<char*> argv;
-  for (std::string& a : copies) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  optind = 0;
-  opterr = 1;
-  const int argc = static_cast<int>(copies.size());
-  int c;
-  while ((c = getopt_long(argc, argv.data(), kShortOptions, kLongOptions, nullptr)) != -1) {
-    if (c == '?' || c == ':') return Finish(1, "Try \"sacct --help\" for more information\n");
-    if (c == kHelp || c == 'h') return Finish(0, "", SacctHelp());
-    if (c == kUsage) return Finish(0, "", SacctUsage());
-    std::string error = ApplyOption(c, optarg ? optarg : "", now, o);
-    if (!error.empty()) return Finish(1, error + "\n");
-  }
-  if (optind < argc) {
+  std::optional<SacctParse> stop;
+  std::optional<std::vector<std::string>> operands =
+      RunGetopt(args, kShortOptions, kLongOptions, [&](int c, const char* value) {
+        if (c == kHelp || c == 'h') {
+          stop = Finish(0, "", SacctHelp());
+        } else if (c == kUsage) {
+          stop = Finish(0, "", SacctUsage());
+        } else if (std::string error = ApplyOption(c, value ? value : "", now, o); !error.empty()) {
+          stop = Finish(1, error + "\n");
+        }
+        return !stop;
+      });
+  if (!operands) return Finish(1, "Try \"sacct --help\" for more information\n");
+  if (stop) return *stop;
+  if (!operands->empty()) {
     std::string err = "sacct: error: Unknown arguments:\nsacct: error: ";
-    for (int i = optind; i < argc; ++i) err += std::string(" ") + argv[i];
+    for (const std::string& word : *operands) err += " " + word;
     return Finish(1, err + "\n");
   }
   if (o.helpformat) return Finish(0, "", SacctHelpFormat());
@@ -361,8 +352,7 @@ SacctParse ParseSacctArgs(const std::vector<std::string>& args, Time now,
 
 Result<Time> ParseSacctTime(std::string_view text, Time now) {
   const Status bad = Status::InvalidArgument("Invalid time specification: " + std::string(text));
-  std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string lower = ToLower(text);
   time_t tt = static_cast<time_t>(now);
   struct tm now_tm;
   localtime_r(&tt, &now_tm);

@@ -11,14 +11,13 @@
 #include <nlohmann/json.hpp>
 
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "slurm/sacct_internal.h"
 
 namespace berth::slurm {
 namespace {
 
 using sacct_internal::Number;
-using sacct_internal::SplitList;
-using sacct_internal::Trim;
 
 using nlohmann::json;
 
@@ -73,17 +72,6 @@ const FieldInfo* FindField(std::string_view name) {
     if (f.name == name) return &f;
   }
   return nullptr;
-}
-
-bool IEqualsPrefix(std::string_view prefix, std::string_view name) {
-  if (prefix.size() > name.size()) return false;
-  for (size_t i = 0; i < prefix.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(prefix[i])) !=
-        std::tolower(static_cast<unsigned char>(name[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // ---- Values
@@ -449,7 +437,7 @@ Result<std::vector<SacctField>> ParseSacctFormat(std::string_view text) {
     }
     const FieldInfo* found = nullptr;
     for (const FieldInfo& f : kFields) {
-      if (IEqualsPrefix(name, f.name)) {
+      if (StartsWithIgnoreCase(f.name, name)) {
         found = &f;
         break;
       }
@@ -675,25 +663,6 @@ std::string SacctCpuTime(double seconds) {
 }  // namespace berth::slurm
 
 namespace berth::slurm::sacct_internal {
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
-
-std::vector<std::string> SplitList(std::string_view text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string_view::npos) comma = text.size();
-    std::string item = Trim(text.substr(start, comma - start));
-    if (!item.empty()) out.push_back(item);
-    start = comma + 1;
-  }
-  return out;
-}
 
 std::optional<int64_t> Number(std::string_view s) {
   int64_t v = 0;

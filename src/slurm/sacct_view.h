@@ -26,6 +26,7 @@
 #include "common/time.h"
 #include "core/model/job_state.h"
 #include "slurm/job_view.h"
+#include "slurm/view_options.h"
 
 namespace berth::slurm {
 
@@ -73,11 +74,9 @@ struct SacctOptions {
   bool helpformat = false, help = false, usage = false, version = false;
 };
 
-struct SacctParse {
+// done: print `out` / `err` and exit with `exit_code` (ParseExit); otherwise run `options`.
+struct SacctParse : ParseExit {
   SacctOptions options;
-  bool done = false;
-  int exit_code = 0;
-  std::string out, err;
 };
 
 // Parses sacct's arguments (args[0] is the program name); `now` resolves -S/-E ("now-1hour",

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "api/job_json.h"
+#include "common/strings.h"
 #include "config/value_text.h"
 #include "slurm/sbatch_job.h"
 
@@ -43,12 +44,12 @@ EnvironmentList ExportEnvironment(const std::string& value, const EnvironmentLis
       if (IsSlurmVariable(n)) Put(out, n, v, true);
     }
   };
-  if (value.empty() || config::EqualsIgnoreCase(value, "ALL")) {
+  if (value.empty() || EqualsIgnoreCase(value, "ALL")) {
     merge_all();
     return out;
   }
   merge_slurm();
-  if (config::EqualsIgnoreCase(value, "NONE")) return out;
+  if (EqualsIgnoreCase(value, "NONE")) return out;
   // "[ALL,]NAME[=value],...": with ALL the caller's environment wins over values given here.
   std::vector<std::string> items;
   size_t start = 0;
@@ -59,11 +60,10 @@ EnvironmentList ExportEnvironment(const std::string& value, const EnvironmentLis
     start = comma + 1;
   }
   bool all = std::any_of(items.begin(), items.end(),
-                         [](const std::string& i) { return config::EqualsIgnoreCase(i, "ALL"); });
+                         [](const std::string& i) { return EqualsIgnoreCase(i, "ALL"); });
   if (all) merge_all();
   for (const std::string& item : items) {
-    if (item.empty() || config::EqualsIgnoreCase(item, "ALL") ||
-        config::EqualsIgnoreCase(item, "NONE")) {
+    if (item.empty() || EqualsIgnoreCase(item, "ALL") || EqualsIgnoreCase(item, "NONE")) {
       continue;
     }
     size_t eq = item.find('=');

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/job_options.h"
 #include "config/value_text.h"
@@ -298,7 +299,7 @@ std::optional<SbatchFailure> ResolveMemory(const SbatchInputs& in, Settings& s) 
 }
 
 bool GresHasGpu(const std::string& gres) {
-  for (std::string_view item : config::Split(gres, ',')) {
+  for (std::string_view item : Split(gres, ',')) {
     if (item.substr(0, 5) == "gres/") item.remove_prefix(5);
     if (item.substr(0, 3) == "gpu" && (item.size() == 3 || item[3] == ':')) return true;
   }

@@ -12,6 +12,7 @@
 
 #include "api/job_json.h"
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/value_text.h"
 
@@ -34,13 +35,9 @@ const std::string& Value(const OptionArg& o) {
   return o.value ? *o.value : kNone;
 }
 
-bool IEquals(std::string_view a, std::string_view b) {
-  return config::EqualsIgnoreCase(a, b);
-}
-
 bool OneOf(std::string_view v, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
-    if (IEquals(v, n)) return true;
+    if (EqualsIgnoreCase(v, n)) return true;
   }
   return false;
 }
@@ -106,7 +103,7 @@ std::optional<long long> NodeCount(std::string_view s) {
     rest.remove_prefix(1);
   }
   for (char c : rest) {
-    if (!std::isspace(static_cast<unsigned char>(c))) return std::nullopt;
+    if (!IsSpace(c)) return std::nullopt;
   }
   if (*n > INT_MAX) return std::nullopt;
   return n;
@@ -183,7 +180,7 @@ std::optional<SbatchFailure> CheckExclusive(OptionArg& o, const ValueContext& ct
 
 std::optional<SbatchFailure> CheckOpenMode(OptionArg& o, const ValueContext& ctx) {
   std::string v = Value(o);
-  char c = v.empty() ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(v[0])));
+  char c = v.empty() ? '\0' : ToLowerAscii(v[0]);
   if (c != 'a' && c != 't') return InvalidSpec(o, ctx);
   o.value = c == 'a' ? "append" : "truncate";
   return std::nullopt;
@@ -191,7 +188,7 @@ std::optional<SbatchFailure> CheckOpenMode(OptionArg& o, const ValueContext& ctx
 
 std::optional<SbatchFailure> CheckYesNo(OptionArg& o, const ValueContext& ctx) {
   if (!OneOf(Value(o), {"yes", "no"})) return InvalidSpec(o, ctx);
-  o.value = config::ToLower(Value(o));
+  o.value = ToLower(Value(o));
   return std::nullopt;
 }
 
@@ -204,7 +201,7 @@ std::optional<SbatchFailure> CheckNoKill(OptionArg& o, const ValueContext& ctx) 
 std::optional<SbatchFailure> CheckGetUserEnv(OptionArg& o, const ValueContext& ctx) {
   std::string v = Value(o);
   size_t i = 0;
-  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) ++i;
+  while (i < v.size() && IsDigit(v[i])) ++i;
   std::string mode = v.substr(i);
   if (!mode.empty() && !OneOf(mode, {"s", "l"})) return InvalidSpec(o, ctx);
   return std::nullopt;
@@ -213,7 +210,7 @@ std::optional<SbatchFailure> CheckGetUserEnv(OptionArg& o, const ValueContext& c
 // A comma list whose every item is one of `names` (any case).
 bool ListOf(std::string_view v, std::initializer_list<std::string_view> names) {
   if (v.empty()) return false;
-  for (std::string_view item : config::Split(v, ',')) {
+  for (std::string_view item : Split(v, ',')) {
     if (!OneOf(item, names)) return false;
   }
   return true;
@@ -251,7 +248,7 @@ std::optional<SbatchFailure> CheckDistribution(OptionArg& o, const ValueContext&
     if (!OneOf(v.substr(comma + 1), {"Pack", "NoPack"})) return InvalidSpec(o, ctx);
     v = v.substr(0, comma);
   }
-  std::vector<std::string_view> levels = config::Split(v, ':');
+  std::vector<std::string_view> levels = Split(v, ':');
   std::string_view first = levels[0];
   bool ok = levels.size() <= 3 &&
             (OneOf(first, {"*", "block", "cyclic", "arbitrary"}) ||
@@ -262,7 +259,7 @@ std::optional<SbatchFailure> CheckDistribution(OptionArg& o, const ValueContext&
 }
 
 std::optional<SbatchFailure> CheckHint(OptionArg& o, const ValueContext& ctx) {
-  for (std::string_view item : config::Split(Value(o), ',')) {
+  for (std::string_view item : Split(Value(o), ',')) {
     if (!OneOf(item, {"compute_bound", "memory_bound", "multithread", "nomultithread", "help"})) {
       return Error(
           ctx, "unrecognized --hint argument \"" + std::string(item) + "\", see --hint=help", 1);
@@ -300,8 +297,8 @@ std::optional<SbatchFailure> CheckCpuFreq(OptionArg& o, const ValueContext& ctx)
 
 // --gpu-freq=[<type>=]<value>[,<type>=<value>][,verbose]
 std::optional<SbatchFailure> CheckGpuFreq(OptionArg& o, const ValueContext& ctx) {
-  for (std::string_view item : config::Split(Value(o), ',')) {
-    if (IEquals(item, "verbose")) continue;
+  for (std::string_view item : Split(Value(o), ',')) {
+    if (EqualsIgnoreCase(item, "verbose")) continue;
     std::string_view value = item;
     size_t eq = item.find('=');
     bool ok = true;
@@ -318,7 +315,7 @@ std::optional<SbatchFailure> CheckGpuFreq(OptionArg& o, const ValueContext& ctx)
 
 bool IsIdList(std::string_view v) {
   if (v.empty()) return false;
-  for (std::string_view item : config::Split(v, ',')) {
+  for (std::string_view item : Split(v, ',')) {
     if (item.empty()) return false;
     for (char c : item) {
       if (!std::isxdigit(static_cast<unsigned char>(c)) && c != 'x' && c != 'X' && c != '*')
@@ -344,7 +341,7 @@ std::optional<SbatchFailure> CheckGpuBind(OptionArg& o, const ValueContext& ctx)
 // --mem-bind=[{quiet|verbose},]{none|rank|local|map_mem:<list>|mask_mem:<list>}[,sort|nosort|
 // prefer]
 std::optional<SbatchFailure> CheckMemBind(OptionArg& o, const ValueContext& ctx) {
-  for (std::string_view item : config::Split(Value(o), ',')) {
+  for (std::string_view item : Split(Value(o), ',')) {
     bool ok = OneOf(item, {"quiet", "verbose", "none", "no", "rank", "local", "sort", "nosort",
                            "prefer", "help"}) ||
               (item.substr(0, 8) == "map_mem:" && IsIdList(item.substr(8))) ||
@@ -364,9 +361,9 @@ std::optional<SbatchFailure> CheckProfile(OptionArg& o, const ValueContext& ctx)
 // --propagate[=rlimit[,rlimit...]]
 std::optional<SbatchFailure> CheckPropagate(OptionArg& o, const ValueContext& ctx) {
   if (!o.value) return std::nullopt;
-  for (std::string_view item : config::Split(*o.value, ',')) {
+  for (std::string_view item : Split(*o.value, ',')) {
     std::string_view name = item;
-    if (name.size() > 7 && IEquals(name.substr(0, 7), "RLIMIT_")) name.remove_prefix(7);
+    if (name.size() > 7 && EqualsIgnoreCase(name.substr(0, 7), "RLIMIT_")) name.remove_prefix(7);
     if (!OneOf(name, {"ALL", "NONE", "AS", "CORE", "CPU", "DATA", "FSIZE", "MEMLOCK", "NOFILE",
                       "NPROC", "RSS", "STACK"})) {
       SbatchFailure f = Error(ctx, "Bad rlimit name: " + std::string(item), 1);
@@ -379,7 +376,7 @@ std::optional<SbatchFailure> CheckPropagate(OptionArg& o, const ValueContext& ct
 
 // --acctg-freq=<seconds> or <type>=<seconds>[,...]
 std::optional<SbatchFailure> CheckAcctgFreq(OptionArg& o, const ValueContext& ctx) {
-  for (std::string_view item : config::Split(Value(o), ',')) {
+  for (std::string_view item : Split(Value(o), ',')) {
     size_t eq = item.find('=');
     bool ok = eq == std::string_view::npos
                   ? SlurmInteger(item, false).has_value()
@@ -393,7 +390,7 @@ std::optional<SbatchFailure> CheckAcctgFreq(OptionArg& o, const ValueContext& ct
 // -B <sockets>[:cores[:threads]], each "*" or a count (or min-max).
 std::optional<SbatchFailure> CheckExtraNodeInfo(OptionArg& o, const ValueContext& ctx) {
   static constexpr const char* kNth[] = {"first", "second", "third"};
-  std::vector<std::string_view> parts = config::Split(Value(o), ':');
+  std::vector<std::string_view> parts = Split(Value(o), ':');
   for (size_t i = 0; i < parts.size() && i < 3; ++i) {
     std::string_view p = parts[i];
     size_t dash = p.find('-');
@@ -448,7 +445,7 @@ std::optional<SbatchFailure> CheckNice(OptionArg& o, const ValueContext& ctx) {
 
 // --priority=<value>|TOP: strtoll's number ("x" is 0), from 0 to 4294967294.
 std::optional<SbatchFailure> CheckPriority(OptionArg& o, const ValueContext& ctx) {
-  if (IEquals(Value(o), "TOP")) return std::nullopt;
+  if (EqualsIgnoreCase(Value(o), "TOP")) return std::nullopt;
   std::string_view rest;
   long long n = StrToLL(Value(o), &rest).value_or(0);
   if (n < 0) return Error(ctx, "Priority must be >= 0", 255);

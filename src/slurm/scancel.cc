@@ -10,6 +10,7 @@
 
 #include "api/job_json.h"
 #include "common/hostlist.h"
+#include "common/strings.h"
 
 namespace berth::slurm {
 namespace {
@@ -218,9 +219,7 @@ bool SetState(const std::string& value, ScancelOptions& o) {
 }
 
 bool EnvTrue(const std::string& v) {
-  std::string lower;
-  for (char c : v) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower == "true";
+  return EqualsIgnoreCase(v, "true");
 }
 
 // _opt_env(): the SCANCEL_* variables. Returns an error text, or "".
@@ -246,15 +245,83 @@ std::string ApplyEnv(const std::vector<std::pair<std::string, std::string>>& env
 }
 
 ScancelParse Finish(int code, std::string err, std::string out = "") {
-  ScancelParse p;
-  p.done = true;
-  p.exit_code = code;
-  p.err = std::move(err);
-  p.out = std::move(out);
-  return p;
+  return StopWith<ScancelParse>(code, std::move(err), std::move(out));
 }
 
 const char* const kTryHelp = "Try \"scancel --help\" for more information\n";
+
+// Applies one option; a result when scancel stops there (help, usage, a bad value).
+std::optional<ScancelParse> ApplyOption(int c, const std::string& value, ScancelOptions& o) {
+  switch (c) {
+    case 'A':
+      o.account = value;
+      return std::nullopt;
+    case 'b':
+      o.batch = true;
+      return std::nullopt;
+    case 'f':
+      o.full = true;
+      return std::nullopt;
+    case 'H':
+      o.hurry = true;
+      return std::nullopt;
+    case 'i':
+      o.interactive = true;
+      return std::nullopt;
+    case 'M':
+      return std::nullopt;  // one cluster: the one berth runs
+    case 'n':
+      o.job_name = value;
+      return std::nullopt;
+    case 'p':
+      o.partition = value;
+      return std::nullopt;
+    case 'Q':
+      o.verbose = -1;
+      return std::nullopt;
+    case 'q':
+      o.qos = value;
+      return std::nullopt;
+    case 'R':
+      o.reservation = value;
+      return std::nullopt;
+    case 's':
+      if (!SetSignal(value, o)) return Finish(1, "Unknown job signal: " + value + "\n");
+      return std::nullopt;
+    case 't':
+      if (!SetState(value, o)) {
+        return Finish(1, "Invalid job state specified: " + value +
+                             "\nValid job states are PENDING, RUNNING, and SUSPENDED\n");
+      }
+      return std::nullopt;
+    case 'u':
+      o.user = value;
+      return std::nullopt;
+    case 'v':
+      o.verbose = std::max(o.verbose, 0) + 1;
+      return std::nullopt;
+    case 'V':
+      o.version = true;
+      return std::nullopt;
+    case 'w':
+      o.nodelist = value;
+      return std::nullopt;
+    case kLongHelp:
+      return Finish(0, "", ScancelHelp());
+    case kLongUsage:
+      return Finish(0, "", ScancelUsage());
+    case kLongMe:
+      o.me = true;
+      return std::nullopt;
+    case kLongWckey:
+      o.wckey = value;
+      return std::nullopt;
+    case kLongIgnored:
+      return std::nullopt;
+    default:
+      return Finish(1, kTryHelp);  // a code the table does not give
+  }
+}
 
 }  // namespace
 
@@ -363,91 +430,17 @@ ScancelParse ParseScancelArgs(const std::vector<std::string>& args,
   ScancelParse result;
   ScancelOptions& o = result.options;
   if (std::string e = ApplyEnv(env, o); !e.empty()) return Finish(1, e);
-  // getopt_long permutes argv, so it works on copies.
-  std::vector<std::string> copies = args;
-  if (copies.empty()) copies.push_back("scancel");
-  std::vector<char*> argv;
-  for (std::string& a : copies) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  optind = 0;  // glibc: start over, with its full initialisation
-  opterr = 1;  // glibc prints "scancel: unrecognized option '--x'" itself, as Slurm's scancel
-  const int argc = static_cast<int>(copies.size());
-  int c;
-  while ((c = getopt_long(argc, argv.data(), kShortOptions, kLongOptions, nullptr)) != -1) {
-    const std::string value = optarg ? optarg : "";
-    switch (c) {
-      case 'A':
-        o.account = value;
-        break;
-      case 'b':
-        o.batch = true;
-        break;
-      case 'f':
-        o.full = true;
-        break;
-      case 'H':
-        o.hurry = true;
-        break;
-      case 'i':
-        o.interactive = true;
-        break;
-      case 'M':
-        break;  // one cluster: the one berth runs
-      case 'n':
-        o.job_name = value;
-        break;
-      case 'p':
-        o.partition = value;
-        break;
-      case 'Q':
-        o.verbose = -1;
-        break;
-      case 'q':
-        o.qos = value;
-        break;
-      case 'R':
-        o.reservation = value;
-        break;
-      case 's':
-        if (!SetSignal(value, o)) return Finish(1, "Unknown job signal: " + value + "\n");
-        break;
-      case 't':
-        if (!SetState(value, o)) {
-          return Finish(1, "Invalid job state specified: " + value +
-                               "\nValid job states are PENDING, RUNNING, and SUSPENDED\n");
-        }
-        break;
-      case 'u':
-        o.user = value;
-        break;
-      case 'v':
-        o.verbose = std::max(o.verbose, 0) + 1;
-        break;
-      case 'V':
-        o.version = true;
-        break;
-      case 'w':
-        o.nodelist = value;
-        break;
-      case kLongHelp:
-        return Finish(0, "", ScancelHelp());
-      case kLongUsage:
-        return Finish(0, "", ScancelUsage());
-      case kLongMe:
-        o.me = true;
-        break;
-      case kLongWckey:
-        o.wckey = value;
-        break;
-      case kLongIgnored:
-        break;
-      default:
-        return Finish(1, kTryHelp);  // getopt has printed what was wrong
-    }
-  }
+  std::optional<ScancelParse> stop;
+  std::optional<std::vector<std::string>> operands =
+      RunGetopt(args, kShortOptions, kLongOptions, [&](int c, const char* value) {
+        stop = ApplyOption(c, value ? value : "", o);
+        return !stop;
+      });
+  if (!operands) return Finish(1, kTryHelp);  // getopt has printed what was wrong
+  if (stop) return *stop;
   if (o.version) return result;
-  for (int i = optind; i < argc; ++i) {
-    Result<std::vector<ScancelId>> ids = ParseScancelId(argv[i]);
+  for (const std::string& word : *operands) {
+    Result<std::vector<ScancelId>> ids = ParseScancelId(word);
     if (!ids.ok()) return Finish(1, ids.status().message() + "\n");
     o.ids.insert(o.ids.end(), ids->begin(), ids->end());
   }
@@ -534,12 +527,7 @@ std::string ConfirmPrompt(const ScancelTarget& t) {
 }
 
 SlurmError SlurmErrorOf(const CancelFailure& f) {
-  auto has = [&](const char* word) {
-    std::string lower;
-    for (char c : f.message)
-      lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return lower.find(word) != std::string::npos;
-  };
+  auto has = [&](const char* word) { return ToLower(f.message).find(word) != std::string::npos; };
   if (f.http_status == 404) return {kInvalidJobId, "Invalid job id specified"};
   if (f.http_status == 403) return {kAccessDenied, "Access/permission denied"};
   if (f.http_status == 409 && (has("finished") || has("completed") || has("already"))) {

@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "core/model/job_state.h"
 #include "slurm/job_view.h"
+#include "slurm/view_options.h"
 
 namespace berth::slurm {
 
@@ -75,11 +76,9 @@ struct ScancelOptions {
 };
 
 // What parsing produced: options to act on, or text to print and an exit code.
-struct ScancelParse {
+// done: print `out` / `err` and exit with `exit_code` (ParseExit); otherwise run `options`.
+struct ScancelParse : ParseExit {
   ScancelOptions options;
-  bool done = false;  // print `out` / `err` and exit with `exit_code`
-  int exit_code = 0;
-  std::string out, err;
 };
 
 // Parses scancel's arguments (argv[0] is the program name). Environment variables SCANCEL_*

@@ -10,6 +10,7 @@
 
 #include "common/hostlist.h"
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "common/units.h"
 
 namespace berth::slurm {
@@ -156,23 +157,11 @@ std::string LimitText(const json& v, const char* unlimited) {
   return n <= 0 || n >= kInfinite ? unlimited : FormatTimeLimit(n);
 }
 
-std::string Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // "Key=Value" (the value may itself hold '='); the key in lower case.
 std::pair<std::string, std::string> SplitArg(const std::string& arg) {
   size_t eq = arg.find('=');
-  if (eq == std::string::npos) return {Lower(arg), ""};
-  return {Lower(arg.substr(0, eq)), arg.substr(eq + 1)};
+  if (eq == std::string::npos) return {ToLower(arg), ""};
+  return {ToLower(arg.substr(0, eq)), arg.substr(eq + 1)};
 }
 
 Result<int64_t> ParseInt(std::string_view text, const std::string& what) {
@@ -391,7 +380,7 @@ Result<std::pair<std::string, json>> ParseJobUpdate(const std::vector<std::strin
       return Status::InvalidArgument("Invalid input: " + arg + "\nRequest aborted");
     }
     if (key == "jobid") {
-      job_id = Trim(value);
+      job_id = std::string(Trim(value));
       continue;
     }
     BERTH_RETURN_IF_ERROR(ApplyJobKey(key, value, arg, current_limit, body));
@@ -412,7 +401,7 @@ Result<NodeUpdate> ParseNodeUpdate(const std::vector<std::string>& args) {
     if (key == "nodename") {
       names = value;
     } else if (key == "state") {
-      state = Lower(value);
+      state = ToLower(value);
     } else if (key == "reason") {
       u.reason = value;
     } else {

@@ -7,7 +7,8 @@
 // with -o/--oneliner every separator is " " and the record is one line. Slurm's own spacing is
 // kept, trailing blanks included, so that scripts that parse either form work unchanged.
 //
-// Thread safety: all functions are pure.
+// Thread safety: all functions are pure, except ParseScontrolArgs (getopt's process-wide state:
+// one thread at a time).
 #ifndef BERTH_SLURM_SCONTROL_H_
 #define BERTH_SLURM_SCONTROL_H_
 
@@ -20,10 +21,38 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "slurm/job_view.h"
+#include "slurm/view_options.h"
 
 namespace berth::slurm {
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
+
+// ---- scontrol's command line (scontrol_options.cc)
+
+struct ScontrolOptions {
+  bool one_liner = false;  // -o, --oneliner or the word "oneliner"
+  bool details = false;    // -d, --details or the word "details"
+  bool quiet = false;      // -Q, --quiet
+};
+
+// done: print `out` / `err` and exit with `exit_code` (ParseExit: help, version, a bad option, no
+// command); otherwise run the command `words` with `options`.
+struct ScontrolParse : ParseExit {
+  ScontrolOptions options;
+  std::vector<std::string> words;  // the command word first, never empty
+};
+
+// Parses scontrol's arguments (args[0] is the program name) as scontrol 22.05 does: options stop
+// at the first command word, so that "update JobId=1 TimeLimit=-30" keeps its argument; -o and -d
+// may also stand among the words ("scontrol show -o job"), as may "oneliner" and "details". A bad
+// option is "scontrol: unrecognized option '<word>'" and exit 1; no command prints the usage to
+// stderr and exits 1.
+ScontrolParse ParseScontrolArgs(const std::vector<std::string>& args);
+
+// The usage text (-h, --help, --usage and the "help" command).
+std::string ScontrolUsage();
+// "slurm 22.05.8 (berth)\n" (-V, --version and the "version" command).
+std::string ScontrolVersion();
 
 // `scontrol show job` of one job, record end included.
 std::string FormatScontrolJob(const JobView& v, bool one_liner, bool details = false);

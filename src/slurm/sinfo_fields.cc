@@ -6,6 +6,7 @@
 
 #include "common/hostlist.h"
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "slurm/sinfo_internal.h"
 #include "slurm/squeue_view.h"
 
@@ -444,12 +445,6 @@ const std::vector<SinfoField>& Fields() {
   return kFields;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 std::string PartitionLabel(const SinfoPartition& p, int width) {
@@ -470,7 +465,7 @@ const SinfoField* FindSinfoField(std::string_view key, bool percent_form) {
     }
     return nullptr;
   }
-  std::string name = Lower(key);
+  std::string name = ToLower(key);
   for (const SinfoField& f : Fields()) {
     for (std::string_view n : f.names) {
       if (n == name) return &f;

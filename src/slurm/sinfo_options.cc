@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "slurm/sinfo_view.h"
 
 namespace berth::slurm {
@@ -157,7 +158,7 @@ struct Parser {
         break;
       case 'p':
         partition_given = true;
-        o.partitions = SplitList(value);
+        o.partitions = SplitNonEmpty(value);
         break;
       case 'r':
         o.responding = true;
@@ -234,7 +235,7 @@ struct Parser {
           Error("Conflicting options, -a and -p, specified. Please choose one or the other."));
     }
     if (!partition_given && !all) {
-      if (auto v = env("SINFO_PARTITION")) o.partitions = SplitList(*v);
+      if (auto v = env("SINFO_PARTITION")) o.partitions = SplitNonEmpty(*v);
     }
     if (o.sort.empty()) {
       if (auto v = env("SINFO_SORT")) o.sort = *v;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "slurm/sinfo_internal.h"
 
 namespace berth::slurm {
@@ -42,20 +43,8 @@ constexpr uint32_t kFlagRebootIssued = 0x100000;
 constexpr uint32_t kFlagPlanned = 0x200000;
 constexpr uint32_t kFlagPowerDown = 0x800000;
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool PrefixNoCase(std::string_view word, std::string_view full) {
-  if (word.empty() || word.size() > full.size()) return false;
-  for (size_t i = 0; i < word.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(word[i])) !=
-        std::tolower(static_cast<unsigned char>(full[i]))) {
-      return false;
-    }
-  }
-  return true;
+  return !word.empty() && StartsWithIgnoreCase(full, word);
 }
 
 std::vector<std::string> Strings(const json& v) {
@@ -334,14 +323,14 @@ std::optional<uint32_t> StateId(std::string_view word) {
 
 Result<NodeStateFilter> ParseNodeStateList(std::string_view text) {
   NodeStateFilter f;
-  std::string lower = Lower(std::string(text));
+  std::string lower = ToLower(text);
   if (lower == "all") {
     f.all = true;
     return f;
   }
   std::string list(text);
   std::replace(list.begin(), list.end(), '&', ',');
-  for (const std::string& word : SplitList(list)) {
+  for (const std::string& word : SplitNonEmpty(list)) {
     std::optional<uint32_t> code = StateId(word);
     if (!code) return Status::InvalidArgument("Bad state string: \"" + word + "\"");
     f.codes.push_back(*code);
@@ -501,8 +490,7 @@ int CompareNames(const std::string& a, const std::string& b) {
   for (size_t i = 0;; ++i) {
     if (i >= a.size() || i >= b.size()) return Compare(a.size(), b.size());
     if (a[i] == b[i]) continue;
-    if (std::isdigit(static_cast<unsigned char>(a[i])) &&
-        std::isdigit(static_cast<unsigned char>(b[i]))) {
+    if (IsDigit(a[i]) && IsDigit(b[i])) {
       return Compare(std::atol(a.c_str() + i), std::atol(b.c_str() + i));
     }
     return Compare(a[i], b[i]);

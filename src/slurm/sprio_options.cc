@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "common/strings.h"
 #include "slurm/sprio_view.h"
 
 namespace berth::slurm {
@@ -76,7 +77,7 @@ struct Parser {
 
   void Users(const std::string& text) {
     o.users_given = true;
-    for (const std::string& u : SplitList(text)) {
+    for (const std::string& u : SplitNonEmpty(text)) {
       uint32_t uid = 0;
       auto [p, ec] = std::from_chars(u.data(), u.data() + u.size(), uid);
       if (ec == std::errc() && p == u.data() + u.size()) {
@@ -114,7 +115,7 @@ struct Parser {
         o.format = value;
         break;
       case 'p':
-        o.partitions = SplitList(value);
+        o.partitions = SplitNonEmpty(value);
         break;
       case 'S':
         o.sort = value;
@@ -152,7 +153,7 @@ struct Parser {
       return false;
     }
     if (job_flag) o.jobs_given = true;
-    for (const std::string& id : SplitList(jobs)) {
+    for (const std::string& id : SplitNonEmpty(jobs)) {
       uint32_t v = 0;
       auto [p, ec] = std::from_chars(id.data(), id.data() + id.size(), v);
       if (ec != std::errc() || p != id.data() + id.size() || v == 0) {

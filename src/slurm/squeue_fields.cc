@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "slurm/squeue_view.h"
 
@@ -330,12 +331,6 @@ const std::vector<JobField>& Fields() {
   return kFields;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 const JobField* FindField(std::string_view key, bool percent_form) {
   if (percent_form) {
     if (key.size() != 1) return nullptr;
@@ -344,7 +339,7 @@ const JobField* FindField(std::string_view key, bool percent_form) {
     }
     return nullptr;
   }
-  std::string name = Lower(key);
+  std::string name = ToLower(key);
   // squeue takes any name starting with "numtask" for NumTasks.
   if (name.rfind("numtask", 0) == 0) name = "numtasks";
   for (const JobField& f : Fields()) {

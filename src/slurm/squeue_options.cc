@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "slurm/squeue_view.h"
 
 namespace berth::slurm {
@@ -125,7 +126,7 @@ void AddUsers(std::string_view text, SqueueFilter& f, std::string& warnings) {
   f.users_given = true;
   f.users.clear();
   f.uids.clear();
-  for (const std::string& u : SplitList(text)) {
+  for (const std::string& u : SplitNonEmpty(text)) {
     uint32_t uid = 0;
     auto [p, ec] = std::from_chars(u.data(), u.data() + u.size(), uid);
     if (ec == std::errc() && p == u.data() + u.size()) {
@@ -161,7 +162,7 @@ struct Parser {
     switch (c) {
       case 'A':
       case 'U':
-        o.filter.accounts = SplitList(value);
+        o.filter.accounts = SplitNonEmpty(value);
         break;
       case 'a':
         break;  // berth has no hidden partitions
@@ -185,12 +186,12 @@ struct Parser {
         format_env_off = true;
         break;
       case 'L':
-        o.filter.licenses = SplitList(value);
+        o.filter.licenses = SplitNonEmpty(value);
         break;
       case 'M':
         break;  // one cluster
       case 'n':
-        o.filter.names = SplitList(value);
+        o.filter.names = SplitNonEmpty(value);
         break;
       case 'O':
         if (!format.empty()) return Fail(Error("-O (--Format) is incompatible with -o (--format)"));
@@ -205,13 +206,13 @@ struct Parser {
         format_env_off = true;
         break;
       case 'p':
-        o.filter.partitions = SplitList(value);
+        o.filter.partitions = SplitNonEmpty(value);
         break;
       case 'P':
         o.per_partition = true;
         break;
       case 'q':
-        o.filter.qos = SplitList(value);
+        o.filter.qos = SplitNonEmpty(value);
         break;
       case 'R':
         o.filter.reservation = value;
@@ -284,19 +285,19 @@ struct Parser {
       }
     }
     if (o.filter.accounts.empty()) {
-      if (auto v = env("SQUEUE_ACCOUNT")) o.filter.accounts = SplitList(*v);
+      if (auto v = env("SQUEUE_ACCOUNT")) o.filter.accounts = SplitNonEmpty(*v);
     }
     if (o.filter.names.empty()) {
-      if (auto v = env("SQUEUE_NAMES")) o.filter.names = SplitList(*v);
+      if (auto v = env("SQUEUE_NAMES")) o.filter.names = SplitNonEmpty(*v);
     }
     if (o.filter.licenses.empty()) {
-      if (auto v = env("SQUEUE_LICENSES")) o.filter.licenses = SplitList(*v);
+      if (auto v = env("SQUEUE_LICENSES")) o.filter.licenses = SplitNonEmpty(*v);
     }
     if (o.filter.partitions.empty()) {
-      if (auto v = env("SQUEUE_PARTITION")) o.filter.partitions = SplitList(*v);
+      if (auto v = env("SQUEUE_PARTITION")) o.filter.partitions = SplitNonEmpty(*v);
     }
     if (o.filter.qos.empty()) {
-      if (auto v = env("SQUEUE_QOS")) o.filter.qos = SplitList(*v);
+      if (auto v = env("SQUEUE_QOS")) o.filter.qos = SplitNonEmpty(*v);
     }
     if (states.empty()) {
       if (auto v = env("SQUEUE_STATES")) states = *v;

@@ -8,19 +8,13 @@
 #include <set>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 #include "core/model/array_spec.h"
 
 namespace berth::slurm {
 namespace {
 
 using nlohmann::json;
-
-bool SameNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
 
 std::optional<int64_t> ParseNonNegative(std::string_view s) {
   int64_t v = 0;
@@ -33,7 +27,7 @@ std::optional<int64_t> ParseNonNegative(std::string_view s) {
 std::vector<int32_t> ParseTaskSet(std::string_view text) {
   std::vector<int32_t> ids;
   text = text.substr(0, text.find('%'));
-  for (const std::string& part : SplitList(text)) {
+  for (const std::string& part : SplitNonEmpty(text)) {
     size_t dash = part.find('-');
     std::optional<int64_t> lo = ParseNonNegative(std::string_view(part).substr(0, dash));
     std::optional<int64_t> hi =
@@ -144,7 +138,7 @@ std::vector<SqueueRow> SplitByPartition(std::vector<SqueueRow> rows,
                                         const std::map<std::string, int64_t>& tiers) {
   std::vector<SqueueRow> out;
   for (SqueueRow& row : rows) {
-    std::vector<std::string> parts = SplitList(row.job.partition);
+    std::vector<std::string> parts = SplitNonEmpty(row.job.partition);
     if (parts.empty()) parts.push_back(row.job.partition);
     for (const std::string& p : parts) {
       SqueueRow r = row;
@@ -159,7 +153,7 @@ std::vector<SqueueRow> SplitByPartition(std::vector<SqueueRow> rows,
 
 Result<std::vector<JobIdFilter>> ParseJobIdList(std::string_view text) {
   std::vector<JobIdFilter> out;
-  for (const std::string& item : SplitList(text)) {
+  for (const std::string& item : SplitNonEmpty(text)) {
     std::string_view s = item;
     size_t us = s.find('_');
     std::optional<int64_t> id = ParseNonNegative(s.substr(0, us));
@@ -175,11 +169,11 @@ Result<std::vector<JobIdFilter>> ParseJobIdList(std::string_view text) {
 
 Result<std::vector<core::JobState>> ParseJobStateList(std::string_view text) {
   std::vector<core::JobState> out;
-  if (SameNoCase(text, "all")) {
+  if (EqualsIgnoreCase(text, "all")) {
     for (int i = 0; i < core::kNumJobStates; ++i) out.push_back(static_cast<core::JobState>(i));
     return out;
   }
-  for (const std::string& name : SplitList(text)) {
+  for (const std::string& name : SplitNonEmpty(text)) {
     std::optional<core::JobState> st = core::ParseJobState(name);
     if (!st) {
       return Status::InvalidArgument(
@@ -198,7 +192,7 @@ namespace {
 
 bool InList(const std::vector<std::string>& list, const std::string& value, bool nocase) {
   return std::any_of(list.begin(), list.end(), [&](const std::string& s) {
-    return nocase ? SameNoCase(s, value) : s == value;
+    return nocase ? EqualsIgnoreCase(s, value) : s == value;
   });
 }
 
@@ -213,7 +207,7 @@ bool StateMatches(const SqueueFilter& f, core::JobState s) {
 
 bool PartitionMatches(const SqueueFilter& f, const std::string& partitions) {
   if (f.partitions.empty()) return true;
-  for (const std::string& p : SplitList(partitions)) {
+  for (const std::string& p : SplitNonEmpty(partitions)) {
     if (InList(f.partitions, p, false)) return true;
   }
   return false;
@@ -221,7 +215,7 @@ bool PartitionMatches(const SqueueFilter& f, const std::string& partitions) {
 
 bool LicenseMatches(const SqueueFilter& f, const std::string& licenses) {
   if (f.licenses.empty()) return true;
-  for (const std::string& held : SplitList(licenses)) {
+  for (const std::string& held : SplitNonEmpty(licenses)) {
     for (const std::string& want : f.licenses) {
       if (held.find(want) != std::string::npos) return true;  // squeue uses strstr
     }
@@ -400,7 +394,7 @@ int CompareByKey(char key, const SqueueRow& ra, const SqueueRow& rb, Time now) {
 
 Status CheckSortKeys(const std::vector<SortKey>& keys) {
   for (const SortKey& k : keys) {
-    if (SameNoCase(k.key, "cluster")) continue;
+    if (EqualsIgnoreCase(k.key, "cluster")) continue;
     if (k.key.size() != 1 || kSortLetters.find(k.key[0]) == std::string_view::npos) {
       return Status::InvalidArgument("Invalid sort specification: " + k.key);
     }

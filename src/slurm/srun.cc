@@ -12,6 +12,7 @@
 #include <map>
 
 #include "common/hostlist.h"
+#include "common/strings.h"
 
 namespace berth::slurm {
 namespace {
@@ -113,12 +114,7 @@ std::optional<int32_t> PositiveInt(std::string_view s) {
 }
 
 SrunParse Finish(int code, std::string err, std::string out = "") {
-  SrunParse p;
-  p.done = true;
-  p.exit_code = code;
-  p.err = std::move(err);
-  p.out = std::move(out);
-  return p;
+  return StopWith<SrunParse>(code, std::move(err), std::move(out));
 }
 
 // The job option (sbatch's long name) a short or long-only option stands for.
@@ -279,18 +275,6 @@ std::string Get(const EnvList& env, const std::string& name) {
   return "";
 }
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < s.size()) {
-    size_t comma = s.find(',', start);
-    if (comma == std::string::npos) comma = s.size();
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 // "0-2,5" from task ids (srun's ranged task lists).
 std::string RangedIds(std::vector<int32_t> ids) {
   std::sort(ids.begin(), ids.end());
@@ -317,24 +301,22 @@ std::string SignalWords(int sig) {
 SrunParse ParseSrunArgs(const std::vector<std::string>& args) {
   SrunParse result;
   SrunOptions& o = result.options;
-  std::vector<std::string> copies = args;
-  if (copies.empty()) copies.push_back("srun");
-  std::vector<char*> argv;
-  for (std::string& a : copies) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  optind = 0;
-  opterr = 1;
-  const int argc = static_cast<int>(copies.size());
-  int c;
-  while ((c = getopt_long(argc, argv.data(), kShortOptions, kLongOptions, nullptr)) != -1) {
-    if (c == '?' || c == ':') return Finish(1, kTryHelp);
-    if (c == kHelp) return Finish(0, "", SrunHelp());
-    if (c == kUsage) return Finish(0, "", SrunUsage());
-    std::string error = ApplyOption(c, optarg ? optarg : "", o);
-    if (!error.empty()) return Finish(1, error + "\n");
-  }
+  std::optional<SrunParse> stop;
+  std::optional<std::vector<std::string>> operands =
+      RunGetopt(args, kShortOptions, kLongOptions, [&](int c, const char* value) {
+        if (c == kHelp) {
+          stop = Finish(0, "", SrunHelp());
+        } else if (c == kUsage) {
+          stop = Finish(0, "", SrunUsage());
+        } else if (std::string error = ApplyOption(c, value ? value : "", o); !error.empty()) {
+          stop = Finish(1, error + "\n");
+        }
+        return !stop;
+      });
+  if (!operands) return Finish(1, kTryHelp);
+  if (stop) return *stop;
   if (o.version) return result;
-  for (int i = optind; i < argc; ++i) o.command.push_back(argv[i]);
+  o.command = std::move(*operands);
   if (o.command.empty()) return Finish(1, "srun: fatal: No command given to execute.\n");
   return result;
 }
@@ -378,7 +360,7 @@ std::string SrunHelp() {
 
 Result<std::vector<int32_t>> ExpandCounts(std::string_view text) {
   std::vector<int32_t> out;
-  for (const std::string& item : SplitComma(std::string(text))) {
+  for (const std::string& item : SplitNonEmpty(text)) {
     size_t paren = item.find("(x");
     std::optional<int32_t> value = PositiveInt(item.substr(0, paren));
     int32_t times = 1;
@@ -432,7 +414,7 @@ Result<Allocation> AllocationFromEnv(const EnvList& env) {
   }
   std::string gpus = Get(env, "CUDA_VISIBLE_DEVICES");
   if (gpus.empty()) gpus = Get(env, "SLURM_JOB_GPUS");
-  a.gpus = SplitComma(gpus);
+  a.gpus = SplitNonEmpty(gpus);
   a.env_ntasks = PositiveInt(Get(env, "SLURM_NTASKS")).value_or(0);
   a.env_nnodes = PositiveInt(Get(env, "SLURM_NNODES")).value_or(0);
   a.env_cpus_per_task = PositiveInt(Get(env, "SRUN_CPUS_PER_TASK")).value_or(0);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "slurm/view_options.h"
 
 namespace berth::slurm {
 
@@ -57,11 +58,9 @@ struct SrunOptions {
 };
 
 // What parsing produced: options, or text to print and an exit code.
-struct SrunParse {
+// done: print `out` / `err` and exit with `exit_code` (ParseExit); otherwise run `options`.
+struct SrunParse : ParseExit {
   SrunOptions options;
-  bool done = false;
-  int exit_code = 0;
-  std::string out, err;
 };
 
 // Parses srun's arguments (args[0] is the program name). Options stop at the first word that is

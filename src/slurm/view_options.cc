@@ -1,6 +1,5 @@
 #include "slurm/view_options.h"
 
-#include <cctype>
 #include <cstdlib>
 #include <ctime>
 
@@ -23,9 +22,14 @@ ParseExit ExitWith(int code, std::string err, std::string out) {
   return e;
 }
 
-std::optional<std::vector<std::string>> RunGetopt(
-    const std::vector<std::string>& args, const char* short_options,
-    const struct option* long_options, const std::function<bool(int, const char*)>& handle) {
+namespace {
+
+// RunGetopt; with `bad_word` null getopt prints its own messages.
+std::optional<std::vector<std::string>> Getopt(const std::vector<std::string>& args,
+                                               const char* short_options,
+                                               const struct option* long_options,
+                                               const std::function<bool(int, const char*)>& handle,
+                                               std::string* bad_word) {
   // getopt_long permutes argv, so it works on copies.
   std::vector<std::string> copies = args;
   if (copies.empty()) copies.push_back("berth");
@@ -33,11 +37,14 @@ std::optional<std::vector<std::string>> RunGetopt(
   for (std::string& a : copies) argv.push_back(a.data());
   argv.push_back(nullptr);
   optind = 0;  // glibc: start over, with its full initialisation
-  opterr = 1;
+  opterr = bad_word == nullptr ? 1 : 0;
   const int argc = static_cast<int>(copies.size());
   int c;
   while ((c = getopt_long(argc, argv.data(), short_options, long_options, nullptr)) != -1) {
-    if (c == '?' || c == ':') return std::nullopt;
+    if (c == '?' || c == ':') {
+      if (bad_word != nullptr) *bad_word = argv[optind - 1];
+      return std::nullopt;
+    }
     if (!handle(c, optarg)) break;
   }
   std::vector<std::string> operands;
@@ -45,21 +52,19 @@ std::optional<std::vector<std::string>> RunGetopt(
   return operands;
 }
 
-std::vector<std::string> SplitList(std::string_view text) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string_view::npos) comma = text.size();
-    if (comma > pos) out.emplace_back(text.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
+}  // namespace
+
+std::optional<std::vector<std::string>> RunGetopt(
+    const std::vector<std::string>& args, const char* short_options,
+    const struct option* long_options, const std::function<bool(int, const char*)>& handle) {
+  return Getopt(args, short_options, long_options, handle, nullptr);
 }
 
-std::string LowerAscii(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+std::optional<std::vector<std::string>> RunGetoptQuietly(
+    const std::vector<std::string>& args, const char* short_options,
+    const struct option* long_options, const std::function<bool(int, const char*)>& handle,
+    std::string* bad_word) {
+  return Getopt(args, short_options, long_options, handle, bad_word);
 }
 
 std::string DateLine() {

@@ -1,6 +1,8 @@
-// Command-line plumbing shared by squeue, sinfo and sprio: glibc's getopt_long run over a copy of
-// the arguments (so that its permutation and messages are exactly those of the Slurm commands),
-// environment lookups, and the "print this and exit" outcome of parsing.
+// Command-line plumbing shared by all of berth's Slurm commands (squeue, sinfo, sprio, sacct,
+// srun, scancel, scontrol, report): glibc's getopt_long run over a copy of the arguments (so
+// that its permutation and messages are exactly those of the Slurm commands), environment
+// lookups, and the "print this and exit" outcome of parsing (ParseExit, which each command's
+// parse result holds or is).
 //
 // Thread safety: RunGetopt uses getopt_long's process-wide state: one thread at a time.
 #ifndef BERTH_SLURM_VIEW_OPTIONS_H_
@@ -12,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace berth::slurm {
@@ -38,8 +41,20 @@ std::optional<std::vector<std::string>> RunGetopt(
     const struct option* long_options,
     const std::function<bool(int code, const char* value)>& handle);
 
-// ASCII lower case (format names and option values compare case-insensitively).
-std::string LowerAscii(std::string s);
+// RunGetopt for a command that words its own message for a bad option (scontrol): getopt prints
+// nothing, and on nullopt *bad_word holds the argument getopt was reading (argv[optind - 1]).
+std::optional<std::vector<std::string>> RunGetoptQuietly(
+    const std::vector<std::string>& args, const char* short_options,
+    const struct option* long_options,
+    const std::function<bool(int code, const char* value)>& handle, std::string* bad_word);
+
+// A command's parse result `Parse` (a ParseExit plus its options) that stops: print and exit.
+template <typename Parse>
+Parse StopWith(int code, std::string err, std::string out = "") {
+  Parse p;
+  static_cast<ParseExit&>(p) = ExitWith(code, std::move(err), std::move(out));
+  return p;
+}
 
 // The line squeue and sinfo print above the header with -l or -i: "Wed Dec 02 19:23:59 2026"
 // (local time) and a newline.
@@ -47,9 +62,6 @@ std::string DateLine();
 
 // How many times -i repeats: until interrupted (-1), or $BERTH_ITERATIONS times (for tests).
 int IterationLimit();
-
-// Splits "a,b,,c" into {"a", "b", "c"} (strtok's view of a comma list).
-std::vector<std::string> SplitList(std::string_view text);
 
 }  // namespace berth::slurm
 
