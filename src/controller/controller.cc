@@ -46,6 +46,7 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
                       ? found->pw_name
                       : std::to_string(im.own_uid);
   }
+  im.auth.Configure({im.own_uid, im.opt.operators, im.opt.munge_socket});
   if (mkdir(im.opt.state_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::InvalidArgument("cannot create state folder " + im.opt.state_dir);
   }
@@ -154,6 +155,7 @@ Status Controller::Impl::Recover() {
 Status Controller::Start() {
   Impl& im = *impl_;
   BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
+  if (im.k8s && im.k8s->signer) im.auth.set_signer(&*im.k8s->signer);
   BERTH_RETURN_IF_ERROR(im.StartPower());
   im.state_thread = std::thread([&im] { im.RunStateThread(); });
   im.server = std::make_unique<net::HttpServer>(
