@@ -4,28 +4,46 @@
 
 namespace berth::api {
 
-int HttpStatusOf(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return 200;
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kAlreadyExists:
-      return 409;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kFailedPrecondition:
-      return 409;
-    case StatusCode::kResourceExhausted:
-      return 429;
-    case StatusCode::kUnavailable:
-      return 503;
-    case StatusCode::kInternal:
-      return 500;
+namespace {
+
+struct CodeMapping {
+  StatusCode code;
+  int http;
+  std::string_view k8s_reason;
+  int exit_code;
+};
+
+constexpr CodeMapping kMappings[] = {
+    {StatusCode::kOk, 200, "", 0},
+    {StatusCode::kInvalidArgument, 400, "BadRequest", 1},
+    {StatusCode::kNotFound, 404, "NotFound", 1},
+    {StatusCode::kAlreadyExists, 409, "AlreadyExists", 1},
+    {StatusCode::kPermissionDenied, 403, "Forbidden", 1},
+    {StatusCode::kFailedPrecondition, 409, "Conflict", 1},
+    {StatusCode::kResourceExhausted, 429, "TooManyRequests", 1},
+    {StatusCode::kUnavailable, 503, "ServiceUnavailable", 1},
+    {StatusCode::kInternal, 500, "InternalError", 1},
+};
+
+const CodeMapping& MappingOf(StatusCode code) {
+  for (const CodeMapping& m : kMappings) {
+    if (m.code == code) return m;
   }
-  return 500;
+  return kMappings[std::size(kMappings) - 1];  // an unknown code is an internal error
+}
+
+}  // namespace
+
+int HttpStatusOf(StatusCode code) {
+  return MappingOf(code).http;
+}
+
+std::string_view K8sReasonOf(StatusCode code) {
+  return MappingOf(code).k8s_reason;
+}
+
+int ExitCodeOf(StatusCode code) {
+  return MappingOf(code).exit_code;
 }
 
 nlohmann::json ErrorBody(const Status& status) {

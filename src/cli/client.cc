@@ -118,7 +118,7 @@ Result<nlohmann::json> Client::Call(const std::string& method, const std::string
 }
 
 int ExitCodeOf(const Status& status) {
-  return status.ok() ? 0 : 1;
+  return api::ExitCodeOf(status.code());
 }
 
 int Fail(const char* prog, const Status& status) {

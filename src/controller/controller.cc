@@ -45,6 +45,7 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
                       ? found->pw_name
                       : std::to_string(im.own_uid);
   }
+  im.auth.Configure({im.own_uid, im.opt.operators, im.opt.munge_socket});
   if (mkdir(im.opt.state_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::InvalidArgument("cannot create state folder " + im.opt.state_dir);
   }
@@ -166,6 +167,7 @@ void Controller::Impl::RecoverNodeAdmin(Time now) {
 Status Controller::Start() {
   Impl& im = *impl_;
   BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
+  if (im.k8s && im.k8s->signer) im.auth.set_signer(&*im.k8s->signer);
   BERTH_RETURN_IF_ERROR(im.StartPower());
   im.next_pass = im.Now();
   im.loop.Start({[&im](std::deque<Command> batch) { im.RunBatch(std::move(batch)); },

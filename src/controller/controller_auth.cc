@@ -28,67 +28,52 @@ std::optional<uint32_t> LookUpUser(const std::string& name) {
 
 }  // namespace
 
-Result<json> Controller::Impl::JoinNode(const Caller& who, const json& body,
-                                        const std::string& remote) {
-  if (!who.join_token && !who.admin) {
-    return Status::PermissionDenied("joining a node needs the cluster's join token");
-  }
-  if (!k8s || !k8s->signer) return Status::Unavailable("this controller issues no credentials");
-  if (!body.is_object() || !body.contains("node") || !body.at("node").is_string()) {
-    return Status::InvalidArgument("expected {\"node\": NAME}");
-  }
-  const std::string node = body.at("node").get<std::string>();
-  if (!net::TokenSigner::ValidNodeName(node)) {
-    return Status::InvalidArgument("bad node name '" + node +
-                                   "': 1 to 63 of letters, digits, '.', '_' and '-'");
-  }
+Result<json> Controller::Impl::JoinNode(const JoinRequest& request, const std::string& remote) {
+  const net::TokenSigner* signer = auth.signer();
+  if (signer == nullptr) return Status::Unavailable("this controller issues no credentials");
+  BERTH_RETURN_IF_ERROR(request.error);
+  const std::string& node = request.node;
   std::fprintf(stderr, "berth controller: node %s joined from %s\n", node.c_str(), remote.c_str());
-  return json{{"node", node}, {"credential", k8s->signer->IssueNode(node)}};
+  return json{{"node", node}, {"credential", signer->IssueNode(node)}};
 }
 
-Result<json> Controller::Impl::IssueToken(const Caller& who, const json& body) {
-  if (!who.known) return Status::PermissionDenied("only a user may ask for a token");
-  if (!k8s || !k8s->signer) return Status::Unavailable("this controller issues no tokens");
-  if (!body.is_null() && !body.is_object()) {
-    return Status::InvalidArgument(
-        "expected {} or {\"user\": NAME} or {\"node\": NAME} or {\"join\": true}");
-  }
+Result<json> Controller::Impl::IssueToken(const Caller& who, const TokenRequest& request) {
+  const net::TokenSigner* signer = auth.signer();
+  if (signer == nullptr) return Status::Unavailable("this controller issues no tokens");
+  BERTH_RETURN_IF_ERROR(request.shape);
   json out = {{"server", k8s->server_url}, {"ca", k8s->ca_pem}};
-  const json b = body.is_object() ? body : json::object();
-  if (b.value("join", false)) {
+  if (request.join) {
     if (!who.admin) return Status::PermissionDenied("only an operator may read the join token");
     out["kind"] = "join";
-    out["token"] = k8s->signer->IssueJoin();
+    out["token"] = signer->IssueJoin();
     return out;
   }
-  if (b.contains("node")) {
+  if (request.has_node) {
     if (!who.admin) return Status::PermissionDenied("only an operator may issue a node credential");
-    const std::string node = b.at("node").get<std::string>();
-    if (!net::TokenSigner::ValidNodeName(node)) {
-      return Status::InvalidArgument("bad node name '" + node + "'");
+    BERTH_RETURN_IF_ERROR(request.node_error);
+    if (!net::TokenSigner::ValidNodeName(request.node)) {
+      return Status::InvalidArgument("bad node name '" + request.node + "'");
     }
     out["kind"] = "node";
-    out["node"] = node;
-    out["token"] = k8s->signer->IssueNode(node);
+    out["node"] = request.node;
+    out["token"] = signer->IssueNode(request.node);
     return out;
   }
   uint32_t uid = who.uid;
-  if (b.contains("user")) {
-    const std::string name = b.at("user").is_number_unsigned()
-                                 ? std::to_string(b.at("user").get<uint32_t>())
-                                 : b.at("user").get<std::string>();
-    std::optional<uint32_t> found = LookUpUser(name);
-    if (!found) return Status::NotFound("no such user: " + name);
+  if (request.has_user) {
+    BERTH_RETURN_IF_ERROR(request.user_error);
+    std::optional<uint32_t> found = LookUpUser(request.user);
+    if (!found) return Status::NotFound("no such user: " + request.user);
     if (*found != who.uid && !who.admin) {
       return Status::PermissionDenied("only an operator may issue a token for another user");
     }
     uid = *found;
   }
-  Caller user = UserCaller(uid);
+  Caller user = auth.UserCaller(uid);
   out["kind"] = "user";
   out["user"] = user.user;
   out["uid"] = uid;
-  out["token"] = k8s->signer->Issue(uid);
+  out["token"] = signer->Issue(uid);
   return out;
 }
 

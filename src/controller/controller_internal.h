@@ -3,6 +3,7 @@
 #define BERTH_CONTROLLER_CONTROLLER_INTERNAL_H_
 
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -22,6 +23,7 @@
 #include "agent/agent_commands.h"
 #include "agent/launch.h"
 #include "controller/agent_link.h"
+#include "controller/auth.h"
 #include "controller/controller.h"
 #include "controller/controller_k8s.h"
 #include "controller/controller_metrics.h"
@@ -29,6 +31,8 @@
 #include "controller/hubs.h"
 #include "controller/job_record.h"
 #include "controller/power_provider.h"
+#include "controller/requests.h"
+#include "controller/routes.h"
 #include "controller/state_loop.h"
 #include "controller/step_table.h"
 #include "controller/txn.h"
@@ -42,32 +46,27 @@ namespace berth::controller {
 
 // 401 UNAUTHENTICATED with WWW-Authenticate: Bearer, for a request that names nobody.
 net::HttpResponse Unauthorized(const std::string& message);
-// The token of an "Authorization: Bearer TOKEN" header (the scheme in any case); nullopt without.
-// The view points into req.
-std::optional<std::string_view> BearerToken(const net::HttpRequest& req);
 
-// Who is asking (from the Unix socket's peer credentials).
-struct Caller {
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  std::string user;
-  bool admin = false;  // root, the controller's own user, or an operator
-  bool known = false;  // a user: a Unix-socket peer or a user's bearer token
-  // Not users (known is false): a node agent's credential names its node, and the cluster's join
-  // token may only ask for a node credential (docs/security.md).
-  std::string agent_node;
-  bool join_token = false;
-  // A job attempt's step token (srun on the job's first node, over TLS): it may only start,
-  // watch and signal steps of that attempt.
-  core::JobId step_job = 0;
-  int32_t step_attempt = -1;
-};
-
-// controller_http.cc: a JSON answer; an error as its HTTP status and berth's error body; a job
-// id from a path ("12"; not 0).
+// controller_http.cc: a JSON answer; an error as its HTTP status and berth's error body
+// (api/errors.h).
 net::HttpResponse JsonResponse(int status, const nlohmann::json& body);
 net::HttpResponse Error(const Status& st);
-std::optional<core::JobId> ParseId(std::string_view s);
+
+// A whole string as a number of type T (no sign for unsigned types, no blanks).
+template <typename T>
+bool ParseNumber(const std::string& s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// A /v1 request as its handler sees it: the request, who asks, the route table's match (path
+// segments and parameters) and the parsed body ({} when empty).
+struct ApiCall {
+  const net::HttpRequest& req;
+  const Caller& who;
+  const RouteMatch& match;
+  const nlohmann::json& body;
+};
 
 // A read-only picture of the cluster for API threads, replaced as a whole by the state thread.
 struct NodeView {
@@ -231,18 +230,26 @@ struct Controller::Impl {
   std::string NodeName(uint32_t index) const;
   Time Now() const;
 
-  // controller_jobs.cc (state thread only): the commands
+  // controller_jobs.cc (state thread only): the commands, fed typed requests (requests.h)
+  // decoded on the API thread.
+  Result<std::vector<core::JobId>> SubmitJobs(SubmitRequest request, Txn& t);
+  // The same from a job's JSON (the Kubernetes face's Pods): DecodeSubmit, then SubmitJobs.
   Result<std::vector<core::JobId>> SubmitJobs(const Caller& who, const nlohmann::json& body,
                                               Txn& t);
   Status CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only, Txn& t);
   Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t);
   Status RequeueJob(const Caller& who, core::JobId id, Txn& t);
+  // `body`: the fields to change; each is checked before any is applied.
   Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t);
+  // One of the above, as a JobActionRequest asks.
+  Status ApplyJobAction(const Caller& who, core::JobId id, const JobActionRequest& r, Txn& t);
   // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
   Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t);
   // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
-  nlohmann::json CancelMany(const Caller& who, const nlohmann::json& body, Txn& t);
+  nlohmann::json CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t);
   // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
+  Result<nlohmann::json> TestSubmit(JobSubmission job);
+  // The same from a job's JSON (the Kubernetes face's dry runs).
   Result<nlohmann::json> TestSubmit(const Caller& who, const nlohmann::json& body);
   // GET /v1/priorities: sprio's view.
   nlohmann::json PriorityView() const;
@@ -266,6 +273,9 @@ struct Controller::Impl {
   // job step's part on the others), with the job's step token when this controller signs tokens.
   agent::LaunchSpec LaunchSpecFor(const JobRecord& r, size_t node_index) const;
 
+  // Who is asking, and what each credential may do (auth.h).
+  Auth auth;
+
   // controller_http.cc
   // Route() with a net under it: a value of the wrong JSON type is the caller's error (400),
   // anything else a JSON 500; neither ends the connection or the server.
@@ -273,13 +283,29 @@ struct Controller::Impl {
   // other way (the TLS listener's bearer tokens).
   net::HttpResponse Serve(const net::HttpRequest& req);
   net::HttpResponse ServeAs(const net::HttpRequest& req, const Caller& who);
+  // The route table's word on the request (routes.h), then the route's handler.
   net::HttpResponse Route(const net::HttpRequest& req, const Caller& who);
-  // POST /v1/agents/join and POST /v1/tokens (docs/security.md).
-  Result<nlohmann::json> JoinNode(const Caller& who, const nlohmann::json& body,
-                                  const std::string& remote);
-  Result<nlohmann::json> IssueToken(const Caller& who, const nlohmann::json& body);
-  net::HttpResponse AgentRoute(const net::HttpRequest& req, const Caller& who,
-                               const std::vector<std::string>& parts, const nlohmann::json& body);
+  using ApiHandler = net::HttpResponse (*)(Impl& im, const ApiCall& c);
+  struct ApiBinding {
+    Endpoint endpoint;
+    ApiHandler handler;
+  };
+  static const ApiBinding kApiHandlers[];  // one per Endpoint
+  // Runs `c` on the state thread (Call): its error, or its body with `ok_status`.
+  net::HttpResponse CallResponse(std::function<void(Txn&, Reply*)> c, int ok_status);
+  // The /v1 handlers that decode a request and run a command.
+  net::HttpResponse SubmitRoute(const ApiCall& c);
+  net::HttpResponse CancelManyRoute(const ApiCall& c);
+  net::HttpResponse JobActionRoute(const ApiCall& c);
+  net::HttpResponse NodeActionRoute(const ApiCall& c);
+  // GET /v1/agents/NODE/commands: the node's commands after ?after=SEQ, waiting up to ?wait_ms.
+  net::HttpResponse AgentCommands(const ApiCall& c);
+  // POST /v1/agents/join and POST /v1/tokens (docs/security.md); the route table has checked
+  // who may ask.
+  Result<nlohmann::json> JoinNode(const JoinRequest& request, const std::string& remote);
+  Result<nlohmann::json> IssueToken(const Caller& who, const TokenRequest& request);
+
+  // controller_queries.cc: read-only endpoints.
   // ?exec=1: with how each job runs (script and environment only for their owners).
   net::HttpResponse ListJobs(const net::HttpRequest& req, const Caller& who);
   // A job's record; how to run it (script, environment) only for its owner and operators.
@@ -289,19 +315,6 @@ struct Controller::Impl {
   net::HttpResponse Watch(const net::HttpRequest& req);
   net::HttpResponse Accounting(const net::HttpRequest& req);
   net::HttpResponse ConfigView() const;
-  Caller Identify(const net::HttpRequest& req) const;
-  // The caller a bearer token names (user, node or join token); nullopt without a valid one.
-  std::optional<Caller> IdentifyToken(const net::HttpRequest& req) const;
-  // The user a MUNGE credential names ("Authorization: Munge MUNGE:..."), decoded by munged
-  // (docs/security.md); nullopt for none or a refused one. Decoded credentials are remembered
-  // until they expire, so a kept-alive client may send one credential with several requests.
-  std::optional<Caller> IdentifyMunge(const net::HttpRequest& req) const;
-  mutable std::mutex munge_mu;
-  mutable std::map<std::string, std::pair<uint32_t, int64_t>> munge_seen;  // cred -> uid, expiry
-  // A user named by uid (passwd's name and group); IsAdmin: root, the controller's own user or an
-  // operator.
-  Caller UserCaller(uint32_t uid) const;
-  bool IsAdmin(const Caller& c) const;
 
   // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.
   std::shared_ptr<K8sFace> k8s;

@@ -30,50 +30,16 @@ Status NotYours(core::JobId id) {
                                   " belongs to another user");
 }
 
-// Fills the job's user from the caller: users submit as themselves; root may submit for a named
-// user.
-Status SetOwner(const Caller& who, core::JobSpec& spec) {
-  if (!who.admin || spec.user.empty()) {
-    if (!who.admin && !spec.user.empty() && spec.user != who.user) {
-      return Status::PermissionDenied("you may submit only as yourself (" + who.user + ")");
-    }
-    spec.user = who.user;
-    spec.uid = who.uid;
-    spec.gid = who.gid;
-    return Status::Ok();
+// The record of job `id` when `who` may act on it.
+Result<std::shared_ptr<const JobRecord>> OwnedRecord(
+    const std::map<core::JobId, std::shared_ptr<const JobRecord>>& records, const Caller& who,
+    core::JobId id) {
+  auto it = records.find(id);
+  if (it == records.end()) {
+    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   }
-  if (spec.uid == 0 && spec.user != "root") {
-    struct passwd pw, *found = nullptr;
-    char buf[4096];
-    if (getpwnam_r(spec.user.c_str(), &pw, buf, sizeof(buf), &found) == 0 && found) {
-      spec.uid = found->pw_uid;
-      spec.gid = found->pw_gid;
-    }
-  }
-  return Status::Ok();
-}
-
-// One job of a submission: decoded, owned by the caller, with something to run.
-Status DecodeSubmission(const Caller& who, const json& item, core::JobSpec& spec,
-                        core::JobExecSpec& exec) {
-  BERTH_RETURN_IF_ERROR(api::DecodeJob(item, &spec, &exec));
-  BERTH_RETURN_IF_ERROR(SetOwner(who, spec));
-  if (!who.admin) {
-    // What only operators may ask for, as in Slurm.
-    if (spec.admin_priority >= 0) {
-      return Status::PermissionDenied("only operators may set a job's priority (--priority)");
-    }
-    if (spec.nice < 0) {
-      return Status::PermissionDenied("only operators may set a negative nice value");
-    }
-    if (spec.hold == core::HoldKind::kAdmin) {
-      return Status::PermissionDenied("only operators may submit with an operator hold");
-    }
-  }
-  if (exec.script.empty() && exec.argv.empty()) {
-    return Status::InvalidArgument("nothing to run (give \"script\" or \"argv\")");
-  }
-  return Status::Ok();
+  if (!MayActOn(who, *it->second)) return NotYours(id);
+  return it->second;
 }
 
 // Applies one `scontrol update` key that changes the request of a pending job, by its sbatch
@@ -149,20 +115,12 @@ Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std:
   return found;
 }
 
-json Controller::Impl::CancelMany(const Caller& who, const json& body, Txn& t) {
+json Controller::Impl::CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t) {
   json results = json::array();
-  int signal = 0;
-  if (body.contains("signal") && body.at("signal").is_string() &&
-      !body.at("signal").get<std::string>().empty()) {
-    signal = api::SignalNumber(body.at("signal").get<std::string>());
-  }
-  const bool batch_only = body.value("batch_only", false);
-  for (const json& item : body.at("ids")) {
-    std::string text =
-        item.is_string() ? item.get<std::string>() : (item.is_number_unsigned() ? item.dump() : "");
+  for (const std::string& text : request.ids) {
     json r = {{"id", text}};
     Result<core::JobId> id = ResolveJobId(who, text, t);
-    Status st = id.ok() ? CancelJob(who, *id, signal, batch_only, t) : id.status();
+    Status st = id.ok() ? CancelJob(who, *id, request.signal, request.batch_only, t) : id.status();
     if (!st.ok()) {
       r["error"] = st.message();
       r["code"] = api::HttpStatusOf(st.code());
@@ -173,11 +131,13 @@ json Controller::Impl::CancelMany(const Caller& who, const json& body, Txn& t) {
 }
 
 Result<json> Controller::Impl::TestSubmit(const Caller& who, const json& body) {
-  core::JobSpec spec;
-  auto exec = std::make_shared<core::JobExecSpec>();
-  json item = body;
-  if (item.is_object()) item.erase("submit_host");
-  BERTH_RETURN_IF_ERROR(DecodeSubmission(who, item, spec, *exec));
+  BERTH_ASSIGN_OR_RETURN(JobSubmission job, DecodeTestSubmit(who, body));
+  return TestSubmit(std::move(job));
+}
+
+Result<json> Controller::Impl::TestSubmit(JobSubmission job) {
+  core::JobSpec spec = std::move(job.spec);
+  std::shared_ptr<core::JobExecSpec> exec = std::move(job.exec);
   spec.hold = core::HoldKind::kNone;  // where it would start once released
   const Time now = Now();
   // A what-if pass on a copy: the live state is not touched, and no id is used up.
@@ -214,35 +174,17 @@ Result<json> Controller::Impl::TestSubmit(const Caller& who, const json& body) {
 
 Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who, const json& body,
                                                               Txn& t) {
-  std::vector<const json*> items;
-  std::string submit_host;
-  if (body.is_object() && body.contains("jobs")) {
-    if (!body.at("jobs").is_array()) return Status::InvalidArgument("\"jobs\" must be an array");
-    for (const json& j : body.at("jobs")) items.push_back(&j);
-    submit_host = body.value("submit_host", "");
-  } else {
-    items.push_back(&body);
-  }
-  // One job may say where it was submitted from too (sbatch does): not a key of the job.
-  json single;
-  if (items.size() == 1 && items[0] == &body && body.is_object() && body.contains("submit_host")) {
-    single = body;
-    submit_host = single.value("submit_host", "");
-    single.erase("submit_host");
-    items[0] = &single;
-  }
-  if (items.empty()) return Status::InvalidArgument("no jobs to submit");
-  // Decode and check every job before submitting any, so a bad one in a batch loses nothing.
+  BERTH_ASSIGN_OR_RETURN(SubmitRequest request, DecodeSubmit(who, body));
+  return SubmitJobs(std::move(request), t);
+}
+
+Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest request, Txn& t) {
+  // Every job was decoded and checked before it came here, so a bad one in a batch loses nothing.
   std::vector<std::pair<core::JobSpec, std::shared_ptr<const core::JobExecSpec>>> jobs;
-  for (size_t i = 0; i < items.size(); ++i) {
-    core::JobSpec spec;
-    auto exec = std::make_shared<core::JobExecSpec>();
-    Status st = DecodeSubmission(who, *items[i], spec, *exec);
-    if (!st.ok()) {
-      return items.size() == 1 ? st : st.WithContext("job " + std::to_string(i + 1));
-    }
-    jobs.emplace_back(std::move(spec), exec_pool.Intern(std::move(exec)));
+  for (JobSubmission& job : request.jobs) {
+    jobs.emplace_back(std::move(job.spec), exec_pool.Intern(std::move(job.exec)));
   }
+  const size_t count = jobs.size();
   // The cluster's checks for all of them first: a batch goes in whole or not at all.
   if (jobs.size() > 1) {
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -255,7 +197,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
   for (size_t i = 0; i < jobs.size(); ++i) {
     Result<core::JobId> id = cs->Submit(std::move(jobs[i].first), jobs[i].second, now);
     if (!id.ok()) {
-      if (ids.empty()) return items.size() == 1 ? id.status() : id.status().WithContext("job 1");
+      if (ids.empty()) return count == 1 ? id.status() : id.status().WithContext("job 1");
       // Jobs before it are in (and durable with this batch); say which one failed.
       return id.status().WithContext("job " + std::to_string(i + 1) +
                                      " (jobs before it: " + std::to_string(ids.front()) + "-" +
@@ -266,7 +208,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
   }
   for (core::JobId id : ids) {
     auto r = std::make_shared<JobRecord>(BuildRecord(*cs->FindJob(id), nullptr));
-    r->submit_host = submit_host;
+    r->submit_host = request.submit_host;
     std::unique_lock<std::shared_mutex> l(view_mu);
     records[id] = std::move(r);
   }
@@ -281,11 +223,8 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(const Caller& who,
 
 Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only,
                                    Txn& t) {
-  auto it = records.find(id);
-  if (it == records.end())
-    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
-  const JobRecord& r = *it->second;
-  if (!MayActOn(who, r)) return NotYours(id);
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  const JobRecord& r = *record;
   if (core::IsTerminal(r.job.state)) {
     return Status::FailedPrecondition("Job has already finished: " + std::to_string(id));
   }
@@ -341,11 +280,8 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
 
 Status Controller::Impl::HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold,
                                  Txn& t) {
-  auto it = records.find(id);
-  if (it == records.end())
-    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
-  const JobRecord& r = *it->second;
-  if (!MayActOn(who, r)) return NotYours(id);
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  const JobRecord& r = *record;
   if (r.job.state != core::JobState::kPending) {
     return Status::FailedPrecondition("Job is no longer pending execution: " + std::to_string(id));
   }
@@ -365,11 +301,8 @@ Status Controller::Impl::HoldJob(const Caller& who, core::JobId id, bool hold, b
 }
 
 Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
-  auto it = records.find(id);
-  if (it == records.end())
-    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
-  const JobRecord& r = *it->second;
-  if (!MayActOn(who, r)) return NotYours(id);
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  const JobRecord& r = *record;
   if (!core::HoldsResources(r.job.state)) {
     return Status::FailedPrecondition("only a running job can be requeued: " + std::to_string(id));
   }
@@ -384,11 +317,8 @@ Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
 }
 
 Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json& body, Txn& t) {
-  auto it = records.find(id);
-  if (it == records.end())
-    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
-  const JobRecord& r = *it->second;
-  if (!MayActOn(who, r)) return NotYours(id);
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  const JobRecord& r = *record;
   if (core::IsTerminal(r.job.state)) return Status::FailedPrecondition("Job has already finished");
   if (!body.is_object() || body.empty()) {
     return Status::InvalidArgument("expected an object of fields to change");

@@ -189,15 +189,14 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
   // berth's own API shares the port: the same paths and answers as on the Unix socket, with the
   // caller named by a bearer token (a user's, a node's credential, or the join token).
   if (req.path == "/metrics" || req.path == "/v1" || req.path.starts_with("/v1/")) {
-    std::optional<Caller> caller = IdentifyToken(req);
+    std::optional<Caller> caller = auth.IdentifyToken(req);
     if (!caller) return Unauthorized("a valid bearer token is required (berth token)");
     return ServeAs(req, *caller);
   }
   // Who is asking: only a valid bearer token says.
-  std::optional<uint32_t> uid;
-  if (std::optional<std::string_view> token = BearerToken(req)) uid = k8s->signer->Verify(*token);
-  if (!uid) return K8sJsonResponse(401, k8s::UnauthorizedStatus());
-  const Caller who = UserCaller(*uid);
+  std::optional<Caller> user = auth.IdentifyUserToken(req);
+  if (!user) return K8sJsonResponse(401, k8s::UnauthorizedStatus());
+  const Caller& who = *user;
   try {
     std::vector<std::string> p = SplitPath(req.path);
     const bool get = req.method == "GET" || req.method == "HEAD";

@@ -1,7 +1,12 @@
-// Read-only answers that need the scheduler's view: sprio's priorities (computed on the state
-// thread, which owns the cluster state) and `scontrol show config` (from the options, which do
-// not change after start).
+// Read-only answers: the jobs, nodes, watch and accounting endpoints, which read the published
+// view and never wait for the state thread; sprio's priorities (computed on the state thread,
+// which owns the cluster state) and `scontrol show config` (from the options, which do not change
+// after start).
+#include <algorithm>
+
+#include "api/job_json.h"
 #include "common/slurm_time.h"
+#include "common/strings.h"
 #include "controller/controller_internal.h"
 #include "core/model/partition.h"
 #include "core/sched/scheduler.h"
@@ -19,6 +24,119 @@ double Normalized(double weighted, int64_t weight) {
 
 std::string Seconds(Duration d) {
   return FormatTimeLimit(d);
+}
+
+// A job's record with how to run it. The script and the environment can hold secrets: only the
+// job's owner and operators see them (as only they may `scontrol write batch_script`).
+json JobForCaller(const Caller& who, const JobRecord& r) {
+  json v = EncodeJobRecord(r, true);
+  if (!(who.admin || (who.known && who.uid == r.job.spec.uid)) && v.contains("request")) {
+    v["request"].erase("script");
+    v["request"].erase("environment");
+  }
+  return v;
+}
+
+// Does a record pass GET /v1/jobs's filters?
+struct JobFilter {
+  std::vector<std::string> users, states, partitions;
+  std::vector<core::JobId> ids;
+  core::JobId array = 0;
+  bool all = false;  // include ended jobs still in the live view
+
+  bool Match(const JobRecord& r) const {
+    const core::Job& j = r.job;
+    if (!all && core::IsTerminal(j.state) && states.empty() && ids.empty()) return false;
+    if (!users.empty() && std::find(users.begin(), users.end(), j.spec.user) == users.end()) {
+      return false;
+    }
+    if (!states.empty()) {
+      bool ok = false;
+      for (const std::string& s : states) {
+        std::optional<core::JobState> st = core::ParseJobState(s);
+        ok = ok || (st && *st == j.state);
+      }
+      if (!ok) return false;
+    }
+    if (!partitions.empty()) {
+      bool ok = false;
+      for (const std::string& p : partitions) {
+        ok = ok || j.partition == p ||
+             std::find(j.spec.partitions.begin(), j.spec.partitions.end(), p) !=
+                 j.spec.partitions.end();
+      }
+      if (!ok) return false;
+    }
+    if (!ids.empty() && std::find(ids.begin(), ids.end(), j.id) == ids.end() &&
+        std::find(ids.begin(), ids.end(), j.array_job_id) == ids.end()) {
+      return false;
+    }
+    if (array != 0 && j.array_job_id != array) return false;
+    return true;
+  }
+};
+
+// What a record says of its priority, reason and expected start, with the last pass's word on
+// a pending job over the record's own. A job submitted held since that pass is reported held at
+// once, as squeue does after `sbatch -H`.
+struct SchedulerWord {
+  int64_t priority = 0;
+  bool has_reason = false;  // false: no "reason" and "reason_detail" keys
+  core::PendingReason reason = core::PendingReason::kNone;
+  const std::string* detail = nullptr;
+  Time expected_start = kNoTime;
+};
+
+SchedulerWord WordOf(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view) {
+  static const std::string kHeldUser = "held by its user", kHeldAdmin = "held by an operator";
+  SchedulerWord w{r.priority, r.reason != core::PendingReason::kNone, r.reason, &r.reason_detail,
+                  r.expected_start};
+  if (r.job.state != core::JobState::kPending) return w;
+  if (auto it = view.find(r.job.id); it != view.end()) {
+    w.has_reason = true;
+    w.reason = it->second.reason;
+    w.detail = &it->second.detail;
+    if (it->second.expected_start != kNoTime) w.expected_start = it->second.expected_start;
+    w.priority = it->second.priority;
+  } else if (r.job.spec.hold != core::HoldKind::kNone) {
+    const bool user = r.job.spec.hold == core::HoldKind::kUser;
+    w.has_reason = true;
+    w.reason = user ? core::PendingReason::kJobHeldUser : core::PendingReason::kJobHeldAdmin;
+    w.detail = user ? &kHeldUser : &kHeldAdmin;
+  }
+  return w;
+}
+
+// Sets the scheduler's word in a record's JSON (EncodeJobRecord's).
+void AddPendingView(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
+                    json& v) {
+  const SchedulerWord w = WordOf(r, view);
+  v["priority"] = w.priority;
+  if (w.has_reason) {
+    v["reason"] = std::string(core::PendingReasonName(w.reason));
+    v["reason_detail"] = *w.detail;
+  }
+  if (w.expected_start != kNoTime) v["expected_start"] = w.expected_start;
+}
+
+// The list form of a record: its cached text, then the scheduler's word, as text.
+void AppendListJson(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
+                    std::string& out) {
+  out += r.ListJsonPrefix();
+  const SchedulerWord w = WordOf(r, view);
+  out += ",\"priority\":";
+  out += std::to_string(w.priority);
+  if (w.has_reason) {
+    out += ",\"reason\":\"";
+    out += core::PendingReasonName(w.reason);  // names need no escaping
+    out += "\",\"reason_detail\":";
+    out += json(*w.detail).dump();
+  }
+  if (w.expected_start != kNoTime) {
+    out += ",\"expected_start\":";
+    out += std::to_string(w.expected_start);
+  }
+  out += '}';
 }
 
 }  // namespace
@@ -133,6 +251,190 @@ net::HttpResponse Controller::Impl::ConfigView() const {
   r.status = 200;
   r.body = body.dump() + "\n";
   return r;
+}
+
+net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const Caller& who) {
+  JobFilter f;
+  auto q = [&](const char* k) { return req.query.count(k) ? req.query.at(k) : std::string(); };
+  f.users = SplitList(q("user"));
+  f.states = SplitList(q("state"));
+  f.partitions = SplitList(q("partition"));
+  for (const std::string& s : SplitList(q("ids"))) {
+    if (std::optional<core::JobId> id = ParseId(s.substr(0, s.find('_')))) f.ids.push_back(*id);
+  }
+  if (!q("array").empty()) f.array = ParseId(q("array")).value_or(0);
+  f.all = q("all") == "1" || q("all") == "true";
+  const bool with_exec = q("exec") == "1" || q("exec") == "true";
+  net::HttpResponse out;
+  std::string& body = out.body;
+  body = "{\"jobs\":[";
+  {
+    std::shared_lock<std::shared_mutex> l(view_mu);
+    bool first = true;
+    for (const auto& [id, r] : records) {
+      if (!f.Match(*r)) continue;
+      if (!first) body += ',';
+      first = false;
+      if (!with_exec) {
+        AppendListJson(*r, *pending_view, body);
+        continue;
+      }
+      json v = JobForCaller(who, *r);
+      AddPendingView(*r, *pending_view, v);
+      body += v.dump();
+    }
+  }
+  body += "]}\n";
+  return out;
+}
+
+net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {
+  std::shared_lock<std::shared_mutex> l(view_mu);
+  auto it = records.find(id);
+  if (it == records.end()) {
+    l.unlock();
+    Result<std::optional<store::JobRow>> row = store->GetJob(id);
+    if (row.ok() && row->has_value()) {
+      Result<JobRecord> r = DecodeJobRecord((*row)->record);
+      if (r.ok()) return JsonResponse(200, JobForCaller(who, *r));
+    }
+    return Error(Status::NotFound("Invalid job id specified: " + std::to_string(id)));
+  }
+  json v = JobForCaller(who, *it->second);
+  AddPendingView(*it->second, *pending_view, v);
+  return JsonResponse(200, v);
+}
+
+net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::string& text) {
+  size_t underscore = text.find('_');
+  std::optional<core::JobId> array = ParseId(text.substr(0, underscore));
+  int32_t task = -1;
+  std::string task_text = text.substr(underscore + 1);
+  if (!array || !ParseNumber(task_text, task) || task < 0) {
+    return Error(Status::InvalidArgument("Invalid job id specified: " + text));
+  }
+  std::shared_lock<std::shared_mutex> l(view_mu);
+  const JobRecord* master = nullptr;
+  for (auto it = records.lower_bound(*array); it != records.end(); ++it) {
+    const core::Job& j = it->second->job;
+    if (j.array_job_id != *array) continue;
+    if (j.array_task_id == task) {
+      json v = JobForCaller(who, *it->second);
+      AddPendingView(*it->second, *pending_view, v);
+      return JsonResponse(200, v);
+    }
+    if (j.is_array_master()) master = it->second.get();
+  }
+  // Still pending inside the array's own record: that record stands for the task.
+  if (master != nullptr) {
+    const std::vector<int32_t>& ids = master->job.spec.array.task_ids;
+    if (std::find(ids.begin(), ids.end(), task) != ids.end()) {
+      json v = JobForCaller(who, *master);
+      AddPendingView(*master, *pending_view, v);
+      return JsonResponse(200, v);
+    }
+  }
+  return Error(Status::NotFound("Invalid job id specified: " + text));
+}
+
+net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
+  std::shared_ptr<const std::vector<NodeView>> nodes;
+  {
+    std::shared_lock<std::shared_mutex> l(view_mu);
+    nodes = node_view;
+  }
+  json out = json::array();
+  for (const NodeView& n : *nodes) {
+    if (!only.empty() && n.name != only) continue;
+    json gres = json::object();
+    for (const core::NamedCount& g : n.spec.gres) gres[g.name] = g.count;
+    out.push_back({{"name", n.name},
+                   {"state", n.state},
+                   {"reason", n.reason},
+                   {"reason_time", n.reason_time},
+                   {"reason_user", n.reason_user},
+                   {"cpus", n.spec.cpus},
+                   {"alloc_cpus", n.alloc_cpus},
+                   {"mem_mib", n.spec.mem_mib},
+                   {"alloc_mem_mib", n.alloc_mem_mib},
+                   {"gpus", n.spec.gpus},
+                   {"alloc_gpus", n.alloc_gpus},
+                   {"gres", gres},
+                   {"features", n.spec.features},
+                   {"partitions", n.partitions},
+                   {"jobs", n.jobs},
+                   {"weight", n.spec.weight},
+                   {"sockets", n.spec.sockets},
+                   {"cores_per_socket", n.spec.cores_per_socket},
+                   {"threads_per_core", n.spec.threads_per_core},
+                   {"last_seen", n.last_seen},
+                   {"agent_connected", n.agent_connected}});
+  }
+  if (!only.empty()) {
+    if (out.empty()) return Error(Status::NotFound("Invalid node name specified: " + only));
+    return JsonResponse(200, out.front());
+  }
+  return JsonResponse(200, {{"nodes", out}});
+}
+
+net::HttpResponse Controller::Impl::Watch(const net::HttpRequest& req) {
+  std::string kinds = req.query.count("kinds") ? req.query.at("kinds") : "";
+  net::HttpResponse r;
+  r.content_type = "application/x-ndjson";
+  // kinds=node... keeps node events, any other value job events (docs/api.md).
+  const std::string needle =
+      kinds.empty() ? ""
+                    : std::string("\"type\":\"") + (kinds.rfind("node", 0) == 0 ? "node" : "job");
+  r.stream = [this, needle](net::ResponseStream& out) {
+    uint64_t next = watch_hub.Next();
+    if (!out.Write("{\"type\":\"hello\"}\n")) return;
+    while (!out.Closed()) {
+      bool lost = false;
+      WatchBatch events = watch_hub.Read(next, 1000, &next, &lost);
+      if (lost && !out.Write("{\"type\":\"lost\"}\n")) return;
+      if (events.empty()) {
+        if (!ready || !out.Write("\n")) return;  // a keep-alive line
+        continue;
+      }
+      std::string chunk;
+      for (const std::string& e : events) {
+        if (!needle.empty() && e.find(needle) == std::string::npos) continue;
+        chunk += e;
+        chunk += '\n';
+      }
+      if (!chunk.empty() && !out.Write(chunk)) return;
+    }
+  };
+  return r;
+}
+
+net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
+  auto q = [&](const char* k) { return req.query.count(k) ? req.query.at(k) : std::string(); };
+  Time from = 0, to = kInfinite;
+  if (!q("start").empty() && !ParseNumber(q("start"), from)) {
+    return Error(Status::InvalidArgument("\"start\" must be a Unix time in seconds"));
+  }
+  if (!q("end").empty() && !ParseNumber(q("end"), to)) {
+    return Error(Status::InvalidArgument("\"end\" must be a Unix time in seconds"));
+  }
+  std::vector<std::string> users = SplitList(q("user"));
+  json jobs = json::array();
+  auto add = [&](const JobRecord& r) {
+    if (!users.empty() && std::find(users.begin(), users.end(), r.job.spec.user) == users.end()) {
+      return;
+    }
+    jobs.push_back(EncodeJobRecord(r, false));
+  };
+  Status st = store->ScanFinished(from, to, [&](const store::JobRow& row) {
+    Result<JobRecord> r = DecodeJobRecord(row.record);
+    if (r.ok()) add(*r);
+  });
+  if (!st.ok()) return Error(st);
+  std::shared_lock<std::shared_mutex> l(view_mu);
+  for (const auto& [id, r] : records) {
+    if (!core::IsTerminal(r->job.state)) add(*r);
+  }
+  return JsonResponse(200, {{"jobs", jobs}});
 }
 
 }  // namespace berth::controller

@@ -1,0 +1,221 @@
+#include "controller/requests.h"
+
+#include <pwd.h>
+
+#include "api/job_json.h"
+#include "net/tls_token.h"
+
+namespace berth::controller {
+
+using nlohmann::json;
+
+namespace {
+
+// Fills the job's user from the caller: users submit as themselves; root may submit for a named
+// user.
+Status SetOwner(const Caller& who, core::JobSpec& spec) {
+  if (!who.admin || spec.user.empty()) {
+    if (!who.admin && !spec.user.empty() && spec.user != who.user) {
+      return Status::PermissionDenied("you may submit only as yourself (" + who.user + ")");
+    }
+    spec.user = who.user;
+    spec.uid = who.uid;
+    spec.gid = who.gid;
+    return Status::Ok();
+  }
+  if (spec.uid == 0 && spec.user != "root") {
+    struct passwd pw, *found = nullptr;
+    char buf[4096];
+    if (getpwnam_r(spec.user.c_str(), &pw, buf, sizeof(buf), &found) == 0 && found) {
+      spec.uid = found->pw_uid;
+      spec.gid = found->pw_gid;
+    }
+  }
+  return Status::Ok();
+}
+
+// One job of a submission: decoded, owned by the caller, with something to run.
+Result<JobSubmission> DecodeSubmission(const Caller& who, const json& item) {
+  JobSubmission out{{}, std::make_shared<core::JobExecSpec>()};
+  core::JobSpec& spec = out.spec;
+  BERTH_RETURN_IF_ERROR(api::DecodeJob(item, &spec, out.exec.get()));
+  BERTH_RETURN_IF_ERROR(SetOwner(who, spec));
+  if (!who.admin) {
+    // What only operators may ask for, as in Slurm.
+    if (spec.admin_priority >= 0) {
+      return Status::PermissionDenied("only operators may set a job's priority (--priority)");
+    }
+    if (spec.nice < 0) {
+      return Status::PermissionDenied("only operators may set a negative nice value");
+    }
+    if (spec.hold == core::HoldKind::kAdmin) {
+      return Status::PermissionDenied("only operators may submit with an operator hold");
+    }
+  }
+  if (out.exec->script.empty() && out.exec->argv.empty()) {
+    return Status::InvalidArgument("nothing to run (give \"script\" or \"argv\")");
+  }
+  return out;
+}
+
+const std::string* QueryValue(const std::map<std::string, std::string>& query, const char* key) {
+  auto it = query.find(key);
+  return it == query.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+Status GuardJson(const std::function<Status()>& decode) {
+  try {
+    return decode();
+  } catch (const json::exception& e) {
+    return Status::InvalidArgument(std::string("bad request: ") + e.what());
+  }
+}
+
+Result<SubmitRequest> DecodeSubmit(const Caller& who, const json& body) {
+  SubmitRequest out;
+  std::vector<const json*> items;
+  json single;
+  BERTH_RETURN_IF_ERROR(GuardJson([&] {
+    if (body.is_object() && body.contains("jobs")) {
+      if (!body.at("jobs").is_array()) return Status::InvalidArgument("\"jobs\" must be an array");
+      for (const json& j : body.at("jobs")) items.push_back(&j);
+      out.submit_host = body.value("submit_host", "");
+    } else if (body.is_object() && body.contains("submit_host")) {
+      // One job may say where it was submitted from too (sbatch does): not a key of the job.
+      single = body;
+      out.submit_host = single.value("submit_host", "");
+      single.erase("submit_host");
+      items.push_back(&single);
+    } else {
+      items.push_back(&body);
+    }
+    return Status::Ok();
+  }));
+  if (items.empty()) return Status::InvalidArgument("no jobs to submit");
+  for (size_t i = 0; i < items.size(); ++i) {
+    Result<JobSubmission> job = DecodeSubmission(who, *items[i]);
+    if (!job.ok()) {
+      return items.size() == 1 ? job.status()
+                               : job.status().WithContext("job " + std::to_string(i + 1));
+    }
+    out.jobs.push_back(std::move(*job));
+  }
+  return out;
+}
+
+Result<JobSubmission> DecodeTestSubmit(const Caller& who, const json& body) {
+  json item = body;
+  if (item.is_object()) item.erase("submit_host");
+  return DecodeSubmission(who, item);
+}
+
+Result<CancelManyRequest> DecodeCancelMany(const json& body) {
+  if (!body.is_object() || !body.contains("ids") || !body.at("ids").is_array()) {
+    return Status::InvalidArgument("expected {\"ids\": [\"12\", \"13_4\", ...]}");
+  }
+  if (body.contains("signal") && !body.at("signal").is_string()) {
+    return Status::InvalidArgument("\"signal\" must be a name or number as a string");
+  }
+  CancelManyRequest out;
+  const std::string sig = body.value("signal", "");
+  if (!sig.empty()) {
+    out.signal = api::SignalNumber(sig);
+    if (out.signal == 0) return Status::InvalidArgument("Invalid signal specified: " + sig);
+  }
+  BERTH_RETURN_IF_ERROR(GuardJson([&] {
+    out.batch_only = body.value("batch_only", false);
+    return Status::Ok();
+  }));
+  for (const json& item : body.at("ids")) {
+    out.ids.push_back(item.is_string() ? item.get<std::string>()
+                                       : (item.is_number_unsigned() ? item.dump() : std::string()));
+  }
+  return out;
+}
+
+Result<JobActionRequest> DecodeJobAction(const std::string& method, const std::string& action,
+                                         const std::map<std::string, std::string>& query,
+                                         const json& body) {
+  JobActionRequest out;
+  const std::string* query_signal = QueryValue(query, "signal");
+  Status st = GuardJson([&] {
+    if (action == "signal") {
+      out.signal = api::SignalNumber(body.value("signal", query_signal ? *query_signal : ""));
+      out.batch_only = body.value("batch_only", false);
+      if (out.signal == 0) return Status::InvalidArgument("Invalid signal specified");
+    } else if (action == "cancel" || (action.empty() && method == "DELETE")) {
+      if (query_signal) {
+        out.signal = api::SignalNumber(*query_signal);
+        if (out.signal == 0) return Status::InvalidArgument("Invalid signal specified");
+      }
+    } else if (action == "hold" || action == "release") {
+      out.kind = action == "hold" ? JobActionKind::kHold : JobActionKind::kRelease;
+      out.admin_hold = body.value("admin", false);
+    } else if (action == "requeue") {
+      out.kind = JobActionKind::kRequeue;
+    } else if (action.empty() && method == "PATCH") {
+      out.kind = JobActionKind::kUpdate;
+      out.update = body;
+    } else {
+      return Status::NotFound("no such endpoint: " + method + " " + action);
+    }
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+Result<NodeActionRequest> DecodeNodeAction(const std::string& node, const std::string& action,
+                                           const json& body) {
+  NodeActionRequest out{node, action, ""};
+  BERTH_RETURN_IF_ERROR(GuardJson([&] {
+    out.reason = body.value("reason", "");
+    return Status::Ok();
+  }));
+  return out;
+}
+
+JoinRequest DecodeJoin(const json& body) {
+  JoinRequest out;
+  if (!body.is_object() || !body.contains("node") || !body.at("node").is_string()) {
+    out.error = Status::InvalidArgument("expected {\"node\": NAME}");
+    return out;
+  }
+  out.node = body.at("node").get<std::string>();
+  if (!net::TokenSigner::ValidNodeName(out.node)) {
+    out.error = Status::InvalidArgument("bad node name '" + out.node +
+                                        "': 1 to 63 of letters, digits, '.', '_' and '-'");
+  }
+  return out;
+}
+
+TokenRequest DecodeToken(const json& body) {
+  TokenRequest out;
+  if (!body.is_null() && !body.is_object()) {
+    out.shape = Status::InvalidArgument(
+        "expected {} or {\"user\": NAME} or {\"node\": NAME} or {\"join\": true}");
+    return out;
+  }
+  const json b = body.is_object() ? body : json::object();
+  out.shape = GuardJson([&] {
+    out.join = b.value("join", false);
+    return Status::Ok();
+  });
+  out.has_node = b.contains("node");
+  out.node_error = GuardJson([&] {
+    if (out.has_node) out.node = b.at("node").get<std::string>();
+    return Status::Ok();
+  });
+  out.has_user = b.contains("user");
+  out.user_error = GuardJson([&] {
+    if (!out.has_user) return Status::Ok();
+    const json& u = b.at("user");
+    out.user = u.is_number_unsigned() ? std::to_string(u.get<uint32_t>()) : u.get<std::string>();
+    return Status::Ok();
+  });
+  return out;
+}
+
+}  // namespace berth::controller

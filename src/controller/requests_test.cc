@@ -1,0 +1,120 @@
+#include "controller/requests.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace berth::controller {
+namespace {
+
+using nlohmann::json;
+
+Caller Alice() {
+  Caller c;
+  c.known = true;
+  c.uid = 1000;
+  c.gid = 1000;
+  c.user = "alice";
+  return c;
+}
+
+TEST(RequestsTest, GuardJsonTurnsATypeErrorIntoABadRequest) {
+  const json body = {{"batch_only", "yes"}};
+  Status st = GuardJson([&] {
+    (void)body.value("batch_only", false);
+    return Status::Ok();
+  });
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(st.message().rfind("bad request: [json.exception.type_error", 0), 0u) << st.message();
+}
+
+TEST(RequestsTest, CancelManyChecksItsShapeAndSignal) {
+  EXPECT_EQ(DecodeCancelMany(json::object()).status().message(),
+            "expected {\"ids\": [\"12\", \"13_4\", ...]}");
+  EXPECT_EQ(DecodeCancelMany({{"ids", json::array()}, {"signal", 9}}).status().message(),
+            "\"signal\" must be a name or number as a string");
+  EXPECT_EQ(DecodeCancelMany({{"ids", json::array()}, {"signal", "NOPE"}}).status().message(),
+            "Invalid signal specified: NOPE");
+  EXPECT_EQ(DecodeCancelMany({{"ids", json::array()}, {"batch_only", 1}}).status().code(),
+            StatusCode::kInvalidArgument);
+  Result<CancelManyRequest> r = DecodeCancelMany(
+      {{"ids", {"12", 13u, -1, "14_2"}}, {"signal", "KILL"}, {"batch_only", true}});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->ids, (std::vector<std::string>{"12", "13", "", "14_2"}));
+  EXPECT_EQ(r->signal, 9);
+  EXPECT_TRUE(r->batch_only);
+}
+
+TEST(RequestsTest, JobActionsTakeTheirFieldsFromTheBodyAndQuery) {
+  Result<JobActionRequest> sig = DecodeJobAction("POST", "signal", {}, {{"signal", "USR1"}});
+  ASSERT_TRUE(sig.ok());
+  EXPECT_EQ(sig->kind, JobActionKind::kCancel);
+  EXPECT_EQ(sig->signal, 10);
+  EXPECT_EQ(DecodeJobAction("POST", "signal", {}, json::object()).status().message(),
+            "Invalid signal specified");
+  Result<JobActionRequest> del = DecodeJobAction("DELETE", "", {{"signal", "TERM"}}, {});
+  ASSERT_TRUE(del.ok());
+  EXPECT_EQ(del->signal, 15);
+  EXPECT_EQ(DecodeJobAction("DELETE", "", {{"signal", "x"}}, {}).status().message(),
+            "Invalid signal specified");
+  Result<JobActionRequest> hold = DecodeJobAction("POST", "hold", {}, {{"admin", true}});
+  ASSERT_TRUE(hold.ok());
+  EXPECT_EQ(hold->kind, JobActionKind::kHold);
+  EXPECT_TRUE(hold->admin_hold);
+  EXPECT_EQ(DecodeJobAction("POST", "release", {}, {{"admin", "x"}}).status().code(),
+            StatusCode::kInvalidArgument);
+  Result<JobActionRequest> update = DecodeJobAction("PATCH", "", {}, {{"nice", 5}});
+  ASSERT_TRUE(update.ok());
+  EXPECT_EQ(update->kind, JobActionKind::kUpdate);
+  EXPECT_EQ(update->update, (json{{"nice", 5}}));
+}
+
+TEST(RequestsTest, NodeActionReasonMustBeAString) {
+  Result<NodeActionRequest> r = DecodeNodeAction("n1", "drain", {{"reason", "fan"}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->reason, "fan");
+  EXPECT_EQ(DecodeNodeAction("n1", "drain", {{"reason", 3}}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(RequestsTest, JoinAndTokenRequestsKeepTheirErrorsForLater) {
+  EXPECT_EQ(DecodeJoin(json::object()).error.message(), "expected {\"node\": NAME}");
+  EXPECT_EQ(DecodeJoin({{"node", "-bad"}}).error.code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(DecodeJoin({{"node", "n1"}}).error.ok());
+
+  EXPECT_EQ(DecodeToken(json::array()).shape.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeToken({{"join", "yes"}}).shape.code(), StatusCode::kInvalidArgument);
+  TokenRequest node = DecodeToken({{"node", 5}});
+  EXPECT_TRUE(node.shape.ok());
+  EXPECT_TRUE(node.has_node);
+  EXPECT_EQ(node.node_error.code(), StatusCode::kInvalidArgument);
+  TokenRequest user = DecodeToken(json::parse(R"({"user": 1001})"));
+  EXPECT_TRUE(user.user_error.ok());
+  EXPECT_EQ(user.user, "1001");
+  EXPECT_TRUE(DecodeToken(nullptr).shape.ok());
+}
+
+TEST(RequestsTest, SubmitDecodesEveryJobBeforeAny) {
+  const json job = {{"script", "#!/bin/sh\ntrue\n"}};
+  Result<SubmitRequest> one =
+      DecodeSubmit(Alice(), {{"script", "#!/bin/sh\ntrue\n"}, {"submit_host", "login1"}});
+  ASSERT_TRUE(one.ok()) << one.status().ToString();
+  ASSERT_EQ(one->jobs.size(), 1u);
+  EXPECT_EQ(one->submit_host, "login1");
+  EXPECT_EQ(one->jobs[0].spec.user, "alice");
+  EXPECT_EQ(one->jobs[0].spec.uid, 1000u);
+
+  Result<SubmitRequest> batch = DecodeSubmit(Alice(), {{"jobs", {job, json::object()}}});
+  EXPECT_EQ(batch.status().message().rfind("job 2: ", 0), 0u) << batch.status().message();
+  EXPECT_EQ(DecodeSubmit(Alice(), {{"jobs", 3}}).status().message(), "\"jobs\" must be an array");
+  EXPECT_EQ(DecodeSubmit(Alice(), {{"jobs", json::array()}}).status().message(),
+            "no jobs to submit");
+  EXPECT_EQ(DecodeSubmit(Alice(), {{"jobs", {job}}, {"submit_host", 1}}).status().code(),
+            StatusCode::kInvalidArgument);
+  json other = job;
+  other["user"] = "bob";
+  EXPECT_EQ(DecodeSubmit(Alice(), other).status().code(), StatusCode::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace berth::controller

@@ -1,0 +1,113 @@
+// The route table of the controller's REST face (docs/api.md): /v1, /healthz, /readyz and
+// /metrics. Each route is a method, a path pattern, the credential kinds allowed (auth.h) and the
+// endpoint that answers; the access rules live here, as data, and MatchRoute applies them. The
+// controller binds each Endpoint to its handler (controller_http.cc).
+//
+// Patterns are path segments: a literal ("jobs"), a parameter ("{id}": one segment) or, last, the
+// rest ("{...}": zero or more segments). Empty segments do not count ("/v1//jobs/" is
+// "/v1/jobs"). The first route whose method and pattern match decides.
+//
+// Thread safety: the table is immutable; MatchRoute is a pure function.
+#ifndef BERTH_CONTROLLER_ROUTES_H_
+#define BERTH_CONTROLLER_ROUTES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "controller/auth.h"
+
+namespace berth::controller {
+
+// What answers a route (bound to a handler by the controller).
+enum class Endpoint : uint8_t {
+  kHealthz,
+  kReadyz,
+  kMetrics,
+  kJoinNode,
+  kIssueToken,
+  kListJobs,
+  kSubmitJobs,  // and ?test_only=1
+  kJobsOther,   // /v1/jobs with another method: refused as a bad job id, as always
+  kCancelJobs,
+  kGetJob,
+  kJobSteps,
+  kJobAction,  // cancel, signal, hold, release, requeue, update
+  kListNodes,
+  kGetNode,
+  kNodeAction,
+  kPower,
+  kPartitions,
+  kWatch,
+  kPriorities,
+  kConfig,
+  kKubeconfig,
+  kAccounting,
+  kStats,
+  kRegisterAgent,
+  kAgentCommands,
+  kAgentStatus,
+  kAgentOther,  // anything else under /v1/agents: 404
+};
+
+// Who a route serves: a set of these bits.
+enum Allow : uint16_t {
+  kAllowNobody = 1 << 0,
+  kAllowUsers = 1 << 1,      // every user, operators included
+  kAllowOperators = 1 << 2,  // operators only (with kAllowUsers unset)
+  kAllowAnyNode = 1 << 3,    // any node's credential
+  kAllowOwnNode = 1 << 4,    // a node's credential when the {node} parameter is its node
+  kAllowJoinToken = 1 << 5,
+  kAllowOwnSteps = 1 << 6,  // a step token when the {id} parameter is its job
+};
+
+struct Route {
+  std::string_view method;  // "GET", "POST", ...; "*": any
+  std::string_view pattern;
+  uint16_t allow;
+  Endpoint endpoint;
+  // A user this route refuses is told this (403); for the other kinds, ScopeRefusal.
+  std::string_view refusal = {};
+};
+
+// The /v1 face, /healthz, /readyz and /metrics, in match order.
+std::span<const Route> ApiRoutes();
+
+// What the table says of one request.
+enum class Verdict : uint8_t {
+  kAllowed,          // route is set: call its endpoint
+  kOutsideApi,       // no route, and the path is not under /v1: 404 "no such endpoint: PATH"
+  kUnauthenticated,  // nobody asked for a /v1 endpoint: 401
+  kOutOfScope,       // a node, step or join credential outside its rights: 403 (ScopeRefusal)
+  kRefused,          // a user the route refuses: 403 with route->refusal
+  kNoRoute,          // a user asked for no /v1 endpoint there is: 404 "no such endpoint: M PATH"
+};
+
+struct RouteMatch {
+  Verdict verdict = Verdict::kNoRoute;
+  const Route* route = nullptr;                                 // the matched route, if any
+  std::vector<std::string> parts;                               // the path's segments
+  std::map<std::string_view, std::string, std::less<>> params;  // "{id}" -> "12" (as "id")
+
+  // A parameter's segment; "" when the route has no such parameter.
+  const std::string& Param(std::string_view name) const;
+};
+
+// A job id from a path segment ("12"; not 0, no sign, no blanks).
+std::optional<core::JobId> ParseId(std::string_view s);
+
+// The path's non-empty segments ("/v1//jobs/" -> {"v1", "jobs"}).
+std::vector<std::string> PathParts(std::string_view path);
+
+// Applies `routes` to a request from `who`.
+RouteMatch MatchRoute(std::span<const Route> routes, std::string_view method, std::string_view path,
+                      const Caller& who);
+
+}  // namespace berth::controller
+
+#endif  // BERTH_CONTROLLER_ROUTES_H_
