@@ -157,6 +157,16 @@ struct Controller::Impl {
   Status RecoverNodes(Time now);
   Status RecoverJobs(Time now);
   void RecoverNodeAdmin(Time now);
+  // The state loop's entry points (any thread) and small look-ups.
+  // Queues a command for the state thread; false when stopping.
+  bool Post(Command c) { return loop.Post(std::move(c)); }
+  // Runs `c` on the state thread all-or-nothing (a failing command leaves the batch's
+  // transaction as it found it) and waits for its reply, which comes once the batch it ran in is
+  // durable.
+  Reply Call(std::function<void(Txn&, Reply* out)> c) { return loop.Call(std::move(c)); }
+  std::shared_ptr<const JobRecord> FindRecord(core::JobId id) const;
+  std::string NodeName(uint32_t index) const;
+  Time Now() const;
 
   // controller_power.cc
   Status StartPower();  // before the state thread starts
@@ -178,13 +188,6 @@ struct Controller::Impl {
                   const std::string& reason, Txn& t);
   std::string JobsNeeding(const std::vector<uint32_t>& nodes) const;
   nlohmann::json PowerView() const;  // GET /v1/power
-  // Queues a command for the state thread; false when stopping.
-  bool Post(Command c) { return loop.Post(std::move(c)); }
-  // Runs `c` on the state thread all-or-nothing (a failing command leaves the batch's
-  // transaction as it found it) and waits for its reply, which comes once the batch it ran in is
-  // durable.
-  Reply Call(std::function<void(Txn&, Reply* out)> c) { return loop.Call(std::move(c)); }
-  std::shared_ptr<const JobRecord> FindRecord(core::JobId id) const;
 
   // controller_state.cc (state thread only)
   // The state loop's hooks: when to run an empty batch, and running one.
@@ -208,9 +211,7 @@ struct Controller::Impl {
   // Adds the record's store row (StoredRecordText) and its watch event to the transaction.
   void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t);
   void FinishRecord(const core::Job& final_job, Txn& t);
-  void SendLaunch(const JobRecord& r);
-  // Queues `command` for the node's agent (delivered when it next polls).
-  void SendCommand(const std::string& node, const agent::AgentCommand& command);
+  JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const;
   // controller_steps.cc: job steps on the other nodes of a job (srun across hosts). Changed by
   // the state thread only; API threads read it (srun polls a step's state).
   StepTable steps;
@@ -224,37 +225,9 @@ struct Controller::Impl {
   void NoteStep(const std::string& node, const nlohmann::json& report);
   // Steps of jobs that no longer run: their nodes are told to end them (in Commit).
   void EndStaleSteps();
-  void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);
-  void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t);
-  JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const;
-  std::string NodeName(uint32_t index) const;
-  Time Now() const;
 
-  // controller_jobs.cc (state thread only): the commands, fed typed requests (requests.h)
-  // decoded on the API thread.
-  Result<std::vector<core::JobId>> SubmitJobs(SubmitRequest request, Txn& t);
-  // The same from a job's JSON (the Kubernetes face's Pods): DecodeSubmit, then SubmitJobs.
-  Result<std::vector<core::JobId>> SubmitJobs(const Caller& who, const nlohmann::json& body,
-                                              Txn& t);
-  Status CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only, Txn& t);
-  Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t);
-  Status RequeueJob(const Caller& who, core::JobId id, Txn& t);
-  // `body`: the fields to change; each is checked before any is applied.
-  Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t);
-  // One of the above, as a JobActionRequest asks.
-  Status ApplyJobAction(const Caller& who, core::JobId id, const JobActionRequest& r, Txn& t);
-  // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
-  Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t);
-  // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
-  nlohmann::json CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t);
-  // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
-  Result<nlohmann::json> TestSubmit(JobSubmission job);
-  // The same from a job's JSON (the Kubernetes face's dry runs).
-  Result<nlohmann::json> TestSubmit(const Caller& who, const nlohmann::json& body);
-  // GET /v1/priorities: sprio's view.
-  nlohmann::json PriorityView() const;
-  Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
-                    const std::string& reason, Txn& t);
+  // controller_agents.cc (state thread only): the agents' registrations and reports, and what
+  // the controller tells them.
   Result<nlohmann::json> RegisterAgent(const Caller& who, const nlohmann::json& body, Txn& t);
   // RegisterAgent's parts: a node the configuration lacks (allow_dynamic_nodes), stored; what
   // the node runs against what the controller believes runs there; the node's step parts (known
@@ -272,6 +245,33 @@ struct Controller::Impl {
   // A job's launch on node `node_index` of its allocation (the batch step on the first node, a
   // job step's part on the others), with the job's step token when this controller signs tokens.
   agent::LaunchSpec LaunchSpecFor(const JobRecord& r, size_t node_index) const;
+  void SendLaunch(const JobRecord& r);
+  // Queues `command` for the node's agent (delivered when it next polls).
+  void SendCommand(const std::string& node, const agent::AgentCommand& command);
+  void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);
+  void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t);
+
+  // controller_jobs.cc (state thread only): the commands, fed typed requests (requests.h)
+  // decoded on the API thread.
+  Result<std::vector<core::JobId>> SubmitJobs(SubmitRequest request, Txn& t);
+  // The same from a job's JSON (the Kubernetes face's Pods): DecodeSubmit, then SubmitJobs.
+  Result<std::vector<core::JobId>> SubmitJobs(const Caller& who, const nlohmann::json& body,
+                                              Txn& t);
+  Status CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only, Txn& t);
+  Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t);
+  Status RequeueJob(const Caller& who, core::JobId id, Txn& t);
+  // `body`: the fields to change; each is checked before any is applied.
+  Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t);
+  // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
+  Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t);
+  // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
+  nlohmann::json CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t);
+  // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
+  Result<nlohmann::json> TestSubmit(JobSubmission job);
+  // The same from a job's JSON (the Kubernetes face's dry runs).
+  Result<nlohmann::json> TestSubmit(const Caller& who, const nlohmann::json& body);
+  Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
+                    const std::string& reason, Txn& t);
 
   // Who is asking, and what each credential may do (auth.h).
   Auth auth;
@@ -291,6 +291,8 @@ struct Controller::Impl {
     ApiHandler handler;
   };
   static const ApiBinding kApiHandlers[];  // one per Endpoint
+  // One of the above, as a JobActionRequest asks.
+  Status ApplyJobAction(const Caller& who, core::JobId id, const JobActionRequest& r, Txn& t);
   // Runs `c` on the state thread (Call): its error, or its body with `ok_status`.
   net::HttpResponse CallResponse(std::function<void(Txn&, Reply*)> c, int ok_status);
   // The /v1 handlers that decode a request and run a command.
@@ -300,8 +302,9 @@ struct Controller::Impl {
   net::HttpResponse NodeActionRoute(const ApiCall& c);
   // GET /v1/agents/NODE/commands: the node's commands after ?after=SEQ, waiting up to ?wait_ms.
   net::HttpResponse AgentCommands(const ApiCall& c);
-  // POST /v1/agents/join and POST /v1/tokens (docs/security.md); the route table has checked
-  // who may ask.
+
+  // controller_auth.cc: POST /v1/agents/join and POST /v1/tokens (docs/security.md); the route
+  // table has checked who may ask.
   Result<nlohmann::json> JoinNode(const JoinRequest& request, const std::string& remote);
   Result<nlohmann::json> IssueToken(const Caller& who, const TokenRequest& request);
 
@@ -315,6 +318,8 @@ struct Controller::Impl {
   net::HttpResponse Watch(const net::HttpRequest& req);
   net::HttpResponse Accounting(const net::HttpRequest& req);
   net::HttpResponse ConfigView() const;
+  // GET /v1/priorities: sprio's view.
+  nlohmann::json PriorityView() const;
 
   // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.
   std::shared_ptr<K8sFace> k8s;
@@ -352,7 +357,7 @@ struct Controller::Impl {
   // store, the log folder.
   Status K8sLoad();
 
-  // GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
+  // controller_k8s.cc: GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
   net::HttpResponse Kubeconfig(const Caller& who) const;
 };
 
