@@ -309,8 +309,10 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   if (!index) return Status::NotFound("node " + node + " is not registered");
   BERTH_RETURN_IF_ERROR(agents.Heard(node, Now()));
   // Every event is read before any is applied: a report with a bad event changes nothing.
+  // The copy outlives both loops: the step events below point into it.
+  const json reported = body.value("events", json::array());
   std::vector<std::variant<agent::JobResult, const json*>> events;
-  for (const json& e : body.value("events", json::array())) {
+  for (const json& e : reported) {
     std::string kind = e.at("kind").get<std::string>();
     if (kind == "ended") {
       Result<agent::JobResult> r = agent::DecodeJobResult(e.at("result").dump());
