@@ -328,21 +328,59 @@ struct Controller::Impl {
   // REQUIRES: the state thread has not started (it reads the store).
   Status StartK8s();
   void StopK8s();
+  // Answers a request on the Kubernetes port: /v1 and /metrics as on the Unix socket, the rest
+  // through the Kubernetes route table (k8s_routes.h) to one handler per resource and verb.
   net::HttpResponse K8sServe(const net::HttpRequest& req);
-  net::HttpResponse K8sNamespaces(const net::HttpRequest& req, const Caller& who,
-                                  const std::vector<std::string>& parts);
-  net::HttpResponse K8sNodes(const net::HttpRequest& req, const Caller& who,
-                             const std::vector<std::string>& parts);
+  net::HttpResponse K8sDispatch(K8sEndpoint e, const K8sCall& c);
+  // Health, discovery and OpenAPI (no state but the server's address).
+  net::HttpResponse K8sDiscovery(K8sEndpoint e, const net::HttpRequest& req);
+  net::HttpResponse K8sApiDiscovery(bool core, const net::HttpRequest& req);
+  // StartK8s's parts: the namespaces (built-in ones made on the first start); the serving
+  // certificate and key (made with the PKI unless --tls-cert gives them) and the CA to hand out.
+  Status K8sLoadNamespaces();
+  Status K8sServingCert(std::string* cert, std::string* key);
+  // controller_k8s_resources.cc: Namespaces and Nodes.
+  net::HttpResponse K8sNamespaceList(const K8sCall& c);
+  net::HttpResponse K8sNamespaceCreate(const K8sCall& c);
+  net::HttpResponse K8sNamespaceGet(const K8sCall& c);
+  net::HttpResponse K8sNamespaceUpdate(const K8sCall& c);
+  net::HttpResponse K8sNamespaceDelete(const K8sCall& c);
+  // The Nodes (`only`: that one), with `state_override` as the state of each (a state just
+  // changed, before the published view follows); `rv` gets the list's resourceVersion.
+  std::map<std::string, nlohmann::json> K8sNodeObjects(std::string* rv, const std::string& only,
+                                                       const std::string& state_override);
+  net::HttpResponse K8sNodeList(const K8sCall& c);
+  net::HttpResponse K8sNodeGet(const K8sCall& c);  // another method than GET: 405 (when found)
+  net::HttpResponse K8sNodePatch(const K8sCall& c);
   // controller_k8s_pods.cc: Pods, their logs and Events; controller_k8s_jobs.cc: Jobs and the Job
-  // controller. `ns` is "" for the all-namespaces paths; `rest` is the path after the resource.
-  net::HttpResponse K8sPods(const net::HttpRequest& req, const Caller& who, const std::string& ns,
-                            const std::vector<std::string>& rest);
-  net::HttpResponse K8sPodLog(const net::HttpRequest& req, const Caller& who, const std::string& ns,
-                              const std::string& name);
-  net::HttpResponse K8sEvents(const net::HttpRequest& req, const Caller& who, const std::string& ns,
-                              const std::vector<std::string>& rest);
-  net::HttpResponse K8sJobs(const net::HttpRequest& req, const Caller& who, const std::string& ns,
-                            const std::vector<std::string>& rest);
+  // controller. The namespace is "" on the all-namespaces paths.
+  net::HttpResponse K8sPodList(const K8sCall& c);
+  net::HttpResponse K8sPodCreate(const K8sCall& c);  // POST, or a server-side apply of a new Pod
+  net::HttpResponse K8sPodGet(const K8sCall& c);     // another method than GET: 405 (when found)
+  net::HttpResponse K8sPodDelete(const K8sCall& c);
+  net::HttpResponse K8sPodUpdate(const K8sCall& c);
+  net::HttpResponse K8sPodLog(const K8sCall& c);
+  // Submits (or, with dryRun, tests) a mapped Pod and answers with the Pod made.
+  net::HttpResponse K8sPodSubmit(const K8sCall& c, const k8s::PodMapping& mapping);
+  // Sets a Pod's labels and annotations and answers with the Pod.
+  net::HttpResponse K8sPodSetMeta(const K8sCall& c, core::JobId id, const nlohmann::json& labels,
+                                  const nlohmann::json& annotations);
+  net::HttpResponse K8sEventList(const K8sCall& c);
+  net::HttpResponse K8sEventGet(const K8sCall& c);
+  // The Events of the Pods in `ns` ("" = all; `only`: of that Pod only) and the Job controller's;
+  // `rv` gets the list's resourceVersion.
+  std::map<std::string, nlohmann::json> K8sEventObjects(const std::string& ns,
+                                                        const std::string& only, std::string* rv);
+  net::HttpResponse K8sJobList(const K8sCall& c);
+  net::HttpResponse K8sJobCreate(const K8sCall& c);
+  // Creates the Job `body` in the call's namespace; 201 with the object.
+  net::HttpResponse K8sJobCreateFrom(const K8sCall& c, const nlohmann::json& body);
+  // One Job's path (kJobGet, kJobDelete, kJobUpdate, kJobStatusUpdate, kJobOther).
+  net::HttpResponse K8sJobItem(K8sEndpoint e, const K8sCall& c);
+  net::HttpResponse K8sJobDelete(const K8sCall& c, const nlohmann::json& current);
+  net::HttpResponse K8sJobUpdate(const K8sCall& c, const nlohmann::json& current);
+  // State thread: stores `next` as the Job (its status and berth's section kept) and reconciles.
+  net::HttpResponse K8sJobCommit(const K8sCall& c, nlohmann::json next);
   // The Pods in `ns` ("" = all; `only` = that name only), as served now.
   std::map<std::string, nlohmann::json> K8sPodObjects(const std::string& ns,
                                                       const std::string& only);

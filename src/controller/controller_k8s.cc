@@ -10,7 +10,8 @@
 #include <cstdio>
 
 #include "api/errors.h"
-#include "controller/controller_internal.h"
+#include "controller/controller_k8s_http.h"
+#include "controller/k8s_routes.h"
 #include "k8s/codec.h"
 #include "k8s/objects.h"
 #include "k8s/openapi_v2.h"
@@ -20,23 +21,6 @@ namespace berth::controller {
 namespace {
 
 using nlohmann::json;
-
-std::vector<std::string> SplitPath(std::string_view path) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = std::min(path.find('/', i), path.size());
-    if (j > i) parts.emplace_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return parts;
-}
-
-net::HttpResponse NotFoundPath() {
-  return K8sJsonResponse(
-      404, k8s::StatusBody(404, "NotFound", "the server could not find the requested resource",
-                           json::object()));
-}
 
 net::HttpResponse MethodNotAllowed() {
   return K8sJsonResponse(
@@ -93,9 +77,7 @@ net::HttpResponse K8sJsonResponse(int status, const json& body, std::string cont
   return r;
 }
 
-Status Controller::Impl::StartK8s() {
-  k8s = std::make_shared<K8sFace>();
-  // The namespaces, with the built-in ones made on the first start.
+Status Controller::Impl::K8sLoadNamespaces() {
   Result<std::optional<std::string>> saved = store->GetMeta(kNamespacesMetaKey);
   if (saved.ok() && saved->has_value()) {
     json j = json::parse(**saved, nullptr, false);
@@ -119,6 +101,37 @@ Status Controller::Impl::StartK8s() {
                         kNamespacesMetaKey,
                         json{{"rv", k8s->namespaces_rv}, {"items", items}}.dump()}}));
   }
+  return Status::Ok();
+}
+
+Status Controller::Impl::K8sServingCert(std::string* cert, std::string* key) {
+  *cert = opt.tls_cert;
+  *key = opt.tls_key;
+  if (cert->empty() != key->empty()) {
+    return Status::InvalidArgument("--tls-cert and --tls-key go together");
+  }
+  if (cert->empty()) {
+    std::vector<std::string> dns, ips;
+    net::DefaultServingNames(&dns, &ips);
+    for (const std::string& name : opt.tls_san) {  // --tls-san: the names agents and users use
+      unsigned char addr[16];
+      bool ip = inet_pton(AF_INET, name.c_str(), addr) == 1 ||
+                inet_pton(AF_INET6, name.c_str(), addr) == 1;
+      (ip ? ips : dns).push_back(name);
+    }
+    BERTH_ASSIGN_OR_RETURN(net::PkiFiles pki, net::EnsurePki(opt.state_dir + "/pki", dns, ips));
+    *cert = pki.cert;
+    *key = pki.key;
+    BERTH_ASSIGN_OR_RETURN(k8s->ca_pem, net::ReadTextFile(pki.ca_cert));
+  } else if (!opt.tls_ca.empty()) {
+    BERTH_ASSIGN_OR_RETURN(k8s->ca_pem, net::ReadTextFile(opt.tls_ca));
+  }
+  return Status::Ok();
+}
+
+Status Controller::Impl::StartK8s() {
+  k8s = std::make_shared<K8sFace>();
+  BERTH_RETURN_IF_ERROR(K8sLoadNamespaces());
   // Versions continue above those of earlier starts (see WatchHub::StartAt).
   k8s->namespaces_rv = std::max(k8s->namespaces_rv, watch_hub.Next());
   k8s->jobs_rv = std::max(k8s->jobs_rv, watch_hub.Next());
@@ -134,26 +147,8 @@ Status Controller::Impl::StartK8s() {
   std::string host;
   uint16_t port = 0;
   BERTH_RETURN_IF_ERROR(ParseListen(opt.k8s_listen, &host, &port));
-  std::string cert = opt.tls_cert, key = opt.tls_key;
-  if (cert.empty() != key.empty()) {
-    return Status::InvalidArgument("--tls-cert and --tls-key go together");
-  }
-  if (cert.empty()) {
-    std::vector<std::string> dns, ips;
-    net::DefaultServingNames(&dns, &ips);
-    for (const std::string& name : opt.tls_san) {  // --tls-san: the names agents and users use
-      unsigned char addr[16];
-      bool ip = inet_pton(AF_INET, name.c_str(), addr) == 1 ||
-                inet_pton(AF_INET6, name.c_str(), addr) == 1;
-      (ip ? ips : dns).push_back(name);
-    }
-    BERTH_ASSIGN_OR_RETURN(net::PkiFiles pki, net::EnsurePki(opt.state_dir + "/pki", dns, ips));
-    cert = pki.cert;
-    key = pki.key;
-    BERTH_ASSIGN_OR_RETURN(k8s->ca_pem, net::ReadTextFile(pki.ca_cert));
-  } else if (!opt.tls_ca.empty()) {
-    BERTH_ASSIGN_OR_RETURN(k8s->ca_pem, net::ReadTextFile(opt.tls_ca));
-  }
+  std::string cert, key;
+  BERTH_RETURN_IF_ERROR(K8sServingCert(&cert, &key));
   auto server =
       std::make_unique<net::HttpServer>([this](const net::HttpRequest& r) { return K8sServe(r); });
   Status st = server->ListenTls(host, port, cert, key);
@@ -196,81 +191,9 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
   // Who is asking: only a valid bearer token says.
   std::optional<Caller> user = auth.IdentifyUserToken(req);
   if (!user) return K8sJsonResponse(401, k8s::UnauthorizedStatus());
-  const Caller& who = *user;
   try {
-    std::vector<std::string> p = SplitPath(req.path);
-    const bool get = req.method == "GET" || req.method == "HEAD";
-    if (p.size() >= 3 && p[0] == "api" && p[1] == "v1") {
-      if (p[2] == "namespaces" && p.size() >= 5) {
-        const std::vector<std::string> sub(p.begin() + 5, p.end());
-        if (p[4] == "pods") return K8sPods(req, who, p[3], sub);
-        if (p[4] == "events") return K8sEvents(req, who, p[3], sub);
-        return NotFoundPath();
-      }
-      if (p[2] == "namespaces") return K8sNamespaces(req, who, p);
-      if (p[2] == "nodes") return K8sNodes(req, who, p);
-      if (p[2] == "pods" && p.size() == 3) return K8sPods(req, who, "", {});
-      if (p[2] == "events" && p.size() == 3) return K8sEvents(req, who, "", {});
-      return NotFoundPath();
-    }
-    if (p.size() >= 4 && p[0] == "apis" && p[1] == "batch" && p[2] == "v1") {
-      if (p[3] == "jobs" && p.size() == 4) return K8sJobs(req, who, "", {});
-      if (p[3] == "namespaces" && p.size() >= 6 && p[5] == "jobs") {
-        return K8sJobs(req, who, p[4], std::vector<std::string>(p.begin() + 6, p.end()));
-      }
-      return NotFoundPath();
-    }
-    if (p.size() == 1 && (p[0] == "healthz" || p[0] == "livez" || p[0] == "readyz")) {
-      net::HttpResponse r;
-      r.content_type = "text/plain";
-      r.body = "ok";
-      return r;
-    }
-    if (p.size() == 4 && p[0] == "apis" && p[1] == "apiextensions.k8s.io" && p[2] == "v1" &&
-        p[3] == "customresourcedefinitions" && get) {
-      // No custom resources: kubectl asks when a manifest's kind is unknown, and then says so.
-      return K8sJsonResponse(200, {{"kind", "CustomResourceDefinitionList"},
-                                   {"apiVersion", "apiextensions.k8s.io/v1"},
-                                   {"metadata", {{"resourceVersion", "1"}}},
-                                   {"items", json::array()}});
-    }
-    if (p.size() == 2 && p[0] == "openapi" && p[1] == "v2") {  // kubectl <= 1.28 validates with it
-      if (!get) return MethodNotAllowed();
-      net::HttpResponse r;
-      r.content_type = k8s::kOpenApiV2ProtobufContentType;
-      r.body = k8s::OpenApiV2Protobuf(k8s::OpenApiV2Kinds());
-      return r;
-    }
-    const bool known = (p.size() == 1 && (p[0] == "version" || p[0] == "api" || p[0] == "apis")) ||
-                       (p.size() == 2 && p[0] == "api" && p[1] == "v1") ||
-                       (p.size() == 3 && p[0] == "apis" && p[1] == "batch" && p[2] == "v1") ||
-                       (p.size() >= 2 && p[0] == "openapi" && p[1] == "v3");
-    if (!known) return NotFoundPath();
-    if (!get) return MethodNotAllowed();
-    if (p[0] == "version") return K8sJsonResponse(200, k8s::VersionInfo(BERTH_CONTROLLER_VERSION));
-    if (p[0] == "api" || p[0] == "apis") {
-      if (p.size() == 2) return K8sJsonResponse(200, k8s::LegacyCoreV1Resources());
-      if (p.size() == 3) return K8sJsonResponse(200, k8s::LegacyBatchV1Resources());
-      std::string version = k8s::AggregatedDiscoveryVersion(req.Header("accept"));
-      if (!version.empty()) {
-        return K8sJsonResponse(200,
-                               p[0] == "api" ? k8s::AggregatedCoreDiscovery(version)
-                                             : k8s::AggregatedGroupsDiscovery(version),
-                               k8s::AggregatedContentType(version));
-      }
-      std::string address = k8s->server_url.substr(std::string_view("https://").size());
-      return K8sJsonResponse(
-          200, p[0] == "api" ? k8s::LegacyApiVersions(address) : k8s::LegacyApiGroupList());
-    }
-    // OpenAPI v3: the index and the core/v1 document.
-    if (p.size() == 2) return K8sJsonResponse(200, k8s::OpenApiV3Index());
-    if (p.size() == 4 && p[2] == "api" && p[3] == "v1") {
-      return K8sJsonResponse(200, k8s::OpenApiV3CoreV1());
-    }
-    if (p.size() == 5 && p[2] == "apis" && p[3] == "batch" && p[4] == "v1") {
-      return K8sJsonResponse(200, k8s::OpenApiV3BatchV1());
-    }
-    return NotFoundPath();
+    const K8sRouteMatch m = MatchK8sRoute(req.method, req.path);
+    return K8sDispatch(m.endpoint, K8sCall{req, *user, m.match});
   } catch (const nlohmann::json::exception& e) {
     return K8sJsonResponse(
         400, k8s::StatusBody(400, "BadRequest", std::string("bad request: ") + e.what(), nullptr));
@@ -279,6 +202,116 @@ net::HttpResponse Controller::Impl::K8sServe(const net::HttpRequest& req) {
         500,
         k8s::StatusBody(500, "InternalError", std::string("internal error: ") + e.what(), nullptr));
   }
+}
+
+net::HttpResponse Controller::Impl::K8sDispatch(K8sEndpoint e, const K8sCall& c) {
+  using E = K8sEndpoint;
+  switch (e) {
+    case E::kNotFound:
+      return k8sface::NotFoundPath();
+    case E::kNotAllowed:
+      return k8sface::MethodNotAllowedHere();
+    case E::kNamespaceList:
+      return K8sNamespaceList(c);
+    case E::kNamespaceCreate:
+      return K8sNamespaceCreate(c);
+    case E::kNamespaceGet:
+      return K8sNamespaceGet(c);
+    case E::kNamespaceUpdate:
+      return K8sNamespaceUpdate(c);
+    case E::kNamespaceDelete:
+      return K8sNamespaceDelete(c);
+    case E::kNodeList:
+      return K8sNodeList(c);
+    case E::kNodeGet:
+    case E::kNodeOther:
+      return K8sNodeGet(c);
+    case E::kNodePatch:
+      return K8sNodePatch(c);
+    case E::kPodList:
+      return K8sPodList(c);
+    case E::kPodCreate:
+      return K8sPodCreate(c);
+    case E::kPodGet:
+    case E::kPodOther:
+      return K8sPodGet(c);
+    case E::kPodDelete:
+      return K8sPodDelete(c);
+    case E::kPodUpdate:
+      return K8sPodUpdate(c);
+    case E::kPodLog:
+      return K8sPodLog(c);
+    case E::kEventList:
+      return K8sEventList(c);
+    case E::kEventGet:
+      return K8sEventGet(c);
+    case E::kJobList:
+      return K8sJobList(c);
+    case E::kJobCreate:
+      return K8sJobCreate(c);
+    case E::kJobGet:
+    case E::kJobDelete:
+    case E::kJobUpdate:
+    case E::kJobStatusUpdate:
+    case E::kJobOther:
+      return K8sJobItem(e, c);
+    default:
+      return K8sDiscovery(e, c.req);
+  }
+}
+
+net::HttpResponse Controller::Impl::K8sDiscovery(K8sEndpoint e, const net::HttpRequest& req) {
+  using E = K8sEndpoint;
+  switch (e) {
+    case E::kHealth: {
+      net::HttpResponse r;
+      r.content_type = "text/plain";
+      r.body = "ok";
+      return r;
+    }
+    case E::kCrds:
+      // No custom resources: kubectl asks when a manifest's kind is unknown, and then says so.
+      return K8sJsonResponse(200, {{"kind", "CustomResourceDefinitionList"},
+                                   {"apiVersion", "apiextensions.k8s.io/v1"},
+                                   {"metadata", {{"resourceVersion", "1"}}},
+                                   {"items", json::array()}});
+    case E::kOpenApiV2: {  // kubectl <= 1.28 validates with it
+      net::HttpResponse r;
+      r.content_type = k8s::kOpenApiV2ProtobufContentType;
+      r.body = k8s::OpenApiV2Protobuf(k8s::OpenApiV2Kinds());
+      return r;
+    }
+    case E::kVersion:
+      return K8sJsonResponse(200, k8s::VersionInfo(BERTH_CONTROLLER_VERSION));
+    case E::kApiVersions:
+    case E::kApiGroups:
+      return K8sApiDiscovery(e == E::kApiVersions, req);
+    case E::kCoreV1:
+      return K8sJsonResponse(200, k8s::LegacyCoreV1Resources());
+    case E::kBatchV1:
+      return K8sJsonResponse(200, k8s::LegacyBatchV1Resources());
+    case E::kOpenApiV3Index:
+      return K8sJsonResponse(200, k8s::OpenApiV3Index());
+    case E::kOpenApiV3CoreV1:
+      return K8sJsonResponse(200, k8s::OpenApiV3CoreV1());
+    case E::kOpenApiV3BatchV1:
+      return K8sJsonResponse(200, k8s::OpenApiV3BatchV1());
+    case E::kDiscoveryNotAllowed:
+      return MethodNotAllowed();
+    default:
+      return k8sface::NotFoundPath();
+  }
+}
+
+net::HttpResponse Controller::Impl::K8sApiDiscovery(bool core, const net::HttpRequest& req) {
+  std::string version = k8s::AggregatedDiscoveryVersion(req.Header("accept"));
+  if (!version.empty()) {
+    return K8sJsonResponse(
+        200, core ? k8s::AggregatedCoreDiscovery(version) : k8s::AggregatedGroupsDiscovery(version),
+        k8s::AggregatedContentType(version));
+  }
+  std::string address = k8s->server_url.substr(std::string_view("https://").size());
+  return K8sJsonResponse(200, core ? k8s::LegacyApiVersions(address) : k8s::LegacyApiGroupList());
 }
 
 net::HttpResponse Controller::Impl::Kubeconfig(const Caller& who) const {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "controller/k8s_routes.h"
 #include "net/http.h"
 #include "net/tls_token.h"
 

@@ -35,6 +35,13 @@ struct ResourceShape {
 // metadata.name and metadata.namespace: the fields every resource has.
 std::optional<std::string> MetadataField(const nlohmann::json& object, const std::string& field);
 
+// The resources' shapes (each field selector's fields as k8s/ reads them).
+const ResourceShape& NamespaceShape();
+const ResourceShape& NodeShape();
+const ResourceShape& PodShape();
+const ResourceShape& EventShape();
+const ResourceShape& JobShape();
+
 struct Selectors {
   std::vector<k8s::Requirement> labels, fields;
 };
@@ -46,6 +53,13 @@ bool Matches(const Selectors& s, const ResourceShape& shape, const nlohmann::jso
 std::string Query(const net::HttpRequest& req, const char* key);
 net::HttpResponse BadRequest(const std::string& message);
 net::HttpResponse MethodNotAllowedHere();
+// 404 NotFound for a path the server does not serve.
+net::HttpResponse NotFoundPath();
+// A patch that could not be applied: 415 for a patch type not supported, else 422.
+net::HttpResponse PatchFailure(const Status& st);
+// The value of a field selector's `key` = VALUE requirement; "" without one.
+std::string SelectedField(const net::HttpRequest& req, const ResourceShape& shape,
+                          std::string_view key);
 // Keeps the objects the request's selectors match; a 400 answer for selectors it cannot read.
 std::optional<net::HttpResponse> Select(const net::HttpRequest& req, const ResourceShape& shape,
                                         Objects* objects);

@@ -22,21 +22,105 @@ namespace {
 using nlohmann::json;
 using namespace k8sface;
 
-std::optional<std::string> JobFieldOf(const json& job, const std::string& field) {
-  return k8s::JobField(job, field);
-}
-
-const ResourceShape& JobShape() {
-  static const ResourceShape kShape{
-      "jobs", "JobList", "batch/v1", k8s::JobTableColumns(), &k8s::JobTableCells, &JobFieldOf};
-  return kShape;
-}
-
 // The Job as clients see it: without berth's private section.
 json Served(const json& stored) {
   json j = stored;
   j.erase("berth");
   return j;
+}
+
+// The Jobs in `ns` ("" = all) as served, with the list's resourceVersion.
+Objects JobObjects(K8sFace& face, const std::string& ns, std::string* rv) {
+  Objects out;
+  std::lock_guard<std::mutex> l(face.mu);
+  *rv = std::to_string(face.jobs_rv);
+  for (const auto& [key, j] : face.jobs) {
+    if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
+    out[key] = Served(*j);
+  }
+  return out;
+}
+
+// A Job as stored ("namespace/name"); nullopt when there is none.
+std::optional<json> FindJob(K8sFace& face, const std::string& key) {
+  std::lock_guard<std::mutex> l(face.mu);
+  auto it = face.jobs.find(key);
+  if (it == face.jobs.end()) return std::nullopt;
+  return *it->second;
+}
+
+// The Job a PUT or PATCH of `served` asks for; the answer when it cannot be read.
+std::optional<net::HttpResponse> JobWanted(const K8sCall& c, const json& served, json* want) {
+  const std::string& name = c.Name();
+  Result<json> changed = Status::Ok();
+  if (c.req.method == "PUT") {
+    json body = json::parse(c.req.body, nullptr, false);
+    if (!body.is_object()) return BadRequest("the body is not a JSON object");
+    const std::string rv = body["metadata"].value("resourceVersion", "");
+    if (!rv.empty() && rv != served["metadata"].value("resourceVersion", "")) {
+      return StatusResponse(k8s::StatusBody(
+          409, "Conflict",
+          "Operation cannot be fulfilled on jobs.batch \"" + name +
+              "\": the object has been modified; please apply your changes to the latest "
+              "version and try again",
+          {{"name", name}, {"group", "batch"}, {"kind", "jobs"}}));
+    }
+    changed = std::move(body);
+  } else {
+    changed = k8s::ApplyPatch(c.req.Header("content-type"), served, c.req.body);
+  }
+  if (!changed.ok()) return PatchFailure(changed.status());
+  *want = std::move(*changed);
+  if (!want->is_object() || !(*want)["spec"].is_object()) {
+    return StatusResponse(
+        k8s::InvalidStatusOf("Job.batch", name, {"spec", "Required value", "", ""}));
+  }
+  return std::nullopt;
+}
+
+// The stored Job `current` changed as `want` asks: labels, annotations, and of the spec
+// parallelism, suspend, activeDeadlineSeconds, backoffLimit and ttlSecondsAfterFinished (the
+// template and the completions are immutable, as in Kubernetes); the answer when refused.
+std::optional<net::HttpResponse> JobNext(const json& current, const json& served, json want,
+                                         const std::string& name, json* next) {
+  for (const char* field : {"template", "completions", "completionMode", "selector"}) {
+    if (want["spec"].contains(field) && want["spec"][field] != served["spec"][field]) {
+      return StatusResponse(k8s::InvalidStatusOf(
+          "Job.batch", name,
+          {std::string("spec.") + field, "Invalid value", "", "field is immutable"}));
+    }
+  }
+  *next = current;
+  for (const char* field : {"parallelism", "suspend", "activeDeadlineSeconds", "backoffLimit",
+                            "ttlSecondsAfterFinished"}) {
+    if (!want["spec"].contains(field) || want["spec"][field].is_null()) {
+      if (std::string_view(field) == "activeDeadlineSeconds" ||
+          std::string_view(field) == "ttlSecondsAfterFinished") {
+        (*next)["spec"].erase(field);
+      }
+      continue;
+    }
+    const json& v = want["spec"][field];
+    const bool ok = std::string_view(field) == "suspend"
+                        ? v.is_boolean()
+                        : v.is_number_integer() && v.get<int64_t>() >= 0;
+    if (!ok) {
+      return StatusResponse(k8s::InvalidStatusOf(
+          "Job.batch", name,
+          {std::string("spec.") + field, "Invalid value", v.dump(),
+           std::string_view(field) == "suspend" ? "must be a boolean"
+                                                : "must be greater than or equal to 0"}));
+    }
+    (*next)["spec"][field] = v;
+  }
+  for (const char* key_name : {"labels", "annotations"}) {
+    if (want["metadata"].contains(key_name) && want["metadata"][key_name].is_object()) {
+      (*next)["metadata"][key_name] = want["metadata"][key_name];
+    } else {
+      (*next)["metadata"].erase(key_name);
+    }
+  }
+  return std::nullopt;
 }
 
 // The Caller whose pods a Job runs: its owner.
@@ -185,231 +269,169 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
   }
 }
 
-net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const Caller& who,
-                                            const std::string& ns,
-                                            const std::vector<std::string>& rest) {
-  const std::string& m = req.method;
-  const ResourceShape& shape = JobShape();
-  auto snapshot = [this, ns](std::string* rv) {
-    Objects out;
+net::HttpResponse Controller::Impl::K8sJobList(const K8sCall& c) {
+  std::shared_ptr<K8sFace> face = k8s;
+  const std::string ns = c.Namespace();
+  return ListOrWatch(
+      c.req, JobShape(), watch_hub,
+      [face, ns](std::string* rv) { return JobObjects(*face, ns, rv); }, [this] { return Now(); });
+}
+
+net::HttpResponse Controller::Impl::K8sJobCreate(const K8sCall& c) {
+  json body = json::parse(c.req.body, nullptr, false);
+  if (!body.is_object()) return BadRequest("the body is not a JSON object");
+  if (body.contains("metadata") && body["metadata"].is_object() &&
+      body["metadata"].contains("namespace") && body["metadata"]["namespace"] != c.Namespace()) {
+    return BadRequest(
+        "the namespace of the provided object does not match the namespace sent on the "
+        "request");
+  }
+  return K8sJobCreateFrom(c, body);
+}
+
+net::HttpResponse Controller::Impl::K8sJobCreateFrom(const K8sCall& c, const json& body) {
+  const std::string& ns = c.Namespace();
+  const Caller& who = c.who;
+  {
     std::lock_guard<std::mutex> l(k8s->mu);
-    *rv = std::to_string(k8s->jobs_rv);
-    for (const auto& [key, j] : k8s->jobs) {
-      if (!ns.empty() && key.compare(0, ns.size() + 1, ns + "/") != 0) continue;
-      out[key] = Served(*j);
+    if (!k8s->namespaces.count(ns)) return StatusResponse(k8s::NotFoundStatus("namespaces", ns));
+  }
+  const int64_t now = Now();
+  std::string name;
+  if (body.is_object() && body.contains("metadata") && body["metadata"].is_object()) {
+    name = body["metadata"].value("name", "");
+    if (name.empty() && body["metadata"].contains("generateName")) {
+      name = body["metadata"].value("generateName", "") + GenerateNameSuffix();
     }
-    return out;
-  };
-  auto one = [this](const std::string& key) -> std::optional<json> {
-    std::lock_guard<std::mutex> l(k8s->mu);
-    auto it = k8s->jobs.find(key);
-    if (it == k8s->jobs.end()) return std::nullopt;
-    return *it->second;
-  };
-  // Creates the Job `body` (already known to be in `ns`); 201 with the object.
-  auto create = [&](const json& body) -> net::HttpResponse {
+  }
+  json manifest = body;
+  if (!name.empty()) manifest["metadata"]["name"] = name;
+  const std::string uid = k8s::StableUid(
+      "Job", ns + "/" + name + "/" + std::to_string(now) + "/" + GenerateNameSuffix());
+  json job;
+  if (auto problem = k8s::DefaultJob(manifest, ns, uid, now, &job)) {
+    return StatusResponse(k8s::InvalidStatusOf("Job.batch", name, *problem));
+  }
+  job["berth"] = {
+      {"owner", {{"uid", who.uid}, {"gid", who.gid}, {"user", who.user}, {"admin", who.admin}}},
+      {"pods", json::object()}};
+  if (Query(c.req, "dryRun") == "All") {
+    return ObjectResponse(c.req, JobShape(), Served(job), 201, Now());
+  }
+  const std::string key = ObjectKey(ns, name);
+  Reply r = Call([this, key, job](Txn& t, Reply* out) mutable {
     {
       std::lock_guard<std::mutex> l(k8s->mu);
-      if (!k8s->namespaces.count(ns)) return StatusResponse(k8s::NotFoundStatus("namespaces", ns));
-    }
-    const int64_t now = Now();
-    std::string name;
-    if (body.is_object() && body.contains("metadata") && body["metadata"].is_object()) {
-      name = body["metadata"].value("name", "");
-      if (name.empty() && body["metadata"].contains("generateName")) {
-        name = body["metadata"].value("generateName", "") + GenerateNameSuffix();
+      if (k8s->jobs.count(key)) {
+        out->status = Status::AlreadyExists(key);
+        return;
       }
+      k8s->jobs_rv += 1;
+      job["metadata"]["resourceVersion"] = std::to_string(k8s->jobs_rv);
+      t.writes.push_back({store::Write::Kind::kPutMeta, {}, kJobMetaPrefix + key, job.dump()});
+      k8s->jobs[key] = std::make_shared<const json>(job);
     }
-    json manifest = body;
-    if (!name.empty()) manifest["metadata"]["name"] = name;
-    const std::string uid = k8s::StableUid(
-        "Job", ns + "/" + name + "/" + std::to_string(now) + "/" + GenerateNameSuffix());
-    json job;
-    if (auto problem = k8s::DefaultJob(manifest, ns, uid, now, &job)) {
-      return StatusResponse(k8s::InvalidStatusOf("Job.batch", name, *problem));
-    }
-    job["berth"] = {
-        {"owner", {{"uid", who.uid}, {"gid", who.gid}, {"user", who.user}, {"admin", who.admin}}},
-        {"pods", json::object()}};
-    if (Query(req, "dryRun") == "All") return ObjectResponse(req, shape, Served(job), 201, Now());
-    const std::string key = ObjectKey(ns, name);
-    Reply r = Call([this, key, job](Txn& t, Reply* out) mutable {
-      {
-        std::lock_guard<std::mutex> l(k8s->mu);
-        if (k8s->jobs.count(key)) {
-          out->status = Status::AlreadyExists(key);
-          return;
-        }
-        k8s->jobs_rv += 1;
-        job["metadata"]["resourceVersion"] = std::to_string(k8s->jobs_rv);
-        t.writes.push_back({store::Write::Kind::kPutMeta, {}, kJobMetaPrefix + key, job.dump()});
-        k8s->jobs[key] = std::make_shared<const json>(job);
-      }
-      K8sReconcileJobs(t);
-    });
-    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
-    if (r.status.code() == StatusCode::kAlreadyExists) {
-      return StatusResponse(k8s::AlreadyExistsStatus("jobs.batch", name));
-    }
-    if (!r.status.ok()) return BadRequest(r.status.message());
-    std::optional<json> made = one(key);
-    if (!made) return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
-    return ObjectResponse(req, shape, Served(*made), 201, Now());
-  };
-  if (rest.empty()) {
-    if (m == "GET") return ListOrWatch(req, shape, watch_hub, snapshot, [this] { return Now(); });
-    if (m != "POST" || ns.empty()) return MethodNotAllowedHere();
-    json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) return BadRequest("the body is not a JSON object");
-    if (body.contains("metadata") && body["metadata"].is_object() &&
-        body["metadata"].contains("namespace") && body["metadata"]["namespace"] != ns) {
-      return BadRequest(
-          "the namespace of the provided object does not match the namespace sent on the "
-          "request");
-    }
-    return create(body);
+    K8sReconcileJobs(t);
+  });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
+  if (r.status.code() == StatusCode::kAlreadyExists) {
+    return StatusResponse(k8s::AlreadyExistsStatus("jobs.batch", name));
   }
-  const std::string name = rest[0];
-  const std::string key = ObjectKey(ns, name);
-  const bool status_sub = rest.size() == 2 && rest[1] == "status";
-  if (rest.size() > 2 || (rest.size() == 2 && !status_sub)) {
-    return StatusResponse(k8s::StatusBody(
-        404, "NotFound", "the server could not find the requested resource", json::object()));
-  }
-  std::optional<json> current = one(key);
-  const std::string content_type = req.Header("content-type");
-  const bool apply = content_type.rfind("application/apply-patch", 0) == 0;
+  if (!r.status.ok()) return BadRequest(r.status.message());
+  std::optional<json> made = FindJob(*k8s, key);
+  if (!made) return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
+  return ObjectResponse(c.req, JobShape(), Served(*made), 201, Now());
+}
+
+net::HttpResponse Controller::Impl::K8sJobItem(K8sEndpoint e, const K8sCall& c) {
+  const std::string& m = c.req.method;
+  const std::string& ns = c.Namespace();
+  const std::string& name = c.Name();
+  std::optional<json> current = FindJob(*k8s, ObjectKey(ns, name));
   if (!current) {
-    if (m == "PATCH" && apply && !status_sub) {  // server-side apply of a new object
-      json body = json::parse(req.body, nullptr, false);
+    const bool apply = c.req.Header("content-type").rfind("application/apply-patch", 0) == 0;
+    if (m == "PATCH" && apply && e == K8sEndpoint::kJobUpdate) {  // server-side apply: a new Job
+      json body = json::parse(c.req.body, nullptr, false);
       if (!body.is_object()) return BadRequest("the body is not a JSON object");
       body["metadata"]["name"] = name;
-      return create(body);
+      return K8sJobCreateFrom(c, body);
     }
     return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
   }
-  if (m == "GET" || m == "HEAD") return ObjectResponse(req, shape, Served(*current), 200, Now());
+  if (e == K8sEndpoint::kJobGet) {
+    return ObjectResponse(c.req, JobShape(), Served(*current), 200, Now());
+  }
   const json& owner = (*current)["berth"]["owner"];
-  const bool may = who.admin || (who.known && owner.value("uid", UINT32_MAX) == who.uid);
-  if (!may) {
+  const Caller& who = c.who;
+  if (!who.admin && !(who.known && owner.value("uid", UINT32_MAX) == who.uid)) {
     return StatusResponse(k8s::ForbiddenStatus(
         "jobs.batch", name,
         "User \"" + who.user + "\" cannot " + (m == "DELETE" ? "delete" : "update") +
             " resource \"jobs\" in API group \"batch\" in the namespace \"" + ns +
             "\": only its creator or an operator may"));
   }
-  if (m == "DELETE") {
-    std::string policy = Query(req, "propagationPolicy");
-    if (json opts = json::parse(req.body, nullptr, false); opts.is_object()) {
-      policy = opts.value("propagationPolicy", policy);
-    }
-    if (policy.empty()) policy = "Background";  // kubectl's default (--cascade=background)
-    if (policy != "Background" && policy != "Foreground" && policy != "Orphan") {
-      return BadRequest("propagationPolicy: Unsupported value: \"" + policy +
-                        "\": supported values: \"Orphan\", \"Background\", \"Foreground\"");
-    }
-    const bool cascade = policy != "Orphan";
-    Reply r = Call([this, key, cascade](Txn& t, Reply* out) {
-      std::lock_guard<std::mutex> l(k8s->mu);
-      auto it = k8s->jobs.find(key);
-      if (it == k8s->jobs.end()) {
-        out->status = Status::NotFound(key);
-        return;
-      }
-      std::shared_ptr<const json> job = it->second;
-      k8s->jobs.erase(it);
-      k8s->jobs_rv += 1;
-      t.writes.push_back({store::Write::Kind::kDeleteMeta, {}, kJobMetaPrefix + key, ""});
-      if (!cascade) return;
-      for (const auto& [id_text, p] : (*job)["berth"]["pods"].items()) {
-        (void)p;
-        K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
-      }
-    });
-    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
-    if (r.status.code() == StatusCode::kNotFound) {
-      return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
-    }
-    json details = {{"name", name},
-                    {"group", "batch"},
-                    {"kind", "jobs"},
-                    {"uid", (*current)["metadata"].value("uid", "")}};
-    return K8sJsonResponse(200, {{"kind", "Status"},
-                                 {"apiVersion", "v1"},
-                                 {"metadata", json::object()},
-                                 {"status", "Success"},
-                                 {"details", details}});
+  if (e == K8sEndpoint::kJobDelete) return K8sJobDelete(c, *current);
+  if (e == K8sEndpoint::kJobOther) return MethodNotAllowedHere();
+  return K8sJobUpdate(c, *current);
+}
+
+net::HttpResponse Controller::Impl::K8sJobDelete(const K8sCall& c, const json& current) {
+  const std::string& name = c.Name();
+  const std::string key = ObjectKey(c.Namespace(), name);
+  std::string policy = Query(c.req, "propagationPolicy");
+  if (json opts = json::parse(c.req.body, nullptr, false); opts.is_object()) {
+    policy = opts.value("propagationPolicy", policy);
   }
-  if (m != "PATCH" && m != "PUT") return MethodNotAllowedHere();
-  const json served = Served(*current);
-  Result<json> changed = Status::Ok();
-  if (m == "PUT") {
-    json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) return BadRequest("the body is not a JSON object");
-    const std::string rv = body["metadata"].value("resourceVersion", "");
-    if (!rv.empty() && rv != served["metadata"].value("resourceVersion", "")) {
-      return StatusResponse(k8s::StatusBody(
-          409, "Conflict",
-          "Operation cannot be fulfilled on jobs.batch \"" + name +
-              "\": the object has been modified; please apply your changes to the latest "
-              "version and try again",
-          {{"name", name}, {"group", "batch"}, {"kind", "jobs"}}));
+  if (policy.empty()) policy = "Background";  // kubectl's default (--cascade=background)
+  if (policy != "Background" && policy != "Foreground" && policy != "Orphan") {
+    return BadRequest("propagationPolicy: Unsupported value: \"" + policy +
+                      "\": supported values: \"Orphan\", \"Background\", \"Foreground\"");
+  }
+  const bool cascade = policy != "Orphan";
+  Reply r = Call([this, key, cascade](Txn& t, Reply* out) {
+    std::lock_guard<std::mutex> l(k8s->mu);
+    auto it = k8s->jobs.find(key);
+    if (it == k8s->jobs.end()) {
+      out->status = Status::NotFound(key);
+      return;
     }
-    changed = std::move(body);
-  } else {
-    changed = k8s::ApplyPatch(content_type, served, req.body);
-  }
-  if (!changed.ok()) {
-    const bool unsupported = k8s::IsUnsupportedPatchType(changed.status());
-    return StatusResponse(k8s::StatusBody(unsupported ? 415 : 422,
-                                          unsupported ? "UnsupportedMediaType" : "Invalid",
-                                          changed.status().message(), nullptr));
-  }
-  json want = std::move(*changed);
-  if (!want.is_object() || !want["spec"].is_object()) {
-    return StatusResponse(
-        k8s::InvalidStatusOf("Job.batch", name, {"spec", "Required value", "", ""}));
-  }
-  // What may change: labels, annotations, and of the spec parallelism, suspend,
-  // activeDeadlineSeconds, backoffLimit and ttlSecondsAfterFinished (the template and the
-  // completions are immutable, as in Kubernetes).
-  for (const char* field : {"template", "completions", "completionMode", "selector"}) {
-    if (want["spec"].contains(field) && want["spec"][field] != served["spec"][field]) {
-      return StatusResponse(k8s::InvalidStatusOf(
-          "Job.batch", name,
-          {std::string("spec.") + field, "Invalid value", "", "field is immutable"}));
+    std::shared_ptr<const json> job = it->second;
+    k8s->jobs.erase(it);
+    k8s->jobs_rv += 1;
+    t.writes.push_back({store::Write::Kind::kDeleteMeta, {}, kJobMetaPrefix + key, ""});
+    if (!cascade) return;
+    for (const auto& [id_text, p] : (*job)["berth"]["pods"].items()) {
+      (void)p;
+      K8sDeletePod(static_cast<core::JobId>(std::stoul(id_text)), t);
     }
+  });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
+  if (r.status.code() == StatusCode::kNotFound) {
+    return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
   }
-  json next = *current;
-  for (const char* field : {"parallelism", "suspend", "activeDeadlineSeconds", "backoffLimit",
-                            "ttlSecondsAfterFinished"}) {
-    if (!want["spec"].contains(field) || want["spec"][field].is_null()) {
-      if (std::string_view(field) == "activeDeadlineSeconds" ||
-          std::string_view(field) == "ttlSecondsAfterFinished") {
-        next["spec"].erase(field);
-      }
-      continue;
-    }
-    const json& v = want["spec"][field];
-    const bool ok = std::string_view(field) == "suspend"
-                        ? v.is_boolean()
-                        : v.is_number_integer() && v.get<int64_t>() >= 0;
-    if (!ok) {
-      return StatusResponse(k8s::InvalidStatusOf(
-          "Job.batch", name,
-          {std::string("spec.") + field, "Invalid value", v.dump(),
-           std::string_view(field) == "suspend" ? "must be a boolean"
-                                                : "must be greater than or equal to 0"}));
-    }
-    next["spec"][field] = v;
-  }
-  for (const char* key_name : {"labels", "annotations"}) {
-    if (want["metadata"].contains(key_name) && want["metadata"][key_name].is_object()) {
-      next["metadata"][key_name] = want["metadata"][key_name];
-    } else {
-      next["metadata"].erase(key_name);
-    }
-  }
+  json details = {{"name", name},
+                  {"group", "batch"},
+                  {"kind", "jobs"},
+                  {"uid", current["metadata"].value("uid", "")}};
+  return K8sJsonResponse(200, {{"kind", "Status"},
+                               {"apiVersion", "v1"},
+                               {"metadata", json::object()},
+                               {"status", "Success"},
+                               {"details", details}});
+}
+
+net::HttpResponse Controller::Impl::K8sJobUpdate(const K8sCall& c, const json& current) {
+  const json served = Served(current);
+  json want;
+  if (auto refused = JobWanted(c, served, &want)) return *refused;
+  json next;
+  if (auto refused = JobNext(current, served, std::move(want), c.Name(), &next)) return *refused;
+  return K8sJobCommit(c, std::move(next));
+}
+
+net::HttpResponse Controller::Impl::K8sJobCommit(const K8sCall& c, json next) {
+  const std::string& name = c.Name();
+  const std::string key = ObjectKey(c.Namespace(), name);
   Reply r = Call([this, key, next](Txn& t, Reply* out) mutable {
     {
       std::lock_guard<std::mutex> l(k8s->mu);
@@ -434,9 +456,9 @@ net::HttpResponse Controller::Impl::K8sJobs(const net::HttpRequest& req, const C
   if (r.status.code() == StatusCode::kNotFound) {
     return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
   }
-  std::optional<json> after = one(key);
+  std::optional<json> after = FindJob(*k8s, key);
   if (!after) return StatusResponse(k8s::NotFoundStatus("jobs.batch", name));
-  return ObjectResponse(req, shape, Served(*after), 200, Now());
+  return ObjectResponse(c.req, JobShape(), Served(*after), 200, Now());
 }
 
 }  // namespace berth::controller

@@ -12,6 +12,7 @@
 
 #include "controller/controller_k8s_http.h"
 #include "k8s/codec.h"
+#include "k8s/jobs.h"
 #include "k8s/objects.h"
 #include "k8s/patch.h"
 #include "k8s/pods.h"
@@ -37,6 +38,65 @@ net::HttpResponse MethodNotAllowedHere() {
                                               "the server does not allow this method on the "
                                               "requested resource",
                                               nullptr));
+}
+
+net::HttpResponse NotFoundPath() {
+  return K8sJsonResponse(
+      404, k8s::StatusBody(404, "NotFound", "the server could not find the requested resource",
+                           json::object()));
+}
+
+net::HttpResponse PatchFailure(const Status& st) {
+  const bool unsupported = k8s::IsUnsupportedPatchType(st);
+  return K8sJsonResponse(
+      unsupported ? 415 : 422,
+      k8s::StatusBody(unsupported ? 415 : 422, unsupported ? "UnsupportedMediaType" : "Invalid",
+                      st.message(), nullptr));
+}
+
+const ResourceShape& NamespaceShape() {
+  static const ResourceShape kShape{
+      "namespaces",  "NamespaceList", "v1", k8s::NamespaceTableColumns(), &k8s::NamespaceTableCells,
+      &MetadataField};
+  return kShape;
+}
+
+const ResourceShape& NodeShape() {
+  static const ResourceShape kShape{
+      "nodes", "NodeList", "v1", k8s::NodeTableColumns(), &k8s::NodeTableCells, &MetadataField};
+  return kShape;
+}
+
+const ResourceShape& PodShape() {
+  static const ResourceShape kShape{
+      "pods", "PodList", "v1", k8s::PodTableColumns(), &k8s::PodTableCells, &k8s::PodField};
+  return kShape;
+}
+
+const ResourceShape& EventShape() {
+  static const ResourceShape kShape{
+      "events",        "EventList", "v1", k8s::EventTableColumns(), &k8s::EventTableCells,
+      &k8s::EventField};
+  return kShape;
+}
+
+const ResourceShape& JobShape() {
+  static const ResourceShape kShape{
+      "jobs", "JobList", "batch/v1", k8s::JobTableColumns(), &k8s::JobTableCells, &k8s::JobField};
+  return kShape;
+}
+
+std::string SelectedField(const net::HttpRequest& req, const ResourceShape& shape,
+                          std::string_view key) {
+  std::string value;
+  if (Result<Selectors> s = ParseSelectors(req, shape); s.ok()) {
+    for (const k8s::Requirement& r : s->fields) {
+      if (r.key == key && r.op == k8s::Requirement::Op::kEquals && r.values.size() == 1) {
+        value = r.values[0];
+      }
+    }
+  }
+  return value;
 }
 
 std::optional<std::string> MetadataField(const json& object, const std::string& field) {
@@ -260,19 +320,6 @@ namespace {
 using nlohmann::json;
 using namespace k8sface;
 
-const ResourceShape& NamespaceShape() {
-  static const ResourceShape kShape{
-      "namespaces",  "NamespaceList", "v1", k8s::NamespaceTableColumns(), &k8s::NamespaceTableCells,
-      &MetadataField};
-  return kShape;
-}
-
-const ResourceShape& NodeShape() {
-  static const ResourceShape kShape{
-      "nodes", "NodeList", "v1", k8s::NodeTableColumns(), &k8s::NodeTableCells, &MetadataField};
-  return kShape;
-}
-
 json NamespaceObject(const std::string& name, const std::string& record_text) {
   json rec = json::parse(record_text);
   return k8s::EncodeNamespace(
@@ -280,165 +327,175 @@ json NamespaceObject(const std::string& name, const std::string& record_text) {
       rec.value("labels", json::object()), rec.value("annotations", json::object()));
 }
 
+// The namespaces and their resourceVersion.
+Objects NamespaceObjects(K8sFace& face, std::string* rv) {
+  Objects out;
+  std::lock_guard<std::mutex> l(face.mu);
+  for (const auto& [name, record] : face.namespaces) out[name] = NamespaceObject(name, record);
+  *rv = std::to_string(face.namespaces_rv);
+  return out;
+}
+
+// The store's write of every namespace. REQUIRES: face.mu held.
+store::Write NamespacesWrite(const K8sFace& face) {
+  json items = json::object();
+  for (const auto& [n, record] : face.namespaces) items[n] = json::parse(record);
+  return {store::Write::Kind::kPutMeta,
+          {},
+          kNamespacesMetaKey,
+          json{{"rv", face.namespaces_rv}, {"items", items}}.dump()};
+}
+
+// A new namespace's name and record from a create request; the answer when it cannot be made.
+std::optional<net::HttpResponse> NamespaceToCreate(const K8sCall& c, std::string* name,
+                                                   json* record) {
+  json body = json::parse(c.req.body, nullptr, false);
+  if (c.req.Header("content-type").starts_with("application/vnd.kubernetes.protobuf")) {
+    Result<json> decoded = k8s::DecodeProtobufObjectMeta(c.req.body);  // kubectl create namespace
+    if (!decoded.ok()) return BadRequest(decoded.status().message());
+    body = std::move(*decoded);
+  }
+  if (!body.is_object() || !body.contains("metadata") || !body["metadata"].is_object()) {
+    return BadRequest("the body must be a Namespace object with metadata");
+  }
+  const json& meta = body["metadata"];
+  *name = meta.value("name", "");
+  if (std::string problem = k8s::NamespaceNameProblem(*name); !problem.empty()) {
+    return K8sJsonResponse(422,
+                           k8s::InvalidStatus("Namespace", *name, "metadata.name", *name, problem));
+  }
+  if (body.contains("kind") && body["kind"] != "Namespace") {
+    return BadRequest("the body is a " + body["kind"].dump() + ", not a Namespace");
+  }
+  *record = {{"labels", meta.value("labels", json::object())},
+             {"annotations", meta.value("annotations", json::object())},
+             {"creator", c.who.user}};
+  if (!(*record)["labels"].is_object() || !(*record)["annotations"].is_object()) {
+    return K8sJsonResponse(422, k8s::InvalidStatus("Namespace", *name, "metadata.labels", "",
+                                                   "labels and annotations are string maps"));
+  }
+  return std::nullopt;
+}
+
+// A namespace's new labels and annotations from a PATCH or PUT of `object`; the answer when the
+// change is refused.
+std::optional<net::HttpResponse> NamespaceMetaChange(const K8sCall& c, const json& object,
+                                                     json* labels, json* annotations) {
+  const std::string& name = c.Name();
+  Result<json> changed = c.req.method == "PUT"
+                             ? Result<json>(json::parse(c.req.body, nullptr, false))
+                             : k8s::ApplyPatch(c.req.Header("content-type"), object, c.req.body);
+  if (!changed.ok()) return PatchFailure(changed.status());
+  if (!changed->is_object() || !(*changed)["metadata"].is_object()) {
+    return BadRequest("the body is not a Namespace");
+  }
+  *labels = (*changed)["metadata"].value("labels", json::object());
+  *annotations = (*changed)["metadata"].value("annotations", json::object());
+  labels->erase("kubernetes.io/metadata.name");  // berth's own
+  annotations->erase("berth.io/created-unix");
+  for (const json* m : {labels, annotations}) {
+    for (const auto& [k, v] : m->items()) {
+      if (!v.is_string()) {
+        return K8sJsonResponse(422, k8s::InvalidStatus("Namespace", name, "metadata.labels", k,
+                                                       "labels and annotations are strings"));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, const Caller& who,
-                                                  const std::vector<std::string>& p) {
-  const std::string& m = req.method;
-  const ResourceShape& shape = NamespaceShape();
+net::HttpResponse Controller::Impl::K8sNamespaceList(const K8sCall& c) {
   std::shared_ptr<K8sFace> face = k8s;
-  auto snapshot = [face](std::string* rv) {
-    Objects out;
+  return ListOrWatch(
+      c.req, NamespaceShape(), watch_hub,
+      [face](std::string* rv) { return NamespaceObjects(*face, rv); }, [this] { return Now(); });
+}
+
+net::HttpResponse Controller::Impl::K8sNamespaceCreate(const K8sCall& c) {
+  std::shared_ptr<K8sFace> face = k8s;
+  std::string name;
+  json record;
+  if (auto refused = NamespaceToCreate(c, &name, &record)) return *refused;
+  const bool dry_run = Query(c.req, "dryRun") == "All";
+  Reply r = Call([this, face, name, record, dry_run](Txn& t, Reply* out) mutable {
     std::lock_guard<std::mutex> l(face->mu);
-    for (const auto& [name, record] : face->namespaces) out[name] = NamespaceObject(name, record);
-    *rv = std::to_string(face->namespaces_rv);
-    return out;
-  };
-  if (p.size() == 3) {
-    if (m == "GET") return ListOrWatch(req, shape, watch_hub, snapshot, [this] { return Now(); });
-    if (m != "POST") {
-      return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
-                                                  "the server does not allow this method on "
-                                                  "the requested resource",
-                                                  nullptr));
+    if (face->namespaces.count(name)) {
+      out->body = {{"code", 409}, {"status", k8s::AlreadyExistsStatus("namespaces", name)}};
+      return;
     }
-    json body = json::parse(req.body, nullptr, false);
-    if (req.Header("content-type").starts_with("application/vnd.kubernetes.protobuf")) {
-      Result<json> decoded = k8s::DecodeProtobufObjectMeta(req.body);  // kubectl create namespace
-      if (!decoded.ok()) return BadRequest(decoded.status().message());
-      body = std::move(*decoded);
-    }
-    if (!body.is_object() || !body.contains("metadata") || !body["metadata"].is_object()) {
-      return BadRequest("the body must be a Namespace object with metadata");
-    }
-    const json& meta = body["metadata"];
-    const std::string name = meta.value("name", "");
-    if (std::string problem = k8s::NamespaceNameProblem(name); !problem.empty()) {
-      return K8sJsonResponse(422,
-                             k8s::InvalidStatus("Namespace", name, "metadata.name", name, problem));
-    }
-    if (body.contains("kind") && body["kind"] != "Namespace") {
-      return BadRequest("the body is a " + body["kind"].dump() + ", not a Namespace");
-    }
-    json record = {{"labels", meta.value("labels", json::object())},
-                   {"annotations", meta.value("annotations", json::object())},
-                   {"creator", who.user}};
-    if (!record["labels"].is_object() || !record["annotations"].is_object()) {
-      return K8sJsonResponse(422, k8s::InvalidStatus("Namespace", name, "metadata.labels", "",
-                                                     "labels and annotations are string maps"));
-    }
-    const bool dry_run = Query(req, "dryRun") == "All";
-    Reply r = Call([this, face, name, record, dry_run](Txn& t, Reply* out) mutable {
-      std::lock_guard<std::mutex> l(face->mu);
-      if (face->namespaces.count(name)) {
-        out->body = {{"code", 409}, {"status", k8s::AlreadyExistsStatus("namespaces", name)}};
-        return;
-      }
-      record["created"] = Now();
-      record["rv"] = face->namespaces_rv + 1;
-      if (!dry_run) {
-        face->namespaces_rv += 1;
-        face->namespaces[name] = record.dump();
-        json items = json::object();
-        for (const auto& [n, rec] : face->namespaces) items[n] = json::parse(rec);
-        t.writes.push_back({store::Write::Kind::kPutMeta,
-                            {},
-                            kNamespacesMetaKey,
-                            json{{"rv", face->namespaces_rv}, {"items", items}}.dump()});
-      }
-      out->body = {{"code", 201}, {"object", NamespaceObject(name, record.dump())}};
-    });
-    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
-    if (!r.status.ok()) return BadRequest(r.status.message());
-    if (r.body["code"] != 201) return K8sJsonResponse(r.body["code"], r.body["status"]);
-    return ObjectResponse(req, shape, r.body["object"], 201, Now());
-  }
-  if (p.size() != 4) {
-    return K8sJsonResponse(
-        404, k8s::StatusBody(404, "NotFound", "the server could not find the requested resource",
-                             json::object()));
-  }
-  const std::string name = p[3];
-  if (m == "GET" || m == "HEAD") {
-    std::string rv;
-    Objects objects = snapshot(&rv);
-    auto it = objects.find(name);
-    if (it == objects.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
-    return ObjectResponse(req, shape, it->second, 200, Now());
-  }
-  if (m == "PATCH" || m == "PUT") {
-    // Labels and annotations change (kubectl label/annotate, apply); nothing else does.
-    std::string rv;
-    Objects objects = snapshot(&rv);
-    auto it = objects.find(name);
-    if (it == objects.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
-    Result<json> changed = m == "PUT"
-                               ? Result<json>(json::parse(req.body, nullptr, false))
-                               : k8s::ApplyPatch(req.Header("content-type"), it->second, req.body);
-    if (!changed.ok()) {
-      const bool unsupported = k8s::IsUnsupportedPatchType(changed.status());
-      return K8sJsonResponse(
-          unsupported ? 415 : 422,
-          k8s::StatusBody(unsupported ? 415 : 422, unsupported ? "UnsupportedMediaType" : "Invalid",
-                          changed.status().message(), nullptr));
-    }
-    if (!changed->is_object() || !(*changed)["metadata"].is_object()) {
-      return BadRequest("the body is not a Namespace");
-    }
-    json labels = (*changed)["metadata"].value("labels", json::object());
-    json annotations = (*changed)["metadata"].value("annotations", json::object());
-    labels.erase("kubernetes.io/metadata.name");  // berth's own
-    annotations.erase("berth.io/created-unix");
-    for (const json* m2 : {&labels, &annotations}) {
-      for (const auto& [k, v] : m2->items()) {
-        if (!v.is_string()) {
-          return K8sJsonResponse(422, k8s::InvalidStatus("Namespace", name, "metadata.labels", k,
-                                                         "labels and annotations are strings"));
-        }
-      }
-    }
-    Reply r = Call([this, face, name, labels, annotations, who](Txn& t, Reply* out) {
-      std::lock_guard<std::mutex> l(face->mu);
-      auto ns = face->namespaces.find(name);
-      if (ns == face->namespaces.end()) {
-        out->status = Status::NotFound(name);
-        return;
-      }
-      json rec = json::parse(ns->second);
-      if (!who.admin && rec.value("creator", "") != who.user) {
-        out->status = Status::PermissionDenied("only its creator or an operator may change it");
-        return;
-      }
-      rec["labels"] = labels;
-      rec["annotations"] = annotations;
+    record["created"] = Now();
+    record["rv"] = face->namespaces_rv + 1;
+    if (!dry_run) {
       face->namespaces_rv += 1;
-      rec["rv"] = face->namespaces_rv;
-      ns->second = rec.dump();
-      json items = json::object();
-      for (const auto& [n, record] : face->namespaces) items[n] = json::parse(record);
-      t.writes.push_back({store::Write::Kind::kPutMeta,
-                          {},
-                          kNamespacesMetaKey,
-                          json{{"rv", face->namespaces_rv}, {"items", items}}.dump()});
-    });
-    if (auto stopping = UnavailableResponse(r.status)) return *stopping;
-    if (r.status.code() == StatusCode::kNotFound) {
-      return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+      face->namespaces[name] = record.dump();
+      t.writes.push_back(NamespacesWrite(*face));
     }
-    if (r.status.code() == StatusCode::kPermissionDenied) {
-      return K8sJsonResponse(403, k8s::ForbiddenStatus("namespaces", name, r.status.message()));
+    out->body = {{"code", 201}, {"object", NamespaceObject(name, record.dump())}};
+  });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
+  if (!r.status.ok()) return BadRequest(r.status.message());
+  if (r.body["code"] != 201) return K8sJsonResponse(r.body["code"], r.body["status"]);
+  return ObjectResponse(c.req, NamespaceShape(), r.body["object"], 201, Now());
+}
+
+net::HttpResponse Controller::Impl::K8sNamespaceGet(const K8sCall& c) {
+  const std::string& name = c.Name();
+  std::string rv;
+  Objects objects = NamespaceObjects(*k8s, &rv);
+  auto it = objects.find(name);
+  if (it == objects.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+  return ObjectResponse(c.req, NamespaceShape(), it->second, 200, Now());
+}
+
+net::HttpResponse Controller::Impl::K8sNamespaceUpdate(const K8sCall& c) {
+  // Labels and annotations change (kubectl label/annotate, apply); nothing else does.
+  std::shared_ptr<K8sFace> face = k8s;
+  const std::string name = c.Name();
+  const Caller who = c.who;
+  std::string rv;
+  Objects objects = NamespaceObjects(*face, &rv);
+  auto it = objects.find(name);
+  if (it == objects.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+  json labels, annotations;
+  if (auto refused = NamespaceMetaChange(c, it->second, &labels, &annotations)) return *refused;
+  Reply r = Call([this, face, name, labels, annotations, who](Txn& t, Reply* out) {
+    std::lock_guard<std::mutex> l(face->mu);
+    auto ns = face->namespaces.find(name);
+    if (ns == face->namespaces.end()) {
+      out->status = Status::NotFound(name);
+      return;
     }
-    Objects after = snapshot(&rv);
-    auto now_it = after.find(name);
-    if (now_it == after.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
-    return ObjectResponse(req, shape, now_it->second, 200, Now());
+    json rec = json::parse(ns->second);
+    if (!who.admin && rec.value("creator", "") != who.user) {
+      out->status = Status::PermissionDenied("only its creator or an operator may change it");
+      return;
+    }
+    rec["labels"] = labels;
+    rec["annotations"] = annotations;
+    face->namespaces_rv += 1;
+    rec["rv"] = face->namespaces_rv;
+    ns->second = rec.dump();
+    t.writes.push_back(NamespacesWrite(*face));
+  });
+  if (auto stopping = UnavailableResponse(r.status)) return *stopping;
+  if (r.status.code() == StatusCode::kNotFound) {
+    return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
   }
-  if (m != "DELETE") {
-    return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
-                                                "the server does not allow this method on the "
-                                                "requested resource",
-                                                nullptr));
+  if (r.status.code() == StatusCode::kPermissionDenied) {
+    return K8sJsonResponse(403, k8s::ForbiddenStatus("namespaces", name, r.status.message()));
   }
+  Objects after = NamespaceObjects(*face, &rv);
+  auto now_it = after.find(name);
+  if (now_it == after.end()) return K8sJsonResponse(404, k8s::NotFoundStatus("namespaces", name));
+  return ObjectResponse(c.req, NamespaceShape(), now_it->second, 200, Now());
+}
+
+net::HttpResponse Controller::Impl::K8sNamespaceDelete(const K8sCall& c) {
+  std::shared_ptr<K8sFace> face = k8s;
+  const std::string name = c.Name();
+  const Caller who = c.who;
   for (const char* builtin : kBuiltinNamespaces) {
     if (name == builtin) {
       return K8sJsonResponse(
@@ -478,12 +535,7 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
       K8sDeletePod(pod->second, t);
     }
     face->namespaces_rv += 1;
-    json items = json::object();
-    for (const auto& [n, record] : face->namespaces) items[n] = json::parse(record);
-    t.writes.push_back({store::Write::Kind::kPutMeta,
-                        {},
-                        kNamespacesMetaKey,
-                        json{{"rv", face->namespaces_rv}, {"items", items}}.dump()});
+    t.writes.push_back(NamespacesWrite(*face));
     out->body = {{"code", 200},
                  {"status", k8s::SuccessStatus("namespaces", name, object["metadata"]["uid"])}};
   });
@@ -492,85 +544,73 @@ net::HttpResponse Controller::Impl::K8sNamespaces(const net::HttpRequest& req, c
   return K8sJsonResponse(r.body["code"], r.body["status"]);
 }
 
-net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const Caller& who,
-                                             const std::vector<std::string>& p) {
-  const std::string& m = req.method;
-  const ResourceShape& shape = NodeShape();
-  std::shared_ptr<K8sFace> face = k8s;
-  // `state_override`: a node's state just changed by this request (the published view follows
-  // a moment later).
-  auto snapshot = [this, face](std::string* rv, const std::string& only = "",
-                               const std::string& state_override = "") {
-    // Read before the view: every node event it counts is in the view (the view is replaced
-    // before its events are published).
-    *rv = std::to_string(watch_hub.Next());
-    std::shared_ptr<const std::vector<NodeView>> nodes;
+std::map<std::string, json> Controller::Impl::K8sNodeObjects(std::string* rv,
+                                                             const std::string& only,
+                                                             const std::string& state_override) {
+  // Read before the view: every node event it counts is in the view (the view is replaced
+  // before its events are published).
+  *rv = std::to_string(watch_hub.Next());
+  std::shared_ptr<const std::vector<NodeView>> nodes;
+  {
+    std::shared_lock<std::shared_mutex> l(view_mu);
+    nodes = node_view;
+  }
+  const int64_t now = Now();
+  Objects out;
+  for (const NodeView& n : *nodes) {
+    if (!only.empty() && n.name != only) continue;
+    k8s::NodeFacts f;
+    f.name = n.name;
+    f.cpus = n.spec.cpus;
+    f.mem_mib = n.spec.mem_mib;
+    f.gpus = n.spec.gpus;
+    f.features = n.spec.features;
+    f.partitions = n.partitions;
+    f.state = state_override.empty() ? n.state : state_override;
+    f.reason = n.reason;
+    f.agent_connected = n.agent_connected;
+    f.last_seen = n.last_seen == kNoTime ? 0 : n.last_seen;
+    f.state_since = n.reason_time == kNoTime ? 0 : n.reason_time;
+    f.berth_version = BERTH_CONTROLLER_VERSION;
+    f.resource_version = std::to_string(n.event_seq + 1);
     {
-      std::shared_lock<std::shared_mutex> l(view_mu);
-      nodes = node_view;
+      std::lock_guard<std::mutex> l(k8s->mu);
+      f.created = k8s->node_first_seen.emplace(n.name, now).first->second;
     }
-    const int64_t now = Now();
-    Objects out;
-    for (const NodeView& n : *nodes) {
-      if (!only.empty() && n.name != only) continue;
-      k8s::NodeFacts f;
-      f.name = n.name;
-      f.cpus = n.spec.cpus;
-      f.mem_mib = n.spec.mem_mib;
-      f.gpus = n.spec.gpus;
-      f.features = n.spec.features;
-      f.partitions = n.partitions;
-      f.state = state_override.empty() ? n.state : state_override;
-      f.reason = n.reason;
-      f.agent_connected = n.agent_connected;
-      f.last_seen = n.last_seen == kNoTime ? 0 : n.last_seen;
-      f.state_since = n.reason_time == kNoTime ? 0 : n.reason_time;
-      f.berth_version = BERTH_CONTROLLER_VERSION;
-      f.resource_version = std::to_string(n.event_seq + 1);
-      {
-        std::lock_guard<std::mutex> l(face->mu);
-        f.created = face->node_first_seen.emplace(n.name, now).first->second;
-      }
-      out[n.name] = k8s::EncodeNode(f);
-    }
-    return out;
-  };
-  if (p.size() == 3) {
-    if (m != "GET" && m != "HEAD") {
-      return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
-                                                  "the server does not allow this method on the "
-                                                  "requested resource",
-                                                  nullptr));
-    }
-    if (IsWatch(req)) {
-      return WatchResponse(
-          req, shape, watch_hub, [snapshot](std::string* rv) { return snapshot(rv); },
-          [this] { return Now(); });
-    }
-    std::string rv;
-    Objects objects = snapshot(&rv);
-    if (auto bad = Select(req, shape, &objects)) return *bad;
-    return ListResponse(req, shape, objects, rv, Now());
+    out[n.name] = k8s::EncodeNode(f);
   }
-  if (p.size() != 4) {
-    return K8sJsonResponse(
-        404, k8s::StatusBody(404, "NotFound", "the server could not find the requested resource",
-                             json::object()));
+  return out;
+}
+
+net::HttpResponse Controller::Impl::K8sNodeList(const K8sCall& c) {
+  if (IsWatch(c.req)) {
+    return WatchResponse(
+        c.req, NodeShape(), watch_hub,
+        [this](std::string* rv) { return K8sNodeObjects(rv, "", ""); }, [this] { return Now(); });
   }
-  const std::string name = p[3];
   std::string rv;
-  Objects objects = snapshot(&rv, name);
+  Objects objects = K8sNodeObjects(&rv, "", "");
+  if (auto bad = Select(c.req, NodeShape(), &objects)) return *bad;
+  return ListResponse(c.req, NodeShape(), objects, rv, Now());
+}
+
+net::HttpResponse Controller::Impl::K8sNodeGet(const K8sCall& c) {
+  const std::string& name = c.Name();
+  std::string rv;
+  Objects objects = K8sNodeObjects(&rv, name, "");
   if (objects.empty()) return K8sJsonResponse(404, k8s::NotFoundStatus("nodes", name));
-  if (m == "GET" || m == "HEAD")
-    return ObjectResponse(req, shape, objects.begin()->second, 200, Now());
-  if (m != "PATCH") {
-    return K8sJsonResponse(405, k8s::StatusBody(405, "MethodNotAllowed",
-                                                "the server does not allow this method on the "
-                                                "requested resource",
-                                                nullptr));
-  }
+  if (c.req.method != "GET" && c.req.method != "HEAD") return MethodNotAllowedHere();
+  return ObjectResponse(c.req, NodeShape(), objects.begin()->second, 200, Now());
+}
+
+net::HttpResponse Controller::Impl::K8sNodePatch(const K8sCall& c) {
+  const std::string name = c.Name();
+  const Caller who = c.who;
+  std::string rv;
+  Objects objects = K8sNodeObjects(&rv, name, "");
+  if (objects.empty()) return K8sJsonResponse(404, k8s::NotFoundStatus("nodes", name));
   Result<std::optional<bool>> want =
-      k8s::UnschedulableFromPatch(req.Header("content-type"), req.body);
+      k8s::UnschedulableFromPatch(c.req.Header("content-type"), c.req.body);
   if (!want.ok()) {
     const std::string& msg = want.status().message();
     return K8sJsonResponse(
@@ -579,7 +619,7 @@ net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const 
   }
   const bool now_unschedulable = objects.begin()->second["spec"].value("unschedulable", false);
   if (!want->has_value() || **want == now_unschedulable) {
-    return ObjectResponse(req, shape, objects.begin()->second, 200, Now());
+    return ObjectResponse(c.req, NodeShape(), objects.begin()->second, 200, Now());
   }
   const std::string action = **want ? "drain" : "resume";
   const std::string reason = "cordoned through the Kubernetes API by " + who.user;
@@ -609,7 +649,7 @@ net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const 
   uint64_t next = watch_hub.Next();
   for (int i = 0; i < 20; ++i) {
     std::string unused;
-    Objects now_objects = snapshot(&unused, name);
+    Objects now_objects = K8sNodeObjects(&unused, name, "");
     if (now_objects.empty() ||
         now_objects.begin()->second["metadata"]["labels"].value("berth.io/state", "") == state) {
       break;
@@ -617,8 +657,8 @@ net::HttpResponse Controller::Impl::K8sNodes(const net::HttpRequest& req, const 
     bool lost = false;
     watch_hub.Read(next, 100, &next, &lost);
   }
-  objects = snapshot(&rv, name, state);
-  return ObjectResponse(req, shape, objects.begin()->second, 200, Now());
+  objects = K8sNodeObjects(&rv, name, state);
+  return ObjectResponse(c.req, NodeShape(), objects.begin()->second, 200, Now());
 }
 
 }  // namespace berth::controller

@@ -1,0 +1,145 @@
+#include "controller/k8s_routes.h"
+
+#include <array>
+
+namespace berth::controller {
+
+namespace {
+
+using E = K8sEndpoint;
+
+constexpr std::string_view kPods = "/api/v1/namespaces/{namespace}/pods";
+constexpr std::string_view kPod = "/api/v1/namespaces/{namespace}/pods/{name}";
+constexpr std::string_view kJobs = "/apis/batch/v1/namespaces/{namespace}/jobs";
+constexpr std::string_view kJob = "/apis/batch/v1/namespaces/{namespace}/jobs/{name}";
+constexpr std::string_view kJobStatus = "/apis/batch/v1/namespaces/{namespace}/jobs/{name}/status";
+
+// Match order matters where patterns overlap: a path's own methods before its "*" route, the
+// exact paths before the catch-all "{...}" of their prefix.
+constexpr K8sRoute kK8sRoutes[] = {
+    {"*", "/healthz", E::kHealth},
+    {"*", "/livez", E::kHealth},
+    {"*", "/readyz", E::kHealth},
+    // Discovery and OpenAPI.
+    {"GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", E::kCrds},
+    {"HEAD", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", E::kCrds},
+    {"GET", "/openapi/v2", E::kOpenApiV2},
+    {"HEAD", "/openapi/v2", E::kOpenApiV2},
+    {"*", "/openapi/v2", E::kDiscoveryNotAllowed},
+    {"GET", "/version", E::kVersion},
+    {"HEAD", "/version", E::kVersion},
+    {"GET", "/api", E::kApiVersions},
+    {"HEAD", "/api", E::kApiVersions},
+    {"GET", "/apis", E::kApiGroups},
+    {"HEAD", "/apis", E::kApiGroups},
+    {"GET", "/api/v1", E::kCoreV1},
+    {"HEAD", "/api/v1", E::kCoreV1},
+    {"GET", "/apis/batch/v1", E::kBatchV1},
+    {"HEAD", "/apis/batch/v1", E::kBatchV1},
+    {"GET", "/openapi/v3", E::kOpenApiV3Index},
+    {"HEAD", "/openapi/v3", E::kOpenApiV3Index},
+    {"GET", "/openapi/v3/api/v1", E::kOpenApiV3CoreV1},
+    {"HEAD", "/openapi/v3/api/v1", E::kOpenApiV3CoreV1},
+    {"GET", "/openapi/v3/apis/batch/v1", E::kOpenApiV3BatchV1},
+    {"HEAD", "/openapi/v3/apis/batch/v1", E::kOpenApiV3BatchV1},
+    {"GET", "/openapi/v3/{...}", E::kNotFound},
+    {"HEAD", "/openapi/v3/{...}", E::kNotFound},
+    {"*", "/version", E::kDiscoveryNotAllowed},
+    {"*", "/api", E::kDiscoveryNotAllowed},
+    {"*", "/apis", E::kDiscoveryNotAllowed},
+    {"*", "/api/v1", E::kDiscoveryNotAllowed},
+    {"*", "/apis/batch/v1", E::kDiscoveryNotAllowed},
+    {"*", "/openapi/v3/{...}", E::kDiscoveryNotAllowed},
+    // core/v1 Namespaces.
+    {"GET", "/api/v1/namespaces", E::kNamespaceList},
+    {"POST", "/api/v1/namespaces", E::kNamespaceCreate},
+    {"*", "/api/v1/namespaces", E::kNotAllowed},
+    {"GET", "/api/v1/namespaces/{name}", E::kNamespaceGet},
+    {"HEAD", "/api/v1/namespaces/{name}", E::kNamespaceGet},
+    {"PATCH", "/api/v1/namespaces/{name}", E::kNamespaceUpdate},
+    {"PUT", "/api/v1/namespaces/{name}", E::kNamespaceUpdate},
+    {"DELETE", "/api/v1/namespaces/{name}", E::kNamespaceDelete},
+    {"*", "/api/v1/namespaces/{name}", E::kNotAllowed},
+    // core/v1 Nodes.
+    {"GET", "/api/v1/nodes", E::kNodeList},
+    {"HEAD", "/api/v1/nodes", E::kNodeList},
+    {"*", "/api/v1/nodes", E::kNotAllowed},
+    {"GET", "/api/v1/nodes/{name}", E::kNodeGet},
+    {"HEAD", "/api/v1/nodes/{name}", E::kNodeGet},
+    {"PATCH", "/api/v1/nodes/{name}", E::kNodePatch},
+    {"*", "/api/v1/nodes/{name}", E::kNodeOther},
+    // core/v1 Pods.
+    {"GET", "/api/v1/pods", E::kPodList},
+    {"*", "/api/v1/pods", E::kNotAllowed},
+    {"GET", kPods, E::kPodList},
+    {"POST", kPods, E::kPodCreate},
+    {"*", kPods, E::kNotAllowed},
+    {"GET", kPod, E::kPodGet},
+    {"HEAD", kPod, E::kPodGet},
+    {"DELETE", kPod, E::kPodDelete},
+    {"PATCH", kPod, E::kPodUpdate},
+    {"PUT", kPod, E::kPodUpdate},
+    {"*", kPod, E::kPodOther},
+    {"*", "/api/v1/namespaces/{namespace}/pods/{name}/log", E::kPodLog},
+    {"GET", "/api/v1/namespaces/{namespace}/pods/{name}/status", E::kPodGet},
+    {"HEAD", "/api/v1/namespaces/{namespace}/pods/{name}/status", E::kPodGet},
+    // core/v1 Events (an event's path may go on: its first segment names it).
+    {"GET", "/api/v1/events", E::kEventList},
+    {"HEAD", "/api/v1/events", E::kEventList},
+    {"*", "/api/v1/events", E::kNotAllowed},
+    {"GET", "/api/v1/namespaces/{namespace}/events", E::kEventList},
+    {"HEAD", "/api/v1/namespaces/{namespace}/events", E::kEventList},
+    {"GET", "/api/v1/namespaces/{namespace}/events/{name}/{...}", E::kEventGet},
+    {"HEAD", "/api/v1/namespaces/{namespace}/events/{name}/{...}", E::kEventGet},
+    {"*", "/api/v1/namespaces/{namespace}/events/{...}", E::kNotAllowed},
+    // batch/v1 Jobs.
+    {"GET", "/apis/batch/v1/jobs", E::kJobList},
+    {"*", "/apis/batch/v1/jobs", E::kNotAllowed},
+    {"GET", kJobs, E::kJobList},
+    {"POST", kJobs, E::kJobCreate},
+    {"*", kJobs, E::kNotAllowed},
+    {"GET", kJob, E::kJobGet},
+    {"HEAD", kJob, E::kJobGet},
+    {"DELETE", kJob, E::kJobDelete},
+    {"PATCH", kJob, E::kJobUpdate},
+    {"PUT", kJob, E::kJobUpdate},
+    {"*", kJob, E::kJobOther},
+    {"GET", kJobStatus, E::kJobGet},
+    {"HEAD", kJobStatus, E::kJobGet},
+    {"DELETE", kJobStatus, E::kJobDelete},
+    {"PATCH", kJobStatus, E::kJobStatusUpdate},
+    {"PUT", kJobStatus, E::kJobStatusUpdate},
+    {"*", kJobStatus, E::kJobOther},
+};
+
+// The same routes as the /v1 matcher takes them (open to every user; the endpoint is not read).
+constexpr auto kAsApiRoutes = [] {
+  std::array<Route, std::size(kK8sRoutes)> out{};
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = Route{kK8sRoutes[i].method, kK8sRoutes[i].pattern, kAllowUsers, Endpoint::kHealthz};
+  }
+  return out;
+}();
+
+Caller AnyUser() {
+  Caller c;
+  c.known = true;
+  return c;
+}
+
+}  // namespace
+
+std::span<const K8sRoute> K8sRoutes() {
+  return kK8sRoutes;
+}
+
+K8sRouteMatch MatchK8sRoute(std::string_view method, std::string_view path) {
+  static const Caller kUser = AnyUser();
+  K8sRouteMatch m;
+  m.match = MatchRoute(kAsApiRoutes, method, path, kUser);
+  if (m.match.route != nullptr)
+    m.endpoint = kK8sRoutes[m.match.route - kAsApiRoutes.data()].endpoint;
+  return m;
+}
+
+}  // namespace berth::controller

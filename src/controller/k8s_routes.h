@@ -1,0 +1,105 @@
+// The route table of the Kubernetes face (docs/kubernetes.md): each route is a method, a path
+// pattern and the endpoint that answers, matched by the /v1 table's matcher (routes.h: literal
+// segments, "{param}" for one segment, "{...}" last for the rest). The controller binds each
+// K8sEndpoint to its handler (controller_k8s.cc). Every caller here is a user (a bearer token
+// says who; K8sServe answers 401 before the table), so the table holds no access rules: who may
+// change an object is the object's business (its creator or an operator).
+//
+// A path no route matches is answered 404 NotFound. A resource's path with a method it does not
+// serve is answered 405 MethodNotAllowed (kNotAllowed); the discovery paths answer theirs with
+// empty details (kDiscoveryNotAllowed), as before the table.
+//
+// Thread safety: the table is immutable; MatchK8sRoute is a pure function.
+#ifndef BERTH_CONTROLLER_K8S_ROUTES_H_
+#define BERTH_CONTROLLER_K8S_ROUTES_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "controller/auth.h"
+#include "controller/routes.h"
+#include "net/http.h"
+
+namespace berth::controller {
+
+enum class K8sEndpoint : uint8_t {
+  kNotFound,             // 404 NotFound
+  kNotAllowed,           // 405 MethodNotAllowed of a resource
+  kDiscoveryNotAllowed,  // 405 MethodNotAllowed of a discovery path
+  // Health and discovery.
+  kHealth,            // /healthz, /livez, /readyz: "ok"
+  kCrds,              // no CustomResourceDefinitions
+  kOpenApiV2,         // /openapi/v2 (protobuf)
+  kVersion,           // /version
+  kApiVersions,       // /api
+  kApiGroups,         // /apis
+  kCoreV1,            // /api/v1
+  kBatchV1,           // /apis/batch/v1
+  kOpenApiV3Index,    // /openapi/v3
+  kOpenApiV3CoreV1,   // /openapi/v3/api/v1
+  kOpenApiV3BatchV1,  // /openapi/v3/apis/batch/v1
+  // core/v1 Namespaces.
+  kNamespaceList,  // and watch
+  kNamespaceCreate,
+  kNamespaceGet,
+  kNamespaceUpdate,  // PATCH, PUT
+  kNamespaceDelete,
+  // core/v1 Nodes.
+  kNodeList,  // and watch
+  kNodeGet,
+  kNodePatch,
+  kNodeOther,  // another method on a node: 404 for an unknown node, else 405
+  // core/v1 Pods ({namespace} absent: all namespaces).
+  kPodList,  // and watch
+  kPodCreate,
+  kPodGet,  // and its status subresource
+  kPodDelete,
+  kPodUpdate,  // PATCH (a server-side apply may create), PUT
+  kPodOther,   // another method on a pod: 404 for an unknown pod, else 405
+  kPodLog,
+  // core/v1 Events.
+  kEventList,  // and watch
+  kEventGet,
+  // batch/v1 Jobs.
+  kJobList,  // and watch
+  kJobCreate,
+  kJobGet,  // and its status subresource
+  kJobDelete,
+  kJobUpdate,        // PATCH (a server-side apply may create), PUT
+  kJobStatusUpdate,  // PATCH, PUT of the status subresource (as of the Job; never creates)
+  kJobOther,         // another method on a Job: 404, 403 or 405
+};
+
+struct K8sRoute {
+  std::string_view method;  // "GET", "POST", ...; "*": any
+  std::string_view pattern;
+  K8sEndpoint endpoint;
+};
+
+// The Kubernetes face's routes, in match order (the first whose method and pattern match).
+std::span<const K8sRoute> K8sRoutes();
+
+struct K8sRouteMatch {
+  K8sEndpoint endpoint = K8sEndpoint::kNotFound;
+  RouteMatch match;  // the path's segments and parameters ("namespace", "name")
+};
+
+// The endpoint of a request's method and path (kNotFound when no route matches).
+K8sRouteMatch MatchK8sRoute(std::string_view method, std::string_view path);
+
+// A Kubernetes request as its handler sees it: the request, who asks (a user) and the route's
+// parameters ("" for one the route does not have, e.g. the namespace of an all-namespaces list).
+struct K8sCall {
+  const net::HttpRequest& req;
+  const Caller& who;
+  const RouteMatch& match;
+
+  const std::string& Namespace() const { return match.Param("namespace"); }
+  const std::string& Name() const { return match.Param("name"); }
+};
+
+}  // namespace berth::controller
+
+#endif  // BERTH_CONTROLLER_K8S_ROUTES_H_
