@@ -337,10 +337,12 @@ net::HttpResponse Controller::Impl::AgentCommands(const ApiCall& c) {
     json cmd = json::parse(text);
     cmd["seq"] = seq;
     if (cmd.value("kind", "") == "launch") {
-      // A launch is delivered only while its attempt is still meant to run.
+      // A launch is delivered only while its attempt still holds its resources. One whose job
+      // was cancelled since is delivered all the same: the cancel queued after it stops it, and
+      // the node reports the end the controller waits for (as a no-op, the job stayed RUNNING).
       std::shared_ptr<const JobRecord> r = FindRecord(cmd.value("job_id", 0u));
       if (!r || !core::HoldsResources(r->job.state) ||
-          r->job.restart_count != cmd.value("attempt", -1) || r->cancel_requested) {
+          r->job.restart_count != cmd.value("attempt", -1)) {
         cmd = {{"kind", "noop"}, {"seq", seq}};
       }
     }

@@ -201,6 +201,70 @@ TEST_F(FailNodeJobsTest, AReportWithABadEventChangesNothing) {
   EXPECT_EQ(Job(id).value("state", ""), "COMPLETED");
 }
 
+// A step part another node reports ended (srun across hosts) is kept with its result, read back
+// through the step endpoint (the report's events outlive their reading: they once pointed into a
+// temporary, and the controller crashed on the first such report).
+TEST_F(FailNodeJobsTest, AStepPartReportedEndedIsKept) {
+  StartController(/*node_timeout_s=*/60);
+  const uint32_t id = RunThreeNodeJob(/*requeue=*/false);
+  const std::string steps = "/v1/jobs/" + std::to_string(id) + "/steps";
+  auto [status, body] = Api("POST", steps,
+                            {{"step_id", 3},
+                             {"nodes", {"n2"}},
+                             {"argv", {"srun", "true"}},
+                             {"environment", json::array()},
+                             {"work_dir", "/tmp"},
+                             {"stdout", "/dev/null"},
+                             {"stderr", "/dev/null"}});
+  ASSERT_EQ(status, 200) << body.dump();
+  agent::JobResult r;
+  r.job_id = id;
+  r.attempt = 0;
+  r.state = "FAILED";
+  r.exit_code = 7;
+  r.end_time = 1;
+  const json step = {{"kind", "step"},
+                     {"job_id", id},
+                     {"attempt", 0},
+                     {"step_id", 3},
+                     {"result", json::parse(agent::EncodeJobResult(r))}};
+  std::tie(status, body) = Api("POST", "/v1/agents/n2/status", {{"events", {step, step}}});
+  ASSERT_EQ(status, 200) << body.dump();
+  std::tie(status, body) = Api("GET", steps + "/3");
+  ASSERT_EQ(status, 200) << body.dump();
+  EXPECT_EQ(body["nodes"]["n2"].value("ended", false), true) << body.dump();
+  EXPECT_EQ(body["nodes"]["n2"].value("exit_code", 0), 7) << body.dump();
+}
+
+// A job cancelled between its start and its node's next poll: the node still gets the launch,
+// then the cancel, so that it starts and stops the job and reports the end the controller waits
+// for (a launch turned into a no-op left the job RUNNING for good).
+TEST_F(FailNodeJobsTest, ALaunchCancelledBeforeItsNodePolledIsStillDelivered) {
+  StartController(/*node_timeout_s=*/60);
+  auto [status, body] = Api("POST", "/v1/jobs",
+                            {{"name", "short"},
+                             {"script", "#!/bin/sh\nsleep 100\n"},
+                             {"work_dir", "/tmp"},
+                             {"stdout", "/dev/null"},
+                             {"time_limit", 600}});
+  ASSERT_EQ(status, 201) << body.dump();
+  const uint32_t id = body.value("job_id", 0u);
+  WaitFor([&] { return Job(id).value("state", "") == "RUNNING"; }, "the job to start");
+  const std::string node = Job(id)["allocation"]["nodes"][0].value("node", "");
+  std::tie(status, body) = Api("POST", "/v1/jobs/" + std::to_string(id) + "/cancel");
+  ASSERT_EQ(status, 200) << body.dump();
+  std::vector<std::string> kinds;
+  for (const agent::AgentCommand& c : Commands(node)) {
+    if (const auto* l = std::get_if<agent::LaunchCommand>(&c); l && l->target.job_id == id) {
+      kinds.push_back("launch");
+    }
+    if (const auto* k = std::get_if<agent::CancelCommand>(&c); k && k->target.job_id == id) {
+      kinds.push_back("cancel");
+    }
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"launch", "cancel"}));
+}
+
 // So is a registration: a malformed job entry after an ended one ends nothing.
 TEST_F(FailNodeJobsTest, ARegistrationWithABadEntryChangesNothing) {
   StartController(/*node_timeout_s=*/60);
