@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include "common/strings.h"
+
 namespace berth::agent {
 
 namespace {
@@ -66,14 +68,6 @@ std::string RemoveBackslashes(std::string_view pattern) {
     }
   }
   return out;
-}
-
-bool AllDigits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
 }
 
 }  // namespace

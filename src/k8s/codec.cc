@@ -4,16 +4,12 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/strings.h"
+
 namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Splits at commas outside parentheses.
 std::vector<std::string_view> SplitTerms(std::string_view text) {

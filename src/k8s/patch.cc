@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/strings.h"
 #include "k8s/patch_internal.h"
 
 namespace berth::k8s {
@@ -333,20 +334,6 @@ void MergeInto(json& target, const json& patch) {
 
 constexpr std::string_view kUnsupported = "unsupported patch content type: ";
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 Result<json> ParseBody(std::string_view body, bool apply) {
   try {
     return json::parse(body.begin(), body.end());
@@ -391,7 +378,7 @@ Result<json> ApplyJsonPatch(const json& target, const json& patch) {
 
 Result<json> ApplyPatch(std::string_view content_type, const json& target, std::string_view body) {
   std::string_view media = Trim(content_type.substr(0, content_type.find(';')));
-  std::string type = Lower(media);
+  std::string type = ToLower(media);
   bool apply = type == "application/apply-patch+yaml";
   if (type != "application/json-patch+json" && type != "application/merge-patch+json" &&
       type != "application/strategic-merge-patch+json" && !apply) {

@@ -5,12 +5,10 @@
 
 #include <algorithm>
 
+#include "common/strings.h"
+
 namespace berth::core {
 namespace {
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
 
 std::string Quote(std::string_view s) {
   return "'" + std::string(s) + "'";

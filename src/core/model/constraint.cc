@@ -14,6 +14,8 @@
 
 #include <algorithm>
 
+#include "common/strings.h"
+
 namespace berth::core {
 
 struct Constraint::Term {
@@ -43,10 +45,6 @@ constexpr int32_t kMaxCount = 1'000'000;
 bool IsFeatureChar(char c) {
   if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
   return std::string_view("_-.:+/=@%^~#!").find(c) != std::string_view::npos;
-}
-
-bool IsSpace(char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 class Parser {

@@ -14,27 +14,13 @@
 #include <set>
 #include <tuple>
 
+#include "common/strings.h"
+
 namespace berth::core {
 namespace {
 
 constexpr int64_t kMaxDelayMinutes = 35791394;  // Slurm multiplies minutes by 60 in an int
 constexpr int64_t kMaxArrayTask = 4000000;      // Slurm's largest MaxArraySize is 4000001
-
-bool IsDigit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-char Lower(char c) {
-  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (Lower(a[i]) != Lower(b[i])) return false;
-  }
-  return true;
-}
 
 std::string Quote(std::string_view s) {
   return "'" + std::string(s) + "'";
