@@ -76,6 +76,21 @@ class SCOPED_CAPABILITY MutexLock {
   M& mu_;
 };
 
+// std::unique_lock for Mutex, for waits on a std::condition_variable (get()). The analysis holds
+// the mutex for the whole scope; a wait's release and reacquire are invisible to it, as they
+// should be. A predicate that reads guarded members says REQUIRES(mu) itself.
+class SCOPED_CAPABILITY UniqueLock {
+ public:
+  explicit UniqueLock(Mutex& mu) ACQUIRE(mu) : lock_(mu.native()) {}
+  ~UniqueLock() RELEASE() {}
+  UniqueLock(const UniqueLock&) = delete;
+  UniqueLock& operator=(const UniqueLock&) = delete;
+  std::unique_lock<std::mutex>& get() { return lock_; }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+};
+
 // std::shared_lock for SharedMutex.
 class SCOPED_CAPABILITY ReaderLock {
  public:

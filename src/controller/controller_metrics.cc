@@ -178,12 +178,12 @@ PassHistogram::PassHistogram() : h_(PassBuckets()) {}
 
 void PassHistogram::Observe(std::chrono::steady_clock::duration d) {
   const double seconds = std::chrono::duration<double>(d).count();
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock<Mutex> l(mu_);
   h_.Observe(seconds);
 }
 
 prometheus::Histogram PassHistogram::Snapshot() const {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock<Mutex> l(mu_);
   return h_;
 }
 

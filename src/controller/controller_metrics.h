@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/prometheus_text.h"
+#include "common/thread_annotations.h"
 #include "common/time.h"
 #include "core/model/job.h"
 #include "core/model/job_state.h"
@@ -36,8 +37,8 @@ class PassHistogram {
   prometheus::Histogram Snapshot() const;
 
  private:
-  mutable std::mutex mu_;
-  prometheus::Histogram h_;
+  mutable Mutex mu_;
+  prometheus::Histogram h_ GUARDED_BY(mu_);
 };
 
 // What the controller counts since it started (Prometheus counters start again at 0 with each

@@ -8,7 +8,7 @@ namespace berth::controller {
 uint64_t AgentHub::Push(const std::string& node, std::string command) {
   uint64_t seq;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock<Mutex> l(mu_);
     Queue& q = queues_[node];
     seq = q.next++;
     q.items.emplace_back(seq, std::move(command));
@@ -19,7 +19,7 @@ uint64_t AgentHub::Push(const std::string& node, std::string command) {
 
 std::vector<std::pair<uint64_t, std::string>> AgentHub::Poll(const std::string& node,
                                                              uint64_t after, int wait_ms) {
-  std::unique_lock<std::mutex> l(mu_);
+  UniqueLock l(mu_);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
   while (true) {
     Queue& q = queues_[node];
@@ -27,23 +27,23 @@ std::vector<std::pair<uint64_t, std::string>> AgentHub::Poll(const std::string& 
     if (!q.items.empty() || shutdown_) {
       return std::vector<std::pair<uint64_t, std::string>>(q.items.begin(), q.items.end());
     }
-    if (cv_.wait_until(l, deadline) == std::cv_status::timeout) return {};
+    if (cv_.wait_until(l.get(), deadline) == std::cv_status::timeout) return {};
   }
 }
 
 void AgentHub::Clear(const std::string& node) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock<Mutex> l(mu_);
   queues_[node].items.clear();
 }
 
 uint64_t AgentHub::LastSeq(const std::string& node) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock<Mutex> l(mu_);
   return queues_[node].next - 1;
 }
 
 void AgentHub::Shutdown() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock<Mutex> l(mu_);
     shutdown_ = true;
   }
   cv_.notify_all();
@@ -52,7 +52,7 @@ void AgentHub::Shutdown() {
 void WatchHub::Publish(std::vector<std::string> events) {
   if (events.empty()) return;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock<Mutex> l(mu_);
     for (std::string& e : events) {
       events_.push_back(std::make_shared<const std::string>(std::move(e)));
     }
@@ -65,10 +65,11 @@ void WatchHub::Publish(std::vector<std::string> events) {
 }
 
 WatchBatch WatchHub::Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost) {
-  std::unique_lock<std::mutex> l(mu_);
-  auto end = [&] { return first_ + events_.size(); };
+  UniqueLock l(mu_);
+  auto end = [&]() REQUIRES(mu_) { return first_ + events_.size(); };
   if (from >= end() && !shutdown_) {
-    cv_.wait_for(l, std::chrono::milliseconds(wait_ms), [&] { return shutdown_ || from < end(); });
+    cv_.wait_for(l.get(), std::chrono::milliseconds(wait_ms),
+                 [&]() REQUIRES(mu_) { return shutdown_ || from < end(); });
   }
   *lost = from < first_;
   std::vector<WatchEvent> out;
@@ -85,19 +86,19 @@ WatchBatch WatchHub::Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost
 }
 
 uint64_t WatchHub::Next() {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock<Mutex> l(mu_);
   return first_ + events_.size();
 }
 
 void WatchHub::StartAt(uint64_t sequence) {
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock<Mutex> l(mu_);
   events_.clear();
   first_ = sequence;
 }
 
 void WatchHub::Shutdown() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock<Mutex> l(mu_);
     shutdown_ = true;
   }
   cv_.notify_all();

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/thread_annotations.h"
 #include "common/time.h"
 
 namespace berth::controller {
@@ -41,10 +42,10 @@ class AgentHub {
     uint64_t next = 1;
     std::deque<std::pair<uint64_t, std::string>> items;
   };
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<std::string, Queue> queues_;
-  bool shutdown_ = false;
+  Mutex mu_;
+  std::condition_variable cv_;  // waits on mu_ (UniqueLock)
+  std::map<std::string, Queue> queues_ GUARDED_BY(mu_);
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 // One published event: immutable, shared by the hub and every reader holding it.
@@ -127,13 +128,13 @@ class WatchHub {
   void Shutdown();
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<WatchEvent> events_;
-  uint64_t first_ = 0;  // sequence of events_.front()
+  Mutex mu_;
+  std::condition_variable cv_;  // waits on mu_ (UniqueLock)
+  std::deque<WatchEvent> events_ GUARDED_BY(mu_);
+  uint64_t first_ GUARDED_BY(mu_) = 0;  // sequence of events_.front()
   const size_t capacity_;
   const size_t max_read_bytes_;
-  bool shutdown_ = false;
+  bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace berth::controller
