@@ -147,14 +147,37 @@ class Cluster:
     def stop(self, keep=False):
         self.kill('agent', signal.SIGTERM)
         self.kill('controller', signal.SIGTERM)
-        # Jobs still running (their supervisors outlive the agent): stop them.
+        # Jobs still running (their supervisors outlive the agent): stop them, and then what the
+        # jobs started (a supervisor killed with -9 no longer stops its job's processes).
         subprocess.run(['pkill', '-9', '-f', f'supervise {self.dir}'], check=False)
+        kill_processes_naming(self.dir)
         for f in self.logs:
             f.close()
         if keep:
             print(f'kept {self.dir}')
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def kill_processes_naming(folder):
+    """SIGKILL every other process whose command line or environment names `folder` (a test's
+    jobs: their scripts run from it, and their environment holds its paths)."""
+    needle = folder.encode()
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                seen = f.read()
+            with open(f'/proc/{pid}/environ', 'rb') as f:
+                seen += f.read()
+        except OSError:
+            continue
+        if needle in seen:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def make_user(name):
