@@ -1,7 +1,5 @@
 #include "controller/k8s_routes.h"
 
-#include <array>
-
 namespace berth::controller {
 
 namespace {
@@ -112,21 +110,6 @@ constexpr K8sRoute kK8sRoutes[] = {
     {"*", kJobStatus, E::kJobOther},
 };
 
-// The same routes as the /v1 matcher takes them (open to every user; the endpoint is not read).
-constexpr auto kAsApiRoutes = [] {
-  std::array<Route, std::size(kK8sRoutes)> out{};
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = Route{kK8sRoutes[i].method, kK8sRoutes[i].pattern, kAllowUsers, Endpoint::kHealthz};
-  }
-  return out;
-}();
-
-Caller AnyUser() {
-  Caller c;
-  c.known = true;
-  return c;
-}
-
 }  // namespace
 
 std::span<const K8sRoute> K8sRoutes() {
@@ -134,11 +117,16 @@ std::span<const K8sRoute> K8sRoutes() {
 }
 
 K8sRouteMatch MatchK8sRoute(std::string_view method, std::string_view path) {
-  static const Caller kUser = AnyUser();
   K8sRouteMatch m;
-  m.match = MatchRoute(kAsApiRoutes, method, path, kUser);
-  if (m.match.route != nullptr)
-    m.endpoint = kK8sRoutes[m.match.route - kAsApiRoutes.data()].endpoint;
+  m.match.parts = PathParts(path);
+  for (const K8sRoute& r : kK8sRoutes) {
+    if ((r.method == "*" || r.method == method) &&
+        PatternMatches(r.pattern, m.match.parts, m.match.params)) {
+      m.endpoint = r.endpoint;
+      return m;
+    }
+  }
+  m.match.params.clear();
   return m;
 }
 

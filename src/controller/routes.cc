@@ -57,33 +57,6 @@ constexpr Route kApiRoutes[] = {
     {"*", "/v1/agents/{node}/{...}", kAgents, Endpoint::kAgentOther, kAgentRefusal},
 };
 
-// Whether `pattern` matches `parts`; fills `params`.
-bool PatternMatches(std::string_view pattern, const std::vector<std::string>& parts,
-                    std::map<std::string_view, std::string, std::less<>>& params) {
-  params.clear();
-  size_t i = 0;
-  size_t pos = 0;
-  while (pos < pattern.size()) {
-    if (pattern[pos] == '/') {
-      ++pos;
-      continue;
-    }
-    size_t end = pattern.find('/', pos);
-    if (end == std::string_view::npos) end = pattern.size();
-    std::string_view seg = pattern.substr(pos, end - pos);
-    pos = end;
-    if (seg == "{...}") return true;
-    if (i == parts.size()) return false;
-    if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}') {
-      params[seg.substr(1, seg.size() - 2)] = parts[i];
-    } else if (seg != parts[i]) {
-      return false;
-    }
-    ++i;
-  }
-  return i == parts.size();
-}
-
 bool Allows(const Route& r, const RouteMatch& m, const Caller& who) {
   switch (KindOf(who)) {
     case CredentialKind::kNobody:
@@ -110,6 +83,32 @@ std::optional<core::JobId> ParseId(std::string_view s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), id);
   if (ec != std::errc() || p != s.data() + s.size() || id == 0) return std::nullopt;
   return id;
+}
+
+bool PatternMatches(std::string_view pattern, const std::vector<std::string>& parts,
+                    std::map<std::string_view, std::string, std::less<>>& params) {
+  params.clear();
+  size_t i = 0;
+  size_t pos = 0;
+  while (pos < pattern.size()) {
+    if (pattern[pos] == '/') {
+      ++pos;
+      continue;
+    }
+    size_t end = pattern.find('/', pos);
+    if (end == std::string_view::npos) end = pattern.size();
+    std::string_view seg = pattern.substr(pos, end - pos);
+    pos = end;
+    if (seg == "{...}") return true;
+    if (i == parts.size()) return false;
+    if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}') {
+      params[seg.substr(1, seg.size() - 2)] = parts[i];
+    } else if (seg != parts[i]) {
+      return false;
+    }
+    ++i;
+  }
+  return i == parts.size();
 }
 
 std::span<const Route> ApiRoutes() {

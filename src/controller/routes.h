@@ -104,6 +104,11 @@ std::optional<core::JobId> ParseId(std::string_view s);
 // The path's non-empty segments ("/v1//jobs/" -> {"v1", "jobs"}).
 std::vector<std::string> PathParts(std::string_view path);
 
+// Whether `pattern` ("/v1/jobs/{id}", a last "{...}" for any rest) matches the path's `parts`;
+// fills `params` with the parameters' segments. Shared by both faces' route tables.
+bool PatternMatches(std::string_view pattern, const std::vector<std::string>& parts,
+                    std::map<std::string_view, std::string, std::less<>>& params);
+
 // Applies `routes` to a request from `who`.
 RouteMatch MatchRoute(std::span<const Route> routes, std::string_view method, std::string_view path,
                       const Caller& who);
