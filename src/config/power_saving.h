@@ -1,4 +1,4 @@
-// Power saving's node rules, shared by the controller (src/controller/controller_power.cc) and
+// Power saving's node rules, shared by the controller (src/controller/power.h) and
 // the simulator (src/sim/power.cc), so that both suspend the same nodes at the same times
 // (docs/autoscaling.md).
 //

@@ -54,6 +54,7 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
   cs.SetFairshareConfig(im.opt.config.scheduler.fairshare);
   im.cs.emplace(std::move(cs));
   im.scheduler = std::make_unique<core::Scheduler>(im.opt.config.scheduler);
+  im.power = std::make_unique<PowerSaver>(im.opt.config.power, &im.metrics);
   BERTH_RETURN_IF_ERROR(im.Recover());
   return c;
 }
@@ -162,6 +163,47 @@ void Controller::Impl::RecoverNodeAdmin(Time now) {
       (void)cs->SetNodeHealth(*index, core::NodeHealth::kDown, reason, now);
     }
   }
+}
+
+namespace {
+
+std::string SelfExe() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string("berth");
+}
+
+}  // namespace
+
+Status Controller::Impl::StartPower() {
+  PowerSaver::StartContext ctx;
+  ctx.self_exe = SelfExe();
+  ctx.socket_path = opt.socket_path;
+  ctx.home = opt.state_dir + "/power";
+  ctx.nodes = opt.config.cluster.nodes;
+  for (const auto& [id, r] : records) {
+    if (r->job.state == core::JobState::kConfiguring) ctx.configuring.push_back(id);
+  }
+  return power->Start(*cs, std::move(ctx), Now());
+}
+
+void Controller::Impl::PowerTick(Txn& t) {
+  PowerSaver::Effects e;
+  power->Tick(*cs, Now(), t.nodes_changed, &e);
+  for (const auto& [id, message] : e.messages) {
+    auto it = records.find(id);
+    if (it == records.end()) continue;
+    auto r = std::make_shared<JobRecord>(*it->second);
+    r->message = message;
+    std::unique_lock<std::shared_mutex> l(view_mu);
+    records[id] = std::move(r);
+  }
+  for (core::JobId id : e.touched) t.touched.insert(id);
+  t.launches.insert(t.launches.end(), e.launches.begin(), e.launches.end());
+  for (const std::string& node : e.disconnected) agents.Disconnect(node);
+  for (std::string& event : e.events) t.events.push_back(std::move(event));
+  t.nodes_changed = t.nodes_changed || e.nodes_changed;
+  dirty = dirty || e.reschedule;
 }
 
 Status Controller::Start() {

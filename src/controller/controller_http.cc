@@ -101,7 +101,7 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
     {Endpoint::kNodeAction,
      [](Impl& im, const ApiCall& c) { return im.NodeActionRoute(c); }},
     {Endpoint::kPower,
-     [](Impl& im, const ApiCall&) { return JsonResponse(200, im.PowerView()); }},
+     [](Impl& im, const ApiCall&) { return JsonResponse(200, im.power->View()); }},
     {Endpoint::kPartitions,
      [](Impl& im, const ApiCall&) {
        std::shared_lock<std::shared_mutex> l(im.view_mu);

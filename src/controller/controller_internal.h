@@ -30,7 +30,7 @@
 #include "controller/exec_pool.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
-#include "controller/power_provider.h"
+#include "controller/power.h"
 #include "controller/requests.h"
 #include "controller/routes.h"
 #include "controller/state_loop.h"
@@ -137,17 +137,8 @@ struct Controller::Impl {
   std::atomic<bool> ready{false};
   MetricsCounters metrics;  // GET /metrics (controller_metrics.h)
 
-  // Power saving (controller_power.cc). State thread only, but power_events (under view_mu).
-  std::unique_ptr<PowerProvider> power;          // null when power saving is off
-  std::unique_ptr<ProgramProvider> power_fail;   // runs ResumeFailProgram
-  std::map<std::string, Time> resume_asked;      // node -> when its resume was asked
-  std::map<std::string, Time> suspend_asked;     // node -> when its suspend was asked
-  std::deque<Time> resume_times, suspend_times;  // the last minute's, for the rates
-  std::set<core::JobId> configuring;             // jobs waiting for their nodes to come up
-  // PowerTick's node scans run when a pass woke nodes or nodes changed, else once a second.
-  bool power_dirty = true;
-  Time power_checked = kNoTime;
-  std::deque<nlohmann::json> power_events;  // the last few hundred actions
+  // Power saving and autoscaling (power.h), made by Create.
+  std::unique_ptr<PowerSaver> power;
 
   // controller.cc: the state the store holds, at start-up. Recover runs the parts: the nodes
   // agents added at run time (before the jobs, which may run on them; every node down until
@@ -168,26 +159,15 @@ struct Controller::Impl {
   std::string NodeName(uint32_t index) const;
   Time Now() const;
 
-  // controller_power.cc
-  Status StartPower();  // before the state thread starts
-  void StopPower();     // after it stopped
-  // Resumes woken nodes (ResumeRate), fails resumes past ResumeTimeout, starts the jobs whose
-  // nodes are all up, suspends nodes idle for SuspendTime (SuspendRate). State thread.
+  // controller.cc: power saving's wiring. StartPower: before the state thread starts (the jobs
+  // restored waiting for their nodes); StopPower: after it stopped. PowerTick (state thread):
+  // the component's round after each batch, its effects applied to the records, the agents'
+  // sessions and the transaction.
+  Status StartPower();
+  void StopPower() {
+    if (power) power->Stop();
+  }
   void PowerTick(Txn& t);
-  // PowerTick's steps, in order. ResumeWokenNodes: resumes the nodes the scheduler woke (as fast
-  // as ResumeRate allows) and returns those whose resume passed ResumeTimeout; FailResumes: those
-  // go DOWN and their waiting jobs back to the queue; StartConfiguredJobs: jobs whose nodes are
-  // all up run; FinishSuspends: nodes powering down are powered down once SuspendTimeout passed;
-  // SuspendIdleNodes: nodes idle for SuspendTime are powered down (SuspendRate).
-  std::vector<uint32_t> ResumeWokenNodes(Time now, Txn& t);
-  void FailResumes(const std::vector<uint32_t>& timed_out, Time now, Txn& t);
-  void StartConfiguredJobs(Time now, Txn& t);
-  void FinishSuspends(Time now, Txn& t);
-  void SuspendIdleNodes(Time now, Txn& t);
-  void PowerEvent(const std::string& action, const std::vector<std::string>& nodes,
-                  const std::string& reason, Txn& t);
-  std::string JobsNeeding(const std::vector<uint32_t>& nodes) const;
-  nlohmann::json PowerView() const;  // GET /v1/power
 
   // controller_state.cc (state thread only)
   // The state loop's hooks: when to run an empty batch, and running one.

@@ -257,7 +257,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     o.end_time = Now();
     core::Job final_job;
     BERTH_RETURN_IF_ERROR(cs->EndJob(id, o, false, &final_job));
-    configuring.erase(id);
+    power->JobEnded(id);
     FinishRecord(final_job, t);
     t.nodes_changed = true;
     dirty = true;

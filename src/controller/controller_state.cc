@@ -164,8 +164,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     TouchRecord(id, t);
     const core::Job* started = cs->FindJob(id);
     if (started != nullptr && started->state == core::JobState::kConfiguring) {
-      configuring.insert(id);  // launched by PowerTick once its nodes are up
-      power_dirty = true;      // and its nodes resumed by it
+      power->JobConfiguring(id);  // its nodes resumed, and it launched once they are up
     } else {
       t.launches.push_back(id);
     }

@@ -1,5 +1,5 @@
-// Power saving in virtual time (docs/sim.md, "Power saving"): the controller's PowerTick
-// (src/controller/controller_power.cc) with a simulated boot. Nodes the scheduler placed jobs on
+// Power saving in virtual time (docs/sim.md, "Power saving"): the controller's PowerSaver
+// (src/controller/power.h) with a simulated boot. Nodes the scheduler placed jobs on
 // while they were powered down are resumed (ResumeRate), come up `boot_time` seconds later, and
 // their CONFIGURING jobs then start; nodes idle for SuspendTime power down (SuspendRate,
 // SuspendExcNodes[:N], SuspendExcParts) through POWERING_DOWN for SuspendTimeout. Boots always
