@@ -55,6 +55,7 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
   im.cs.emplace(std::move(cs));
   im.scheduler = std::make_unique<core::Scheduler>(im.opt.config.scheduler);
   im.power = std::make_unique<PowerSaver>(im.opt.config.power, &im.metrics);
+  im.state_thread.AssertHeld();  // no other thread runs yet
   BERTH_RETURN_IF_ERROR(im.Recover());
   return c;
 }
@@ -72,7 +73,10 @@ Status Controller::Impl::Recover() {
     core::JobId id = static_cast<core::JobId>(std::stoul(**next));
     if (id > cs->next_job_id()) cs->set_next_job_id(id);
   }
-  pending_view = std::make_shared<std::unordered_map<core::JobId, PendingView>>();
+  {
+    MutexLock<SharedMutex> l(view_mu);
+    pending_view = std::make_shared<PendingMap>();
+  }
   RebuildNodeView();
   return Status::Ok();
 }
@@ -111,6 +115,7 @@ Status Controller::Impl::RecoverJobs(Time now) {
   std::vector<JobRecord> active;
   ExecCache exec_cache;  // jobs share run specifications: each is decoded once
   Status st = store->ScanJobs(false, [&](const store::JobRow& row) {
+    state_thread.AssertHeld();  // the scan calls back on this thread
     Result<JobRecord> r = DecodeJobRecord(row.record, &exec_cache);
     if (!r.ok()) {
       std::fprintf(stderr, "berth controller: job %u: %s\n", row.id, r.status().message().c_str());
@@ -124,7 +129,7 @@ Status Controller::Impl::RecoverJobs(Time now) {
     if (r->job.end_time != kNoTime && r->job.end_time + opt.min_job_age_s >= now) {
       finished_at[r->job.id] = r->job.end_time;
       r->event_seq = loaded_seq;
-      records[r->job.id] = std::make_shared<JobRecord>(std::move(*r));
+      PutRecord(r->job.id, std::make_shared<JobRecord>(std::move(*r)));
     }
   });
   BERTH_RETURN_IF_ERROR(st);
@@ -142,7 +147,7 @@ Status Controller::Impl::RecoverJobs(Time now) {
       continue;
     }
     r.event_seq = loaded_seq;
-    records[r.job.id] = std::make_shared<JobRecord>(std::move(r));
+    PutRecord(r.job.id, std::make_shared<JobRecord>(std::move(r)));
   }
   return Status::Ok();
 }
@@ -181,7 +186,7 @@ Status Controller::Impl::StartPower() {
   ctx.socket_path = opt.socket_path;
   ctx.home = opt.state_dir + "/power";
   ctx.nodes = opt.config.cluster.nodes;
-  for (const auto& [id, r] : records) {
+  for (const auto& [id, r] : own_records()) {
     if (r->job.state == core::JobState::kConfiguring) ctx.configuring.push_back(id);
   }
   return power->Start(*cs, std::move(ctx), Now());
@@ -191,11 +196,11 @@ void Controller::Impl::PowerTick(Txn& t) {
   PowerSaver::Effects e;
   power->Tick(*cs, Now(), t.nodes_changed, &e);
   for (const auto& [id, message] : e.messages) {
-    auto it = records.find(id);
-    if (it == records.end()) continue;
+    auto it = own_records().find(id);
+    if (it == own_records().end()) continue;
     auto r = std::make_shared<JobRecord>(*it->second);
     r->message = message;
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[id] = std::move(r);
   }
   for (core::JobId id : e.touched) t.touched.insert(id);
@@ -208,12 +213,20 @@ void Controller::Impl::PowerTick(Txn& t) {
 
 Status Controller::Start() {
   Impl& im = *impl_;
+  im.state_thread.AssertHeld();          // the state thread has not started
   BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
   if (im.k8s && im.k8s->signer) im.auth.set_signer(&*im.k8s->signer);
   BERTH_RETURN_IF_ERROR(im.StartPower());
   im.next_pass = im.Now();
-  im.loop.Start({[&im](std::deque<Command> batch) { im.RunBatch(std::move(batch)); },
-                 [&im] { return im.NextWake(); }});
+  // The loop's hooks run on the state thread.
+  im.loop.Start({[&im](std::deque<Command> batch) {
+                   im.state_thread.AssertHeld();
+                   im.RunBatch(std::move(batch));
+                 },
+                 [&im] {
+                   im.state_thread.AssertHeld();
+                   return im.NextWake();
+                 }});
   im.server = std::make_unique<net::HttpServer>(
       [this](const net::HttpRequest& r) { return impl_->Serve(r); });
   BERTH_RETURN_IF_ERROR(im.server->ListenUnix(im.opt.socket_path, 0666));
@@ -248,7 +261,7 @@ net::HttpResponse Controller::Handle(const net::HttpRequest& request) {
 }
 
 std::shared_ptr<const JobRecord> Controller::Impl::FindRecord(core::JobId id) const {
-  std::shared_lock<std::shared_mutex> l(view_mu);
+  ReaderLock l(view_mu);
   auto it = records.find(id);
   return it == records.end() ? nullptr : it->second;
 }

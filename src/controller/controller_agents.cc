@@ -145,23 +145,23 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
     o.state = core::JobState::kPreempted;
     requeue = p->second == core::PreemptMode::kRequeue;
   }
-  auto it = records.find(id);
-  if (it != records.end()) {
+  auto it = own_records().find(id);
+  if (it != own_records().end()) {
     auto r = std::make_shared<JobRecord>(*it->second);
     r->cpu_seconds = result.cpu_seconds;
     r->max_rss_mib = result.max_rss_mib;
     r->gpu_utilization = result.gpu_utilization;
     r->message = result.message;
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[id] = std::move(r);
   }
   // A bare pod's restartPolicy (docs/kubernetes.md): OnFailure runs a failed container again,
   // Always any that ended, after a back-off (10 s, doubling, at most 5 min) as the kubelet does.
   // Pods of a Job are replaced by the Job controller instead.
   Duration backoff = 0;
-  if (it = records.find(id); !requeue && it != records.end() && it->second->k8s &&
-                             it->second->k8s_deleted == 0 &&
-                             !it->second->k8s->contains("ownerReferences")) {
+  if (it = own_records().find(id); !requeue && it != own_records().end() && it->second->k8s &&
+                                   it->second->k8s_deleted == 0 &&
+                                   !it->second->k8s->contains("ownerReferences")) {
     const nlohmann::json& pod_spec = it->second->k8s->value("spec", nlohmann::json::object());
     const std::string policy = pod_spec.value("restartPolicy", "Always");
     const bool failed =
@@ -279,7 +279,7 @@ void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t inde
     if (job->state == core::JobState::kConfiguring) continue;  // launched once all nodes are up
     if (job->state == core::JobState::kRunning && job->start_time + 10 > now) {
       // Started moments ago: its launch command may have been lost with the old agent.
-      if (auto rec = records.find(id); rec != records.end()) SendLaunch(*rec->second);
+      if (auto rec = own_records().find(id); rec != own_records().end()) SendLaunch(*rec->second);
       continue;
     }
     // The node does not know a job it should run: it was lost with the node.

@@ -59,8 +59,14 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      }},
     {Endpoint::kMetrics,
      [](Impl& im, const ApiCall&) {
-       return MetricsResponse({im.view_mu, im.records, im.pending_view, im.node_view,
-                               im.partition_view, im.last_pass, im.passes, im.metrics});
+       MetricsSources s{{}, nullptr, kNoTime, im.passes, im.metrics};
+       {
+         ReaderLock l(im.view_mu);
+         s.jobs = CountJobs(im.records, *im.pending_view, *im.partition_view);
+         s.node_view = im.node_view;
+         s.last_pass = im.last_pass;
+       }
+       return MetricsResponse(s);
      }},
     {Endpoint::kJoinNode,
      [](Impl& im, const ApiCall& c) {
@@ -104,8 +110,12 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      [](Impl& im, const ApiCall&) { return JsonResponse(200, im.power->View()); }},
     {Endpoint::kPartitions,
      [](Impl& im, const ApiCall&) {
-       std::shared_lock<std::shared_mutex> l(im.view_mu);
-       return JsonResponse(200, {{"partitions", *im.partition_view}});
+       std::shared_ptr<const nlohmann::json> partitions;
+       {
+         ReaderLock l(im.view_mu);
+         partitions = im.partition_view;
+       }
+       return JsonResponse(200, {{"partitions", *partitions}});
      }},
     {Endpoint::kWatch,
      [](Impl& im, const ApiCall& c) { return im.Watch(c.req); }},
@@ -131,6 +141,7 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
        const Caller who = c.who;
        const json body = c.body;
        return im.CallResponse([&im, who, body](Txn& t, Reply* out) {
+         im.state_thread.AssertHeld();  // a command: on the state thread
          Result<json> res = im.RegisterAgent(who, body, t);
          if (res.ok()) {
            out->body = *res;
@@ -147,6 +158,7 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
        const std::string node = c.match.Param("node");
        const json body = c.body;
        return im.CallResponse([&im, who, node, body](Txn& t, Reply* out) {
+         im.state_thread.AssertHeld();  // a command: on the state thread
          out->status = im.AgentStatus(who, node, body, t);
        }, 200);
      }},
@@ -240,6 +252,7 @@ net::HttpResponse Controller::Impl::SubmitRoute(const ApiCall& c) {
   auto shared = std::make_shared<SubmitRequest>(std::move(*request));
   return CallResponse(
       [this, shared](Txn& t, Reply* out) {
+        state_thread.AssertHeld();  // a command: on the state thread
         Result<std::vector<core::JobId>> ids = SubmitJobs(std::move(*shared), t);
         if (!ids.ok()) {
           out->status = ids.status();
@@ -256,9 +269,12 @@ net::HttpResponse Controller::Impl::CancelManyRoute(const ApiCall& c) {
   Result<CancelManyRequest> request = DecodeCancelMany(c.body);
   if (!request.ok()) return Error(request.status());
   const Caller who = c.who;
-  return CallResponse([this, who, r = std::move(*request)](
-                          Txn& t, Reply* out) { out->body = CancelMany(who, r, t); },
-                      200);
+  return CallResponse(
+      [this, who, r = std::move(*request)](Txn& t, Reply* out) {
+        state_thread.AssertHeld();  // a command: on the state thread
+        out->body = CancelMany(who, r, t);
+      },
+      200);
 }
 
 net::HttpResponse Controller::Impl::JobActionRoute(const ApiCall& c) {
@@ -269,6 +285,7 @@ net::HttpResponse Controller::Impl::JobActionRoute(const ApiCall& c) {
     // An array task: resolved (split off its array while pending) on the state thread, then
     // the same action as for a job id.
     Reply r = Call([this, who, text](Txn& t, Reply* out) {
+      state_thread.AssertHeld();  // a command: on the state thread
       Result<core::JobId> resolved = ResolveJobId(who, text, t);
       if (resolved.ok()) {
         out->body = *resolved;
@@ -285,9 +302,12 @@ net::HttpResponse Controller::Impl::JobActionRoute(const ApiCall& c) {
   const std::string action = c.match.parts.size() == 4 ? c.match.parts[3] : "";
   Result<JobActionRequest> request = DecodeJobAction(c.req.method, action, c.req.query, c.body);
   if (!request.ok()) return Error(request.status());
-  return CallResponse([this, who, jid = *id, r = std::move(*request)](
-                          Txn& t, Reply* out) { out->status = ApplyJobAction(who, jid, r, t); },
-                      200);
+  return CallResponse(
+      [this, who, jid = *id, r = std::move(*request)](Txn& t, Reply* out) {
+        state_thread.AssertHeld();  // a command: on the state thread
+        out->status = ApplyJobAction(who, jid, r, t);
+      },
+      200);
 }
 
 Status Controller::Impl::ApplyJobAction(const Caller& who, core::JobId id,
@@ -313,6 +333,7 @@ net::HttpResponse Controller::Impl::NodeActionRoute(const ApiCall& c) {
   const Caller who = c.who;
   return CallResponse(
       [this, who, r = std::move(*request)](Txn& t, Reply* out) {
+        state_thread.AssertHeld();  // a command: on the state thread
         out->status = NodeAction(who, r.node, r.action, r.reason, t);
       },
       200);

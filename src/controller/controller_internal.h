@@ -22,6 +22,7 @@
 
 #include "agent/agent_commands.h"
 #include "agent/launch.h"
+#include "common/thread_annotations.h"
 #include "controller/agent_link.h"
 #include "controller/auth.h"
 #include "controller/controller.h"
@@ -92,6 +93,7 @@ struct PendingView {
   Time expected_start = kNoTime;
   int64_t priority = 0;
 };
+using PendingMap = std::unordered_map<core::JobId, PendingView>;
 
 struct Controller::Impl {
   ControllerOptions opt;
@@ -101,14 +103,39 @@ struct Controller::Impl {
   uint32_t own_uid = 0;
   std::string own_user;  // the controller's own user (Slurm's SlurmUser), named in node reasons
 
+  // The state thread's role: it holds it while it runs a batch or a pass (RunBatch and NextWake
+  // assert it; so do Create and Start, which run before it starts and after it stopped), and
+  // functions that must run there REQUIRE it.
+  ThreadRole state_thread;
+
   // What API threads read. The state thread is the only writer: it changes these under a
-  // unique lock held only for the swap, and reads them without one.
-  mutable std::shared_mutex view_mu;
-  std::map<core::JobId, std::shared_ptr<const JobRecord>> records;  // active + recently ended
-  std::shared_ptr<const std::unordered_map<core::JobId, PendingView>> pending_view;
-  std::shared_ptr<const std::vector<NodeView>> node_view;
-  std::shared_ptr<const nlohmann::json> partition_view;
-  Time last_pass = kNoTime;
+  // unique lock held only for the swap (PutRecord, ...), and reads them without one
+  // (own_records(): it cannot race with itself).
+  mutable SharedMutex view_mu;
+  using RecordMap = std::map<core::JobId, std::shared_ptr<const JobRecord>>;
+  RecordMap records GUARDED_BY(view_mu);  // active + recently ended
+  std::shared_ptr<const PendingMap> pending_view GUARDED_BY(view_mu);
+  std::shared_ptr<const std::vector<NodeView>> node_view GUARDED_BY(view_mu);
+  std::shared_ptr<const nlohmann::json> partition_view GUARDED_BY(view_mu);
+  Time last_pass GUARDED_BY(view_mu) = kNoTime;
+  // The state thread's lock-free reads of what it published.
+  const RecordMap& own_records() const REQUIRES(state_thread) NO_THREAD_SAFETY_ANALYSIS {
+    return records;
+  }
+  const JobRecord* OwnRecord(core::JobId id) const REQUIRES(state_thread) {
+    auto it = own_records().find(id);
+    return it == own_records().end() ? nullptr : it->second.get();
+  }
+  // Publishes `r` as job `id`'s record (null: drops it).
+  void PutRecord(core::JobId id, std::shared_ptr<const JobRecord> r) REQUIRES(state_thread)
+      EXCLUDES(view_mu) {
+    MutexLock<SharedMutex> l(view_mu);
+    if (r) {
+      records[id] = std::move(r);
+    } else {
+      records.erase(id);
+    }
+  }
 
   // State thread only.
   ExecPool exec_pool;                       // jobs with equal run specifications share one
@@ -144,10 +171,10 @@ struct Controller::Impl {
   // agents added at run time (before the jobs, which may run on them; every node down until
   // its agent registers), the jobs (active ones restored, recently ended ones kept for the
   // views), and what operators set on nodes.
-  Status Recover();
-  Status RecoverNodes(Time now);
-  Status RecoverJobs(Time now);
-  void RecoverNodeAdmin(Time now);
+  Status Recover() REQUIRES(state_thread);
+  Status RecoverNodes(Time now) REQUIRES(state_thread);
+  Status RecoverJobs(Time now) REQUIRES(state_thread);
+  void RecoverNodeAdmin(Time now) REQUIRES(state_thread);
   // The state loop's entry points (any thread) and small look-ups.
   // Queues a command for the state thread; false when stopping.
   bool Post(Command c) { return loop.Post(std::move(c)); }
@@ -163,95 +190,107 @@ struct Controller::Impl {
   // restored waiting for their nodes); StopPower: after it stopped. PowerTick (state thread):
   // the component's round after each batch, its effects applied to the records, the agents'
   // sessions and the transaction.
-  Status StartPower();
+  Status StartPower() REQUIRES(state_thread);
   void StopPower() {
     if (power) power->Stop();
   }
-  void PowerTick(Txn& t);
+  void PowerTick(Txn& t) REQUIRES(state_thread);
 
   // controller_state.cc (state thread only)
   // The state loop's hooks: when to run an empty batch, and running one.
-  std::chrono::steady_clock::time_point NextWake();
-  void RunBatch(std::deque<Command> batch);
-  void SchedulePass(Txn& t);
-  void CheckNodes(Txn& t);
+  std::chrono::steady_clock::time_point NextWake() REQUIRES(state_thread);
+  void RunBatch(std::deque<Command> batch) REQUIRES(state_thread);
+  void SchedulePass(Txn& t) REQUIRES(state_thread);
+  void CheckNodes(Txn& t) REQUIRES(state_thread);
   // A node is lost (silent past the node timeout, or set down by an operator): its jobs end
   // NODE_FAIL, requeued where their spec allows (as Slurm does), and every node of each job is
   // told to stop its part (FailNodeJob).
-  void FailNodeJobs(uint32_t node, Txn& t);
+  void FailNodeJobs(uint32_t node, Txn& t) REQUIRES(state_thread);
   // Ends one job NODE_FAIL (requeued when its spec allows): its first node is told to cancel the
   // attempt, its other nodes to end the attempt's step parts.
-  void FailNodeJob(core::JobId id, Txn& t);
-  void Publish(Txn& t);
-  void Commit(Txn& t);
+  void FailNodeJob(core::JobId id, Txn& t) REQUIRES(state_thread);
+  void Publish(Txn& t) REQUIRES(state_thread);
+  void Commit(Txn& t) REQUIRES(state_thread);
   // Publishes a new node and partition view; with `events`, appends a watch event for every
   // node whose state, reason, allocation or agent link changed.
-  void RebuildNodeView(std::vector<std::string>* events = nullptr);
-  void TouchRecord(core::JobId id, Txn& t);
+  void RebuildNodeView(std::vector<std::string>* events = nullptr) REQUIRES(state_thread);
+  void TouchRecord(core::JobId id, Txn& t) REQUIRES(state_thread);
   // Adds the record's store row (StoredRecordText) and its watch event to the transaction.
-  void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t);
-  void FinishRecord(const core::Job& final_job, Txn& t);
-  JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const;
+  void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t) REQUIRES(state_thread);
+  void FinishRecord(const core::Job& final_job, Txn& t) REQUIRES(state_thread);
+  JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const
+      REQUIRES(state_thread);
   // controller_steps.cc: job steps on the other nodes of a job (srun across hosts). Changed by
   // the state thread only; API threads read it (srun polls a step's state).
   StepTable steps;
   net::HttpResponse StepRoute(const net::HttpRequest& req, const Caller& who,
                               const std::vector<std::string>& parts, const nlohmann::json& body);
-  Result<nlohmann::json> StartStep(const Caller& who, core::JobId id, const nlohmann::json& body);
+  Result<nlohmann::json> StartStep(const Caller& who, core::JobId id, const nlohmann::json& body)
+      REQUIRES(state_thread);
   Result<nlohmann::json> StepStatus(const Caller& who, core::JobId id, uint32_t step);
-  Status SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal);
+  Status SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal)
+      REQUIRES(state_thread);
   // A node's report of a step it ran (a status event, or its registration): kept while the job
   // attempt runs; for any other, the node is told to end and forget that job's steps.
-  void NoteStep(const std::string& node, const nlohmann::json& report);
+  void NoteStep(const std::string& node, const nlohmann::json& report) REQUIRES(state_thread);
   // Steps of jobs that no longer run: their nodes are told to end them (in Commit).
-  void EndStaleSteps();
+  void EndStaleSteps() REQUIRES(state_thread);
 
   // controller_agents.cc (state thread only): the agents' registrations and reports, and what
   // the controller tells them.
-  Result<nlohmann::json> RegisterAgent(const Caller& who, const nlohmann::json& body, Txn& t);
+  Result<nlohmann::json> RegisterAgent(const Caller& who, const nlohmann::json& body, Txn& t)
+      REQUIRES(state_thread);
   // RegisterAgent's parts: a node the configuration lacks (allow_dynamic_nodes), stored; what
   // the node runs against what the controller believes runs there; the node's step parts (known
   // again, or sent again).
-  Result<uint32_t> AddAgentNode(const std::string& name, const nlohmann::json& node, Txn& t);
+  Result<uint32_t> AddAgentNode(const std::string& name, const nlohmann::json& node, Txn& t)
+      REQUIRES(state_thread);
   void ReconcileAgentJobs(const std::string& name, uint32_t index, const nlohmann::json& jobs,
-                          Txn& t);
-  void ReconcileAgentSteps(const std::string& name, const nlohmann::json& steps);
+                          Txn& t) REQUIRES(state_thread);
+  void ReconcileAgentSteps(const std::string& name, const nlohmann::json& steps)
+      REQUIRES(state_thread);
   // How long an agent may go without reaching the controller before it stops its jobs (fencing):
   // half the node timeout, so that they are dead well before the controller calls the node down
   // and requeues them elsewhere (docs/security.md).
   int FenceSeconds() const { return AgentLink::FenceSeconds(opt.node_timeout_s); }
-  Status AgentStatus(const Caller& who, const std::string& node, const nlohmann::json& body,
-                     Txn& t);
+  Status AgentStatus(const Caller& who, const std::string& node, const nlohmann::json& body, Txn& t)
+      REQUIRES(state_thread);
   // A job's launch on node `node_index` of its allocation (the batch step on the first node, a
   // job step's part on the others), with the job's step token when this controller signs tokens.
   agent::LaunchSpec LaunchSpecFor(const JobRecord& r, size_t node_index) const;
-  void SendLaunch(const JobRecord& r);
+  void SendLaunch(const JobRecord& r) REQUIRES(state_thread);
   // Queues `command` for the node's agent (delivered when it next polls).
   void SendCommand(const std::string& node, const agent::AgentCommand& command);
-  void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel);
-  void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t);
+  void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel)
+      REQUIRES(state_thread);
+  void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t) REQUIRES(state_thread);
 
   // controller_jobs.cc (state thread only): the commands, fed typed requests (requests.h)
   // decoded on the API thread.
-  Result<std::vector<core::JobId>> SubmitJobs(SubmitRequest request, Txn& t);
+  Result<std::vector<core::JobId>> SubmitJobs(SubmitRequest request, Txn& t) REQUIRES(state_thread);
   // The same from a job's JSON (the Kubernetes face's Pods): DecodeSubmit, then SubmitJobs.
-  Result<std::vector<core::JobId>> SubmitJobs(const Caller& who, const nlohmann::json& body,
-                                              Txn& t);
-  Status CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only, Txn& t);
-  Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t);
-  Status RequeueJob(const Caller& who, core::JobId id, Txn& t);
+  Result<std::vector<core::JobId>> SubmitJobs(const Caller& who, const nlohmann::json& body, Txn& t)
+      REQUIRES(state_thread);
+  Status CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only, Txn& t)
+      REQUIRES(state_thread);
+  Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t)
+      REQUIRES(state_thread);
+  Status RequeueJob(const Caller& who, core::JobId id, Txn& t) REQUIRES(state_thread);
   // `body`: the fields to change; each is checked before any is applied.
-  Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t);
+  Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t)
+      REQUIRES(state_thread);
   // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
-  Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t);
+  Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t)
+      REQUIRES(state_thread);
   // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
-  nlohmann::json CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t);
+  nlohmann::json CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t)
+      REQUIRES(state_thread);
   // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
   Result<nlohmann::json> TestSubmit(JobSubmission job);
   // The same from a job's JSON (the Kubernetes face's dry runs).
   Result<nlohmann::json> TestSubmit(const Caller& who, const nlohmann::json& body);
   Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
-                    const std::string& reason, Txn& t);
+                    const std::string& reason, Txn& t) REQUIRES(state_thread);
 
   // Who is asking, and what each credential may do (auth.h).
   Auth auth;
@@ -272,7 +311,8 @@ struct Controller::Impl {
   };
   static const ApiBinding kApiHandlers[];  // one per Endpoint
   // One of the above, as a JobActionRequest asks.
-  Status ApplyJobAction(const Caller& who, core::JobId id, const JobActionRequest& r, Txn& t);
+  Status ApplyJobAction(const Caller& who, core::JobId id, const JobActionRequest& r, Txn& t)
+      REQUIRES(state_thread);
   // Runs `c` on the state thread (Call): its error, or its body with `ok_status`.
   net::HttpResponse CallResponse(std::function<void(Txn&, Reply*)> c, int ok_status);
   // The /v1 handlers that decode a request and run a command.
@@ -306,7 +346,7 @@ struct Controller::Impl {
   // Makes the PKI and token secret (first start), loads the namespaces and starts the TLS
   // server; with the default address taken, says so and serves no Kubernetes API.
   // REQUIRES: the state thread has not started (it reads the store).
-  Status StartK8s();
+  Status StartK8s() REQUIRES(state_thread);
   void StopK8s();
   // Answers a request on the Kubernetes port: /v1 and /metrics as on the Unix socket, the rest
   // through the Kubernetes route table (k8s_routes.h) to one handler per resource and verb.
@@ -365,15 +405,16 @@ struct Controller::Impl {
   std::map<std::string, nlohmann::json> K8sPodObjects(const std::string& ns,
                                                       const std::string& only);
   // State thread: submits the job of a Pod mapping for `who`; the Pod's name must be free.
-  Result<core::JobId> K8sSubmitPod(const Caller& who, const k8s::PodMapping& m, Txn& t);
+  Result<core::JobId> K8sSubmitPod(const Caller& who, const k8s::PodMapping& m, Txn& t)
+      REQUIRES(state_thread);
   // State thread: asks a Pod's job to stop (when it runs) and hides the Pod once it has ended.
-  void K8sDeletePod(core::JobId id, Txn& t);
+  void K8sDeletePod(core::JobId id, Txn& t) REQUIRES(state_thread);
   // State thread: runs every unfinished Job's controller step (new pods, retries, conditions,
   // deadlines, suspension, TTL).
-  void K8sReconcileJobs(Txn& t);
+  void K8sReconcileJobs(Txn& t) REQUIRES(state_thread);
   // At start-up (before the state thread): the pod index from the records, the Jobs from the
   // store, the log folder.
-  Status K8sLoad();
+  Status K8sLoad() REQUIRES(state_thread);
 
   // controller_k8s.cc: GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
   net::HttpResponse Kubeconfig(const Caller& who) const;

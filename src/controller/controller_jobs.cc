@@ -94,7 +94,8 @@ Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std:
   }
   const core::JobId master = static_cast<core::JobId>(*id);
   // Splitting changes the array's record: only its owner (or an operator) may cause it.
-  if (auto rec = records.find(master); rec != records.end() && !MayActOn(who, *rec->second)) {
+  if (auto rec = own_records().find(master);
+      rec != own_records().end() && !MayActOn(who, *rec->second)) {
     return NotYours(master);
   }
   const core::Job* before = cs->FindJob(master);
@@ -209,7 +210,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
   for (core::JobId id : ids) {
     auto r = std::make_shared<JobRecord>(BuildRecord(*cs->FindJob(id), nullptr));
     r->submit_host = request.submit_host;
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[id] = std::move(r);
   }
   t.writes.push_back(
@@ -223,7 +224,8 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
 
 Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only,
                                    Txn& t) {
-  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
+                         OwnedRecord(own_records(), who, id));
   const JobRecord& r = *record;
   if (core::IsTerminal(r.job.state)) {
     return Status::FailedPrecondition("Job has already finished: " + std::to_string(id));
@@ -271,7 +273,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
   updated->cancel_requested = true;
   SendCancel(*updated, 0, false, /*cancel=*/true);
   {
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[id] = updated;
   }
   t.touched.insert(id);
@@ -280,7 +282,8 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
 
 Status Controller::Impl::HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold,
                                  Txn& t) {
-  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
+                         OwnedRecord(own_records(), who, id));
   const JobRecord& r = *record;
   if (r.job.state != core::JobState::kPending) {
     return Status::FailedPrecondition("Job is no longer pending execution: " + std::to_string(id));
@@ -301,7 +304,8 @@ Status Controller::Impl::HoldJob(const Caller& who, core::JobId id, bool hold, b
 }
 
 Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
-  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
+                         OwnedRecord(own_records(), who, id));
   const JobRecord& r = *record;
   if (!core::HoldsResources(r.job.state)) {
     return Status::FailedPrecondition("only a running job can be requeued: " + std::to_string(id));
@@ -310,14 +314,15 @@ Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
   auto updated = std::make_shared<JobRecord>(r);
   updated->cancel_requested = true;
   SendCancel(*updated, 0, false, true);
-  std::unique_lock<std::shared_mutex> l(view_mu);
+  MutexLock<SharedMutex> l(view_mu);
   records[id] = updated;
   (void)t;
   return Status::Ok();
 }
 
 Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json& body, Txn& t) {
-  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record, OwnedRecord(records, who, id));
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
+                         OwnedRecord(own_records(), who, id));
   const JobRecord& r = *record;
   if (core::IsTerminal(r.job.state)) return Status::FailedPrecondition("Job has already finished");
   if (!body.is_object() || body.empty()) {

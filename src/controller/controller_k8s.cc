@@ -137,7 +137,12 @@ Status Controller::Impl::StartK8s() {
   k8s->jobs_rv = std::max(k8s->jobs_rv, watch_hub.Next());
   BERTH_RETURN_IF_ERROR(K8sLoad());
   // Nodes known at start-up are as old as this start (berth does not record when a node joined).
-  for (const NodeView& n : *node_view) k8s->node_first_seen.emplace(n.name, Now());
+  std::shared_ptr<const std::vector<NodeView>> nodes;
+  {
+    ReaderLock l(view_mu);
+    nodes = node_view;
+  }
+  for (const NodeView& n : *nodes) k8s->node_first_seen.emplace(n.name, Now());
   ::unlink((opt.state_dir + "/" + kK8sUrlFile).c_str());  // left by a controller that was killed
   // The token secret, even without a TLS listener: `berth token` on the Unix socket issues.
   BERTH_ASSIGN_OR_RETURN(net::TokenSigner signer,

@@ -224,7 +224,7 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
     }
     // The pods' states now (a pod no longer in the live view keeps its last known one).
     for (jobctl::JobPod& p : job->pods) {
-      if (auto it = records.find(p.id); it != records.end()) {
+      if (auto it = own_records().find(p.id); it != own_records().end()) {
         const core::Job& pj = it->second->job;
         p.state = std::string(core::JobStateName(pj.state));
         p.exit_code =
@@ -237,7 +237,11 @@ void Controller::Impl::K8sReconcileJobs(Txn& t) {
     if (!act.create.empty()) {
       CreatePods(
           *stored, PodContextOf(act.job.ns, HomeOf(who.uid), k8s->log_dir, now),
-          [&](const k8s::PodMapping& m) { return K8sSubmitPod(who, m, t); }, &act);
+          [&](const k8s::PodMapping& m) {
+            state_thread.AssertHeld();  // called back by CreatePods, on this thread
+            return K8sSubmitPod(who, m, t);
+          },
+          &act);
     }
     json j = *stored;
     jobctl::EncodeJob(act.job, &j);
@@ -320,6 +324,7 @@ net::HttpResponse Controller::Impl::K8sJobCreateFrom(const K8sCall& c, const jso
   }
   const std::string key = ObjectKey(ns, name);
   Reply r = Call([this, key, job](Txn& t, Reply* out) mutable {
+    state_thread.AssertHeld();  // a command: on the state thread
     {
       std::lock_guard<std::mutex> l(k8s->mu);
       if (k8s->jobs.count(key)) {
@@ -389,6 +394,7 @@ net::HttpResponse Controller::Impl::K8sJobDelete(const K8sCall& c, const json& c
   }
   const bool cascade = policy != "Orphan";
   Reply r = Call([this, key, cascade](Txn& t, Reply* out) {
+    state_thread.AssertHeld();  // a command: on the state thread
     std::lock_guard<std::mutex> l(k8s->mu);
     auto it = k8s->jobs.find(key);
     if (it == k8s->jobs.end()) {
@@ -433,6 +439,7 @@ net::HttpResponse Controller::Impl::K8sJobCommit(const K8sCall& c, json next) {
   const std::string& name = c.Name();
   const std::string key = ObjectKey(c.Namespace(), name);
   Reply r = Call([this, key, next](Txn& t, Reply* out) mutable {
+    state_thread.AssertHeld();  // a command: on the state thread
     {
       std::lock_guard<std::mutex> l(k8s->mu);
       auto it = k8s->jobs.find(key);

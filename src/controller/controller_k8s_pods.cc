@@ -239,7 +239,7 @@ std::map<std::string, json> Controller::Impl::K8sPodObjects(const std::string& n
     if (it != k8s->pods.end()) named = it->second;
   }
   {
-    std::shared_lock<std::shared_mutex> l(view_mu);
+    ReaderLock l(view_mu);
     pending = pending_view;
     if (!only.empty()) {
       if (named) {
@@ -277,8 +277,8 @@ Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const k8s:
     std::lock_guard<std::mutex> l(k8s->mu);
     auto it = k8s->pods.find(key);
     if (it != k8s->pods.end()) {
-      auto rec = records.find(it->second);
-      if (rec != records.end() && Visible(*rec->second)) {
+      auto rec = own_records().find(it->second);
+      if (rec != own_records().end() && Visible(*rec->second)) {
         return Status::AlreadyExists(m.name);
       }
       k8s->pods.erase(it);  // its job ended after a delete, or left the live view
@@ -287,14 +287,14 @@ Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const k8s:
   BERTH_ASSIGN_OR_RETURN(std::vector<core::JobId> ids, SubmitJobs(who, m.request, t));
   metrics.submissions_kubernetes.fetch_add(1, std::memory_order_relaxed);
   const core::JobId id = ids.front();
-  auto r = std::make_shared<JobRecord>(*records.at(id));
+  auto r = std::make_shared<JobRecord>(*own_records().at(id));
   json meta = m.meta;
   std::string log = r->job.exec ? r->job.exec->stdout_pattern : "";
   if (size_t at = log.find("%j"); at != std::string::npos) log.replace(at, 2, std::to_string(id));
   meta["log"] = log;
   r->k8s = std::make_shared<const json>(std::move(meta));
   {
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[id] = std::move(r);
   }
   std::lock_guard<std::mutex> l(k8s->mu);
@@ -303,21 +303,21 @@ Result<core::JobId> Controller::Impl::K8sSubmitPod(const Caller& who, const k8s:
 }
 
 void Controller::Impl::K8sDeletePod(core::JobId id, Txn& t) {
-  auto it = records.find(id);
-  if (it == records.end() || it->second->k8s_deleted > 0) return;
+  auto it = own_records().find(id);
+  if (it == own_records().end() || it->second->k8s_deleted > 0) return;
   Caller op;
   op.known = true;
   op.admin = true;
   op.user = own_user;
   op.uid = own_uid;
   if (!Ended(*it->second)) (void)CancelJob(op, id, 0, false, t);
-  it = records.find(id);
+  it = own_records().find(id);
   auto r = std::make_shared<JobRecord>(*it->second);
   r->k8s_deleted = Now();
   const bool ended = Ended(*r);
   if (ended) WriteRecord(*r, /*active=*/false, r->job.end_time, t);
   {
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[id] = r;
   }
   if (!ended) t.touched.insert(id);  // written with the batch (the cancel's record change)
@@ -383,6 +383,7 @@ net::HttpResponse Controller::Impl::K8sPodSubmit(const K8sCall& c, const k8s::Po
   const bool dry_run = Query(c.req, "dryRun") == "All";
   const Caller who = c.who;
   Reply r = Call([this, who, mapping, dry_run](Txn& t, Reply* out) {
+    state_thread.AssertHeld();  // a command: on the state thread
     if (dry_run) {
       Result<json> test = TestSubmit(who, mapping.request);
       out->status = test.status();
@@ -431,8 +432,9 @@ net::HttpResponse Controller::Impl::K8sPodDelete(const K8sCall& c) {
   const core::JobId id = PodJobId(pod);
   const Caller who = c.who;
   Reply r = Call([this, who, id](Txn& t, Reply* out) {
-    auto it = records.find(id);
-    if (it == records.end()) {
+    state_thread.AssertHeld();  // a command: on the state thread
+    auto it = own_records().find(id);
+    if (it == own_records().end()) {
       out->status = Status::NotFound("gone");
       return;
     }
@@ -501,8 +503,9 @@ net::HttpResponse Controller::Impl::K8sPodSetMeta(const K8sCall& c, core::JobId 
   const std::string& name = c.Name();
   const Caller who = c.who;
   Reply r = Call([this, who, id, labels, annotations](Txn& t, Reply* out) {
-    auto it = records.find(id);
-    if (it == records.end() || !it->second->k8s) {
+    state_thread.AssertHeld();  // a command: on the state thread
+    auto it = own_records().find(id);
+    if (it == own_records().end() || !it->second->k8s) {
       out->status = Status::NotFound("gone");
       return;
     }
@@ -520,7 +523,7 @@ net::HttpResponse Controller::Impl::K8sPodSetMeta(const K8sCall& c, core::JobId 
     } else {
       t.touched.insert(id);
     }
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[id] = std::move(rec);
   });
   if (auto stopping = UnavailableResponse(r.status)) return *stopping;
@@ -654,7 +657,7 @@ Status Controller::Impl::K8sLoad() {
     return Status::Internal("cannot create " + k8s->log_dir + ": " + std::strerror(errno));
   }
   (void)::chmod(k8s->log_dir.c_str(), 01777);  // past the umask
-  for (const auto& [id, r] : records) {
+  for (const auto& [id, r] : own_records()) {
     if (!r->k8s || !Visible(*r)) continue;
     k8s->pods[ObjectKey(r->k8s->value("namespace", ""), r->k8s->value("name", ""))] = id;
   }

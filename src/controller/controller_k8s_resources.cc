@@ -420,6 +420,7 @@ net::HttpResponse Controller::Impl::K8sNamespaceCreate(const K8sCall& c) {
   if (auto refused = NamespaceToCreate(c, &name, &record)) return *refused;
   const bool dry_run = Query(c.req, "dryRun") == "All";
   Reply r = Call([this, face, name, record, dry_run](Txn& t, Reply* out) mutable {
+    state_thread.AssertHeld();  // a command: on the state thread
     std::lock_guard<std::mutex> l(face->mu);
     if (face->namespaces.count(name)) {
       out->body = {{"code", 409}, {"status", k8s::AlreadyExistsStatus("namespaces", name)}};
@@ -461,6 +462,7 @@ net::HttpResponse Controller::Impl::K8sNamespaceUpdate(const K8sCall& c) {
   json labels, annotations;
   if (auto refused = NamespaceMetaChange(c, it->second, &labels, &annotations)) return *refused;
   Reply r = Call([this, face, name, labels, annotations, who](Txn& t, Reply* out) {
+    state_thread.AssertHeld();  // a command: on the state thread
     std::lock_guard<std::mutex> l(face->mu);
     auto ns = face->namespaces.find(name);
     if (ns == face->namespaces.end()) {
@@ -503,6 +505,7 @@ net::HttpResponse Controller::Impl::K8sNamespaceDelete(const K8sCall& c) {
     }
   }
   Reply r = Call([this, face, name, who](Txn& t, Reply* out) {
+    state_thread.AssertHeld();  // a command: on the state thread
     std::lock_guard<std::mutex> l(face->mu);
     auto it = face->namespaces.find(name);
     if (it == face->namespaces.end()) {
@@ -552,7 +555,7 @@ std::map<std::string, json> Controller::Impl::K8sNodeObjects(std::string* rv,
   *rv = std::to_string(watch_hub.Next());
   std::shared_ptr<const std::vector<NodeView>> nodes;
   {
-    std::shared_lock<std::shared_mutex> l(view_mu);
+    ReaderLock l(view_mu);
     nodes = node_view;
   }
   const int64_t now = Now();
@@ -624,6 +627,7 @@ net::HttpResponse Controller::Impl::K8sNodePatch(const K8sCall& c) {
   const std::string action = **want ? "drain" : "resume";
   const std::string reason = "cordoned through the Kubernetes API by " + who.user;
   Reply r = Call([this, who, name, action, reason](Txn& t, Reply* out) {
+    state_thread.AssertHeld();  // a command: on the state thread
     out->status = NodeAction(who, name, action, reason, t);
     std::optional<uint32_t> index = cs->FindNode(name);
     if (out->status.ok() && index) {

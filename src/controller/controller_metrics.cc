@@ -61,13 +61,6 @@ core::PendingReason ReasonOf(const JobRecord& r,
   return r.reason;
 }
 
-struct JobCounts {
-  // partition -> jobs by state
-  std::map<std::string, std::array<uint64_t, core::kNumJobStates>, std::less<>> by_state;
-  // (partition, reason) -> pending jobs
-  std::map<std::pair<std::string, std::string_view>, uint64_t> pending;
-};
-
 struct Amounts {
   int64_t allocated = 0, idle = 0, down = 0, powered_down = 0;
   void Add(std::string_view category, int64_t total, int64_t alloc) {
@@ -187,33 +180,32 @@ prometheus::Histogram PassHistogram::Snapshot() const {
   return h_;
 }
 
-net::HttpResponse MetricsResponse(const MetricsSources& s) {
-  std::shared_ptr<const std::vector<NodeView>> nodes;
-  std::shared_ptr<const nlohmann::json> partitions;
-  Time last_pass = kNoTime;
+JobCounts CountJobs(const std::map<core::JobId, std::shared_ptr<const JobRecord>>& records,
+                    const std::unordered_map<core::JobId, PendingView>& pending,
+                    const nlohmann::json& partitions) {
   JobCounts jobs;
-  {
-    std::shared_lock<std::shared_mutex> l(s.view_mu);
-    nodes = s.node_view;
-    partitions = s.partition_view;
-    last_pass = s.last_pass;
-    std::string default_partition;
-    for (const nlohmann::json& p : *partitions) {
-      const std::string name = p.value("name", "");
-      jobs.by_state.try_emplace(name);  // every partition has its series, 0 included
-      if (p.value("default", false)) default_partition = name;
-    }
-    for (const auto& [id, r] : s.records) {
-      const core::Job& j = r->job;
-      const std::string partition = PartitionLabel(j, default_partition);
-      auto it = jobs.by_state.find(partition);
-      if (it == jobs.by_state.end()) it = jobs.by_state.try_emplace(partition).first;
-      ++it->second[static_cast<size_t>(j.state)];
-      if (j.state == core::JobState::kPending) {
-        ++jobs.pending[{partition, core::PendingReasonName(ReasonOf(*r, *s.pending_view))}];
-      }
+  std::string default_partition;
+  for (const nlohmann::json& p : partitions) {
+    const std::string name = p.value("name", "");
+    jobs.by_state.try_emplace(name);  // every partition has its series, 0 included
+    if (p.value("default", false)) default_partition = name;
+  }
+  for (const auto& [id, r] : records) {
+    const core::Job& j = r->job;
+    const std::string partition = PartitionLabel(j, default_partition);
+    auto it = jobs.by_state.find(partition);
+    if (it == jobs.by_state.end()) it = jobs.by_state.try_emplace(partition).first;
+    ++it->second[static_cast<size_t>(j.state)];
+    if (j.state == core::JobState::kPending) {
+      ++jobs.pending[{partition, core::PendingReasonName(ReasonOf(*r, pending))}];
     }
   }
+  return jobs;
+}
+
+net::HttpResponse MetricsResponse(const MetricsSources& s) {
+  const JobCounts& jobs = s.jobs;
+  const Time last_pass = s.last_pass;
   prometheus::TextEncoder e;
   e.Family("berth_build_info", MetricType::kGauge, "The controller's version (always 1).");
   e.Sample({{"version", BERTH_CONTROLLER_VERSION}}, 1);
@@ -224,7 +216,7 @@ net::HttpResponse MetricsResponse(const MetricsSources& s) {
              "When the last scheduling pass ran (Unix time).");
     e.Sample(static_cast<double>(last_pass));
   }
-  WriteNodes(e, *nodes);
+  WriteNodes(e, *s.node_view);
   net::HttpResponse out;
   if (!e.status().ok()) {
     out.status = 500;

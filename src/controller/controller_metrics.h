@@ -17,7 +17,10 @@
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <shared_mutex>
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/prometheus_text.h"
@@ -66,22 +69,32 @@ struct JobRecord;
 struct NodeView;
 struct PendingView;
 
-// What GET /metrics reads: the controller's published views (controller_internal.h), which the
-// state thread replaces under `view_mu`, and its counters.
+// Jobs counted for GET /metrics: partition -> jobs by state, and (partition, reason) -> pending
+// jobs. Every partition has its series, 0 included.
+struct JobCounts {
+  std::map<std::string, std::array<uint64_t, core::kNumJobStates>, std::less<>> by_state;
+  std::map<std::pair<std::string, std::string_view>, uint64_t> pending;  // static names
+};
+
+// What GET /metrics reads of the controller's published views (controller_internal.h): the jobs
+// counted while the caller holds the views' lock (CountJobs), the node view and the last pass.
 struct MetricsSources {
-  std::shared_mutex& view_mu;
-  const std::map<core::JobId, std::shared_ptr<const JobRecord>>& records;
-  const std::shared_ptr<const std::unordered_map<core::JobId, PendingView>>& pending_view;
-  const std::shared_ptr<const std::vector<NodeView>>& node_view;
-  const std::shared_ptr<const nlohmann::json>& partition_view;
-  const Time& last_pass;
+  JobCounts jobs;
+  std::shared_ptr<const std::vector<NodeView>> node_view;
+  Time last_pass = kNoTime;
   int64_t passes = 0;
   const MetricsCounters& counters;
 };
 
+// The jobs of `records` by partition (the default partition's name for a job that names none)
+// and state, and the pending ones by reason. REQUIRES: the views' lock held (shared) by the
+// caller, as GET /v1/jobs holds it while it lists them.
+JobCounts CountJobs(const std::map<core::JobId, std::shared_ptr<const JobRecord>>& records,
+                    const std::unordered_map<core::JobId, PendingView>& pending,
+                    const nlohmann::json& partitions);
+
 // GET /metrics: the exposition in Prometheus's text format 0.0.4. It holds aggregates only (no
-// user names); anyone who may reach the API may read it. Holds view_mu (shared) while it counts
-// the job records, as GET /v1/jobs does while it lists them.
+// user names); anyone who may reach the API may read it.
 net::HttpResponse MetricsResponse(const MetricsSources& s);
 
 }  // namespace berth::controller

@@ -269,7 +269,7 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
   std::string& body = out.body;
   body = "{\"jobs\":[";
   {
-    std::shared_lock<std::shared_mutex> l(view_mu);
+    ReaderLock l(view_mu);
     bool first = true;
     for (const auto& [id, r] : records) {
       if (!f.Match(*r)) continue;
@@ -289,10 +289,15 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
 }
 
 net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {
-  std::shared_lock<std::shared_mutex> l(view_mu);
-  auto it = records.find(id);
-  if (it == records.end()) {
-    l.unlock();
+  std::shared_ptr<const JobRecord> rec;
+  std::shared_ptr<const PendingMap> pending;
+  {
+    ReaderLock l(view_mu);
+    auto it = records.find(id);
+    if (it != records.end()) rec = it->second;
+    pending = pending_view;
+  }
+  if (rec == nullptr) {
     Result<std::optional<store::JobRow>> row = store->GetJob(id);
     if (row.ok() && row->has_value()) {
       Result<JobRecord> r = DecodeJobRecord((*row)->record);
@@ -300,8 +305,8 @@ net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {
     }
     return Error(Status::NotFound("Invalid job id specified: " + std::to_string(id)));
   }
-  json v = JobForCaller(who, *it->second);
-  AddPendingView(*it->second, *pending_view, v);
+  json v = JobForCaller(who, *rec);
+  AddPendingView(*rec, *pending, v);
   return JsonResponse(200, v);
 }
 
@@ -313,7 +318,7 @@ net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::s
   if (!array || !ParseNumber(task_text, task) || task < 0) {
     return Error(Status::InvalidArgument("Invalid job id specified: " + text));
   }
-  std::shared_lock<std::shared_mutex> l(view_mu);
+  ReaderLock l(view_mu);
   const JobRecord* master = nullptr;
   for (auto it = records.lower_bound(*array); it != records.end(); ++it) {
     const core::Job& j = it->second->job;
@@ -340,7 +345,7 @@ net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::s
 net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
   std::shared_ptr<const std::vector<NodeView>> nodes;
   {
-    std::shared_lock<std::shared_mutex> l(view_mu);
+    ReaderLock l(view_mu);
     nodes = node_view;
   }
   json out = json::array();
@@ -430,7 +435,7 @@ net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
     if (r.ok()) add(*r);
   });
   if (!st.ok()) return Error(st);
-  std::shared_lock<std::shared_mutex> l(view_mu);
+  ReaderLock l(view_mu);
   for (const auto& [id, r] : records) {
     if (!core::IsTerminal(r->job.state)) add(*r);
   }

@@ -83,7 +83,7 @@ void Controller::Impl::Commit(Txn& t) {
     }
   }
   for (core::JobId id : t.launches) {
-    if (auto it = records.find(id); it != records.end()) SendLaunch(*it->second);
+    if (auto it = own_records().find(id); it != own_records().end()) SendLaunch(*it->second);
   }
   t.launches.clear();
   if (!steps.empty()) EndStaleSteps();
@@ -129,26 +129,26 @@ void Controller::Impl::WriteRecord(JobRecord& r, bool active, Time end_time, Txn
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
   const core::Job* job = cs->FindJob(id);
   if (job == nullptr) return;  // ended: FinishRecord wrote it
-  auto it = records.find(id);
+  auto it = own_records().find(id);
   auto r = std::make_shared<JobRecord>(
-      BuildRecord(*job, it == records.end() ? nullptr : it->second.get()));
+      BuildRecord(*job, it == own_records().end() ? nullptr : it->second.get()));
   WriteRecord(*r, /*active=*/true, kNoTime, t);
-  std::unique_lock<std::shared_mutex> l(view_mu);
+  MutexLock<SharedMutex> l(view_mu);
   records[id] = std::move(r);
 }
 
 void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   core::JobId id = final_job.id;
-  auto it = records.find(id);
+  auto it = own_records().find(id);
   auto r = std::make_shared<JobRecord>(
-      BuildRecord(final_job, it == records.end() ? nullptr : it->second.get()));
+      BuildRecord(final_job, it == own_records().end() ? nullptr : it->second.get()));
   r->cancel_requested = false;
   WriteRecord(*r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
   metrics.CountEnd(final_job.state);
   finished_at[id] = final_job.end_time;
   preempting.erase(id);
-  std::unique_lock<std::shared_mutex> l(view_mu);
+  MutexLock<SharedMutex> l(view_mu);
   records[id] = std::move(r);
 }
 
@@ -170,18 +170,18 @@ void Controller::Impl::SchedulePass(Txn& t) {
     }
   }
   for (const core::PlannedPreemption& p : applied.preempt) {
-    auto it = records.find(p.victim);
-    if (it == records.end()) continue;
+    auto it = own_records().find(p.victim);
+    if (it == own_records().end()) continue;
     preempting[p.victim] = p.mode;
     auto r = std::make_shared<JobRecord>(*it->second);
     r->cancel_requested = true;
     SendCancel(*r, 0, false, true);
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     records[p.victim] = std::move(r);
   }
   for (const core::PlannedCancel& c : plan.cancels) {
-    auto it = records.find(c.job);
-    if (it == records.end()) continue;
+    auto it = own_records().find(c.job);
+    if (it == own_records().end()) continue;
     core::Job final_job = it->second->job;
     final_job.state = c.state;
     final_job.end_time = now;
@@ -190,7 +190,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     auto r = std::make_shared<JobRecord>(*it->second);
     r->message = c.why;
     {
-      std::unique_lock<std::shared_mutex> l(view_mu);
+      MutexLock<SharedMutex> l(view_mu);
       records[c.job] = r;
     }
     FinishRecord(final_job, t);
@@ -201,7 +201,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     (*pending)[p.job] = {p.reason, p.detail, p.expected_start, p.priority};
   }
   {
-    std::unique_lock<std::shared_mutex> l(view_mu);
+    MutexLock<SharedMutex> l(view_mu);
     pending_view = std::move(pending);
     last_pass = now;
   }
@@ -214,7 +214,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
   bool forgot = false;
   for (auto it = finished_at.begin(); it != finished_at.end();) {
     if (it->second + opt.min_job_age_s < now) {
-      std::unique_lock<std::shared_mutex> l(view_mu);
+      MutexLock<SharedMutex> l(view_mu);
       records.erase(it->first);
       it = finished_at.erase(it);
       forgot = true;
@@ -362,7 +362,12 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
   }
   if (events != nullptr) {
     // Nodes only come (never go), in index order: compare with the view being replaced.
-    const std::vector<NodeView>* before = node_view.get();
+    std::shared_ptr<const std::vector<NodeView>> published;
+    {
+      ReaderLock l(view_mu);
+      published = node_view;
+    }
+    const std::vector<NodeView>* before = published.get();
     for (size_t i = 0; i < nodes->size(); ++i) {
       const NodeView& now = (*nodes)[i];
       if (before == nullptr || i >= before->size() || (*before)[i].name != now.name ||
@@ -374,7 +379,7 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
       }
     }
   }
-  std::unique_lock<std::shared_mutex> l(view_mu);
+  MutexLock<SharedMutex> l(view_mu);
   node_view = std::move(nodes);
   partition_view = std::move(parts);
 }

@@ -52,8 +52,8 @@ json ResultJson(const agent::JobResult& r) {
 }  // namespace
 
 Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, const json& body) {
-  auto it = records.find(id);
-  if (it == records.end() || cs->FindJob(id) == nullptr) {
+  auto it = own_records().find(id);
+  if (it == own_records().end() || cs->FindJob(id) == nullptr) {
     return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   }
   const JobRecord& r = *it->second;
@@ -145,8 +145,8 @@ Result<json> Controller::Impl::StepStatus(const Caller& who, core::JobId id, uin
 }
 
 Status Controller::Impl::SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal) {
-  auto it = records.find(id);
-  if (it == records.end())
+  auto it = own_records().find(id);
+  if (it == own_records().end())
     return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   BERTH_RETURN_IF_ERROR(MayStep(who, *it->second));
   const std::optional<StepState> s = steps.Find(id, step);
@@ -232,7 +232,10 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
     }
     json b = body;
     b["environment"] = env;
-    return answer([&] { return StartStep(who, jid, b); });
+    return answer([&] {
+      state_thread.AssertHeld();  // answer() runs it in a command
+      return StartStep(who, jid, b);
+    });
   }
   uint32_t step = 0;
   bool numbered = false;
@@ -255,6 +258,7 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
             : 0;
     if (sig <= 0 || sig >= 65) return Error(Status::InvalidArgument("Invalid signal specified"));
     return answer([&]() -> Result<json> {
+      state_thread.AssertHeld();  // answer() runs it in a command
       BERTH_RETURN_IF_ERROR(SignalStep(who, jid, step, sig));
       return json::object();
     });
