@@ -36,6 +36,7 @@ std::string Controller::Impl::NodeName(uint32_t index) const {
 Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options) {
   std::unique_ptr<Controller> c(new Controller());
   Impl& im = *c->impl_;
+  im.state_thread.AssertHeld();  // no other thread runs yet
   im.opt = std::move(options);
   im.own_uid = getuid();
   {
@@ -55,7 +56,6 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
   im.cs.emplace(std::move(cs));
   im.scheduler = std::make_unique<core::Scheduler>(im.opt.config.scheduler);
   im.power = std::make_unique<PowerSaver>(im.opt.config.power, &im.metrics);
-  im.state_thread.AssertHeld();  // no other thread runs yet
   BERTH_RETURN_IF_ERROR(im.Recover());
   return c;
 }
@@ -84,6 +84,7 @@ Status Controller::Impl::Recover() {
 Status Controller::Impl::RecoverNodes(Time now) {
   // Nodes agents added at run time come back first: restored jobs may run on them.
   BERTH_RETURN_IF_ERROR(store->ScanNodes([&](const std::string& name, const std::string& record) {
+    state_thread.AssertHeld();  // the scan calls back on this thread
     if (cs->FindNode(name)) return;
     try {
       nlohmann::json j = nlohmann::json::parse(record);

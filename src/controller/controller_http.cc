@@ -121,7 +121,12 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      [](Impl& im, const ApiCall& c) { return im.Watch(c.req); }},
     {Endpoint::kPriorities,
      [](Impl& im, const ApiCall&) {
-       return im.CallResponse([&im](Txn&, Reply* out) { out->body = im.PriorityView(); }, 200);
+       return im.CallResponse(
+           [&im](Txn&, Reply* out) {
+             im.state_thread.AssertHeld();  // a command: on the state thread
+             out->body = im.PriorityView();
+           },
+           200);
      }},
     {Endpoint::kConfig,
      [](Impl& im, const ApiCall&) { return im.ConfigView(); }},
@@ -238,6 +243,7 @@ net::HttpResponse Controller::Impl::SubmitRoute(const ApiCall& c) {
     if (!job.ok()) return Error(job.status());
     auto shared = std::make_shared<JobSubmission>(std::move(*job));
     Reply r = Call([this, shared](Txn&, Reply* out) {
+      state_thread.AssertHeld();  // a command: on the state thread
       Result<json> res = TestSubmit(std::move(*shared));
       if (res.ok()) {
         out->body = *res;

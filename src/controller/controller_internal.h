@@ -98,7 +98,7 @@ using PendingMap = std::unordered_map<core::JobId, PendingView>;
 struct Controller::Impl {
   ControllerOptions opt;
   std::unique_ptr<store::Store> store;
-  std::optional<core::ClusterState> cs;  // owned by the state thread once started
+  std::optional<core::ClusterState> cs GUARDED_BY(state_thread);
   std::unique_ptr<core::Scheduler> scheduler;
   uint32_t own_uid = 0;
   std::string own_user;  // the controller's own user (Slurm's SlurmUser), named in node reasons
@@ -138,25 +138,25 @@ struct Controller::Impl {
   }
 
   // State thread only.
-  ExecPool exec_pool;                       // jobs with equal run specifications share one
-  std::map<core::JobId, Time> finished_at;  // for dropping records after min_job_age
-  Time next_outcome_purge = 0;              // outcomes restored at start-up go at the first pass
-  std::map<core::JobId, core::PreemptMode> preempting;  // victims being stopped
+  ExecPool exec_pool GUARDED_BY(state_thread);  // jobs with equal run specifications share one
+  std::map<core::JobId, Time> finished_at GUARDED_BY(state_thread);  // records go after min_job_age
+  Time next_outcome_purge GUARDED_BY(state_thread) = 0;  // restored outcomes go at the first pass
+  std::map<core::JobId, core::PreemptMode> preempting GUARDED_BY(state_thread);  // victims stopping
   // What operators set on nodes (drain, down), kept in the store's "node_admin" meta key so that
   // a restart, or an agent registering again, does not undo it: name -> {drain, down, reason}.
-  nlohmann::json node_admin = nlohmann::json::object();
+  nlohmann::json node_admin GUARDED_BY(state_thread) = nlohmann::json::object();
 
   // The command queue and the state thread (state_loop.h); Post and Call forward to it.
   StateLoop loop;
-  Time next_pass = 0;      // wall-clock time of the next periodic pass
-  Time wake_at = kNoTime;  // from the last plan
-  bool dirty = true;
+  Time next_pass GUARDED_BY(state_thread) = 0;      // wall-clock time of the next periodic pass
+  Time wake_at GUARDED_BY(state_thread) = kNoTime;  // from the last plan
+  bool dirty GUARDED_BY(state_thread) = true;
   // Passes triggered by events are spaced so that they take at most a third of the state
   // thread's time: the next may start 2 x (the last one's duration) after it ended.
-  std::chrono::steady_clock::time_point pass_allowed_at;
+  std::chrono::steady_clock::time_point pass_allowed_at GUARDED_BY(state_thread);
 
   AgentHub agent_hub;
-  AgentLink agents{&agent_hub};  // sessions and commands (state thread only)
+  AgentLink agents GUARDED_BY(state_thread){&agent_hub};  // sessions and commands
   WatchHub watch_hub;
   std::unique_ptr<net::HttpServer> server;
   std::unique_ptr<net::HttpServer> tcp_server;
@@ -183,7 +183,7 @@ struct Controller::Impl {
   // durable.
   Reply Call(std::function<void(Txn&, Reply* out)> c) { return loop.Call(std::move(c)); }
   std::shared_ptr<const JobRecord> FindRecord(core::JobId id) const;
-  std::string NodeName(uint32_t index) const;
+  std::string NodeName(uint32_t index) const REQUIRES(state_thread);
   Time Now() const;
 
   // controller.cc: power saving's wiring. StartPower: before the state thread starts (the jobs
@@ -257,10 +257,12 @@ struct Controller::Impl {
       REQUIRES(state_thread);
   // A job's launch on node `node_index` of its allocation (the batch step on the first node, a
   // job step's part on the others), with the job's step token when this controller signs tokens.
-  agent::LaunchSpec LaunchSpecFor(const JobRecord& r, size_t node_index) const;
+  agent::LaunchSpec LaunchSpecFor(const JobRecord& r, size_t node_index) const
+      REQUIRES(state_thread);
   void SendLaunch(const JobRecord& r) REQUIRES(state_thread);
   // Queues `command` for the node's agent (delivered when it next polls).
-  void SendCommand(const std::string& node, const agent::AgentCommand& command);
+  void SendCommand(const std::string& node, const agent::AgentCommand& command)
+      REQUIRES(state_thread);
   void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel)
       REQUIRES(state_thread);
   void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t) REQUIRES(state_thread);
@@ -286,9 +288,10 @@ struct Controller::Impl {
   nlohmann::json CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t)
       REQUIRES(state_thread);
   // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
-  Result<nlohmann::json> TestSubmit(JobSubmission job);
+  Result<nlohmann::json> TestSubmit(JobSubmission job) REQUIRES(state_thread);
   // The same from a job's JSON (the Kubernetes face's dry runs).
-  Result<nlohmann::json> TestSubmit(const Caller& who, const nlohmann::json& body);
+  Result<nlohmann::json> TestSubmit(const Caller& who, const nlohmann::json& body)
+      REQUIRES(state_thread);
   Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
                     const std::string& reason, Txn& t) REQUIRES(state_thread);
 
@@ -339,7 +342,7 @@ struct Controller::Impl {
   net::HttpResponse Accounting(const net::HttpRequest& req);
   net::HttpResponse ConfigView() const;
   // GET /v1/priorities: sprio's view.
-  nlohmann::json PriorityView() const;
+  nlohmann::json PriorityView() const REQUIRES(state_thread);
 
   // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.
   std::shared_ptr<K8sFace> k8s;

@@ -344,8 +344,9 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
   auto parts = std::make_shared<nlohmann::json>(nlohmann::json::array());
   for (const core::PartitionInfo& p : cs->partitions()) {
     std::vector<std::string> names;
+    const core::ClusterState& state = *cs;
     p.nodes.ForEach([&](size_t i) {
-      names.push_back(cs->node(static_cast<uint32_t>(i)).spec.name);
+      names.push_back(state.node(static_cast<uint32_t>(i)).spec.name);
       return true;
     });
     parts->push_back({{"name", p.spec.name},

@@ -188,8 +188,10 @@ void Controller::Impl::NoteStep(const std::string& node, const json& report) {
 }
 
 void Controller::Impl::EndStaleSteps() {
-  const std::vector<StaleSteps> stale = steps.TakeStale(
-      [this](core::JobId id, int32_t attempt) { return StepsMayRun(cs->FindJob(id), attempt); });
+  const core::ClusterState& state = *cs;
+  const std::vector<StaleSteps> stale = steps.TakeStale([&state](core::JobId id, int32_t attempt) {
+    return StepsMayRun(state.FindJob(id), attempt);
+  });
   for (const StaleSteps& s : stale) SendCommand(s.node, agent::EndStepsCommand{{s.job, s.attempt}});
 }
 
