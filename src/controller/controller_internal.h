@@ -278,8 +278,8 @@ struct Controller::Impl {
   Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t)
       REQUIRES(state_thread);
   Status RequeueJob(const Caller& who, core::JobId id, Txn& t) REQUIRES(state_thread);
-  // `body`: the fields to change; each is checked before any is applied.
-  Status UpdateJob(const Caller& who, core::JobId id, const nlohmann::json& body, Txn& t)
+  // Each field is checked against the job before any is applied.
+  Status UpdateJob(const Caller& who, core::JobId id, const JobUpdate& update, Txn& t)
       REQUIRES(state_thread);
   // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
   Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t)

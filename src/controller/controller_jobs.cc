@@ -42,36 +42,6 @@ Result<std::shared_ptr<const JobRecord>> OwnedRecord(
   return it->second;
 }
 
-// Applies one `scontrol update` key that changes the request of a pending job, by its sbatch
-// option; `value` is a string (or a number for counts).
-Status ApplySpecUpdate(const std::string& key, const json& value, core::JobSpec& spec) {
-  static const std::map<std::string, std::string> kOption = {
-      {"num_nodes", "nodes"}, {"features", "constraint"}, {"qos", "qos"},
-      {"account", "account"}, {"time_min", "time-min"},   {"num_tasks", "ntasks"},
-      {"name", "job-name"},   {"licenses", "licenses"},   {"dependency", "dependency"}};
-  auto option = kOption.find(key);
-  if (option == kOption.end()) return Status::NotFound(key);
-  std::string text;
-  if (value.is_string()) {
-    text = value.get<std::string>();
-  } else if (value.is_number_integer()) {
-    int64_t n = value.get<int64_t>();
-    // time_min comes in seconds like time_limit; sbatch's --time-min counts minutes.
-    text = key == "time_min" ? std::to_string((n + 59) / 60) : std::to_string(n);
-  } else {
-    return Status::InvalidArgument("\"" + key + "\": expected a string or a number");
-  }
-  if (option->second == "constraint" || option->second == "dependency") {
-    // An empty value clears them, as `scontrol update Features=` does.
-    if (text.empty()) {
-      if (option->second == "constraint") spec.constraint = {};
-      if (option->second == "dependency") spec.dependency = {};
-      return Status::Ok();
-    }
-  }
-  return config::ApplyJobOption(option->second, text, 0, spec);
-}
-
 }  // namespace
 
 Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std::string& text,
@@ -320,74 +290,54 @@ Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
   return Status::Ok();
 }
 
-Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const json& body, Txn& t) {
+Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const JobUpdate& update,
+                                   Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
                          OwnedRecord(own_records(), who, id));
   const JobRecord& r = *record;
-  if (core::IsTerminal(r.job.state)) return Status::FailedPrecondition("Job has already finished");
-  if (!body.is_object() || body.empty()) {
-    return Status::InvalidArgument("expected an object of fields to change");
+  const core::Job* job = cs->FindJob(id);
+  if (core::IsTerminal(r.job.state) || job == nullptr) {
+    return Status::FailedPrecondition("Job has already finished");
   }
   // Everything is checked first and applied after, so a bad field changes nothing.
   const bool pending = r.job.state == core::JobState::kPending;
-  std::optional<Duration> limit;
-  std::optional<int32_t> nice;
-  std::optional<std::string> comment;
-  core::JobSpec spec = cs->FindJob(id)->spec;
-  bool spec_changed = false;
-  for (const auto& [key, value] : body.items()) {
-    if (key == "time_limit") {
-      if (!value.is_number_integer() || value.get<int64_t>() <= 0) {
-        return Status::InvalidArgument("Invalid time limit specification");
-      }
-      limit = value.get<Duration>();
-      Duration current = pending ? r.job.spec.time_limit : r.job.time_limit;
-      if (!who.admin && (current == kNoTime || *limit > current)) {
-        return Status::PermissionDenied("only operators may raise a time limit");
-      }
-    } else if (key == "nice") {
-      if (!value.is_number_integer() || std::abs(value.get<int64_t>()) > 2147483645) {
-        return Status::InvalidArgument("Invalid nice value");
-      }
-      nice = value.get<int32_t>();
-      if (*nice < 0 && !who.admin) {
-        return Status::PermissionDenied("only operators may set nice < 0");
-      }
-    } else if (key == "comment") {
-      if (!value.is_string()) return Status::InvalidArgument("\"comment\": expected a string");
-      comment = value.get<std::string>();
-    } else {
-      if (!pending) {
-        return Status::FailedPrecondition("\"" + key + "\" of a started job cannot change");
-      }
-      Status st = key == "partition"
-                      ? config::ApplyJobOption(
-                            "partition",
-                            value.is_string() ? value.get<std::string>() : std::string(), 0, spec)
-                      : ApplySpecUpdate(key, value, spec);
-      if (st.code() == StatusCode::kNotFound) {
-        return Status::InvalidArgument(
-            "cannot update \"" + key +
-            "\" (time_limit, nice, comment, partition, num_nodes, num_tasks, time_min, features, "
-            "qos, account, name, licenses and dependency can change)");
-      }
-      BERTH_RETURN_IF_ERROR(st);
-      spec_changed = true;
+  if (update.time_limit) {
+    const Duration current = pending ? r.job.spec.time_limit : r.job.time_limit;
+    if (!who.admin && (current == kNoTime || *update.time_limit > current)) {
+      return Status::PermissionDenied("only operators may raise a time limit");
     }
   }
-  if (spec_changed) BERTH_RETURN_IF_ERROR(cs->UpdatePendingSpec(id, std::move(spec)));
-  if (limit) {
-    BERTH_RETURN_IF_ERROR(cs->SetTimeLimit(id, *limit));
+  if (update.nice && *update.nice < 0 && !who.admin) {
+    return Status::PermissionDenied("only operators may set nice < 0");
+  }
+  core::JobSpec spec = job->spec;
+  for (const auto& [field, text] : update.request) {
+    if (!pending) {
+      return Status::FailedPrecondition("\"" + field + "\" of a started job cannot change");
+    }
+    const std::string option = JobUpdateOption(field);
+    // An empty value clears features and dependencies, as `scontrol update Features=` does.
+    if (text.empty() && option == "constraint") {
+      spec.constraint = {};
+    } else if (text.empty() && option == "dependency") {
+      spec.dependency = {};
+    } else {
+      BERTH_RETURN_IF_ERROR(config::ApplyJobOption(option, text, 0, spec));
+    }
+  }
+  if (!update.request.empty()) BERTH_RETURN_IF_ERROR(cs->UpdatePendingSpec(id, std::move(spec)));
+  if (update.time_limit) {
+    BERTH_RETURN_IF_ERROR(cs->SetTimeLimit(id, *update.time_limit));
     // A running job's node enforces its limit: tell it.
     if (!pending && !r.node_names.empty()) {
-      SendCommand(r.node_names.front(), agent::TimeLimitCommand{{id, r.job.restart_count}, *limit});
+      SendCommand(r.node_names.front(),
+                  agent::TimeLimitCommand{{id, r.job.restart_count}, *update.time_limit});
     }
   }
-  if (nice) BERTH_RETURN_IF_ERROR(cs->SetNice(id, *nice));
-  if (comment) {
-    const core::Job* job = cs->FindJob(id);
+  if (update.nice) BERTH_RETURN_IF_ERROR(cs->SetNice(id, *update.nice));
+  if (update.comment) {
     auto exec = std::make_shared<core::JobExecSpec>(job->exec ? *job->exec : core::JobExecSpec{});
-    exec->comment = *comment;
+    exec->comment = *update.comment;
     BERTH_RETURN_IF_ERROR(cs->ReplaceExec(id, exec_pool.Intern(std::move(exec))));
   }
   t.touched.insert(id);

@@ -2,6 +2,8 @@
 
 #include <pwd.h>
 
+#include <cstdlib>
+
 #include "api/job_json.h"
 #include "net/tls_token.h"
 
@@ -157,13 +159,63 @@ Result<JobActionRequest> DecodeJobAction(const std::string& method, const std::s
       out.kind = JobActionKind::kRequeue;
     } else if (action.empty() && method == "PATCH") {
       out.kind = JobActionKind::kUpdate;
-      out.update = body;
+      BERTH_ASSIGN_OR_RETURN(out.update, DecodeJobUpdate(body));
     } else {
       return Status::NotFound("no such endpoint: " + method + " " + action);
     }
     return Status::Ok();
   });
   if (!st.ok()) return st;
+  return out;
+}
+
+const char* JobUpdateOption(const std::string& field) {
+  static const std::map<std::string, const char*, std::less<>> kOption = {
+      {"partition", "partition"}, {"num_nodes", "nodes"},
+      {"features", "constraint"}, {"qos", "qos"},
+      {"account", "account"},     {"time_min", "time-min"},
+      {"num_tasks", "ntasks"},    {"name", "job-name"},
+      {"licenses", "licenses"},   {"dependency", "dependency"}};
+  auto it = kOption.find(field);
+  return it == kOption.end() ? nullptr : it->second;
+}
+
+Result<JobUpdate> DecodeJobUpdate(const json& body) {
+  if (!body.is_object() || body.empty()) {
+    return Status::InvalidArgument("expected an object of fields to change");
+  }
+  JobUpdate out;
+  for (const auto& [key, value] : body.items()) {
+    if (key == "time_limit") {
+      if (!value.is_number_integer() || value.get<int64_t>() <= 0) {
+        return Status::InvalidArgument("Invalid time limit specification");
+      }
+      out.time_limit = value.get<Duration>();
+    } else if (key == "nice") {
+      if (!value.is_number_integer() || std::abs(value.get<int64_t>()) > 2147483645) {
+        return Status::InvalidArgument("Invalid nice value");
+      }
+      out.nice = value.get<int32_t>();
+    } else if (key == "comment") {
+      if (!value.is_string()) return Status::InvalidArgument("\"comment\": expected a string");
+      out.comment = value.get<std::string>();
+    } else if (JobUpdateOption(key) == nullptr) {
+      return Status::InvalidArgument(
+          "cannot update \"" + key +
+          "\" (time_limit, nice, comment, partition, num_nodes, num_tasks, time_min, features, "
+          "qos, account, name, licenses and dependency can change)");
+    } else if (value.is_string()) {
+      out.request.emplace_back(key, value.get<std::string>());
+    } else if (value.is_number_integer() && key != "partition") {
+      const int64_t n = value.get<int64_t>();
+      // time_min comes in seconds like time_limit; sbatch's --time-min counts minutes.
+      out.request.emplace_back(key, std::to_string(key == "time_min" ? (n + 59) / 60 : n));
+    } else if (key == "partition") {
+      out.request.emplace_back(key, "");  // refused by the option as an empty partition name
+    } else {
+      return Status::InvalidArgument("\"" + key + "\": expected a string or a number");
+    }
+  }
   return out;
 }
 

@@ -49,6 +49,22 @@ struct CancelManyRequest {
 };
 Result<CancelManyRequest> DecodeCancelMany(const nlohmann::json& body);
 
+// PATCH /v1/jobs/ID (scontrol update): the fields to change, each of a known name and type.
+// What depends on the job (who may raise a limit, whether it still pends, whether the new
+// request is valid) UpdateJob checks.
+struct JobUpdate {
+  std::optional<Duration> time_limit;  // seconds, > 0
+  std::optional<int32_t> nice;
+  std::optional<std::string> comment;
+  // The fields only a pending job may change, by their API name ("partition", "num_nodes",
+  // "features", ...), with their values as sbatch's option would take them ("time_min" already
+  // in minutes); in the body's order. An empty "features" or "dependency" clears it.
+  std::vector<std::pair<std::string, std::string>> request;
+};
+Result<JobUpdate> DecodeJobUpdate(const nlohmann::json& body);
+// The sbatch option of a pending-only field ("num_nodes" -> "nodes"); null for other names.
+const char* JobUpdateOption(const std::string& field);
+
 // DELETE /v1/jobs/ID (?signal=S), PATCH /v1/jobs/ID, POST /v1/jobs/ID/ACTION.
 enum class JobActionKind { kCancel, kHold, kRelease, kRequeue, kUpdate };
 struct JobActionRequest {
@@ -56,7 +72,7 @@ struct JobActionRequest {
   int signal = 0;  // kCancel: 0 cancels, else the signal to send
   bool batch_only = false;
   bool admin_hold = false;  // kHold: an operator's hold
-  nlohmann::json update;    // kUpdate: the fields to change (UpdateJob checks each)
+  JobUpdate update;         // kUpdate: the fields to change
 };
 // `action` is the path's last segment ("cancel", "signal", ...) or "" for DELETE and PATCH.
 Result<JobActionRequest> DecodeJobAction(const std::string& method, const std::string& action,

@@ -66,7 +66,45 @@ TEST(RequestsTest, JobActionsTakeTheirFieldsFromTheBodyAndQuery) {
   Result<JobActionRequest> update = DecodeJobAction("PATCH", "", {}, {{"nice", 5}});
   ASSERT_TRUE(update.ok());
   EXPECT_EQ(update->kind, JobActionKind::kUpdate);
-  EXPECT_EQ(update->update, (json{{"nice", 5}}));
+  EXPECT_EQ(update->update.nice, 5);
+  EXPECT_FALSE(update->update.time_limit.has_value());
+  EXPECT_EQ(DecodeJobAction("PATCH", "", {}, {{"nice", "x"}}).status().message(),
+            "Invalid nice value");
+}
+
+TEST(RequestsTest, JobUpdateDecodesEachFieldByNameAndType) {
+  Result<JobUpdate> u = DecodeJobUpdate({{"time_limit", 600},
+                                         {"comment", "c"},
+                                         {"num_nodes", 2},
+                                         {"time_min", 61},
+                                         {"features", ""},
+                                         {"partition", "gpu"}});
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(u->time_limit, 600);
+  EXPECT_EQ(u->comment, "c");
+  EXPECT_FALSE(u->nice.has_value());
+  // In the body's (sorted) order; time_min in whole minutes, rounded up, as sbatch counts it.
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"features", ""}, {"num_nodes", "2"}, {"partition", "gpu"}, {"time_min", "2"}};
+  EXPECT_EQ(u->request, want);
+  EXPECT_STREQ(JobUpdateOption("num_nodes"), "nodes");
+  EXPECT_EQ(JobUpdateOption("user"), nullptr);
+}
+
+TEST(RequestsTest, JobUpdateRefusesWhatNoJobCouldTake) {
+  auto message = [](const json& body) { return DecodeJobUpdate(body).status().message(); };
+  EXPECT_EQ(message(json::object()), "expected an object of fields to change");
+  EXPECT_EQ(message(json::array()), "expected an object of fields to change");
+  EXPECT_EQ(message({{"time_limit", 0}}), "Invalid time limit specification");
+  EXPECT_EQ(message({{"time_limit", "1:00"}}), "Invalid time limit specification");
+  EXPECT_EQ(message({{"nice", 2147483646}}), "Invalid nice value");
+  EXPECT_EQ(message({{"comment", 3}}), "\"comment\": expected a string");
+  EXPECT_EQ(message({{"num_nodes", true}}), "\"num_nodes\": expected a string or a number");
+  EXPECT_NE(message({{"user", "bob"}}).find("cannot update \"user\""), std::string::npos);
+  // A partition that is not a string is kept as an empty name, which the option refuses.
+  Result<JobUpdate> p = DecodeJobUpdate({{"partition", 5}});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->request.front().second, "");
 }
 
 TEST(RequestsTest, NodeActionReasonMustBeAString) {
