@@ -312,31 +312,33 @@ Result<std::unique_ptr<JobCgroup>> JobCgroup::Create(const CgroupLayout& layout,
       if (Exists(dir + "/cgroup.kill")) cg->kill_dir_ = dir;
     }
   }
-  // The job's first process joins each group by writing "0" while it is still single-threaded.
-  // In a v1 hierarchy it writes to `tasks`: moving only the calling thread skips the global
-  // threadgroup lock, whose write side waits an RCU grace period (10-20 ms per start) when
-  // `cgroup.procs` is used. A v2 group has no `tasks`: the job is cloned straight into it
-  // (CLONE_INTO_CGROUP, through v2_dir_fd), and its cgroup.procs is the fallback for kernels
-  // before 5.7.
-  for (size_t i = 0; s.ok() && i < cg->dirs_.size(); ++i) {
-    bool v1 = Exists(cg->dirs_[i] + "/tasks");
-    std::string procs = cg->dirs_[i] + (v1 ? "/tasks" : "/cgroup.procs");
-    if (!v1 && cg->v2_dir_fd_ < 0) {
-      cg->v2_dir_fd_ = open(cg->dirs_[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      cg->v2_join_index_ = static_cast<int>(cg->join_fds_.size());
-    }
-    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-      s = ErrnoStatus("open " + procs, errno);
-    } else {
-      cg->join_fds_.push_back(fd);
-    }
-  }
+  if (s.ok()) s = cg->OpenJoinFiles();
   if (!s.ok()) {
     (void)cg->Remove();
     return s;
   }
   return cg;
+}
+
+// The job's first process joins each group by writing "0" while it is still single-threaded.
+// In a v1 hierarchy it writes to `tasks`: moving only the calling thread skips the global
+// threadgroup lock, whose write side waits an RCU grace period (10-20 ms per start) when
+// `cgroup.procs` is used. A v2 group has no `tasks`: the job is cloned straight into it
+// (CLONE_INTO_CGROUP, through v2_dir_fd), and its cgroup.procs is the fallback for kernels
+// before 5.7.
+Status JobCgroup::OpenJoinFiles() {
+  for (size_t i = 0; i < dirs_.size(); ++i) {
+    bool v1 = Exists(dirs_[i] + "/tasks");
+    std::string procs = dirs_[i] + (v1 ? "/tasks" : "/cgroup.procs");
+    if (!v1 && v2_dir_fd_ < 0) {
+      v2_dir_fd_ = open(dirs_[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      v2_join_index_ = static_cast<int>(join_fds_.size());
+    }
+    int fd = open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("open " + procs, errno);
+    join_fds_.push_back(fd);
+  }
+  return Status::Ok();
 }
 
 JobCgroup::~JobCgroup() {

@@ -108,6 +108,8 @@ class JobCgroup {
  private:
   JobCgroup() = default;
   Status Freeze(bool frozen);
+  // Opens the file through which the job joins each group (join_fds_, v2_dir_fd_).
+  Status OpenJoinFiles();
 
   CgroupMode mode_ = CgroupMode::kNone;
   std::vector<std::string> dirs_;  // every group directory created

@@ -1,6 +1,5 @@
 // The daemons: `berth controller`, `berth agent`, and `berth up` (both in one process, the
 // embedded single-machine cluster), and the internal `berth supervise`.
-#include <getopt.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/demo.h"
+#include "cli/option_table.h"
 #include "common/units.h"
 #include "config/cluster_config.h"
 #include "config/slurm_site.h"
@@ -81,196 +81,123 @@ struct DaemonArgs {
   bool help = false;
 };
 
-// Parses a whole decimal integer in [lo, hi]; prints a message naming the option otherwise.
-bool ParseIntArg(const char* option_name, const char* text, int lo, int hi, int& out) {
+// A whole decimal integer in [lo, hi] into `out`; an error naming the option otherwise.
+Status ParseIntArg(const char* option_name, const char* text, int lo, int hi, int& out) {
   int value = 0;
   const char* end = text + std::strlen(text);
   auto [ptr, ec] = std::from_chars(text, end, value);
   if (ec != std::errc() || ptr != end || ptr == text || value < lo || value > hi) {
-    std::fprintf(stderr, "berth: %s: expected an integer in [%d, %d], got '%s'\n", option_name, lo,
-                 hi, text);
-    return false;
+    return Status::InvalidArgument(std::string(option_name) + ": expected an integer in [" +
+                                   std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+                                   text + "'");
   }
   out = value;
-  return true;
+  return Status::Ok();
+}
+
+LongOption<DaemonArgs> IntOption(const char* name, int DaemonArgs::*field, int lo, int hi) {
+  return {name, true, [name, field, lo, hi](DaemonArgs& a, const char* v) {
+            return ParseIntArg((std::string("--") + name).c_str(), v, lo, hi, a.*field);
+          }};
+}
+
+// --operator and --tls-san: repeatable, each a comma list.
+LongOption<DaemonArgs> ListOption(const char* name, std::vector<std::string> DaemonArgs::*field) {
+  return {name, true, [field](DaemonArgs& a, const char* v) {
+            std::vector<std::string>& into = a.*field;
+            std::string list = v;
+            for (size_t start = 0; start <= list.size();) {
+              size_t comma = std::min(list.find(',', start), list.size());
+              if (comma > start) into.push_back(list.substr(start, comma - start));
+              start = comma + 1;
+            }
+            return Status::Ok();
+          }};
+}
+
+Status ApplyMem(DaemonArgs& a, const char* v) {
+  Result<int64_t> mib = ParseMemoryMiB(v);
+  if (!mib.ok() || *mib <= 0) {
+    return Status::InvalidArgument(std::string("--mem: invalid memory size '") + v +
+                                   "' (e.g. 64G, 512000M)");
+  }
+  a.mem_mib = *mib;
+  return Status::Ok();
+}
+
+Status ApplyMetricsListen(DaemonArgs& a, const char* v) {
+  if (Result<std::pair<std::string, uint16_t>> address = agent::ParseListenAddress(v);
+      !address.ok()) {
+    return address.status().WithContext("--metrics-listen");
+  }
+  a.metrics_listen = v;
+  return Status::Ok();
+}
+
+Status ApplyJoinTokenFile(DaemonArgs& a, const char* v) {
+  std::ifstream in(v);
+  std::string token;
+  if (!(in >> token)) {
+    return Status::InvalidArgument(std::string("--join-token-file: cannot read a token from ") + v);
+  }
+  a.join_token = token;
+  return Status::Ok();
+}
+
+// The options of `berth controller`, `agent` and `up` (each usage text says which it reads).
+const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
+  using A = DaemonArgs;
+  static const std::vector<LongOption<A>> kTable = {
+      StringOption("home", &A::home),
+      StringOption("config", &A::config_file),
+      StringOption("slurm-conf", &A::slurm_conf),
+      StringOption("socket", &A::socket),
+      StringOption("controller", &A::controller),
+      StringOption("node-name", &A::node_name),
+      StringOption("listen-tcp", &A::tcp),
+      IntOption("gpus", &A::gpus, 0, 1024),
+      StringOption("gpu-type", &A::gpu_type),
+      IntOption("node-timeout", &A::node_timeout, 1, 86400 * 365),
+      FlagOption("demo", &A::demo, true),
+      IntOption("cpus", &A::cpus, 1, 1 << 20),
+      {"mem", true, ApplyMem},
+      ListOption("operator", &A::operators),
+      StringOption("k8s-listen", &A::k8s_listen),
+      StringOption("tls-cert", &A::tls_cert),
+      StringOption("tls-key", &A::tls_key),
+      StringOption("tls-ca", &A::tls_ca),
+      {"metrics-listen", true, ApplyMetricsListen},
+      ListOption("tls-san", &A::tls_san),
+      StringOption("ca-file", &A::ca_file),
+      StringOption("join-token", &A::join_token),
+      {"join-token-file", true, ApplyJoinTokenFile},
+      StringOption("credential-file", &A::credential_file),
+      IntOption("fence-time", &A::fence_s, 0, 86400),
+      StringOption("munge-socket", &A::munge_socket),
+  };
+  return kTable;
 }
 
 int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
-  enum {
-    kHome = 1000,
-    kConfig,
-    kSocket,
-    kController,
-    kNode,
-    kTcp,
-    kGpus,
-    kGpuType,
-    kTimeout,
-    kDemo,
-    kCpus,
-    kMem,
-    kSlurmConf,
-    kOperator,
-    kK8sListen,
-    kTlsCert,
-    kTlsKey,
-    kTlsCa,
-    kMetricsListen,
-    kTlsSan,
-    kCaFile,
-    kJoinToken,
-    kJoinTokenFile,
-    kCredentialFile,
-    kFenceTime,
-    kMungeSocket
-  };
-  static const option kOptions[] = {
-      {"home", required_argument, nullptr, kHome},
-      {"config", required_argument, nullptr, kConfig},
-      {"slurm-conf", required_argument, nullptr, kSlurmConf},
-      {"socket", required_argument, nullptr, kSocket},
-      {"controller", required_argument, nullptr, kController},
-      {"node-name", required_argument, nullptr, kNode},
-      {"listen-tcp", required_argument, nullptr, kTcp},
-      {"gpus", required_argument, nullptr, kGpus},
-      {"gpu-type", required_argument, nullptr, kGpuType},
-      {"node-timeout", required_argument, nullptr, kTimeout},
-      {"demo", no_argument, nullptr, kDemo},
-      {"cpus", required_argument, nullptr, kCpus},
-      {"mem", required_argument, nullptr, kMem},
-      {"operator", required_argument, nullptr, kOperator},
-      {"k8s-listen", required_argument, nullptr, kK8sListen},
-      {"tls-cert", required_argument, nullptr, kTlsCert},
-      {"tls-key", required_argument, nullptr, kTlsKey},
-      {"tls-ca", required_argument, nullptr, kTlsCa},
-      {"metrics-listen", required_argument, nullptr, kMetricsListen},
-      {"tls-san", required_argument, nullptr, kTlsSan},
-      {"ca-file", required_argument, nullptr, kCaFile},
-      {"join-token", required_argument, nullptr, kJoinToken},
-      {"join-token-file", required_argument, nullptr, kJoinTokenFile},
-      {"credential-file", required_argument, nullptr, kCredentialFile},
-      {"fence-time", required_argument, nullptr, kFenceTime},
-      {"munge-socket", required_argument, nullptr, kMungeSocket},
-      {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", kOptions, nullptr)) != -1) {
-    switch (c) {
-      case 'h':
-        std::fputs(usage, stdout);
-        a.help = true;
-        return 0;
-      case kHome:
-        a.home = optarg;
-        break;
-      case kConfig:
-        a.config_file = optarg;
-        break;
-      case kSlurmConf:
-        a.slurm_conf = optarg;
-        break;
-      case kSocket:
-        a.socket = optarg;
-        break;
-      case kController:
-        a.controller = optarg;
-        break;
-      case kNode:
-        a.node_name = optarg;
-        break;
-      case kTcp:
-        a.tcp = optarg;
-        break;
-      case kGpus:
-        if (!ParseIntArg("--gpus", optarg, 0, 1024, a.gpus)) return 2;
-        break;
-      case kGpuType:
-        a.gpu_type = optarg;
-        break;
-      case kTimeout:
-        if (!ParseIntArg("--node-timeout", optarg, 1, 86400 * 365, a.node_timeout)) return 2;
-        break;
-      case kCpus:
-        if (!ParseIntArg("--cpus", optarg, 1, 1 << 20, a.cpus)) return 2;
-        break;
-      case kMem: {
-        Result<int64_t> mib = ParseMemoryMiB(optarg);
-        if (!mib.ok() || *mib <= 0) {
-          std::fprintf(stderr, "berth: --mem: invalid memory size '%s' (e.g. 64G, 512000M)\n",
-                       optarg);
-          return 2;
-        }
-        a.mem_mib = *mib;
-        break;
-      }
-      case kDemo:
-        a.demo = true;
-        break;
-      case kK8sListen:
-        a.k8s_listen = optarg;
-        break;
-      case kTlsCert:
-        a.tls_cert = optarg;
-        break;
-      case kTlsKey:
-        a.tls_key = optarg;
-        break;
-      case kTlsCa:
-        a.tls_ca = optarg;
-        break;
-      case kMetricsListen:
-        if (Result<std::pair<std::string, uint16_t>> address = agent::ParseListenAddress(optarg);
-            !address.ok()) {
-          std::fprintf(stderr, "berth: --metrics-listen: %s\n", address.status().message().c_str());
-          return 2;
-        }
-        a.metrics_listen = optarg;
-        break;
-      case kOperator:
-      case kTlsSan: {
-        std::vector<std::string>& into = c == kOperator ? a.operators : a.tls_san;
-        std::string list = optarg;
-        for (size_t start = 0; start <= list.size();) {
-          size_t comma = std::min(list.find(',', start), list.size());
-          if (comma > start) into.push_back(list.substr(start, comma - start));
-          start = comma + 1;
-        }
-        break;
-      }
-      case kCaFile:
-        a.ca_file = optarg;
-        break;
-      case kJoinToken:
-        a.join_token = optarg;
-        break;
-      case kJoinTokenFile: {
-        std::ifstream in(optarg);
-        std::string token;
-        if (!(in >> token)) {
-          std::fprintf(stderr, "berth: --join-token-file: cannot read a token from %s\n", optarg);
-          return 2;
-        }
-        a.join_token = token;
-        break;
-      }
-      case kMungeSocket:
-        a.munge_socket = optarg;
-        break;
-      case kCredentialFile:
-        a.credential_file = optarg;
-        break;
-      case kFenceTime:
-        if (!ParseIntArg("--fence-time", optarg, 0, 86400, a.fence_s)) return 2;
-        break;
-      default:
-        std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], argv[optind - 1], usage);
-        return 2;
-    }
+  OptionsOutcome parsed = ParseOptionTable(argc, argv, DaemonOptions(), a);
+  switch (parsed.kind) {
+    case OptionsOutcome::Kind::kHelp:
+      std::fputs(usage, stdout);
+      a.help = true;
+      return 0;
+    case OptionsOutcome::Kind::kBadValue:
+      std::fprintf(stderr, "berth: %s\n", parsed.error.message().c_str());
+      return 2;
+    case OptionsOutcome::Kind::kUnknownOption:
+      std::fprintf(stderr, "%s: unrecognized option '%s'\n%s", argv[0], parsed.unknown.c_str(),
+                   usage);
+      return 2;
+    case OptionsOutcome::Kind::kOk:
+      break;
   }
-  if (optind < argc) {
-    std::fprintf(stderr, "%s: unexpected argument '%s'\n%s", argv[0], argv[optind], usage);
+  if (!parsed.operands.empty()) {
+    std::fprintf(stderr, "%s: unexpected argument '%s'\n%s", argv[0],
+                 parsed.operands.front().c_str(), usage);
     return 2;
   }
   if (!a.config_file.empty() && !a.slurm_conf.empty()) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -85,24 +86,29 @@ void Show(const json& jobs, bool tty, int elapsed) {
 
 }  // namespace
 
-int RunDemo(const std::string& address, const std::string& home, const std::atomic<bool>& stop) {
-  std::string dir = home + "/demo";
-  mkdir(dir.c_str(), 0755);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the agent register
-  Result<std::unique_ptr<Client>> c = Client::Connect(address);
-  if (!c.ok()) return Fail("berth up --demo", c.status());
-  std::vector<DemoJob> work = Workload(dir);
-  std::map<uint32_t, std::string> expect;  // array id -> expected state of its tasks too
+namespace {
+
+// Submits the workload (each dependency on the job before it); the expected end state by job id
+// (an array's tasks go by their array's id).
+Result<std::map<uint32_t, std::string>> Submit(Client& c, std::vector<DemoJob> work) {
+  std::map<uint32_t, std::string> expect;
   uint32_t prev = 0;
   for (DemoJob& d : work) {
     if (d.spec.contains("dependency")) {
       d.spec["dependency"] = "afterok:" + std::to_string(prev);
     }
-    Result<json> r = (*c)->Call("POST", "/v1/jobs", d.spec);
-    if (!r.ok()) return Fail("berth up --demo", r.status());
-    prev = r->at("job_id").get<uint32_t>();
+    BERTH_ASSIGN_OR_RETURN(json r, c.Call("POST", "/v1/jobs", d.spec));
+    prev = r.at("job_id").get<uint32_t>();
     expect[prev] = d.expect;
   }
+  return expect;
+}
+
+// Shows the demo's jobs every second until all have ended (or `stop`); returns them as last
+// seen, or nothing when they still run after 5 minutes.
+Result<std::optional<json>> WatchUntilEnded(Client& c,
+                                            const std::map<uint32_t, std::string>& expect,
+                                            const std::atomic<bool>& stop) {
   bool tty = isatty(STDOUT_FILENO);
   auto start = std::chrono::steady_clock::now();
   json mine = json::array();
@@ -111,12 +117,11 @@ int RunDemo(const std::string& address, const std::string& home, const std::atom
     int elapsed = static_cast<int>(
         std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start)
             .count());
-    Result<json> r = (*c)->Call("GET", "/v1/jobs?all=1");
-    if (!r.ok()) return Fail("berth up --demo", r.status());
+    BERTH_ASSIGN_OR_RETURN(json r, c.Call("GET", "/v1/jobs?all=1"));
     mine = json::array();
     bool active = false;
     std::string states;
-    for (const json& j : r->at("jobs")) {
+    for (const json& j : r.at("jobs")) {
       uint32_t id = j.at("id").get<uint32_t>();
       uint32_t group = j.value("array_job_id", id);
       if (!expect.count(id) && !expect.count(group)) continue;
@@ -128,14 +133,15 @@ int RunDemo(const std::string& address, const std::string& home, const std::atom
     if (tty || states != last_shown) Show(mine, tty, elapsed);
     last_shown = states;
     if (!active && !mine.empty()) break;
-    if (elapsed > 300) {
-      std::printf("berth demo: still running after 5 minutes; stopping\n");
-      return 1;
-    }
+    if (elapsed > 300) return std::optional<json>();
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+  return std::optional<json>(std::move(mine));
+}
+
+// Prints the jobs that did not end as expected; returns how many.
+int ReportUnexpected(const json& mine, std::map<uint32_t, std::string>& expect) {
   int unexpected = 0;
-  std::printf("\nberth demo: every job has ended. Output files are in %s\n", dir.c_str());
   for (const json& j : mine) {
     uint32_t id = j.at("id").get<uint32_t>();
     std::string want = expect.count(id) ? expect[id] : expect[j.value("array_job_id", id)];
@@ -148,14 +154,18 @@ int RunDemo(const std::string& address, const std::string& home, const std::atom
   }
   if (unexpected == 0)
     std::printf("  all as expected: completed, out of memory, timed out, failed\n");
-  // What autoscaling did for the burst jobs (GET /v1/power), once the idle burst nodes have
-  // been powered down again (SuspendTime 5 s).
-  Result<json> p = (*c)->Call("GET", "/v1/power");
+  return unexpected;
+}
+
+// What autoscaling did for the burst jobs (GET /v1/power), once the idle burst nodes have been
+// powered down again (SuspendTime 5 s).
+void ShowAutoscaling(Client& c, const std::atomic<bool>& stop) {
+  Result<json> p = c.Call("GET", "/v1/power");
   for (int i = 0; i < 20 && !stop && p.ok() && p->value("enabled", false) &&
                   p->at("events").dump().find("\"suspend\"") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    p = (*c)->Call("GET", "/v1/power");
+    p = c.Call("GET", "/v1/power");
   }
   if (p.ok() && p->value("enabled", false)) {
     std::printf("\nberth demo: autoscaling (the local provider; docs/autoscaling.md):\n");
@@ -164,6 +174,27 @@ int RunDemo(const std::string& address, const std::string& home, const std::atom
                   e.value("reason", "").c_str());
     }
   }
+}
+
+}  // namespace
+
+int RunDemo(const std::string& address, const std::string& home, const std::atomic<bool>& stop) {
+  std::string dir = home + "/demo";
+  mkdir(dir.c_str(), 0755);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the agent register
+  Result<std::unique_ptr<Client>> c = Client::Connect(address);
+  if (!c.ok()) return Fail("berth up --demo", c.status());
+  Result<std::map<uint32_t, std::string>> expect = Submit(**c, Workload(dir));
+  if (!expect.ok()) return Fail("berth up --demo", expect.status());
+  Result<std::optional<json>> mine = WatchUntilEnded(**c, *expect, stop);
+  if (!mine.ok()) return Fail("berth up --demo", mine.status());
+  if (!*mine) {
+    std::printf("berth demo: still running after 5 minutes; stopping\n");
+    return 1;
+  }
+  std::printf("\nberth demo: every job has ended. Output files are in %s\n", dir.c_str());
+  int unexpected = ReportUnexpected(**mine, *expect);
+  ShowAutoscaling(**c, stop);
   return unexpected == 0 ? 0 : 1;
 }
 

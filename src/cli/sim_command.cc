@@ -1,5 +1,4 @@
 // `berth sim`: replay a trace (or run a scenario) through the production scheduler core.
-#include <getopt.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "cli/sim_report.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -105,178 +105,138 @@ Result<int64_t> ParsePositive(const char* opt, const char* v) {
   return static_cast<int64_t>(n);
 }
 
-// Returns 0 to go on, or the exit code to stop with.
+// An option that sets an int64 member to a positive value.
+LongOption<SimArgs> PositiveOption(const char* name, int64_t SimArgs::*field) {
+  return {name, true, [name, field](SimArgs& a, const char* v) -> Status {
+            BERTH_ASSIGN_OR_RETURN(a.*field, ParsePositive(name, v));
+            return Status::Ok();
+          }};
+}
+
+Status ApplyFormat(SimArgs& a, const char* v) {
+  BERTH_ASSIGN_OR_RETURN(a.format, sim::ParseTraceFormat(v));
+  return Status::Ok();
+}
+
+Status ApplyPolicy(SimArgs& a, const char* v) {
+  a.policies = {v};
+  a.policy_given = true;
+  return Status::Ok();
+}
+
+Status ApplyCompare(SimArgs& a, const char* v) {
+  a.policies = SplitNonEmpty(v);
+  a.policy_given = true;
+  return Status::Ok();
+}
+
+Status ApplyMemPerNode(SimArgs& a, const char* v) {
+  Result<int64_t> n = ParseMemoryMiB(v);
+  if (!n.ok()) return n.status().WithContext("--mem-per-node");
+  a.mem_per_node = *n;
+  return Status::Ok();
+}
+
+Status ApplyGpusPerNode(SimArgs& a, const char* v) {
+  char* end = nullptr;
+  long long g = std::strtoll(v, &end, 10);
+  if (end == v || *end || g < 0 || g > 64) {
+    return Status::InvalidArgument("invalid --gpus-per-node value (0-64)");
+  }
+  a.gpus_per_node = g;
+  return Status::Ok();
+}
+
+Status ApplyBootTime(SimArgs& a, const char* v) {
+  BERTH_ASSIGN_OR_RETURN(a.power.boot_time, ParsePositive("boot-time", v));
+  a.power.given = true;
+  return Status::Ok();
+}
+
+Status ApplySuspendTime(SimArgs& a, const char* v) {
+  Result<Duration> d = ParseSuspendTime(v);
+  if (!d.ok()) return d.status().WithContext("--suspend-time");
+  a.power.suspend_time = *d;
+  a.power.given = true;
+  return Status::Ok();
+}
+
+Status ApplySuspendTimes(SimArgs& a, const char* v) {
+  a.suspend_times.clear();
+  for (const std::string& item : SplitNonEmpty(v)) {
+    Result<Duration> d = ParseSuspendTime(item.c_str());
+    if (!d.ok()) return d.status().WithContext("--suspend-times");
+    a.suspend_times.push_back(*d);
+  }
+  if (a.suspend_times.empty()) {
+    return Status::InvalidArgument("--suspend-times needs at least one value");
+  }
+  a.power.given = true;
+  return Status::Ok();
+}
+
+Status ApplyPowerAll(SimArgs& a, const char*) {
+  a.power.power_all = true;
+  a.power.given = true;
+  return Status::Ok();
+}
+
+const std::vector<LongOption<SimArgs>>& SimOptions() {
+  using A = SimArgs;
+  static const std::vector<LongOption<A>> kTable = {
+      {"format", true, ApplyFormat},
+      {"policy", true, ApplyPolicy},
+      {"compare", true, ApplyCompare},
+      StringOption("config", &A::config_file),
+      StringOption("cluster", &A::cluster_file),
+      PositiveOption("nodes", &A::nodes),
+      PositiveOption("cpus-per-node", &A::cpus_per_node),
+      {"mem-per-node", true, ApplyMemPerNode},
+      {"gpus-per-node", true, ApplyGpusPerNode},
+      StringOption("gpu-type", &A::gpu_type),
+      PositiveOption("procs", &A::procs),
+      FlagOption("skip-bad", &A::skip_bad, true),
+      FlagOption("json", &A::json, true),
+      StringOption("jobs-out", &A::jobs_out),
+      StringOption("plot", &A::plot_dir),
+      FlagOption("no-progress", &A::progress, false),
+      StringOption("scenario", &A::scenario),
+      {"boot-time", true, ApplyBootTime},
+      {"suspend-time", true, ApplySuspendTime},
+      {"suspend-times", true, ApplySuspendTimes},
+      {"power-all", false, ApplyPowerAll},
+  };
+  return kTable;
+}
+
+// Returns 0 to go on, -1 to exit 0 (--help), or the exit code to stop with.
 int ParseArgs(int argc, char** argv, SimArgs& a) {
-  enum {
-    kFormat = 1000,
-    kPolicy,
-    kCompare,
-    kConfig,
-    kCluster,
-    kNodes,
-    kCpus,
-    kMem,
-    kGpus,
-    kGpuType,
-    kProcs,
-    kSkipBad,
-    kJson,
-    kJobsOut,
-    kPlot,
-    kNoProgress,
-    kScenario,
-    kBootTime,
-    kSuspendTime,
-    kSuspendTimes,
-    kPowerAll
-  };
-  static const option kOptions[] = {{"format", required_argument, nullptr, kFormat},
-                                    {"policy", required_argument, nullptr, kPolicy},
-                                    {"compare", required_argument, nullptr, kCompare},
-                                    {"config", required_argument, nullptr, kConfig},
-                                    {"cluster", required_argument, nullptr, kCluster},
-                                    {"nodes", required_argument, nullptr, kNodes},
-                                    {"cpus-per-node", required_argument, nullptr, kCpus},
-                                    {"mem-per-node", required_argument, nullptr, kMem},
-                                    {"gpus-per-node", required_argument, nullptr, kGpus},
-                                    {"gpu-type", required_argument, nullptr, kGpuType},
-                                    {"procs", required_argument, nullptr, kProcs},
-                                    {"skip-bad", no_argument, nullptr, kSkipBad},
-                                    {"json", no_argument, nullptr, kJson},
-                                    {"jobs-out", required_argument, nullptr, kJobsOut},
-                                    {"plot", required_argument, nullptr, kPlot},
-                                    {"no-progress", no_argument, nullptr, kNoProgress},
-                                    {"scenario", required_argument, nullptr, kScenario},
-                                    {"boot-time", required_argument, nullptr, kBootTime},
-                                    {"suspend-time", required_argument, nullptr, kSuspendTime},
-                                    {"suspend-times", required_argument, nullptr, kSuspendTimes},
-                                    {"power-all", no_argument, nullptr, kPowerAll},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {nullptr, 0, nullptr, 0}};
-  optind = 1;
-  opterr = 0;
-  int c;
-  auto fail = [](const Status& st) {
-    std::fprintf(stderr, "berth sim: %s\n", st.message().c_str());
-    return 2;
-  };
-  while ((c = getopt_long(argc, argv, "h", kOptions, nullptr)) != -1) {
-    Result<int64_t> n = int64_t{0};
-    switch (c) {
-      case 'h':
-        std::fputs(kUsage, stdout);
-        return -1;
-      case kFormat: {
-        Result<sim::TraceFormat> f = sim::ParseTraceFormat(optarg);
-        if (!f.ok()) return fail(f.status());
-        a.format = *f;
-        break;
-      }
-      case kPolicy:
-        a.policies = {optarg};
-        a.policy_given = true;
-        break;
-      case kCompare:
-        a.policies = SplitNonEmpty(optarg);
-        a.policy_given = true;
-        break;
-      case kConfig:
-        a.config_file = optarg;
-        break;
-      case kCluster:
-        a.cluster_file = optarg;
-        break;
-      case kNodes:
-        n = ParsePositive("nodes", optarg);
-        if (!n.ok()) return fail(n.status());
-        a.nodes = *n;
-        break;
-      case kCpus:
-        n = ParsePositive("cpus-per-node", optarg);
-        if (!n.ok()) return fail(n.status());
-        a.cpus_per_node = *n;
-        break;
-      case kMem:
-        n = ParseMemoryMiB(optarg);
-        if (!n.ok()) return fail(n.status().WithContext("--mem-per-node"));
-        a.mem_per_node = *n;
-        break;
-      case kGpus: {
-        char* end = nullptr;
-        long long g = std::strtoll(optarg, &end, 10);
-        if (end == optarg || *end || g < 0 || g > 64)
-          return fail(Status::InvalidArgument("invalid --gpus-per-node value (0-64)"));
-        a.gpus_per_node = g;
-        break;
-      }
-      case kGpuType:
-        a.gpu_type = optarg;
-        break;
-      case kProcs:
-        n = ParsePositive("procs", optarg);
-        if (!n.ok()) return fail(n.status());
-        a.procs = *n;
-        break;
-      case kSkipBad:
-        a.skip_bad = true;
-        break;
-      case kJson:
-        a.json = true;
-        break;
-      case kJobsOut:
-        a.jobs_out = optarg;
-        break;
-      case kPlot:
-        a.plot_dir = optarg;
-        break;
-      case kNoProgress:
-        a.progress = false;
-        break;
-      case kScenario:
-        a.scenario = optarg;
-        break;
-      case kBootTime:
-        n = ParsePositive("boot-time", optarg);
-        if (!n.ok()) return fail(n.status());
-        a.power.boot_time = *n;
-        a.power.given = true;
-        break;
-      case kSuspendTime: {
-        Result<Duration> d = ParseSuspendTime(optarg);
-        if (!d.ok()) return fail(d.status().WithContext("--suspend-time"));
-        a.power.suspend_time = *d;
-        a.power.given = true;
-        break;
-      }
-      case kSuspendTimes:
-        a.suspend_times.clear();
-        for (const std::string& item : SplitNonEmpty(optarg)) {
-          Result<Duration> d = ParseSuspendTime(item.c_str());
-          if (!d.ok()) return fail(d.status().WithContext("--suspend-times"));
-          a.suspend_times.push_back(*d);
-        }
-        if (a.suspend_times.empty())
-          return fail(Status::InvalidArgument("--suspend-times needs at least one value"));
-        a.power.given = true;
-        break;
-      case kPowerAll:
-        a.power.power_all = true;
-        a.power.given = true;
-        break;
-      default:
-        std::fprintf(stderr, "berth sim: unrecognized option '%s'\n%s", argv[optind - 1], kUsage);
-        return 2;
-    }
+  OptionsOutcome parsed = ParseOptionTable(argc, argv, SimOptions(), a);
+  switch (parsed.kind) {
+    case OptionsOutcome::Kind::kHelp:
+      std::fputs(kUsage, stdout);
+      return -1;
+    case OptionsOutcome::Kind::kBadValue:
+      std::fprintf(stderr, "berth sim: %s\n", parsed.error.message().c_str());
+      return 2;
+    case OptionsOutcome::Kind::kUnknownOption:
+      std::fprintf(stderr, "berth sim: unrecognized option '%s'\n%s", parsed.unknown.c_str(),
+                   kUsage);
+      return 2;
+    case OptionsOutcome::Kind::kOk:
+      break;
   }
   if (a.scenario.empty()) {
-    if (optind != argc - 1) {
+    if (parsed.operands.size() != 1) {
       std::fprintf(stderr, "berth sim: expected one trace file\n%s", kUsage);
       return 2;
     }
-    a.trace = argv[optind];
+    a.trace = parsed.operands.front();
   }
-  if (a.policies.empty())
-    return fail(Status::InvalidArgument("--compare needs at least one policy"));
+  if (a.policies.empty()) {
+    std::fprintf(stderr, "berth sim: --compare needs at least one policy\n");
+    return 2;
+  }
   return 0;
 }
 

@@ -6,7 +6,8 @@
 // so Stop() can shutdown() every socket still in `conns` without racing a close (and a reuse of
 // the descriptor number). The accept loop joins `finished` threads as it goes; Stop() joins the
 // accept thread, shuts every connection down (which wakes any recv/send), waits for `conns` to
-// drain and joins the rest. Handlers run outside `mu`.
+// drain and joins the rest. Handlers run outside `mu`. The members `mu` guards say so
+// (GUARDED_BY, checked by scripts/check-thread-safety).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -21,10 +22,10 @@
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
 
+#include "common/thread_annotations.h"
 #include "net/http.h"
 #include "net/http_connection.h"
 #include "net/socket_io.h"
@@ -73,22 +74,23 @@ struct HttpServer::Impl {
   bool started = false;
   bool stopped = false;
 
-  std::mutex mu;
-  std::condition_variable conns_drained;
-  std::unordered_map<uint64_t, Conn> conns;  // guarded by mu
-  std::vector<std::thread> finished;         // guarded by mu
-  uint64_t next_id = 0;                      // accept thread only
+  Mutex mu;
+  std::condition_variable conns_drained;  // waits on mu.native() (UniqueLock::get())
+  std::unordered_map<uint64_t, Conn> conns GUARDED_BY(mu);
+  std::vector<std::thread> finished GUARDED_BY(mu);
+  uint64_t next_id = 0;  // accept thread only
 
   void AcceptLoop();
   // Accepts what is pending on one listener. Returns false on EMFILE-like exhaustion.
   bool AcceptPending(const Listener& listener);
-  void StartConnection(int fd, bool is_unix, std::shared_ptr<const TlsServerContext> tls);
+  void StartConnection(int fd, bool is_unix, std::shared_ptr<const TlsServerContext> tls)
+      EXCLUDES(mu);
   void ConnectionMain(uint64_t id, int fd, bool is_unix,
-                      const std::shared_ptr<const TlsServerContext>& tls);
+                      const std::shared_ptr<const TlsServerContext>& tls) EXCLUDES(mu);
   // A TLS connection: HTTP is served on one end of a socketpair, RelayTls runs the other.
   void ServeTls(int fd, const TlsServerContext& tls);
-  void JoinFinished();
-  void Shutdown();
+  void JoinFinished() EXCLUDES(mu);
+  void Shutdown() EXCLUDES(mu);
 };
 
 HttpServer::HttpServer(HttpHandler handler, ServerOptions options)
@@ -220,12 +222,14 @@ void HttpServer::Impl::Shutdown() {
     char byte = 1;
     [[maybe_unused]] ssize_t n = ::write(wake_write.get(), &byte, 1);
     accept_thread.join();
-    std::unique_lock<std::mutex> lock(mu);
-    for (auto& [id, conn] : conns) ::shutdown(conn.fd, SHUT_RDWR);
-    conns_drained.wait(lock, [this] { return conns.empty(); });
-    std::vector<std::thread> done = std::move(finished);
-    finished.clear();
-    lock.unlock();
+    std::vector<std::thread> done;
+    {
+      UniqueLock lock(mu);
+      for (auto& [id, conn] : conns) ::shutdown(conn.fd, SHUT_RDWR);
+      conns_drained.wait(lock.get(), [this]() REQUIRES(mu) { return conns.empty(); });
+      done = std::move(finished);
+      finished.clear();
+    }
     for (std::thread& t : done) t.join();
   }
   for (Listener& l : listeners) {
@@ -273,7 +277,7 @@ bool HttpServer::Impl::AcceptPending(const Listener& listener) {
 
 void HttpServer::Impl::StartConnection(int fd, bool is_unix,
                                        std::shared_ptr<const TlsServerContext> tls) {
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock<Mutex> lock(mu);
   if (conns.size() >= static_cast<size_t>(options.max_connections)) {
     ::send(fd, kBusyResponse.data(), kBusyResponse.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     ::close(fd);
@@ -310,7 +314,7 @@ void HttpServer::Impl::ConnectionMain(uint64_t id, int fd, bool is_unix,
     HttpConnection connection(fd, is_unix, handler, options, stopping);
     connection.Serve();
   }
-  std::lock_guard<std::mutex> lock(mu);
+  MutexLock<Mutex> lock(mu);
   ::close(fd);
   auto it = conns.find(id);
   finished.push_back(std::move(it->second.thread));
@@ -345,7 +349,7 @@ void HttpServer::Impl::ServeTls(int fd, const TlsServerContext& tls) {
 void HttpServer::Impl::JoinFinished() {
   std::vector<std::thread> done;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock<Mutex> lock(mu);
     done.swap(finished);
   }
   for (std::thread& t : done) t.join();

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <string>
 
 #include "net/openssl_errors.h"
@@ -121,100 +122,128 @@ bool IsIpAddress(const std::string& name) {
          ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
-// The relay proper, after the handshake. Returns true when it ended cleanly (close_notify may
-// be sent), false on a TLS or socket error.
-bool Relay(SSL* ssl, int tcp_fd, int plain_fd, const std::atomic<bool>& stopping) {
-  std::string to_plain;  // decrypted, not yet written to plain_fd
-  size_t to_plain_off = 0;
-  std::string to_tls;  // read from plain_fd, not yet taken by SSL_write
-  size_t to_tls_off = 0;
-  bool tls_eof = false, plain_eof = false, plain_shut = false;
-  char buf[kIoBytes];
-  while (!stopping) {
-    bool progress = false, tls_wants_read = false, tls_wants_write = false;
-    // TLS -> plain.
-    while (!tls_eof && to_plain.size() - to_plain_off < kMaxBacklog) {
+// The relay proper, after the handshake: rounds of TLS -> plain, plain -> TLS, and a wait when
+// neither moved. Each step returns nothing to go on, or how the relay ends: true when it ended
+// cleanly (close_notify may be sent), false on a TLS or socket error.
+class RelayLoop {
+ public:
+  RelayLoop(SSL* ssl, int tcp_fd, int plain_fd) : ssl_(ssl), tcp_fd_(tcp_fd), plain_fd_(plain_fd) {}
+
+  bool Run(const std::atomic<bool>& stopping) {
+    while (!stopping) {
+      progress_ = tls_wants_read_ = tls_wants_write_ = false;
+      if (std::optional<bool> end = TlsToPlain()) return *end;
+      if (std::optional<bool> end = PlainToTls()) return *end;
+      if (progress_) continue;
+      if (std::optional<bool> end = Wait()) return *end;
+    }
+    return false;
+  }
+
+ private:
+  // What SSL_read or SSL_write wants after returning `n`; false for an error that ends the relay
+  // (for SSL_read, the peer's close_notify is its end of data, not an error).
+  bool NoteTlsWant(int n, bool reading) {
+    int err = SSL_get_error(ssl_, n);
+    if (err == SSL_ERROR_WANT_READ) {
+      tls_wants_read_ = true;
+    } else if (err == SSL_ERROR_WANT_WRITE) {
+      tls_wants_write_ = true;
+    } else if (reading && err == SSL_ERROR_ZERO_RETURN) {
+      tls_eof_ = true;
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  std::optional<bool> TlsToPlain() {
+    while (!tls_eof_ && to_plain_.size() - to_plain_off_ < kMaxBacklog) {
       ERR_clear_error();
-      int n = SSL_read(ssl, buf, sizeof(buf));
+      int n = SSL_read(ssl_, buf_, sizeof(buf_));
       if (n > 0) {
-        to_plain.append(buf, static_cast<size_t>(n));
-        progress = true;
+        to_plain_.append(buf_, static_cast<size_t>(n));
+        progress_ = true;
         continue;
       }
-      int err = SSL_get_error(ssl, n);
-      if (err == SSL_ERROR_WANT_READ) {
-        tls_wants_read = true;
-      } else if (err == SSL_ERROR_WANT_WRITE) {
-        tls_wants_write = true;
-      } else if (err == SSL_ERROR_ZERO_RETURN) {
-        tls_eof = true;
-      } else {
-        return false;
-      }
+      if (!NoteTlsWant(n, true)) return false;
       break;
     }
-    if (to_plain_off < to_plain.size()) {
-      ssize_t n = ::send(plain_fd, to_plain.data() + to_plain_off, to_plain.size() - to_plain_off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (to_plain_off_ < to_plain_.size()) {
+      ssize_t n = ::send(plain_fd_, to_plain_.data() + to_plain_off_,
+                         to_plain_.size() - to_plain_off_, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (n > 0) {
-        to_plain_off += static_cast<size_t>(n);
-        progress = true;
-        if (to_plain_off == to_plain.size()) {
-          to_plain.clear();
-          to_plain_off = 0;
+        to_plain_off_ += static_cast<size_t>(n);
+        progress_ = true;
+        if (to_plain_off_ == to_plain_.size()) {
+          to_plain_.clear();
+          to_plain_off_ = 0;
         }
       } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         return true;  // the HTTP side is gone
       }
     }
-    if (tls_eof && to_plain_off == to_plain.size() && !plain_shut) {
-      ::shutdown(plain_fd, SHUT_WR);  // the HTTP side sees the client's end
-      plain_shut = true;
+    if (tls_eof_ && to_plain_off_ == to_plain_.size() && !plain_shut_) {
+      ::shutdown(plain_fd_, SHUT_WR);  // the HTTP side sees the client's end
+      plain_shut_ = true;
     }
-    // plain -> TLS.
-    if (to_tls_off == to_tls.size() && !plain_eof) {
-      ssize_t n = ::recv(plain_fd, buf, sizeof(buf), MSG_DONTWAIT);
+    return std::nullopt;
+  }
+
+  std::optional<bool> PlainToTls() {
+    if (to_tls_off_ == to_tls_.size() && !plain_eof_) {
+      ssize_t n = ::recv(plain_fd_, buf_, sizeof(buf_), MSG_DONTWAIT);
       if (n > 0) {
-        to_tls.assign(buf, static_cast<size_t>(n));
-        to_tls_off = 0;
-        progress = true;
+        to_tls_.assign(buf_, static_cast<size_t>(n));
+        to_tls_off_ = 0;
+        progress_ = true;
       } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-        plain_eof = true;
+        plain_eof_ = true;
       }
     }
-    while (to_tls_off < to_tls.size()) {
+    while (to_tls_off_ < to_tls_.size()) {
       ERR_clear_error();
-      int n = SSL_write(ssl, to_tls.data() + to_tls_off,
-                        static_cast<int>(std::min(to_tls.size() - to_tls_off, kIoBytes)));
+      int n = SSL_write(ssl_, to_tls_.data() + to_tls_off_,
+                        static_cast<int>(std::min(to_tls_.size() - to_tls_off_, kIoBytes)));
       if (n > 0) {
-        to_tls_off += static_cast<size_t>(n);
-        progress = true;
+        to_tls_off_ += static_cast<size_t>(n);
+        progress_ = true;
         continue;
       }
-      int err = SSL_get_error(ssl, n);
-      if (err == SSL_ERROR_WANT_WRITE) {
-        tls_wants_write = true;
-      } else if (err == SSL_ERROR_WANT_READ) {
-        tls_wants_read = true;
-      } else {
-        return false;
-      }
+      if (!NoteTlsWant(n, false)) return false;
       break;
     }
-    if (plain_eof && to_tls_off == to_tls.size()) return true;
-    if (progress) continue;
-    pollfd fds[2] = {{tcp_fd, 0, 0}, {plain_fd, 0, 0}};
-    if (tls_wants_read) fds[0].events |= POLLIN;
-    if (tls_wants_write) fds[0].events |= POLLOUT;
-    if (to_plain_off < to_plain.size()) fds[1].events |= POLLOUT;
-    if (!plain_eof && to_tls_off == to_tls.size()) fds[1].events |= POLLIN;
+    if (plain_eof_ && to_tls_off_ == to_tls_.size()) return true;
+    return std::nullopt;
+  }
+
+  std::optional<bool> Wait() {
+    pollfd fds[2] = {{tcp_fd_, 0, 0}, {plain_fd_, 0, 0}};
+    if (tls_wants_read_) fds[0].events |= POLLIN;
+    if (tls_wants_write_) fds[0].events |= POLLOUT;
+    if (to_plain_off_ < to_plain_.size()) fds[1].events |= POLLOUT;
+    if (!plain_eof_ && to_tls_off_ == to_tls_.size()) fds[1].events |= POLLIN;
     int n = ::poll(fds, 2, kPollSliceMs);
     if (n < 0 && errno != EINTR) return false;
     // A hang-up with nothing to read on the TCP side: the next SSL_read reports it. On the
     // plain side the next recv does.
     if (n > 0 && (fds[0].revents & (POLLERR | POLLNVAL)) != 0) return false;
+    return std::nullopt;
   }
-  return false;
+
+  SSL* ssl_;
+  int tcp_fd_, plain_fd_;
+  std::string to_plain_;  // decrypted, not yet written to plain_fd
+  size_t to_plain_off_ = 0;
+  std::string to_tls_;  // read from plain_fd, not yet taken by SSL_write
+  size_t to_tls_off_ = 0;
+  bool tls_eof_ = false, plain_eof_ = false, plain_shut_ = false;
+  bool progress_ = false, tls_wants_read_ = false, tls_wants_write_ = false;  // this round
+  char buf_[kIoBytes];
+};
+
+bool Relay(SSL* ssl, int tcp_fd, int plain_fd, const std::atomic<bool>& stopping) {
+  return RelayLoop(ssl, tcp_fd, plain_fd).Run(stopping);
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 #include <condition_variable>
 #include <deque>
 #include <future>
-#include <mutex>
 #include <thread>
+
+#include "common/thread_annotations.h"
 
 namespace berth::store {
 namespace {
@@ -93,25 +94,28 @@ JobRow ReadJobRow(sqlite3_stmt* s) {
 
 }  // namespace
 
+// Threads: the writer thread owns `writer` (opened before it starts); readers share `reader`
+// under `reader_mu` (a connection opened NOMUTEX serves one thread at a time); `mu` guards the
+// queue of commits and the counters. The annotations are checked by scripts/check-thread-safety.
 struct Store::Impl {
   sqlite3* writer = nullptr;
-  sqlite3* reader = nullptr;
-  mutable std::mutex reader_mu;
+  mutable Mutex reader_mu;
+  sqlite3* reader GUARDED_BY(reader_mu) = nullptr;
 
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  std::condition_variable cv;  // waits on mu.native() (UniqueLock::get())
   struct Pending {
     std::vector<Write> writes;
     std::promise<Status> done;
   };
-  std::deque<Pending*> queue;
-  bool stopping = false;
-  StoreStats stats;
+  std::deque<Pending*> queue GUARDED_BY(mu);
+  bool stopping GUARDED_BY(mu) = false;
+  StoreStats stats GUARDED_BY(mu);
   std::thread thread;
 
   ~Impl() {
     {
-      std::lock_guard<std::mutex> l(mu);
+      MutexLock<Mutex> l(mu);
       stopping = true;
     }
     cv.notify_all();
@@ -120,7 +124,9 @@ struct Store::Impl {
     sqlite3_close(reader);
   }
 
-  Status ApplyAll(const std::vector<Pending*>& batch) {
+  // Writes the batch's rows in the open transaction; counts them in *rows (those written before
+  // an error included).
+  Status ApplyAll(const std::vector<Pending*>& batch, int64_t* rows) EXCLUDES(mu) {
     Stmt put_job(writer,
                  "INSERT INTO jobs(id, active, end_time, record) VALUES(?1, ?2, ?3, ?4) "
                  "ON CONFLICT(id) DO UPDATE SET active = ?2, end_time = ?3, record = ?4");
@@ -171,32 +177,34 @@ struct Store::Impl {
         }
         BERTH_RETURN_IF_ERROR(s->Step("write"));
         s->Reset();
-        ++stats.rows_written;
+        ++*rows;
       }
     }
     return Status::Ok();
   }
 
   // The writer thread: one transaction for everything queued at the time.
-  void Run() {
+  void Run() EXCLUDES(mu) {
     while (true) {
       std::vector<Pending*> batch;
       {
-        std::unique_lock<std::mutex> l(mu);
-        cv.wait(l, [&] { return stopping || !queue.empty(); });
+        UniqueLock l(mu);
+        cv.wait(l.get(), [&]() REQUIRES(mu) { return stopping || !queue.empty(); });
         if (queue.empty() && stopping) return;
         batch.assign(queue.begin(), queue.end());
         queue.clear();
       }
+      int64_t rows = 0;
       Status st = Exec("BEGIN IMMEDIATE");
-      if (st.ok()) st = ApplyAll(batch);
+      if (st.ok()) st = ApplyAll(batch, &rows);
       if (st.ok()) {
         st = Exec("COMMIT");
       } else {
         (void)Exec("ROLLBACK");
       }
       {
-        std::lock_guard<std::mutex> l(mu);
+        MutexLock<Mutex> l(mu);
+        stats.rows_written += rows;
         ++stats.commits;
         stats.batches += static_cast<int64_t>(batch.size());
       }
@@ -227,8 +235,12 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     sqlite3_free(err);
     return st;
   }
-  BERTH_ASSIGN_OR_RETURN(s->impl_->reader, OpenDb(path));
+  BERTH_ASSIGN_OR_RETURN(auto reader, OpenDb(path));
   Impl* impl = s->impl_.get();
+  {
+    MutexLock<Mutex> l(impl->reader_mu);
+    impl->reader = reader;
+  }
   impl->thread = std::thread([impl] { impl->Run(); });
   return s;
 }
@@ -239,7 +251,7 @@ Status Store::Commit(std::vector<Write> writes) {
   p.writes = std::move(writes);
   std::future<Status> done = p.done.get_future();
   {
-    std::lock_guard<std::mutex> l(impl_->mu);
+    MutexLock<Mutex> l(impl_->mu);
     if (impl_->stopping) return Status::Unavailable("store is closing");
     impl_->queue.push_back(&p);
   }
@@ -248,7 +260,7 @@ Status Store::Commit(std::vector<Write> writes) {
 }
 
 Status Store::ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const {
-  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  MutexLock<Mutex> l(impl_->reader_mu);
   Stmt s(impl_->reader, active_only
                             ? "SELECT id, active, end_time, record FROM jobs WHERE active = 1 "
                               "ORDER BY id"
@@ -260,7 +272,7 @@ Status Store::ScanJobs(bool active_only, const std::function<void(const JobRow&)
 }
 
 Status Store::ScanFinished(Time from, Time to, const std::function<void(const JobRow&)>& fn) const {
-  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  MutexLock<Mutex> l(impl_->reader_mu);
   Stmt s(impl_->reader,
          "SELECT id, active, end_time, record FROM jobs WHERE active = 0 AND end_time >= ?1 "
          "AND end_time < ?2 ORDER BY id");
@@ -273,7 +285,7 @@ Status Store::ScanFinished(Time from, Time to, const std::function<void(const Jo
 }
 
 Result<std::optional<JobRow>> Store::GetJob(uint32_t id) const {
-  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  MutexLock<Mutex> l(impl_->reader_mu);
   Stmt s(impl_->reader, "SELECT id, active, end_time, record FROM jobs WHERE id = ?1");
   if (!s.ok()) return SqlError(impl_->reader, "get job");
   s.Bind(1, static_cast<int64_t>(id));
@@ -285,7 +297,7 @@ Result<std::optional<JobRow>> Store::GetJob(uint32_t id) const {
 
 Status Store::ScanNodes(
     const std::function<void(const std::string&, const std::string&)>& fn) const {
-  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  MutexLock<Mutex> l(impl_->reader_mu);
   Stmt s(impl_->reader, "SELECT name, record FROM nodes ORDER BY name");
   if (!s.ok()) return SqlError(impl_->reader, "scan nodes");
   int rc;
@@ -297,7 +309,7 @@ Status Store::ScanNodes(
 }
 
 Result<std::optional<std::string>> Store::GetMeta(const std::string& key) const {
-  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  MutexLock<Mutex> l(impl_->reader_mu);
   Stmt s(impl_->reader, "SELECT value FROM meta WHERE key = ?1");
   if (!s.ok()) return SqlError(impl_->reader, "get meta");
   s.Bind(1, key);
@@ -313,7 +325,7 @@ Result<std::optional<std::string>> Store::GetMeta(const std::string& key) const 
 Status Store::ScanMeta(
     const std::string& prefix,
     const std::function<void(const std::string&, const std::string&)>& fn) const {
-  std::lock_guard<std::mutex> l(impl_->reader_mu);
+  MutexLock<Mutex> l(impl_->reader_mu);
   // Keys in [prefix, prefix + U+10FFFF): every key that starts with the prefix, in order.
   Stmt s(impl_->reader, "SELECT key, value FROM meta WHERE key >= ?1 AND key < ?2 ORDER BY key");
   if (!s.ok()) return SqlError(impl_->reader, "scan meta");
@@ -328,7 +340,7 @@ Status Store::ScanMeta(
 }
 
 StoreStats Store::stats() const {
-  std::lock_guard<std::mutex> l(impl_->mu);
+  MutexLock<Mutex> l(impl_->mu);
   return impl_->stats;
 }
 
