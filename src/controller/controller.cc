@@ -167,7 +167,7 @@ void Controller::Impl::RecoverNodeAdmin(Time now) {
 Status Controller::Start() {
   Impl& im = *impl_;
   BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
-  if (im.k8s && im.k8s->signer) im.auth.set_signer(&*im.k8s->signer);
+  if (im.k8s && im.k8s->signer()) im.auth.set_signer(im.k8s->signer());
   BERTH_RETURN_IF_ERROR(im.StartPower());
   im.next_pass = im.Now();
   im.loop.Start({[&im](std::deque<Command> batch) { im.RunBatch(std::move(batch)); },
