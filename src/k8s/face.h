@@ -15,6 +15,10 @@
 // locks; the face never holds `mu_` while it calls a ControllerPort read or Run (a StateOps call
 // under `mu_` is fine: the port takes its own locks inside and never calls back). The members
 // set by Start (options, signer, CA, URL, log folder) are not changed after it.
+// "State thread only" is not a ThreadRole capability here: the role is the controller's state
+// loop's, and a role handed through the port could not be tied by the analysis to the loop's
+// own. What enforces it instead is that changes need a StateOps, which only the state thread
+// holds (inside ControllerPort::Run and OnPass).
 #ifndef BERTH_K8S_FACE_H_
 #define BERTH_K8S_FACE_H_
 
