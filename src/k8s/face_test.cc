@@ -273,5 +273,78 @@ TEST_F(FaceTest, NodeCordonIsADrain) {
   EXPECT_EQ(Send("POST", "/api/v1/nodes/node1").status, 405);
 }
 
+TEST_F(FaceTest, NamespaceLabelsChangeForItsCreatorOnly) {
+  ASSERT_EQ(Send("POST", "/api/v1/namespaces", R"({"metadata":{"name":"team"}})").status, 201);
+  const std::string patch = R"({"metadata":{"labels":{"env":"prod"}}})";
+  EXPECT_EQ(
+      Send("PATCH", "/api/v1/namespaces/team", patch, "bob", {}, "application/merge-patch+json")
+          .status,
+      403);
+  EXPECT_FALSE(Namespaces()["team"].contains("labels") &&
+               Namespaces()["team"]["labels"].contains("env"));
+  net::HttpResponse r =
+      Send("PATCH", "/api/v1/namespaces/team", patch, "alice", {}, "application/merge-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["metadata"]["labels"]["env"], "prod");
+  EXPECT_EQ(Namespaces()["team"]["labels"]["env"], "prod");
+  EXPECT_EQ(Send("PATCH", "/api/v1/namespaces/team", R"({"metadata":{"labels":{"n":1}}})", "alice",
+                 {}, "application/merge-patch+json")
+                .status,
+            422);
+  EXPECT_EQ(
+      Send("PATCH", "/api/v1/namespaces/nope", patch, "alice", {}, "application/merge-patch+json")
+          .status,
+      404);
+}
+
+TEST_F(FaceTest, JobTemplateIsImmutableAndPutChecksTheVersion) {
+  json job = {{"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata", {{"name", "train"}}},
+              {"spec", {{"template", PodManifest("ignored")}}}};
+  job["spec"]["template"]["spec"]["restartPolicy"] = "Never";
+  ASSERT_EQ(Send("POST", "/apis/batch/v1/namespaces/default/jobs", job.dump()).status, 201);
+  EXPECT_EQ(Send("PATCH", "/apis/batch/v1/namespaces/default/jobs/train",
+                 R"({"spec":{"completions":3}})", "alice", {}, "application/merge-patch+json")
+                .status,
+            422);
+  net::HttpResponse r =
+      Send("PATCH", "/apis/batch/v1/namespaces/default/jobs/train", R"({"spec":{"suspend":true}})",
+           "alice", {}, "application/merge-patch+json");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["spec"]["suspend"], true);
+  json stored = json::parse(port_.meta.at(std::string(kJobMetaPrefix) + "default/train"));
+  EXPECT_EQ(stored["spec"]["suspend"], true);
+  json stale = Body(r);
+  stale["metadata"]["resourceVersion"] = "1";
+  EXPECT_EQ(Send("PUT", "/apis/batch/v1/namespaces/default/jobs/train", stale.dump()).status, 409);
+  EXPECT_EQ(Send("POST", "/apis/batch/v1/namespaces/nope/jobs", job.dump()).status, 404);
+}
+
+TEST_F(FaceTest, PodLogIsItsOwnersOnly) {
+  ASSERT_EQ(Send("POST", "/api/v1/namespaces/default/pods", PodManifest("web").dump()).status, 201);
+  EXPECT_EQ(Send("GET", "/api/v1/namespaces/default/pods/web/log", "", "bob").status, 403);
+  // Not started yet.
+  EXPECT_EQ(Send("GET", "/api/v1/namespaces/default/pods/web/log").status, 400);
+  port_.jobs.at(100).started = true;
+  net::HttpResponse r = Send("GET", "/api/v1/namespaces/default/pods/web/log");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "");  // its output file does not exist (yet)
+}
+
+TEST_F(FaceTest, NodesAndEventsAreListed) {
+  net::HttpResponse r =
+      Send("GET", "/api/v1/nodes", "", "alice", {{"fieldSelector", "metadata.name=node1"}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["items"].size(), 1u);
+  EXPECT_EQ(Body(r)["items"][0]["metadata"]["name"], "node1");
+  r = Send("GET", "/api/v1/nodes", "", "alice", {{"fieldSelector", "metadata.name=other"}});
+  EXPECT_EQ(Body(r)["items"].size(), 0u);
+  ASSERT_EQ(Send("POST", "/api/v1/namespaces/default/pods", PodManifest("web").dump()).status, 201);
+  r = Send("GET", "/api/v1/namespaces/default/events");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(Body(r)["kind"], "EventList");
+}
+
 }  // namespace
 }  // namespace berth::k8s
