@@ -9,12 +9,6 @@ namespace {
 using nlohmann::json;
 using namespace http;
 
-std::string ContainerName(const json& pod) {
-  const json& cs = pod["spec"]["containers"];
-  if (cs.is_array() && !cs.empty()) return cs[0].value("name", "main");
-  return "main";
-}
-
 // The events berth makes of a Pod (`key`: "namespace/name"): scheduled or not, started, ended,
 // being deleted.
 void AddPodEvents(const std::string& key, const json& pod, Objects* out) {

@@ -322,4 +322,18 @@ std::string HomeOf(uint32_t uid) {
   return "/";
 }
 
+uint32_t PodJobId(const nlohmann::json& pod) {
+  return static_cast<uint32_t>(std::stoul(pod["metadata"]["labels"].value("berth.io/job-id", "0")));
+}
+
+std::string ContainerName(const nlohmann::json& pod) {
+  const nlohmann::json& cs = pod["spec"]["containers"];
+  if (cs.is_array() && !cs.empty()) return cs[0].value("name", "main");
+  return "main";
+}
+
+bool Owns(const User& who, uint32_t owner_uid) {
+  return who.admin || (who.known && owner_uid == who.uid);
+}
+
 }  // namespace berth::k8s::http

@@ -103,6 +103,14 @@ std::optional<net::HttpResponse> UnavailableResponse(const Status& st);
 std::string ObjectKey(const std::string& ns, const std::string& name);
 // Five characters as Kubernetes' generateName adds them (no vowels, no look-alikes).
 std::string GenerateNameSuffix();
+// The berth job of a Pod (its berth.io/job-id label).
+uint32_t PodJobId(const nlohmann::json& pod);
+// The name of a Pod's (only) container ("main" when it has none).
+std::string ContainerName(const nlohmann::json& pod);
+// Whether `who` may change, delete or read the output of what `owner_uid` owns: its owner or an
+// operator.
+bool Owns(const User& who, uint32_t owner_uid);
+
 // The home folder of a user (a pod's working directory by default); "/" when unknown.
 std::string HomeOf(uint32_t uid);
 // A 405 MethodNotAllowed with empty details (the discovery paths').

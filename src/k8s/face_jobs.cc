@@ -230,7 +230,7 @@ net::HttpResponse Face::JobItem(Endpoint e, const Call& c) {
   }
   const json& owner = (*current)["berth"]["owner"];
   const User& who = c.who;
-  if (!who.admin && !(who.known && owner.value("uid", UINT32_MAX) == who.uid)) {
+  if (!Owns(who, owner.value("uid", UINT32_MAX))) {
     return StatusResponse(ForbiddenStatus(
         "jobs.batch", name,
         "User \"" + who.name + "\" cannot " + (m == "DELETE" ? "delete" : "update") +

@@ -47,12 +47,6 @@ void KeepTail(int64_t tail, std::string* text) {
   first.erase(0, pos);
 }
 
-std::string ContainerName(const json& pod) {
-  const json& cs = pod["spec"]["containers"];
-  if (cs.is_array() && !cs.empty()) return cs[0].value("name", "main");
-  return "main";
-}
-
 // A follow stream of `path` from `offset` (`first` already read), until the job ends.
 std::function<void(net::ResponseStream&)> FollowLog(ControllerPort& port, uint32_t id,
                                                     std::string path, off_t offset,
@@ -88,11 +82,10 @@ net::HttpResponse Face::PodLog(const Call& c) {
   Objects objects = PodObjects(c.Namespace(), name);
   if (objects.empty()) return StatusResponse(NotFoundStatus("pods", name));
   const json pod = objects.begin()->second;
-  const uint32_t id =
-      static_cast<uint32_t>(std::stoul(pod["metadata"]["labels"].value("berth.io/job-id", "0")));
+  const uint32_t id = PodJobId(pod);
   std::optional<PodJob> job = port_.FindPodJob(id);
   if (!job) return StatusResponse(NotFoundStatus("pods", name));
-  if (!who.admin && !(who.known && job->uid == who.uid)) {
+  if (!Owns(who, job->uid)) {
     return StatusResponse(
         ForbiddenStatus("pods/log", name,
                         "User \"" + who.name +

@@ -24,11 +24,6 @@ std::optional<uint32_t> SlurmPodId(const std::string& name) {
   return static_cast<uint32_t>(id);
 }
 
-// The berth job of a Pod (its berth.io/job-id label).
-uint32_t PodJobId(const json& pod) {
-  return static_cast<uint32_t>(std::stoul(pod["metadata"]["labels"].value("berth.io/job-id", "0")));
-}
-
 // Whether a changed Pod keeps the Pod's spec (all but labels, annotations, status and the
 // server's metadata).
 bool SameSpec(const json& changed, const json& pod) {
@@ -42,11 +37,6 @@ bool SameSpec(const json& changed, const json& pod) {
     o->erase("status");
   }
   return want["spec"] == before["spec"];
-}
-
-// Whether `who` may change, delete or read the output of a job owned by `uid`.
-bool Owns(const User& who, uint32_t uid) {
-  return who.admin || (who.known && uid == who.uid);
 }
 
 // A Pod manifest's namespace must be the path's.
