@@ -111,7 +111,8 @@ class ControllerPort {
   virtual std::optional<PodJob> FindPodJob(uint32_t id) const = 0;
   // The file a job's output goes to (its stdout pattern expanded as the agent does).
   virtual std::string OutputFile(uint32_t id) const = 0;
-  // berth's nodes as Nodes show them (all but `created`, which the face keeps).
+  // berth's nodes as Nodes show them (all but `created` and `berth_version`, which the face
+  // fills in).
   virtual std::vector<NodeFacts> Nodes() const = 0;
 
   // The user a request's bearer token names; nullopt for none (or not a user's).
