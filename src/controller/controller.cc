@@ -216,7 +216,7 @@ Status Controller::Start() {
   Impl& im = *impl_;
   im.state_thread.AssertHeld();          // the state thread has not started
   BERTH_RETURN_IF_ERROR(im.StartK8s());  // before the state thread: it reads the store
-  if (im.k8s && im.k8s->signer) im.auth.set_signer(&*im.k8s->signer);
+  if (im.k8s && im.k8s->signer()) im.auth.set_signer(im.k8s->signer());
   BERTH_RETURN_IF_ERROR(im.StartPower());
   im.next_pass = im.Now();
   // The loop's hooks run on the state thread.

@@ -52,6 +52,8 @@ struct ControllerOptions {
   std::string munge_socket;
 };
 
+class K8sPort;
+
 class Controller {
  public:
   // Opens the store, recovers the state it holds, and prepares the API. Errors name the file.
@@ -72,6 +74,7 @@ class Controller {
  private:
   Controller();
   struct Impl;
+  friend class K8sPort;  // the Kubernetes face's port over Impl (k8s_port.h)
   std::unique_ptr<Impl> impl_;
 };
 

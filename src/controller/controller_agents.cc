@@ -109,8 +109,8 @@ void Controller::Impl::SendLaunch(const JobRecord& r) {
   agent::LaunchCommand launch{{r.job.id, r.job.restart_count}, LaunchSpecFor(r, 0), ""};
   // srun on the batch node asks for steps on the other nodes with this (over TLS, where the
   // Unix socket's peer credentials do not reach).
-  if (r.node_names.size() > 1 && k8s && k8s->signer) {
-    launch.job_token = k8s->signer->IssueJob(r.job.id, r.job.restart_count);
+  if (r.node_names.size() > 1 && k8s && k8s->signer()) {
+    launch.job_token = k8s->signer()->IssueJob(r.job.id, r.job.restart_count);
   }
   SendCommand(r.node_names.front(), launch);
 }

@@ -7,7 +7,6 @@
 #include <cstdio>
 
 #include "controller/controller_internal.h"
-#include "controller/controller_k8s.h"
 
 namespace berth::controller {
 
@@ -41,7 +40,7 @@ Result<json> Controller::Impl::IssueToken(const Caller& who, const TokenRequest&
   const net::TokenSigner* signer = auth.signer();
   if (signer == nullptr) return Status::Unavailable("this controller issues no tokens");
   BERTH_RETURN_IF_ERROR(request.shape);
-  json out = {{"server", k8s->server_url}, {"ca", k8s->ca_pem}};
+  json out = {{"server", k8s->server_url()}, {"ca", k8s->ca_pem()}};
   if (request.join) {
     if (!who.admin) return Status::PermissionDenied("only an operator may read the join token");
     out["kind"] = "join";

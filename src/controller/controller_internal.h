@@ -26,11 +26,11 @@
 #include "controller/agent_link.h"
 #include "controller/auth.h"
 #include "controller/controller.h"
-#include "controller/controller_k8s.h"
 #include "controller/controller_metrics.h"
 #include "controller/exec_pool.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
+#include "controller/k8s_port.h"
 #include "controller/power.h"
 #include "controller/requests.h"
 #include "controller/routes.h"
@@ -39,6 +39,7 @@
 #include "controller/txn.h"
 #include "core/sched/scheduler.h"
 #include "core/state/cluster_state.h"
+#include "k8s/face.h"
 #include "k8s/pods.h"
 #include "net/http.h"
 #include "store/store.h"
@@ -344,82 +345,17 @@ struct Controller::Impl {
   // GET /v1/priorities: sprio's view.
   nlohmann::json PriorityView() const REQUIRES(state_thread);
 
-  // controller_k8s*.cc: the Kubernetes face (docs/kubernetes.md), on its own TLS server.
-  std::shared_ptr<K8sFace> k8s;
-  // Makes the PKI and token secret (first start), loads the namespaces and starts the TLS
-  // server; with the default address taken, says so and serves no Kubernetes API.
-  // REQUIRES: the state thread has not started (it reads the store).
-  Status StartK8s() REQUIRES(state_thread);
+  // The Kubernetes face (src/k8s, docs/kubernetes.md) on its own TLS server, and its port over
+  // this Impl (k8s_port.h: the face reaches the controller only through it). Set by StartK8s
+  // before the state thread starts; the face is destroyed before its port.
+  std::unique_ptr<K8sPort> k8s_port;
+  std::unique_ptr<k8s::Face> k8s;
+  // k8s_port.cc: makes the face and starts it (the PKI and token secret on the first start; the
+  // namespaces and Jobs from the store; the TLS server). REQUIRES: the state thread has not
+  // started (the face reads the store).
+  Status StartK8s();
   void StopK8s();
-  // Answers a request on the Kubernetes port: /v1 and /metrics as on the Unix socket, the rest
-  // through the Kubernetes route table (k8s_routes.h) to one handler per resource and verb.
-  net::HttpResponse K8sServe(const net::HttpRequest& req);
-  net::HttpResponse K8sDispatch(K8sEndpoint e, const K8sCall& c);
-  // Health, discovery and OpenAPI (no state but the server's address).
-  net::HttpResponse K8sDiscovery(K8sEndpoint e, const net::HttpRequest& req);
-  net::HttpResponse K8sApiDiscovery(bool core, const net::HttpRequest& req);
-  // StartK8s's parts: the namespaces (built-in ones made on the first start); the serving
-  // certificate and key (made with the PKI unless --tls-cert gives them) and the CA to hand out.
-  Status K8sLoadNamespaces();
-  Status K8sServingCert(std::string* cert, std::string* key);
-  // controller_k8s_resources.cc: Namespaces and Nodes.
-  net::HttpResponse K8sNamespaceList(const K8sCall& c);
-  net::HttpResponse K8sNamespaceCreate(const K8sCall& c);
-  net::HttpResponse K8sNamespaceGet(const K8sCall& c);
-  net::HttpResponse K8sNamespaceUpdate(const K8sCall& c);
-  net::HttpResponse K8sNamespaceDelete(const K8sCall& c);
-  // The Nodes (`only`: that one), with `state_override` as the state of each (a state just
-  // changed, before the published view follows); `rv` gets the list's resourceVersion.
-  std::map<std::string, nlohmann::json> K8sNodeObjects(std::string* rv, const std::string& only,
-                                                       const std::string& state_override);
-  net::HttpResponse K8sNodeList(const K8sCall& c);
-  net::HttpResponse K8sNodeGet(const K8sCall& c);  // another method than GET: 405 (when found)
-  net::HttpResponse K8sNodePatch(const K8sCall& c);
-  // controller_k8s_pods.cc: Pods, their logs and Events; controller_k8s_jobs.cc: Jobs and the Job
-  // controller. The namespace is "" on the all-namespaces paths.
-  net::HttpResponse K8sPodList(const K8sCall& c);
-  net::HttpResponse K8sPodCreate(const K8sCall& c);  // POST, or a server-side apply of a new Pod
-  net::HttpResponse K8sPodGet(const K8sCall& c);     // another method than GET: 405 (when found)
-  net::HttpResponse K8sPodDelete(const K8sCall& c);
-  net::HttpResponse K8sPodUpdate(const K8sCall& c);
-  net::HttpResponse K8sPodLog(const K8sCall& c);
-  // Submits (or, with dryRun, tests) a mapped Pod and answers with the Pod made.
-  net::HttpResponse K8sPodSubmit(const K8sCall& c, const k8s::PodMapping& mapping);
-  // Sets a Pod's labels and annotations and answers with the Pod.
-  net::HttpResponse K8sPodSetMeta(const K8sCall& c, core::JobId id, const nlohmann::json& labels,
-                                  const nlohmann::json& annotations);
-  net::HttpResponse K8sEventList(const K8sCall& c);
-  net::HttpResponse K8sEventGet(const K8sCall& c);
-  // The Events of the Pods in `ns` ("" = all; `only`: of that Pod only) and the Job controller's;
-  // `rv` gets the list's resourceVersion.
-  std::map<std::string, nlohmann::json> K8sEventObjects(const std::string& ns,
-                                                        const std::string& only, std::string* rv);
-  net::HttpResponse K8sJobList(const K8sCall& c);
-  net::HttpResponse K8sJobCreate(const K8sCall& c);
-  // Creates the Job `body` in the call's namespace; 201 with the object.
-  net::HttpResponse K8sJobCreateFrom(const K8sCall& c, const nlohmann::json& body);
-  // One Job's path (kJobGet, kJobDelete, kJobUpdate, kJobStatusUpdate, kJobOther).
-  net::HttpResponse K8sJobItem(K8sEndpoint e, const K8sCall& c);
-  net::HttpResponse K8sJobDelete(const K8sCall& c, const nlohmann::json& current);
-  net::HttpResponse K8sJobUpdate(const K8sCall& c, const nlohmann::json& current);
-  // State thread: stores `next` as the Job (its status and berth's section kept) and reconciles.
-  net::HttpResponse K8sJobCommit(const K8sCall& c, nlohmann::json next);
-  // The Pods in `ns` ("" = all; `only` = that name only), as served now.
-  std::map<std::string, nlohmann::json> K8sPodObjects(const std::string& ns,
-                                                      const std::string& only);
-  // State thread: submits the job of a Pod mapping for `who`; the Pod's name must be free.
-  Result<core::JobId> K8sSubmitPod(const Caller& who, const k8s::PodMapping& m, Txn& t)
-      REQUIRES(state_thread);
-  // State thread: asks a Pod's job to stop (when it runs) and hides the Pod once it has ended.
-  void K8sDeletePod(core::JobId id, Txn& t) REQUIRES(state_thread);
-  // State thread: runs every unfinished Job's controller step (new pods, retries, conditions,
-  // deadlines, suspension, TTL).
-  void K8sReconcileJobs(Txn& t) REQUIRES(state_thread);
-  // At start-up (before the state thread): the pod index from the records, the Jobs from the
-  // store, the log folder.
-  Status K8sLoad() REQUIRES(state_thread);
-
-  // controller_k8s.cc: GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
+  // GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
   net::HttpResponse Kubeconfig(const Caller& who) const;
 };
 

@@ -55,7 +55,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   for (Command& c : batch) c(t);
   CheckNodes(t);
   PowerTick(t);
-  if (k8s) K8sReconcileJobs(t);
+  if (k8s) k8s_port->OnPass(*k8s, t);  // the Job controller
   Commit(t);
   Time now = Now();
   bool due = dirty || t.reschedule || now >= next_pass || (wake_at != kNoTime && now >= wake_at);

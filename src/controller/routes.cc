@@ -85,52 +85,12 @@ std::optional<core::JobId> ParseId(std::string_view s) {
   return id;
 }
 
-bool PatternMatches(std::string_view pattern, const std::vector<std::string>& parts,
-                    std::map<std::string_view, std::string, std::less<>>& params) {
-  params.clear();
-  size_t i = 0;
-  size_t pos = 0;
-  while (pos < pattern.size()) {
-    if (pattern[pos] == '/') {
-      ++pos;
-      continue;
-    }
-    size_t end = pattern.find('/', pos);
-    if (end == std::string_view::npos) end = pattern.size();
-    std::string_view seg = pattern.substr(pos, end - pos);
-    pos = end;
-    if (seg == "{...}") return true;
-    if (i == parts.size()) return false;
-    if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}') {
-      params[seg.substr(1, seg.size() - 2)] = parts[i];
-    } else if (seg != parts[i]) {
-      return false;
-    }
-    ++i;
-  }
-  return i == parts.size();
-}
-
 std::span<const Route> ApiRoutes() {
   return kApiRoutes;
 }
 
 const std::string& RouteMatch::Param(std::string_view name) const {
-  static const std::string kNone;
-  auto it = params.find(name);
-  return it == params.end() ? kNone : it->second;
-}
-
-std::vector<std::string> PathParts(std::string_view path) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string_view::npos) j = path.size();
-    if (j > i) parts.emplace_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return parts;
+  return PathParam(params, name);
 }
 
 RouteMatch MatchRoute(std::span<const Route> routes, std::string_view method, std::string_view path,

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/path_pattern.h"
 #include "common/status.h"
 #include "controller/auth.h"
 
@@ -90,9 +91,9 @@ enum class Verdict : uint8_t {
 
 struct RouteMatch {
   Verdict verdict = Verdict::kNoRoute;
-  const Route* route = nullptr;                                 // the matched route, if any
-  std::vector<std::string> parts;                               // the path's segments
-  std::map<std::string_view, std::string, std::less<>> params;  // "{id}" -> "12" (as "id")
+  const Route* route = nullptr;    // the matched route, if any
+  std::vector<std::string> parts;  // the path's segments
+  PathParams params;               // "{id}" -> "12" (as "id")
 
   // A parameter's segment; "" when the route has no such parameter.
   const std::string& Param(std::string_view name) const;
@@ -101,13 +102,7 @@ struct RouteMatch {
 // A job id from a path segment ("12"; not 0, no sign, no blanks).
 std::optional<core::JobId> ParseId(std::string_view s);
 
-// The path's non-empty segments ("/v1//jobs/" -> {"v1", "jobs"}).
-std::vector<std::string> PathParts(std::string_view path);
-
-// Whether `pattern` ("/v1/jobs/{id}", a last "{...}" for any rest) matches the path's `parts`;
-// fills `params` with the parameters' segments. Shared by both faces' route tables.
-bool PatternMatches(std::string_view pattern, const std::vector<std::string>& parts,
-                    std::map<std::string_view, std::string, std::less<>>& params);
+// PathParts and PatternMatches (common/path_pattern.h) split and match the paths.
 
 // Applies `routes` to a request from `who`.
 RouteMatch MatchRoute(std::span<const Route> routes, std::string_view method, std::string_view path,

@@ -4,9 +4,10 @@
 // new status and conditions, events, whether to delete the Job after its TTL). Also the codec
 // between the stored Job object (JSON, with its "berth" section) and those records.
 //
-// Who uses it: the controller's state thread (Controller::Impl::K8sReconcileJobs) gathers the
-// inputs, calls Reconcile, and applies the actions (submits and cancels berth jobs, writes the
-// stored object, records the events). Creating a pod can fail, so the applier reports each pod it
+// Who uses it: the face's Job controller pass (k8s::Face::OnPass, face_job_controller.cc, on the
+// controller's state thread) gathers the inputs, calls Reconcile, and applies the actions
+// through the port's StateOps (submits and cancels berth jobs, writes the stored object, records
+// the events). Creating a pod can fail, so the applier reports each pod it
 // made with AddCreatedPod, which counts it and writes its SuccessfulCreate event.
 //
 // Thread safety: plain values and pure functions; no shared state.

@@ -1,7 +1,7 @@
 // berth's Status as the Kubernetes face answers it: one mapping to a `v1 Status` body, whose
 // HTTP code is api::HttpStatusOf's (the status /v1 answers for the same error) and whose reason
-// is the one Kubernetes gives that code. Pure functions; used by the controller's Kubernetes
-// routes.
+// is the one Kubernetes gives that code. Pure functions; used by the face's handlers
+// (face_*.cc).
 #ifndef BERTH_K8S_STATUS_H_
 #define BERTH_K8S_STATUS_H_
 

@@ -1,10 +1,10 @@
-#include "controller/k8s_routes.h"
+#include "k8s/routes.h"
 
-namespace berth::controller {
+namespace berth::k8s {
 
 namespace {
 
-using E = K8sEndpoint;
+using E = Endpoint;
 
 constexpr std::string_view kPods = "/api/v1/namespaces/{namespace}/pods";
 constexpr std::string_view kPod = "/api/v1/namespaces/{namespace}/pods/{name}";
@@ -14,7 +14,7 @@ constexpr std::string_view kJobStatus = "/apis/batch/v1/namespaces/{namespace}/j
 
 // Match order matters where patterns overlap: a path's own methods before its "*" route, the
 // exact paths before the catch-all "{...}" of their prefix.
-constexpr K8sRoute kK8sRoutes[] = {
+constexpr Route kRoutes[] = {
     {"*", "/healthz", E::kHealth},
     {"*", "/livez", E::kHealth},
     {"*", "/readyz", E::kHealth},
@@ -112,14 +112,14 @@ constexpr K8sRoute kK8sRoutes[] = {
 
 }  // namespace
 
-std::span<const K8sRoute> K8sRoutes() {
-  return kK8sRoutes;
+std::span<const Route> Routes() {
+  return kRoutes;
 }
 
-K8sRouteMatch MatchK8sRoute(std::string_view method, std::string_view path) {
-  K8sRouteMatch m;
+RouteMatch MatchRoute(std::string_view method, std::string_view path) {
+  RouteMatch m;
   m.match.parts = PathParts(path);
-  for (const K8sRoute& r : kK8sRoutes) {
+  for (const Route& r : kRoutes) {
     if ((r.method == "*" || r.method == method) &&
         PatternMatches(r.pattern, m.match.parts, m.match.params)) {
       m.endpoint = r.endpoint;
@@ -130,4 +130,4 @@ K8sRouteMatch MatchK8sRoute(std::string_view method, std::string_view path) {
   return m;
 }
 
-}  // namespace berth::controller
+}  // namespace berth::k8s

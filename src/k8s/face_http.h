@@ -1,7 +1,11 @@
-// What the Kubernetes face's resource handlers share (controller_k8s_*.cc): how a resource
-// appears in lists, Tables and watches, selectors, and the list, object and watch answers.
-#ifndef BERTH_CONTROLLER_CONTROLLER_K8S_HTTP_H_
-#define BERTH_CONTROLLER_CONTROLLER_K8S_HTTP_H_
+// The Kubernetes face's request machinery, written once for every resource handler
+// (face_*.cc): how a resource appears in lists, Tables and watches, label and field selectors,
+// `v1 Status` answers, and the list, object and watch answers.
+//
+// Thread safety: pure functions, but for WatchResponse's stream (which runs on the connection's
+// thread and reads the port, whose reads any thread may make).
+#ifndef BERTH_K8S_FACE_HTTP_H_
+#define BERTH_K8S_FACE_HTTP_H_
 
 #include <cstdint>
 #include <functional>
@@ -11,10 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "controller/controller_internal.h"
+#include "common/status.h"
 #include "k8s/codec.h"
+#include "k8s/port.h"
+#include "net/http.h"
 
-namespace berth::controller::k8sface {
+namespace berth::k8s::http {
+
+// A JSON answer of the Kubernetes face (a body and its Content-Type).
+net::HttpResponse JsonResponse(int status, const nlohmann::json& body,
+                               std::string content_type = "application/json");
 
 // Objects of one answer, by a key that orders them ("name" or "namespace/name").
 using Objects = std::map<std::string, nlohmann::json>;
@@ -43,7 +53,7 @@ const ResourceShape& EventShape();
 const ResourceShape& JobShape();
 
 struct Selectors {
-  std::vector<k8s::Requirement> labels, fields;
+  std::vector<Requirement> labels, fields;
 };
 // ?labelSelector= and ?fieldSelector=; INVALID_ARGUMENT for one it cannot read or a field the
 // resource does not have.
@@ -73,16 +83,16 @@ net::HttpResponse ObjectResponse(const net::HttpRequest& req, const ResourceShap
 // A watch stream: ADDED for what exists (unless the client resumes from a resourceVersion), then
 // ADDED / MODIFIED / DELETED (with the object's last state) as snapshots change, one JSON event
 // per line, until the client goes, the controller stops or timeoutSeconds pass. `snapshot` is
-// called again whenever the hub has news.
+// called again whenever the port's watch sequence moves.
 net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
-                                WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
-                                std::function<int64_t()> now);
+                                ControllerPort& port,
+                                std::function<Objects(std::string* rv)> snapshot);
 bool IsWatch(const net::HttpRequest& req);
 // A GET of a collection: the watch stream when ?watch= asks for it, else the list (selectors
 // applied) with `snapshot`'s resourceVersion.
 net::HttpResponse ListOrWatch(const net::HttpRequest& req, const ResourceShape& shape,
-                              WatchHub& hub, std::function<Objects(std::string* rv)> snapshot,
-                              std::function<int64_t()> now);
+                              ControllerPort& port,
+                              std::function<Objects(std::string* rv)> snapshot);
 // The answer for a `v1 Status` body (its "code" is the HTTP status).
 net::HttpResponse StatusResponse(const nlohmann::json& status);
 // 503 ServiceUnavailable for a command the state thread refused because the controller is
@@ -93,9 +103,19 @@ std::optional<net::HttpResponse> UnavailableResponse(const Status& st);
 std::string ObjectKey(const std::string& ns, const std::string& name);
 // Five characters as Kubernetes' generateName adds them (no vowels, no look-alikes).
 std::string GenerateNameSuffix();
+// The berth job of a Pod (its berth.io/job-id label).
+uint32_t PodJobId(const nlohmann::json& pod);
+// The name of a Pod's (only) container ("main" when it has none).
+std::string ContainerName(const nlohmann::json& pod);
+// Whether `who` may change, delete or read the output of what `owner_uid` owns: its owner or an
+// operator.
+bool Owns(const User& who, uint32_t owner_uid);
+
 // The home folder of a user (a pod's working directory by default); "/" when unknown.
 std::string HomeOf(uint32_t uid);
+// A 405 MethodNotAllowed with empty details (the discovery paths').
+net::HttpResponse MethodNotAllowed();
 
-}  // namespace berth::controller::k8sface
+}  // namespace berth::k8s::http
 
-#endif  // BERTH_CONTROLLER_CONTROLLER_K8S_HTTP_H_
+#endif  // BERTH_K8S_FACE_HTTP_H_

@@ -1,30 +1,32 @@
 // The route table of the Kubernetes face (docs/kubernetes.md): each route is a method, a path
-// pattern and the endpoint that answers, matched by the /v1 table's matcher (routes.h: literal
-// segments, "{param}" for one segment, "{...}" last for the rest). The controller binds each
-// K8sEndpoint to its handler (controller_k8s.cc). Every caller here is a user (a bearer token
-// says who; K8sServe answers 401 before the table), so the table holds no access rules: who may
-// change an object is the object's business (its creator or an operator).
+// pattern and the endpoint that answers, matched as the /v1 table matches its paths
+// (common/path_pattern.h: literal segments, "{param}" for one segment, "{...}" last for the
+// rest). The face binds each Endpoint to its handler (Face::Dispatch, face.cc). Every caller here
+// is a user (a bearer token says who; Face::Serve answers 401 before the table), so the table
+// holds no access rules: who may change an object is the object's business (its creator or an
+// operator).
 //
 // A path no route matches is answered 404 NotFound. A resource's path with a method it does not
 // serve is answered 405 MethodNotAllowed (kNotAllowed); the discovery paths answer theirs with
 // empty details (kDiscoveryNotAllowed), as before the table.
 //
-// Thread safety: the table is immutable; MatchK8sRoute is a pure function.
-#ifndef BERTH_CONTROLLER_K8S_ROUTES_H_
-#define BERTH_CONTROLLER_K8S_ROUTES_H_
+// Thread safety: the table is immutable; MatchRoute is a pure function.
+#ifndef BERTH_K8S_ROUTES_H_
+#define BERTH_K8S_ROUTES_H_
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "controller/auth.h"
-#include "controller/routes.h"
+#include "common/path_pattern.h"
+#include "k8s/port.h"
 #include "net/http.h"
 
-namespace berth::controller {
+namespace berth::k8s {
 
-enum class K8sEndpoint : uint8_t {
+enum class Endpoint : uint8_t {
   kNotFound,             // 404 NotFound
   kNotAllowed,           // 405 MethodNotAllowed of a resource
   kDiscoveryNotAllowed,  // 405 MethodNotAllowed of a discovery path
@@ -72,34 +74,43 @@ enum class K8sEndpoint : uint8_t {
   kJobOther,         // another method on a Job: 404, 403 or 405
 };
 
-struct K8sRoute {
+struct Route {
   std::string_view method;  // "GET", "POST", ...; "*": any
   std::string_view pattern;
-  K8sEndpoint endpoint;
+  Endpoint endpoint;
 };
 
 // The Kubernetes face's routes, in match order (the first whose method and pattern match).
-std::span<const K8sRoute> K8sRoutes();
+std::span<const Route> Routes();
 
-struct K8sRouteMatch {
-  K8sEndpoint endpoint = K8sEndpoint::kNotFound;
-  RouteMatch match;  // the path's segments and parameters ("namespace", "name")
+// A path's segments and the parameters of the route it matched ("namespace", "name").
+struct PathMatch {
+  std::vector<std::string> parts;
+  PathParams params;
+
+  // A parameter's segment; "" when the route has no such parameter.
+  const std::string& Param(std::string_view name) const { return PathParam(params, name); }
+};
+
+struct RouteMatch {
+  Endpoint endpoint = Endpoint::kNotFound;
+  PathMatch match;
 };
 
 // The endpoint of a request's method and path (kNotFound when no route matches).
-K8sRouteMatch MatchK8sRoute(std::string_view method, std::string_view path);
+RouteMatch MatchRoute(std::string_view method, std::string_view path);
 
 // A Kubernetes request as its handler sees it: the request, who asks (a user) and the route's
 // parameters ("" for one the route does not have, e.g. the namespace of an all-namespaces list).
-struct K8sCall {
+struct Call {
   const net::HttpRequest& req;
-  const Caller& who;
-  const RouteMatch& match;
+  const User& who;
+  const PathMatch& match;
 
   const std::string& Namespace() const { return match.Param("namespace"); }
   const std::string& Name() const { return match.Param("name"); }
 };
 
-}  // namespace berth::controller
+}  // namespace berth::k8s
 
-#endif  // BERTH_CONTROLLER_K8S_ROUTES_H_
+#endif  // BERTH_K8S_ROUTES_H_

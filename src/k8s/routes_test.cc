@@ -1,18 +1,18 @@
-#include "controller/k8s_routes.h"
+#include "k8s/routes.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace berth::controller {
+namespace berth::k8s {
 namespace {
 
-using E = K8sEndpoint;
+using E = Endpoint;
 
 struct Case {
   const char* method;
   const char* path;
-  K8sEndpoint endpoint;
+  Endpoint endpoint;
 };
 
 // Which paths reach which endpoint; kNotFound is a 404, kNotAllowed and kDiscoveryNotAllowed
@@ -101,37 +101,36 @@ constexpr Case kCases[] = {
 
 TEST(K8sRoutesTest, EachPathReachesItsEndpoint) {
   for (const Case& c : kCases) {
-    EXPECT_EQ(MatchK8sRoute(c.method, c.path).endpoint, c.endpoint) << c.method << " " << c.path;
+    EXPECT_EQ(MatchRoute(c.method, c.path).endpoint, c.endpoint) << c.method << " " << c.path;
   }
 }
 
 TEST(K8sRoutesTest, HealthAnswersEveryMethod) {
   for (const char* path : {"/healthz", "/livez", "/readyz", "//readyz/"}) {
-    EXPECT_EQ(MatchK8sRoute("GET", path).endpoint, E::kHealth) << path;
-    EXPECT_EQ(MatchK8sRoute("POST", path).endpoint, E::kHealth) << path;
+    EXPECT_EQ(MatchRoute("GET", path).endpoint, E::kHealth) << path;
+    EXPECT_EQ(MatchRoute("POST", path).endpoint, E::kHealth) << path;
   }
 }
 
 TEST(K8sRoutesTest, DiscoveryPathsRefuseOtherMethods) {
   for (const char* path : {"/version", "/api", "/apis", "/api/v1", "/apis/batch/v1", "/openapi/v2",
                            "/openapi/v3", "/openapi/v3/api/v1", "/openapi/v3/x"}) {
-    EXPECT_EQ(MatchK8sRoute("POST", path).endpoint, E::kDiscoveryNotAllowed) << path;
+    EXPECT_EQ(MatchRoute("POST", path).endpoint, E::kDiscoveryNotAllowed) << path;
   }
 }
 
 TEST(K8sRoutesTest, Parameters) {
-  K8sRouteMatch ns = MatchK8sRoute("GET", "/api/v1/namespaces/team");
+  RouteMatch ns = MatchRoute("GET", "/api/v1/namespaces/team");
   EXPECT_EQ(ns.match.Param("name"), "team");
-  EXPECT_EQ(MatchK8sRoute("GET", "/api/v1/pods").match.Param("namespace"), "");
-  K8sRouteMatch log = MatchK8sRoute("GET", "/api/v1/namespaces/default/pods/web/log");
+  EXPECT_EQ(MatchRoute("GET", "/api/v1/pods").match.Param("namespace"), "");
+  RouteMatch log = MatchRoute("GET", "/api/v1/namespaces/default/pods/web/log");
   EXPECT_EQ(log.match.Param("namespace"), "default");
   EXPECT_EQ(log.match.Param("name"), "web");
-  K8sRouteMatch status =
-      MatchK8sRoute("PATCH", "/apis/batch/v1/namespaces/default/jobs/train/status");
+  RouteMatch status = MatchRoute("PATCH", "/apis/batch/v1/namespaces/default/jobs/train/status");
   EXPECT_EQ(status.endpoint, E::kJobStatusUpdate);
   EXPECT_EQ(status.match.Param("namespace"), "default");
   EXPECT_EQ(status.match.Param("name"), "train");
 }
 
 }  // namespace
-}  // namespace berth::controller
+}  // namespace berth::k8s

@@ -1,0 +1,339 @@
+// The Kubernetes face's request machinery (face_http.h).
+#include "k8s/face_http.h"
+
+#include <pwd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <random>
+
+#include "k8s/codec.h"
+#include "k8s/jobs.h"
+#include "k8s/objects.h"
+#include "k8s/patch.h"
+#include "k8s/pods.h"
+#include "k8s/status.h"
+
+namespace berth::k8s::http {
+
+net::HttpResponse JsonResponse(int status, const nlohmann::json& body, std::string content_type) {
+  net::HttpResponse r;
+  r.status = status;
+  r.content_type = std::move(content_type);
+  r.body = body.dump();
+  r.body += '\n';
+  r.headers.emplace_back("Cache-Control", "no-cache, private");
+  return r;
+}
+
+net::HttpResponse MethodNotAllowed() {
+  return JsonResponse(405,
+                      StatusBody(405, "MethodNotAllowed",
+                                 "the server does not allow this method on the requested resource",
+                                 nlohmann::json::object()));
+}
+
+using nlohmann::json;
+
+std::string Query(const net::HttpRequest& req, const char* key) {
+  auto it = req.query.find(key);
+  return it == req.query.end() ? "" : it->second;
+}
+
+net::HttpResponse BadRequest(const std::string& message) {
+  return JsonResponse(400, StatusBody(400, "BadRequest", message, nullptr));
+}
+
+net::HttpResponse MethodNotAllowedHere() {
+  return JsonResponse(405, StatusBody(405, "MethodNotAllowed",
+                                      "the server does not allow this method on the "
+                                      "requested resource",
+                                      nullptr));
+}
+
+net::HttpResponse NotFoundPath() {
+  return JsonResponse(
+      404, StatusBody(404, "NotFound", "the server could not find the requested resource",
+                      json::object()));
+}
+
+net::HttpResponse PatchFailure(const Status& st) {
+  const bool unsupported = IsUnsupportedPatchType(st);
+  return JsonResponse(
+      unsupported ? 415 : 422,
+      StatusBody(unsupported ? 415 : 422, unsupported ? "UnsupportedMediaType" : "Invalid",
+                 st.message(), nullptr));
+}
+
+const ResourceShape& NamespaceShape() {
+  static const ResourceShape kShape{
+      "namespaces",         "NamespaceList", "v1", NamespaceTableColumns(),
+      &NamespaceTableCells, &MetadataField};
+  return kShape;
+}
+
+const ResourceShape& NodeShape() {
+  static const ResourceShape kShape{"nodes",         "NodeList",    "v1", NodeTableColumns(),
+                                    &NodeTableCells, &MetadataField};
+  return kShape;
+}
+
+const ResourceShape& PodShape() {
+  static const ResourceShape kShape{"pods",         "PodList", "v1", PodTableColumns(),
+                                    &PodTableCells, &PodField};
+  return kShape;
+}
+
+const ResourceShape& EventShape() {
+  static const ResourceShape kShape{"events",         "EventList", "v1", EventTableColumns(),
+                                    &EventTableCells, &EventField};
+  return kShape;
+}
+
+const ResourceShape& JobShape() {
+  static const ResourceShape kShape{"jobs",         "JobList", "batch/v1", JobTableColumns(),
+                                    &JobTableCells, &JobField};
+  return kShape;
+}
+
+std::string SelectedField(const net::HttpRequest& req, const ResourceShape& shape,
+                          std::string_view key) {
+  std::string value;
+  if (Result<Selectors> s = ParseSelectors(req, shape); s.ok()) {
+    for (const Requirement& r : s->fields) {
+      if (r.key == key && r.op == Requirement::Op::kEquals && r.values.size() == 1) {
+        value = r.values[0];
+      }
+    }
+  }
+  return value;
+}
+
+std::optional<std::string> MetadataField(const json& object, const std::string& field) {
+  const json& meta = object["metadata"];
+  if (field == "metadata.name") return meta.value("name", "");
+  if (field == "metadata.namespace") return meta.value("namespace", "");
+  return std::nullopt;
+}
+
+Result<Selectors> ParseSelectors(const net::HttpRequest& req, const ResourceShape& shape) {
+  Selectors s;
+  BERTH_ASSIGN_OR_RETURN(s.labels, ParseLabelSelector(Query(req, "labelSelector")));
+  BERTH_ASSIGN_OR_RETURN(s.fields, ParseFieldSelector(Query(req, "fieldSelector")));
+  const json probe = {{"metadata", json::object()}};
+  for (const Requirement& r : s.fields) {
+    if (!shape.field(probe, r.key)) {
+      return Status::InvalidArgument("field label not supported: " + r.key);
+    }
+  }
+  return s;
+}
+
+bool Matches(const Selectors& s, const ResourceShape& shape, const json& object) {
+  const json& meta = object["metadata"];
+  return LabelsMatch(s.labels, meta.value("labels", json::object())) &&
+         FieldsMatch(s.fields, [&](const std::string& key) -> std::optional<std::string> {
+           return shape.field(object, key);
+         });
+}
+
+std::optional<net::HttpResponse> Select(const net::HttpRequest& req, const ResourceShape& shape,
+                                        Objects* objects) {
+  Result<Selectors> s = ParseSelectors(req, shape);
+  if (!s.ok()) return BadRequest(s.status().message());
+  for (auto it = objects->begin(); it != objects->end();) {
+    it = Matches(*s, shape, it->second) ? std::next(it) : objects->erase(it);
+  }
+  return std::nullopt;
+}
+
+json TableOf(const ResourceShape& shape, const std::vector<const json*>& objects,
+             const std::string& rv, int64_t now) {
+  json rows = json::array();
+  for (const json* o : objects) rows.push_back(TableRow(shape.cells(*o, now), *o));
+  return Table(shape.columns, std::move(rows), rv);
+}
+
+net::HttpResponse ListResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                               const Objects& objects, const std::string& rv, int64_t now) {
+  std::vector<const json*> all;
+  for (const auto& [name, o] : objects) all.push_back(&o);
+  if (AcceptsTable(req.Header("accept"))) {
+    return JsonResponse(200, TableOf(shape, all, rv, now), std::string(kTableContentType));
+  }
+  json items = json::array();
+  for (const json* o : all) items.push_back(*o);
+  return JsonResponse(200, {{"kind", shape.list_kind},
+                            {"apiVersion", shape.api_version},
+                            {"metadata", {{"resourceVersion", rv}}},
+                            {"items", std::move(items)}});
+}
+
+net::HttpResponse ObjectResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                                 const json& object, int status, int64_t now) {
+  if (AcceptsTable(req.Header("accept"))) {
+    std::string rv = object["metadata"].value("resourceVersion", "");
+    return JsonResponse(status, TableOf(shape, {&object}, rv, now), std::string(kTableContentType));
+  }
+  return JsonResponse(status, object);
+}
+
+namespace {
+
+// What a watch compares to decide that an object changed: everything but the resourceVersion and
+// heartbeat times.
+std::string Comparable(json object) {
+  object["metadata"].erase("resourceVersion");
+  if (object.contains("status") && object["status"].contains("conditions")) {
+    for (json& c : object["status"]["conditions"]) c.erase("lastHeartbeatTime");
+  }
+  return object.dump();
+}
+
+// An object's metadata.resourceVersion as a number (0 when it has none).
+uint64_t ObjectVersion(const json& object) {
+  const std::string v = object["metadata"].value("resourceVersion", "");
+  uint64_t n = 0;
+  std::from_chars(v.data(), v.data() + v.size(), n);
+  return n;
+}
+
+}  // namespace
+
+net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
+                                ControllerPort& port,
+                                std::function<Objects(std::string* rv)> snapshot) {
+  const std::string from = Query(req, "resourceVersion");
+  const bool initial = from.empty() || from == "0";
+  // A watch that resumes from a list's resourceVersion must also deliver what changed between
+  // that list and its first snapshot: the objects whose own resourceVersion is newer.
+  uint64_t resumed_from = 0;
+  if (!initial) {
+    auto [end, ec] = std::from_chars(from.data(), from.data() + from.size(), resumed_from);
+    if (ec != std::errc() || end != from.data() + from.size()) {
+      return JsonResponse(
+          400, StatusBody(400, "BadRequest", "invalid resourceVersion \"" + from + "\"", nullptr));
+    }
+  }
+  const bool table = AcceptsTable(req.Header("accept"));
+  int64_t timeout_s = 0;
+  if (std::string t = Query(req, "timeoutSeconds"); !t.empty()) {
+    timeout_s = std::max<int64_t>(1, std::atoll(t.c_str()));
+  }
+  Result<Selectors> selectors = ParseSelectors(req, shape);
+  if (!selectors.ok()) return BadRequest(selectors.status().message());
+  net::HttpResponse r;
+  r.content_type = table ? std::string(kTableContentType) : "application/json";
+  r.stream = [=, &port, sel = *selectors](net::ResponseStream& out) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+    uint64_t next = port.WatchNext();
+    // key -> (Comparable(), the object as last sent)
+    std::map<std::string, std::pair<std::string, json>> seen;
+    auto send = [&](const char* type, const json& object) {
+      json e = {
+          {"type", type},
+          {"object", table ? TableOf(shape, {&object},
+                                     object["metadata"].value("resourceVersion", ""), port.Now())
+                           : object}};
+      return out.Write(e.dump() + "\n");
+    };
+    bool first = true;
+    while (!out.Closed()) {
+      std::string rv;
+      Objects objects = snapshot(&rv);
+      for (auto it = objects.begin(); it != objects.end();) {
+        it = Matches(sel, shape, it->second) ? std::next(it) : objects.erase(it);
+      }
+      for (const auto& [key, o] : objects) {
+        std::string c = Comparable(o);
+        auto it = seen.find(key);
+        if (it == seen.end()) {
+          seen[key] = {c, o};
+          if (!first || initial) {
+            if (!send("ADDED", o)) return;
+          } else if (ObjectVersion(o) > resumed_from && !send("MODIFIED", o)) {
+            return;
+          }
+        } else if (it->second.first != c) {
+          it->second = {c, o};
+          if (!send("MODIFIED", o)) return;
+        }
+      }
+      for (auto it = seen.begin(); it != seen.end();) {
+        if (objects.count(it->first)) {
+          ++it;
+          continue;
+        }
+        json gone = it->second.second;
+        gone["metadata"]["resourceVersion"] = rv;
+        if (!send("DELETED", gone)) return;
+        it = seen.erase(it);
+      }
+      first = false;
+      if (timeout_s > 0 && std::chrono::steady_clock::now() >= deadline) return;
+      next = port.WatchWait(next, 1000);
+    }
+  };
+  return r;
+}
+
+bool IsWatch(const net::HttpRequest& req) {
+  return ParseBool(Query(req, "watch")).value_or(false);
+}
+
+net::HttpResponse ListOrWatch(const net::HttpRequest& req, const ResourceShape& shape,
+                              ControllerPort& port,
+                              std::function<Objects(std::string* rv)> snapshot) {
+  if (IsWatch(req)) return WatchResponse(req, shape, port, std::move(snapshot));
+  std::string rv;
+  Objects objects = snapshot(&rv);
+  if (auto bad = Select(req, shape, &objects)) return *bad;
+  return ListResponse(req, shape, objects, rv, port.Now());
+}
+
+std::optional<net::HttpResponse> UnavailableResponse(const Status& st) {
+  if (st.code() != StatusCode::kUnavailable) return std::nullopt;
+  return StatusResponse(StatusOf(st));
+}
+
+net::HttpResponse StatusResponse(const json& status) {
+  return JsonResponse(status.value("code", 500), status);
+}
+
+std::string ObjectKey(const std::string& ns, const std::string& name) {
+  return ns + "/" + name;
+}
+
+std::string GenerateNameSuffix() {
+  static constexpr char kAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string s;
+  for (int i = 0; i < 5; ++i) s += kAlphabet[rng() % (sizeof(kAlphabet) - 1)];
+  return s;
+}
+
+std::string HomeOf(uint32_t uid) {
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 && found && found->pw_dir) {
+    return found->pw_dir;
+  }
+  return "/";
+}
+
+uint32_t PodJobId(const nlohmann::json& pod) {
+  return static_cast<uint32_t>(std::stoul(pod["metadata"]["labels"].value("berth.io/job-id", "0")));
+}
+
+std::string ContainerName(const nlohmann::json& pod) {
+  const nlohmann::json& cs = pod["spec"]["containers"];
+  if (cs.is_array() && !cs.empty()) return cs[0].value("name", "main");
+  return "main";
+}
+
+bool Owns(const User& who, uint32_t owner_uid) {
+  return who.admin || (who.known && owner_uid == who.uid);
+}
+
+}  // namespace berth::k8s::http
