@@ -12,6 +12,20 @@ namespace {
 using nlohmann::json;
 using namespace http;
 
+// The answer to a namespace command that failed: 503 while stopping, 404 for an unknown
+// namespace, 403 (with `forbidden`) for a caller who may not change it; nullopt otherwise.
+std::optional<net::HttpResponse> NamespaceFailure(const Status& st, const std::string& name,
+                                                  const std::string& forbidden) {
+  if (auto stopping = UnavailableResponse(st)) return stopping;
+  if (st.code() == StatusCode::kNotFound) {
+    return JsonResponse(404, NotFoundStatus("namespaces", name));
+  }
+  if (st.code() == StatusCode::kPermissionDenied) {
+    return JsonResponse(403, ForbiddenStatus("namespaces", name, forbidden));
+  }
+  return std::nullopt;
+}
+
 json NamespaceObject(const std::string& name, const std::string& record_text) {
   json rec = json::parse(record_text);
   return EncodeNamespace(
@@ -162,13 +176,7 @@ net::HttpResponse Face::NamespaceUpdate(const Call& c) {
     ops.PutMeta(kNamespacesMetaKey, NamespacesText());
     return Status::Ok();
   });
-  if (auto stopping = UnavailableResponse(st)) return *stopping;
-  if (st.code() == StatusCode::kNotFound) {
-    return JsonResponse(404, NotFoundStatus("namespaces", name));
-  }
-  if (st.code() == StatusCode::kPermissionDenied) {
-    return JsonResponse(403, ForbiddenStatus("namespaces", name, st.message()));
-  }
+  if (auto failed = NamespaceFailure(st, name, st.message())) return *failed;
   Objects after = NamespaceObjects(&rv);
   auto now_it = after.find(name);
   if (now_it == after.end()) return JsonResponse(404, NotFoundStatus("namespaces", name));
@@ -211,17 +219,12 @@ net::HttpResponse Face::NamespaceDelete(const Call& c) {
     ops.PutMeta(kNamespacesMetaKey, NamespacesText());
     return Status::Ok();
   });
-  if (auto stopping = UnavailableResponse(st)) return *stopping;
-  if (st.code() == StatusCode::kNotFound) {
-    return JsonResponse(404, NotFoundStatus("namespaces", name));
-  }
-  if (st.code() == StatusCode::kPermissionDenied) {
-    return JsonResponse(
-        403, ForbiddenStatus("namespaces", name,
-                             "User \"" + c.who.name +
-                                 "\" cannot delete resource \"namespaces\" in API group \"\" in "
-                                 "the namespace \"" +
-                                 name + "\": only its creator or an operator may"));
+  if (auto failed = NamespaceFailure(st, name,
+                                     "User \"" + c.who.name +
+                                         "\" cannot delete resource \"namespaces\" in API group "
+                                         "\"\" in the namespace \"" +
+                                         name + "\": only its creator or an operator may")) {
+    return *failed;
   }
   if (!st.ok()) return BadRequest(st.message());
   return JsonResponse(200, SuccessStatus("namespaces", name, uid));
