@@ -194,15 +194,15 @@ Status Controller::Impl::StartPower() {
 }
 
 void Controller::Impl::PowerTick(Txn& t) {
+  if (!power->enabled()) return;  // it runs after every batch: nothing to do costs nothing
   PowerSaver::Effects e;
   power->Tick(*cs, Now(), t.nodes_changed, &e);
   for (const auto& [id, message] : e.messages) {
-    auto it = own_records().find(id);
-    if (it == own_records().end()) continue;
-    auto r = std::make_shared<JobRecord>(*it->second);
+    const JobRecord* current = OwnRecord(id);
+    if (current == nullptr) continue;
+    auto r = std::make_shared<JobRecord>(*current);
     r->message = message;
-    MutexLock<SharedMutex> l(view_mu);
-    records[id] = std::move(r);
+    PutRecord(id, std::move(r));
   }
   for (core::JobId id : e.touched) t.touched.insert(id);
   t.launches.insert(t.launches.end(), e.launches.begin(), e.launches.end());

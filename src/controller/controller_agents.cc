@@ -152,8 +152,7 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
     r->max_rss_mib = result.max_rss_mib;
     r->gpu_utilization = result.gpu_utilization;
     r->message = result.message;
-    MutexLock<SharedMutex> l(view_mu);
-    records[id] = std::move(r);
+    PutRecord(id, std::move(r));
   }
   // A bare pod's restartPolicy (docs/kubernetes.md): OnFailure runs a failed container again,
   // Always any that ended, after a back-off (10 s, doubling, at most 5 min) as the kubelet does.

@@ -180,8 +180,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
   for (core::JobId id : ids) {
     auto r = std::make_shared<JobRecord>(BuildRecord(*cs->FindJob(id), nullptr));
     r->submit_host = request.submit_host;
-    MutexLock<SharedMutex> l(view_mu);
-    records[id] = std::move(r);
+    PutRecord(id, std::move(r));
   }
   t.writes.push_back(
       {store::Write::Kind::kPutMeta, {}, "next_job_id", std::to_string(cs->next_job_id())});
@@ -242,10 +241,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
   auto updated = std::make_shared<JobRecord>(r);
   updated->cancel_requested = true;
   SendCancel(*updated, 0, false, /*cancel=*/true);
-  {
-    MutexLock<SharedMutex> l(view_mu);
-    records[id] = updated;
-  }
+  PutRecord(id, updated);
   t.touched.insert(id);
   return Status::Ok();
 }
@@ -284,8 +280,7 @@ Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
   auto updated = std::make_shared<JobRecord>(r);
   updated->cancel_requested = true;
   SendCancel(*updated, 0, false, true);
-  MutexLock<SharedMutex> l(view_mu);
-  records[id] = updated;
+  PutRecord(id, updated);
   (void)t;
   return Status::Ok();
 }

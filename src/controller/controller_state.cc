@@ -133,8 +133,7 @@ void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
   auto r = std::make_shared<JobRecord>(
       BuildRecord(*job, it == own_records().end() ? nullptr : it->second.get()));
   WriteRecord(*r, /*active=*/true, kNoTime, t);
-  MutexLock<SharedMutex> l(view_mu);
-  records[id] = std::move(r);
+  PutRecord(id, std::move(r));
 }
 
 void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
@@ -148,8 +147,7 @@ void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   metrics.CountEnd(final_job.state);
   finished_at[id] = final_job.end_time;
   preempting.erase(id);
-  MutexLock<SharedMutex> l(view_mu);
-  records[id] = std::move(r);
+  PutRecord(id, std::move(r));
 }
 
 void Controller::Impl::SchedulePass(Txn& t) {
@@ -176,8 +174,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     auto r = std::make_shared<JobRecord>(*it->second);
     r->cancel_requested = true;
     SendCancel(*r, 0, false, true);
-    MutexLock<SharedMutex> l(view_mu);
-    records[p.victim] = std::move(r);
+    PutRecord(p.victim, std::move(r));
   }
   for (const core::PlannedCancel& c : plan.cancels) {
     auto it = own_records().find(c.job);
@@ -189,10 +186,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     final_job.outcome.end_time = now;
     auto r = std::make_shared<JobRecord>(*it->second);
     r->message = c.why;
-    {
-      MutexLock<SharedMutex> l(view_mu);
-      records[c.job] = r;
-    }
+    PutRecord(c.job, r);
     FinishRecord(final_job, t);
   }
   auto pending = std::make_shared<std::unordered_map<core::JobId, PendingView>>();
@@ -214,8 +208,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
   bool forgot = false;
   for (auto it = finished_at.begin(); it != finished_at.end();) {
     if (it->second + opt.min_job_age_s < now) {
-      MutexLock<SharedMutex> l(view_mu);
-      records.erase(it->first);
+      PutRecord(it->first, nullptr);
       it = finished_at.erase(it);
       forgot = true;
     } else {

@@ -8,14 +8,12 @@
 #include <string_view>
 
 #include "agent/output_path.h"
-#include "api/errors.h"
 #include "controller/controller_internal.h"
 
 namespace berth::controller {
 namespace {
 
 using nlohmann::json;
-using PendingMap = std::unordered_map<core::JobId, PendingView>;
 
 // The pending jobs' reasons (none before the first pass).
 const PendingMap& PendingOf(const std::shared_ptr<const PendingMap>& pending) {
@@ -151,6 +149,15 @@ class K8sPort::Ops : public k8s::StateOps {
       pending = im_.pending_view;
     }
     return PodJobOf(*r, PendingOf(pending));
+  }
+
+  std::optional<k8s::PodOutcome> Outcome(uint32_t id) override {
+    im_.state_thread.AssertHeld();
+    const JobRecord* r = im_.OwnRecord(id);
+    if (r == nullptr) return std::nullopt;
+    const core::JobOutcome& o = r->job.outcome;
+    return k8s::PodOutcome{std::string(core::JobStateName(r->job.state)),
+                           o.term_signal > 0 ? 128 + o.term_signal : o.exit_code};
   }
 
   Result<uint32_t> SubmitPod(const k8s::User& who, const k8s::PodMapping& m) override {
@@ -415,15 +422,12 @@ void Controller::Impl::StopK8s() {
 }
 
 net::HttpResponse Controller::Impl::Kubeconfig(const Caller& who) const {
-  auto error = [](const Status& st) {
-    return k8s::http::JsonResponse(api::HttpStatusOf(st.code()), api::ErrorBody(st));
-  };
   if (!who.known) {
-    return error(Status::PermissionDenied(
+    return Error(Status::PermissionDenied(
         "a kubeconfig is given only on the Unix socket, for the user connected to it"));
   }
   if (!k8s || !k8s->serving()) {
-    return error(Status::Unavailable(
+    return Error(Status::Unavailable(
         "this controller serves no Kubernetes API (berth controller --k8s-listen HOST:PORT)"));
   }
   json cluster = {{"server", k8s->server_url()}};

@@ -27,8 +27,8 @@ Status PowerSaver::Start(core::ClusterState& cs, StartContext ctx, Time now) {
   } else if (local) {
     std::map<std::string, core::NodeSpec> nodes;
     for (const core::NodeSpec& n : ctx.nodes) nodes[n.name] = n;
-    provider_ = std::make_unique<LocalProvider>(ctx.self_exe, ctx.socket_path, ctx.home,
-                                                std::move(nodes));
+    provider_ =
+        std::make_unique<LocalProvider>(ctx.self_exe, ctx.socket_path, ctx.home, std::move(nodes));
   } else {
     provider_ =
         std::make_unique<ProgramProvider>(settings_.resume_program, settings_.suspend_program);
@@ -117,8 +117,7 @@ void PowerSaver::Tick(core::ClusterState& cs, Time now, bool nodes_changed, Effe
   SuspendIdleNodes(cs, now, out);
 }
 
-std::vector<uint32_t> PowerSaver::ResumeWokenNodes(core::ClusterState& cs, Time now,
-                                                   Effects* out) {
+std::vector<uint32_t> PowerSaver::ResumeWokenNodes(core::ClusterState& cs, Time now, Effects* out) {
   std::vector<uint32_t> to_resume;
   std::vector<uint32_t> timed_out;
   for (uint32_t i = 0; i < cs.num_nodes(); ++i) {

@@ -132,8 +132,8 @@ TEST_F(PowerSaverTest, ResumesWokenNodesAndLaunchesTheJobOnceTheyAreUp) {
   ASSERT_EQ(e.events.size(), 1u);
   nlohmann::json ev = nlohmann::json::parse(e.events[0]);
   EXPECT_EQ(ev["power"]["action"], "resume");
-  EXPECT_EQ(ev["power"]["reason"], "for job " + std::to_string(big) +
-                                       " needs 1 node, 8 CPUs, 2000M");
+  EXPECT_EQ(ev["power"]["reason"],
+            "for job " + std::to_string(big) + " needs 1 node, 8 CPUs, 2000M");
   EXPECT_TRUE(e.launches.empty());
   EXPECT_EQ(metrics_.power_resumes.load(), 1u);
 

@@ -206,12 +206,12 @@ Result<JobUpdate> DecodeJobUpdate(const json& body) {
           "qos, account, name, licenses and dependency can change)");
     } else if (value.is_string()) {
       out.request.emplace_back(key, value.get<std::string>());
-    } else if (value.is_number_integer() && key != "partition") {
+    } else if (key == "partition") {
+      out.request.emplace_back(key, "");  // refused by the option as an empty partition name
+    } else if (value.is_number_integer()) {
       const int64_t n = value.get<int64_t>();
       // time_min comes in seconds like time_limit; sbatch's --time-min counts minutes.
       out.request.emplace_back(key, std::to_string(key == "time_min" ? (n + 59) / 60 : n));
-    } else if (key == "partition") {
-      out.request.emplace_back(key, "");  // refused by the option as an empty partition name
     } else {
       return Status::InvalidArgument("\"" + key + "\": expected a string or a number");
     }

@@ -95,9 +95,9 @@ void Face::ReconcileJob(const std::string& key, const std::shared_ptr<const json
   }
   // The pods' states now (a pod no longer in the live view keeps its last known one).
   for (JobPod& p : job->pods) {
-    if (std::optional<PodJob> pj = ops.Job(p.id)) {
-      p.state = pj->facts.state;
-      p.exit_code = pj->facts.term_signal > 0 ? 128 + pj->facts.term_signal : pj->facts.exit_code;
+    if (std::optional<PodOutcome> o = ops.Outcome(p.id)) {
+      p.state = std::move(o->state);
+      p.exit_code = o->exit_code;
     }
   }
   JobActions act = Reconcile(*job, now);

@@ -60,6 +60,12 @@ struct PodJob {
   bool Visible() const { return !(deleted && ended); }
 };
 
+// A job's state ("RUNNING", "COMPLETED", ...) and exit code (128 + the signal when one ended it).
+struct PodOutcome {
+  std::string state;
+  int exit_code = 0;
+};
+
 // The commands a state-thread command may run (see the file comment).
 class StateOps {
  public:
@@ -67,6 +73,14 @@ class StateOps {
 
   // The job of a Pod (any berth job), as the state thread sees it now; nullopt when unknown.
   virtual std::optional<PodJob> Job(uint32_t id) = 0;
+  // Only its state and exit code: what the Job controller reads of each of its pods on every
+  // pass, so an implementation may answer it without building the whole PodJob.
+  virtual std::optional<PodOutcome> Outcome(uint32_t id) {
+    std::optional<PodJob> j = Job(id);
+    if (!j) return std::nullopt;
+    const PodFacts& f = j->facts;
+    return PodOutcome{f.state, f.term_signal > 0 ? 128 + f.term_signal : f.exit_code};
+  }
   // Submits the job of a Pod mapping for `who` and keeps the mapping's metadata with it.
   virtual Result<uint32_t> SubmitPod(const User& who, const PodMapping& mapping) = 0;
   // Checks a mapping's job as a dry run (where and when it would start); nothing is kept.
