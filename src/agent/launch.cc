@@ -136,6 +136,7 @@ void VisitLaunchSpec(Visitor&& v, Spec& s) {
   v("stdin_path", s.stdin_path);
   v("open_append", s.open_append);
   v("environment", s.environment);
+  v("container", s.container);
   v("node_names", s.node_names);
   v("cpus_per_node", s.cpus_per_node);
   v("node_index", s.node_index);

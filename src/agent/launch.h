@@ -42,6 +42,8 @@ struct LaunchSpec {
   std::string stdin_path;      // "" = /dev/null
   bool open_append = false;
   std::vector<std::pair<std::string, std::string>> environment;  // the job's exported variables
+  // The container to run in: an image::ContainerSpec's JSON text; "" = none (docs/containers.md).
+  std::string container;
 
   // The allocation. node_names/cpus_per_node cover every node of the job; this node is
   // node_names[node_index].

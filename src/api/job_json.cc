@@ -12,6 +12,7 @@
 #include "api/json_read.h"
 #include "common/hostlist.h"
 #include "common/strings.h"
+#include "image/container_spec.h"
 
 namespace berth::api {
 namespace {
@@ -343,6 +344,13 @@ Status GetSignal(const json& v, core::JobExecSpec& e) {
   return st.ok() ? st : KeyError("signal", st.message());
 }
 
+Status GetContainer(const json& v, core::JobExecSpec& e) {
+  Result<image::ContainerSpec> spec = image::DecodeContainerSpec(v);
+  if (!spec.ok()) return spec.status();  // "container.KEY: what"
+  e.container = image::EncodeContainerSpec(*spec).dump();
+  return Status::Ok();
+}
+
 struct ExecKey {
   std::string_view key;
   Status (*set)(const json& v, core::JobExecSpec& e);
@@ -376,6 +384,7 @@ constexpr ExecKey kExecKeys[] = {
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "gpu_bind", &e.gpu_bind); }},
     {"cpu_bind",
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "cpu_bind", &e.cpu_bind); }},
+    {"container", GetContainer},
 };
 
 struct NamedSignal {
@@ -581,6 +590,7 @@ json EncodeJob(const core::JobSpec& s, const core::JobExecSpec* e) {
   put("mail_user", e->mail_user, de.mail_user);
   put("gpu_bind", e->gpu_bind, de.gpu_bind);
   put("cpu_bind", e->cpu_bind, de.cpu_bind);
+  if (!e->container.empty()) j["container"] = json::parse(e->container, nullptr, false);
   return j;
 }
 

@@ -19,7 +19,8 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
     "dependency": "afterok:5?afterany:6", "array": "0-7%2", "hold": "admin", "nice": 10,
     "script": "#!/bin/sh\necho hi\n", "work_dir": "/tmp", "stdout": "out-%j.txt",
     "open_mode": "append", "environment": {"A": "1"}, "signal": "B:USR1@90",
-    "comment": "note", "command": "/home/alice/train.sh", "script_args": ["a", "b c"]})");
+    "comment": "note", "command": "/home/alice/train.sh", "script_args": ["a", "b c"],
+    "container": {"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mount_home": false}})");
   core::JobSpec s;
   core::JobExecSpec e;
   ASSERT_TRUE(DecodeJob(j, &s, &e).ok());
@@ -50,6 +51,15 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   EXPECT_EQ(e2.script, e.script);
   EXPECT_EQ(e2.command, e.command);
   EXPECT_EQ(e2.script_args, e.script_args);
+  EXPECT_EQ(again["container"],
+            json::parse(R"({"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mount_home": false})"));
+}
+
+TEST(JobJsonTest, ABadContainerNamesItsKey) {
+  core::JobSpec s;
+  core::JobExecSpec e;
+  Status st = DecodeJob(json::parse(R"({"container": {"image": "x", "writable": "yes"}})"), &s, &e);
+  EXPECT_EQ(st.message(), "container.writable: must be true or false");
 }
 
 // Found by fuzzing (fuzz/corpus/sbatch_script/array-above-1001): sbatch accepted

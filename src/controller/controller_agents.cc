@@ -49,6 +49,7 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
     s.signal_number = j.exec->signal_number;
     s.signal_before = j.exec->signal_before;
     s.signal_batch_only = j.exec->signal_batch_only;
+    s.container = j.exec->container;
   }
   s.node_names = r.node_names;
   int32_t ntasks = 0;

@@ -103,6 +103,9 @@ struct JobExecSpec {
   std::string mail_user;
   std::string gpu_bind;
   std::string cpu_bind;
+  // The container the job runs in: the canonical JSON text of an image::ContainerSpec (the job
+  // request's "container" object, docs/containers.md); "" = the node's own system.
+  std::string container;
 
   friend bool operator==(const JobExecSpec&, const JobExecSpec&) = default;
 };
