@@ -47,11 +47,13 @@ struct ImageRecord {
   std::string digest;              // the manifest's digest, "sha256:..."
   std::vector<std::string> names;  // references that resolve to it (Reference::String())
   ImageConfig config;
-  std::vector<std::string> layers;  // layer digests, bottom first
-  int64_t size_bytes = 0;           // the blobs' size (compressed layers + config + manifest)
-  int64_t unpacked_bytes = 0;       // the unpacked layers' size
-  int64_t pulled_at = 0;            // unix seconds
-  int64_t last_used = 0;            // unix seconds (set by Hold)
+  std::vector<std::string> layers;            // layer digests, bottom first
+  std::string config_digest;                  // the image config blob's digest
+  std::vector<int64_t> layer_unpacked_bytes;  // per layer (as `layers`), its unpacked content
+  int64_t size_bytes = 0;      // the blobs' size (compressed layers + config + manifest)
+  int64_t unpacked_bytes = 0;  // the unpacked layers' size
+  int64_t pulled_at = 0;       // unix seconds
+  int64_t last_used = 0;       // unix seconds (set by Hold)
   // Whose credentials pulled it: -1 = none (anonymous or imported): anyone may use it; else the
   // uid whose credentials the registry accepted. Other users are checked (CheckAccess) before
   // they may use it, and added to allowed_uids once the registry says yes.
