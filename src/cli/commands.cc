@@ -34,6 +34,8 @@ const std::vector<Command>& Commands() {
       {"eff", "the same as seff", &SeffMain},
       {"report", "usage review: requested vs used per user and account, right-sizing advice",
        &ReportMain},
+      {"images", "this node's image cache: list, pull, import, prune (docs/containers.md)",
+       &ImagesMain},
       {"sim", "replay a workload trace through the scheduler in virtual time", &SimMain},
       {"supervise", "(internal) run one job attempt on this node", &SuperviseMain},
   };

@@ -35,6 +35,7 @@ int NodeActionMain(int argc, char** argv);
 int KubeconfigMain(int argc, char** argv);
 int TokenMain(int argc, char** argv);
 int ReportMain(int argc, char** argv);  // report_command.cc
+int ImagesMain(int argc, char** argv);  // images_command.cc
 // Slurm's commands (src/cli/slurm_*.cc).
 int SbatchMain(int argc, char** argv);
 int SqueueMain(int argc, char** argv);

@@ -126,6 +126,10 @@ std::string SkopeoMessage(std::string_view err) {
     size_t nl = rest.rfind('\n');
     msg = std::string(nl == std::string_view::npos ? rest : rest.substr(nl + 1));
   }
+  // "initializing source docker://REF: " repeats what the caller's prefix says.
+  if (msg.starts_with("initializing source ")) {
+    if (size_t colon = msg.find(": "); colon != std::string::npos) msg = msg.substr(colon + 2);
+  }
   if (msg.size() > 300) msg = msg.substr(0, 297) + "...";
   return msg;
 }

@@ -306,7 +306,9 @@ Result<ImageRecord> Store::Impl::Pull(const Reference& ref, const Credentials& c
   BERTH_ASSIGN_OR_RETURN(std::string index_text, ReadSmallFile(tmp.path() + "/layout/index.json"));
   BERTH_ASSIGN_OR_RETURN(std::vector<Descriptor> manifests, ParseIndex(index_text));
   if (manifests.empty()) return Status::Internal("skopeo wrote an empty index for " + ref.String());
-  return Commit(manifests.back().digest, {ref.String()}, creds);
+  Result<ImageRecord> rec = Commit(manifests.back().digest, {ref.String()}, creds);
+  if (!rec.ok()) return rec.status().WithContext("pulling " + ref.String());
+  return rec;
 }
 
 Result<int64_t> Store::Impl::EnsureLayer(const std::string& digest) {

@@ -349,6 +349,9 @@ TEST(DigestTest, Sha256AndVerification) {
 TEST(SkopeoTest, MessageIsOneShortLine) {
   EXPECT_EQ(SkopeoMessage("time=\"x\" level=fatal msg=\"a \\\"b\\\" c\"\n"), "a \"b\" c");
   EXPECT_EQ(SkopeoMessage("plain error\n\n"), "plain error");
+  EXPECT_EQ(SkopeoMessage("msg=\"initializing source docker://r/a:1: reading manifest 1 in r/a: "
+                          "manifest unknown\""),
+            "reading manifest 1 in r/a: manifest unknown");
   EXPECT_LE(SkopeoMessage("msg=\"" + std::string(1000, 'x') + "\"").size(), 300u);
 }
 
