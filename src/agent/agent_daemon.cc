@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "agent/agent_internal.h"
+#include "agent/container_settings.h"
 #include "agent/file_util.h"
 #include "agent/launch.h"
 #include "common/prometheus_text.h"
@@ -419,6 +420,27 @@ Result<std::unique_ptr<net::HttpServer>> Agent::Impl::StartMetrics() {
   return server;
 }
 
+namespace {
+
+ContainerSettings ContainerSettingsFor(const AgentOptions& opt) {
+  ContainerSettings c;
+  if (opt.containers) c.runc = FindExecutable("runc");
+  c.skopeo = FindExecutable("skopeo");
+  if (c.skopeo.empty()) c.skopeo = "skopeo";
+  c.image_store = opt.image_store.empty() ? opt.state_dir + "/images" : opt.image_store;
+  std::error_code ec;
+  c.image_store = std::filesystem::absolute(c.image_store, ec).string();
+  // runc's state: one folder per agent, so that two agents on one machine (tests, berth up)
+  // never see each other's containers.
+  c.runc_root = std::filesystem::absolute(opt.state_dir, ec).string() + "/runc";
+  c.registry_ca_dir = opt.registry_ca_dir;
+  c.insecure_registries = opt.insecure_registries;
+  c.cache_bytes = opt.image_cache_bytes;
+  return c;
+}
+
+}  // namespace
+
 Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opt = std::move(options);
   impl_->jobs_dir = impl_->opt.state_dir + "/jobs";
@@ -437,6 +459,12 @@ Status Agent::Impl::Prepare() {
     client_options.tls_ca_file = opt.ca_file;
   }
   BERTH_ASSIGN_OR_RETURN(detected, DetectNode());
+  const ContainerSettings containers = ContainerSettingsFor(opt);
+  BERTH_RETURN_IF_ERROR(WriteContainerSettings(opt.state_dir, containers));
+  Log("containers: %s",
+      containers.runc.empty()
+          ? std::string(opt.containers ? "off (runc not found)" : "off (--no-containers)")
+          : containers.runc + ", images in " + containers.image_store);
   RemoveUnstarted();
   StartLaunchers(8);
   node = opt.node_name.empty() ? detected.hostname : opt.node_name;

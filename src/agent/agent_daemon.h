@@ -38,6 +38,12 @@ struct AgentOptions {
   // "HOST:PORT" to serve GET /metrics on (Prometheus's text format, docs/metrics.md); port 0
   // picks a free one, which the agent prints. "" = no metrics server.
   std::string metrics_listen;
+  // Containers (docs/containers.md): off, or on where runc is found.
+  bool containers = true;
+  std::string image_store;  // "" = state_dir/images
+  std::string registry_ca_dir;
+  std::vector<std::string> insecure_registries;
+  int64_t image_cache_bytes = 0;  // 0 = no limit
 };
 
 class Agent {

@@ -57,17 +57,44 @@ Status MakeDir(const std::string& dir) {
   return Status::Ok();
 }
 
+// The groups below `dir` (a job's container gets one of its own: docs/containers.md), deepest
+// first.
+std::vector<std::string> SubGroups(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return out;
+  std::vector<std::string> children;
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (e->d_type == DT_DIR && name != "." && name != "..") children.push_back(dir + "/" + name);
+  }
+  closedir(d);
+  for (const std::string& c : children) {
+    std::vector<std::string> below = SubGroups(c);
+    out.insert(out.end(), below.begin(), below.end());
+    out.push_back(c);
+  }
+  return out;
+}
+
+// The processes of the group and of the groups below it.
 std::vector<pid_t> ReadPids(const std::string& dir) {
   std::vector<pid_t> pids;
-  Result<std::string> text = ReadFile(dir + "/cgroup.procs");
-  if (!text.ok()) return pids;
-  std::istringstream in(*text);
-  for (pid_t p; in >> p;) pids.push_back(p);
+  std::vector<std::string> dirs = SubGroups(dir);
+  dirs.push_back(dir);
+  for (const std::string& d : dirs) {
+    Result<std::string> text = ReadFile(d + "/cgroup.procs");
+    if (!text.ok()) continue;
+    std::istringstream in(*text);
+    for (pid_t p; in >> p;) pids.push_back(p);
+  }
   return pids;
 }
 
-// Removes a directory of the group, waiting up to ~2 s for its last processes to leave.
+// Removes a directory of the group (the groups below it first), waiting up to ~2 s for its last
+// processes to leave.
 Status RemoveDir(const std::string& dir) {
+  for (const std::string& sub : SubGroups(dir)) rmdir(sub.c_str());
   for (int i = 0; i < 100; ++i) {
     if (rmdir(dir.c_str()) == 0 || errno == ENOENT) return Status::Ok();
     if (errno != EBUSY) return ErrnoStatus("rmdir " + dir, errno);
@@ -387,9 +414,18 @@ Status JobCgroup::Kill() {
 
 int64_t JobCgroup::OomKills() const {
   if (memory_dir_.empty()) return 0;
-  int64_t n = mode_ == CgroupMode::kV2 ? ReadKeyed(memory_dir_ + "/memory.events", "oom_kill")
-                                       : ReadKeyed(memory_dir_ + "/memory.oom_control", "oom_kill");
-  return n < 0 ? 0 : n;
+  if (mode_ == CgroupMode::kV2) {
+    // memory.events counts the whole subtree.
+    int64_t n = ReadKeyed(memory_dir_ + "/memory.events", "oom_kill");
+    return n < 0 ? 0 : n;
+  }
+  // v1 counts a kill only in the victim's own group: add the groups below (a container's).
+  int64_t total = 0;
+  std::vector<std::string> dirs = SubGroups(memory_dir_);
+  dirs.push_back(memory_dir_);
+  for (const std::string& d : dirs)
+    total += std::max<int64_t>(0, ReadKeyed(d + "/memory.oom_control", "oom_kill"));
+  return total;
 }
 
 double JobCgroup::CpuSeconds() const {

@@ -104,6 +104,10 @@ class JobCgroup {
   Status Remove();
 
   const std::vector<std::string>& dirs() const { return dirs_; }
+  CgroupMode mode() const { return mode_; }
+  // The group whose cgroup.procs lists the job's processes (v2, or a hybrid host's cgroup2 group;
+  // a v1 freezer group otherwise); "" when none.
+  const std::string& procs_dir() const { return procs_dir_; }
 
  private:
   JobCgroup() = default;

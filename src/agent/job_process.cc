@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -87,6 +88,14 @@ void SetUpIdentity(const ChildPlan& plan) {
     }
     if (setrlimit(RLIMIT_DATA, &limit) != 0) Report(plan.report_fd, JobStartStage::kRlimit, errno);
   }
+  if (!e.switch_user && e.files_as_user) {
+    if (setgroups(e.groups.size(), e.groups.data()) != 0) Fail(plan, JobStartStage::kUser, errno);
+    setfsgid(e.gid);
+    setfsuid(e.uid);
+    if (static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1))) != e.uid) {
+      Fail(plan, JobStartStage::kUser, EPERM);
+    }
+  }
   if (e.switch_user) {
     if (setgroups(e.groups.size(), e.groups.data()) != 0) Fail(plan, JobStartStage::kUser, errno);
     if (setgid(e.gid) != 0) Fail(plan, JobStartStage::kUser, errno);
@@ -135,6 +144,11 @@ void SetUpFiles(const ChildPlan& plan) {
   setsid();
   SetUpIdentity(plan);
   SetUpFiles(plan);
+  if (!plan.exec->switch_user && plan.exec->files_as_user) {
+    setfsuid(0);
+    setfsgid(0);
+    if (setgroups(0, nullptr) != 0) Fail(plan, JobStartStage::kUser, errno);
+  }
   int exec_err = ENOENT;
   for (const std::string& path : plan.exec->exec_paths) {
     execve(path.c_str(), plan.argv.data(), plan.env.data());

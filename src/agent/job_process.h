@@ -28,6 +28,9 @@ struct JobExec {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "NAME=value"
   bool switch_user = false;      // set groups, gid, uid (needs root)
+  // Without switch_user: open stdin/stdout/stderr with the user's groups and fsuid/fsgid (the
+  // process itself stays root: `runc create`, which passes the files on to the container).
+  bool files_as_user = false;
   uid_t uid = 0;
   gid_t gid = 0;
   std::vector<gid_t> groups;  // supplementary groups

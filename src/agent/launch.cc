@@ -176,6 +176,8 @@ void VisitJobResult(Visitor&& v, R& r) {
   v("gpu_utilization", r.gpu_utilization);
   v("message", r.message);
   v("fenced", r.fenced);
+  v("image_digest", r.image_digest);
+  v("image_error", r.image_error);
 }
 
 struct Writer {

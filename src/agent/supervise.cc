@@ -29,17 +29,6 @@ namespace {
 constexpr int kHandledSignals[] = {SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP};
 constexpr int64_t kMiB = 1024 * 1024;
 
-int64_t WallNow() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-void Log(const std::string& dir, const std::string& text) {
-  std::fprintf(stderr, "berth supervise %s: %s\n", dir.c_str(), text.c_str());
-  std::fflush(stderr);
-}
-
 std::string JoinNotes(const std::vector<std::string>& notes) {
   std::string out;
   for (const std::string& n : notes) {
@@ -50,6 +39,17 @@ std::string JoinNotes(const std::vector<std::string>& notes) {
 }
 
 }  // namespace
+
+int64_t WallNow() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void Log(const std::string& dir, const std::string& text) {
+  std::fprintf(stderr, "berth supervise %s: %s\n", dir.c_str(), text.c_str());
+  std::fflush(stderr);
+}
 
 Supervisor::Supervisor(std::string dir, SuperviseOptions options)
     : dir_(std::move(dir)), options_(std::move(options)) {}
@@ -97,15 +97,28 @@ int Supervisor::Run() {
   if (s.ok()) s = ResolveUser();
   if (s.ok()) s = SetUpLimits();
   Result<JobExec> exec = s.ok() ? BuildExec() : Result<JobExec>(s);
+  bool in_container = exec.ok() && !spec_.container.empty();
+  if (in_container) {
+    container_id_ = "berth-" + JobCgroupName(spec_.job_id, spec_.attempt, dir_);
+    exec = BuildContainerExec(*exec);
+  }
   if (exec.ok()) {
-    Launch(*exec);
+    if (in_container) {
+      LaunchContainer(*exec);
+    } else {
+      Launch(*exec);
+    }
   } else {
-    fail_state_ = "NODE_FAIL";
+    // A container that could not be prepared is the job's (its image, its mounts): FAILED; the
+    // rest is the node's.
+    fail_state_ = in_container ? "FAILED" : "NODE_FAIL";
     fail_message_ = exec.status().message();
   }
   if (job_pid_ > 0 && !job_exited_) Loop();
   Drain();
-  int rc = WriteResult(BuildResult());
+  JobResult result = BuildResult();
+  TearDownContainer();
+  int rc = WriteResult(result);
   if (cgroup_) {
     if (Status r = cgroup_->Remove(); !r.ok()) Log(dir_, "removing cgroups: " + r.ToString());
   }
@@ -337,8 +350,11 @@ JobResult Supervisor::BuildResult() const {
     if (int64_t peak = cgroup_->PeakMemoryBytes(); peak >= 0) r.max_rss_mib = peak / kMiB;
   }
   r.gpu_utilization = gpu_samples_ > 0 ? gpu_sum_ / gpu_samples_ : -1;
+  r.image_digest = image_digest_;
+  r.image_error = image_error_;
   std::vector<std::string> parts;
   if (!fail_message_.empty()) parts.push_back(fail_message_);
+  if (!pull_note_.empty()) parts.push_back(pull_note_);
   if (oom_kills > 0) {
     parts.push_back(std::to_string(oom_kills) +
                     " process(es) killed for exceeding the memory limit");

@@ -17,11 +17,14 @@
 #include <string>
 #include <vector>
 
+#include "agent/container_settings.h"
 #include "agent/job_cgroup.h"
 #include "agent/job_env.h"
 #include "agent/job_process.h"
 #include "agent/launch.h"
 #include "common/status.h"
+#include "image/container_spec.h"
+#include "image/store.h"
 
 namespace berth::agent {
 
@@ -31,6 +34,8 @@ namespace berth::agent {
 //   BERTH_CGROUP_AT_ROOT=1        put the parent at the hierarchy root (v1/hybrid)
 //   BERTH_PIDS_MAX=N              pids.max when the spec gives none (default 4096)
 //   BERTH_GPU_SAMPLE_SECONDS=N    GPU utilisation sampling period (default 10)
+// Containers: the agent's settings file STATE/containers.json (ContainerSettings, agent
+// /container_settings.h), read when a job asks for a container.
 struct SuperviseOptions {
   bool use_cgroups = true;
   std::string cgroup_parent = "berth";
@@ -62,6 +67,14 @@ class Supervisor {
   Status WriteScript(std::string* path);
   Result<JobExec> BuildExec();
 
+  // Containers (supervise_container.cc): the image present and held, its overlay root mounted,
+  // config.json written; `runc create` + `runc start`; `runc delete` and the unmount.
+  Status PrepareImage();
+  Status MountRoot();
+  Result<JobExec> BuildContainerExec(const JobExec& job);
+  void LaunchContainer(const JobExec& exec);
+  void TearDownContainer();
+
   // Running (supervise.cc).
   Status StartSignals();
   void Launch(const JobExec& exec);
@@ -88,6 +101,7 @@ class Supervisor {
   std::vector<gid_t> groups_;
   std::string node_name_;
   std::unique_ptr<JobCgroup> cgroup_;
+  std::string cgroup2_root_;         // the cgroup2 mount point ("" without one)
   std::vector<int32_t> cpus_;        // the job's CPUs
   bool cpuset_by_affinity_ = false;  // no cpuset cgroup: bind with sched_setaffinity
   int64_t rlimit_data_bytes_ = 0;
@@ -112,7 +126,23 @@ class Supervisor {
   Clock::time_point next_gpu_sample_;
   double gpu_sum_ = 0;
   int gpu_samples_ = 0;
+
+  ContainerSettings containers_;
+  std::optional<image::ContainerSpec> container_;  // set when the job runs in a container
+  std::string container_id_;                       // runc's name for it
+  std::unique_ptr<image::Store> store_;
+  image::ImageRecord image_;
+  std::string image_holder_;
+  std::string image_digest_;
+  std::string image_error_;  // JobResult::image_error
+  std::string pull_note_;
+  bool rootfs_mounted_ = false;
+  bool container_created_ = false;
 };
+
+// The supervisor's log line: "berth supervise DIR: text" on stderr.
+void Log(const std::string& dir, const std::string& text);
+int64_t WallNow();
 
 }  // namespace berth::agent
 

@@ -228,6 +228,7 @@ Status Supervisor::SetUpCgroups() {
                      std::to_string(cpus_.size()));
   }
   BERTH_ASSIGN_OR_RETURN(cgroup_, JobCgroup::Create(*layout, cs, &notes_));
+  cgroup2_root_ = layout->unified_root;
   if (!view.ok()) cpuset_by_affinity_ = true;
   return Status::Ok();
 }
@@ -296,9 +297,9 @@ Result<JobExec> Supervisor::BuildExec() {
         start = end + 1;
       }
     }
-  } else {
+  } else if (spec_.container.empty()) {
     return Status::InvalidArgument("nothing to run: the spec has neither a script nor argv");
-  }
+  }  // else a Pod's container: the image's ENTRYPOINT and CMD (supervise_container.cc)
   e.switch_user = switch_user_;
   e.uid = user_.uid;
   e.gid = user_.gid;

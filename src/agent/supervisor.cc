@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,8 +15,10 @@
 #include <filesystem>
 #include <thread>
 
+#include "agent/container_settings.h"
 #include "agent/control.h"
 #include "agent/file_util.h"
+#include "agent/job_cgroup.h"
 #include "agent/proc_tree.h"
 
 namespace berth::agent {
@@ -260,6 +263,30 @@ Status RemoveJobDir(const std::string& dir) {
     return Status::FailedPrecondition(dir + ": the supervisor is still running");
   }
   std::error_code ec;
+  // A container whose supervisor was killed before it could clean up: its runc state and the
+  // overlay root go first (removing files through the mount would only whiteout them).
+  if (std::filesystem::exists(dir + "/ctr/config.json", ec)) {
+    std::filesystem::path state = std::filesystem::path(dir).parent_path().parent_path();
+    Result<ContainerSettings> settings = ReadContainerSettings(state.string());
+    std::optional<std::pair<uint32_t, int32_t>> key = JobDirKey(dir);
+    if (settings.ok() && !settings->runc.empty() && key) {
+      std::string id = "berth-" + JobCgroupName(key->first, key->second, dir);
+      pid_t pid = fork();
+      if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; ++fd) dup2(null, fd);
+        execl(settings->runc.c_str(), settings->runc.c_str(), "--root", settings->runc_root.c_str(),
+              "delete", "--force", id.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      if (pid > 0) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+      }
+    }
+    umount2((dir + "/ctr/rootfs").c_str(), MNT_DETACH);
+  }
   std::filesystem::remove_all(dir, ec);
   if (ec) return Status::Internal("remove " + dir + ": " + ec.message());
   return Status::Ok();

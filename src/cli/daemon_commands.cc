@@ -77,6 +77,13 @@ struct DaemonArgs {
   std::string credential_file;       // agent: --credential-file F
   int fence_s = -1;                  // agent: --fence-time SECS
   std::string munge_socket;          // controller: --munge-socket PATH
+  // Containers (docs/containers.md).
+  bool no_containers = false;                    // agent: --no-containers
+  std::string image_store;                       // agent: --image-store DIR
+  std::string registry_ca;                       // agent: --registry-ca DIR
+  std::vector<std::string> insecure_registries;  // agent: --insecure-registry HOST[:PORT]
+  int64_t image_cache_mib = 0;                   // agent: --image-cache-size SIZE
+  std::string container_pods = "yes";            // controller: --container-pods yes|no
   bool demo = false;
   bool help = false;
 };
@@ -122,6 +129,25 @@ Status ApplyMem(DaemonArgs& a, const char* v) {
                                    "' (e.g. 64G, 512000M)");
   }
   a.mem_mib = *mib;
+  return Status::Ok();
+}
+
+Status ApplyImageCacheSize(DaemonArgs& a, const char* v) {
+  Result<int64_t> mib = ParseMemoryMiB(v);
+  if (!mib.ok() || *mib < 0) {
+    return Status::InvalidArgument(std::string("--image-cache-size: invalid size '") + v +
+                                   "' (e.g. 200G)");
+  }
+  a.image_cache_mib = *mib;
+  return Status::Ok();
+}
+
+Status ApplyContainerPods(DaemonArgs& a, const char* v) {
+  std::string value = v;
+  if (value != "yes" && value != "no") {
+    return Status::InvalidArgument("--container-pods: expected yes or no, got '" + value + "'");
+  }
+  a.container_pods = value;
   return Status::Ok();
 }
 
@@ -174,6 +200,12 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       StringOption("credential-file", &A::credential_file),
       IntOption("fence-time", &A::fence_s, 0, 86400),
       StringOption("munge-socket", &A::munge_socket),
+      FlagOption("no-containers", &A::no_containers, true),
+      StringOption("image-store", &A::image_store),
+      StringOption("registry-ca", &A::registry_ca),
+      ListOption("insecure-registry", &A::insecure_registries),
+      {"image-cache-size", true, ApplyImageCacheSize},
+      {"container-pods", true, ApplyContainerPods},
   };
   return kTable;
 }
@@ -213,6 +245,7 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
   controller::ControllerOptions opt;
   opt.state_dir = a.home;
   opt.socket_path = a.socket;
+  opt.container_pods = a.container_pods == "yes";
   opt.tcp_listen = a.tcp;
   opt.node_timeout_s = a.node_timeout;
   opt.operators = a.operators;
@@ -271,6 +304,8 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        or a comma list): the address agents and users on other hosts use
   --munge-socket PATH  munged's socket for MUNGE credentials (default: munge's own); they are
                        accepted on HTTPS and --listen-tcp wherever munged answers
+  --container-pods yes|no  Pods run in their images (default yes); no: their commands run on
+                       the node as processes (docs/containers.md)
 The HTTPS port (--k8s-listen) also serves berth's own API (/v1) to bearer tokens: users' (berth
 token), nodes' credentials, and the join token; agents on other hosts join there
 (docs/security.md).
@@ -293,6 +328,13 @@ Runs the node agent: registers this node with the controller and runs its jobs.
   --cpus N --mem SIZE  declare the node's size instead of what is detected
   --metrics-listen H:P serve Prometheus metrics (GET /metrics) on TCP there; port 0 picks a
                        free one (printed); off by default (docs/metrics.md)
+  --no-containers      run no container jobs on this node (they fail with the reason)
+  --image-store DIR    the node's image cache (default HOME/agent/images)
+  --image-cache-size SIZE  prune unused images, least recently used first, above SIZE
+                       (e.g. 200G; default: no limit)
+  --registry-ca DIR    extra CA certificates (*.crt) for container registries
+  --insecure-registry HOST[:PORT]  a registry reached over plain HTTP or without TLS checks
+                       (repeatable; registries on loopback always may: docs/containers.md)
 )";
 
 constexpr const char* kUpUsage = R"(Usage: berth up [options]
@@ -311,6 +353,15 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        taken: a warning, no Kubernetes API); off: none (docs/kubernetes.md)
   --tls-cert F --tls-key F  the site's own serving certificate and key (PEM) instead of the
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
+  --container-pods yes|no  Pods run in their images (default yes); no: their commands run on
+                       the node as processes (docs/containers.md)
+  --no-containers      run no container jobs on this node (they fail with the reason)
+  --image-store DIR    the node's image cache (default HOME/agent/images)
+  --image-cache-size SIZE  prune unused images, least recently used first, above SIZE
+                       (e.g. 200G; default: no limit)
+  --registry-ca DIR    extra CA certificates (*.crt) for container registries
+  --insecure-registry HOST[:PORT]  a registry reached over plain HTTP or without TLS checks
+                       (repeatable; registries on loopback always may: docs/containers.md)
 )";
 
 }  // namespace
@@ -336,6 +387,14 @@ int ControllerMain(int argc, char** argv) {
   return 0;
 }
 
+void SetContainerOptions(const DaemonArgs& a, agent::AgentOptions& opt) {
+  opt.containers = !a.no_containers;
+  opt.image_store = a.image_store;
+  opt.registry_ca_dir = a.registry_ca;
+  opt.insecure_registries = a.insecure_registries;
+  opt.image_cache_bytes = a.image_cache_mib * 1024 * 1024;
+}
+
 int AgentMain(int argc, char** argv) {
   DaemonArgs a;
   if (int rc = ParseDaemonArgs(argc, argv, a, kAgentUsage); rc != 0 || a.help) return rc;
@@ -357,6 +416,7 @@ int AgentMain(int argc, char** argv) {
   opt.cpus = a.cpus;
   opt.mem_mib = a.mem_mib;
   opt.metrics_listen = a.metrics_listen;
+  SetContainerOptions(a, opt);
   if (a.gpus > 0) {
     opt.declared_gpus = a.gpus;
     opt.declared_gpu_type = a.gpu_type;
@@ -393,6 +453,7 @@ int UpMain(int argc, char** argv) {
   opt.declared_gpus = gpus;
   opt.declared_gpu_type = a.gpus >= 0 ? a.gpu_type : (a.demo ? "demo" : a.gpu_type);
   opt.metrics_listen = a.metrics_listen;
+  SetContainerOptions(a, opt);
   std::atomic<bool> agent_stop{false};
   std::thread agent_thread([&] {
     agent::Agent agent(opt);

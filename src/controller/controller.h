@@ -39,6 +39,8 @@ struct ControllerOptions {
   // means no Kubernetes API and a warning, not a failed start.
   std::string k8s_listen = "127.0.0.1:6443";
   bool k8s_listen_required = false;
+  // Pods run in their images (docs/containers.md); false: their commands run as processes.
+  bool container_pods = true;
   // A site's own serving certificate and key (PEM); empty: the controller's own PKI in
   // state_dir/pki, made on first start.
   std::string tls_cert;

@@ -91,6 +91,10 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   return s;
 }
 
+bool IsImagePullError(const std::string& reason) {
+  return reason == "ErrImagePull" || reason == "ErrImageNeverPull" || reason == "InvalidImageName";
+}
+
 core::JobState StateOfResult(const std::string& state) {
   std::optional<core::JobState> s = core::ParseJobState(state);
   if (!s || !core::IsTerminal(*s)) return core::JobState::kFailed;
@@ -153,7 +157,40 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
     r->max_rss_mib = result.max_rss_mib;
     r->gpu_utilization = result.gpu_utilization;
     r->message = result.message;
+    // A Pod's image: its digest for status.containerStatuses[].imageID, and a pull that failed
+    // for the waiting reason (docs/containers.md).
+    if (r->k8s && (!result.image_digest.empty() || IsImagePullError(result.image_error) ||
+                   r->k8s->contains("image_error"))) {
+      auto k = std::make_shared<nlohmann::json>(*r->k8s);
+      if (!result.image_digest.empty()) (*k)["image_id"] = result.image_digest;
+      k->erase("image_error");
+      if (IsImagePullError(result.image_error)) {
+        (*k)["image_error"] = {{"reason", result.image_error}, {"message", result.message}};
+      }
+      r->k8s = std::move(k);
+    }
     PutRecord(id, std::move(r));
+  }
+  // A Pod whose image could not be pulled waits and tries again, whatever its restartPolicy,
+  // as the kubelet does (ImagePullBackOff: 10 s, doubling, at most 5 min); a Slurm job fails,
+  // as with pyxis.
+  if (it = own_records().find(id); !requeue && it != own_records().end() && it->second->k8s &&
+                                   it->second->k8s_deleted == 0 &&
+                                   IsImagePullError(result.image_error)) {
+    requeue = true;
+    core::Job final_job;
+    if (!cs->EndJob(id, o, requeue, &final_job).ok()) return;
+    if (const core::Job* again = cs->FindJob(id); again != nullptr) {
+      core::JobSpec spec = again->spec;
+      spec.begin_time =
+          Now() + std::min<Duration>(Duration{10} << std::min(job->restart_count, 5), 300);
+      (void)cs->UpdatePendingSpec(id, std::move(spec));
+    }
+    preempting.erase(id);
+    dirty = true;
+    t.nodes_changed = true;
+    t.touched.insert(id);
+    return;
   }
   // A bare pod's restartPolicy (docs/kubernetes.md): OnFailure runs a failed container again,
   // Always any that ended, after a back-off (10 s, doubling, at most 5 min) as the kubelet does.

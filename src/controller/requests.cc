@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "api/job_json.h"
+#include "image/container_spec.h"
 #include "net/tls_token.h"
 
 namespace berth::controller {
@@ -54,7 +55,17 @@ Result<JobSubmission> DecodeSubmission(const Caller& who, const json& item) {
       return Status::PermissionDenied("only operators may submit with an operator hold");
     }
   }
-  if (out.exec->script.empty() && out.exec->argv.empty()) {
+  bool image_decides = false;  // a Pod's container: the image's ENTRYPOINT/CMD may be the command
+  if (!out.exec->container.empty()) {
+    Result<image::ContainerSpec> c =
+        image::DecodeContainerSpec(json::parse(out.exec->container, nullptr, false));
+    if (!c.ok()) return c.status();
+    if (c->run_as_root && !who.admin) {
+      return Status::PermissionDenied("only operators may run a container as root");
+    }
+    image_decides = c->entry == image::EntryMode::kKubernetes;
+  }
+  if (out.exec->script.empty() && out.exec->argv.empty() && !image_decides) {
     return Status::InvalidArgument("nothing to run (give \"script\" or \"argv\")");
   }
   return out;

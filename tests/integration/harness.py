@@ -34,13 +34,18 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
 
 class Cluster:
-    def __init__(self, node_timeout=60, gpus=4, controller_args=()):
+    def __init__(self, node_timeout=60, gpus=4, controller_args=(), container_pods=False,
+                 agent_args=()):
         self.dir = tempfile.mkdtemp(prefix='berth-it-')
         os.chmod(self.dir, 0o755)
         self.sock = os.path.join(self.dir, 'controller.sock')
         self.node_timeout = node_timeout
         self.gpus = gpus
-        self.controller_args = list(controller_args)
+        # Pods run their commands as processes unless a test is about images (containers need
+        # a registry: tests/integration/registry.py).
+        self.controller_args = ['--container-pods', 'yes' if container_pods else 'no',
+                                *controller_args]
+        self.agent_args = list(agent_args)
         self.controller = None
         self.agent = None
         self.env = dict(os.environ, BERTH_SOCKET=self.sock, BERTH_HOME=self.dir)
@@ -61,7 +66,8 @@ class Cluster:
     def start_agent(self):
         self.agent = subprocess.Popen(
             [BERTH, 'agent', '--home', self.dir, '--controller', 'unix:' + self.sock,
-             '--node-name', 'node1', '--gpus', str(self.gpus), '--gpu-type', 'test'],
+             '--node-name', 'node1', '--gpus', str(self.gpus), '--gpu-type', 'test',
+             *self.agent_args],
             stdout=self.log('agent'), stderr=subprocess.STDOUT)
         self.wait(lambda: self.node_state('node1') not in (None, 'DOWN'),
                   'the agent to register')
@@ -151,6 +157,7 @@ class Cluster:
         # jobs started (a supervisor killed with -9 no longer stops its job's processes).
         subprocess.run(['pkill', '-9', '-f', f'supervise {self.dir}'], check=False)
         kill_processes_naming(self.dir)
+        remove_containers(self.dir)
         for f in self.logs:
             f.close()
         if keep:
@@ -178,6 +185,28 @@ def kill_processes_naming(folder):
                 os.kill(int(pid), signal.SIGKILL)
             except OSError:
                 pass
+
+
+def remove_containers(folder):
+    """Deletes the runc containers of the agents under `folder` and unmounts what is mounted
+    there (container roots), deepest first."""
+    for root, dirs, _ in os.walk(folder):
+        if os.path.basename(root) == 'runc':
+            for cid in dirs:
+                subprocess.run(['runc', '--root', root, 'delete', '--force', cid],
+                               capture_output=True, check=False)
+            dirs[:] = []
+    mounts = []
+    try:
+        with open('/proc/self/mountinfo') as f:
+            for line in f:
+                point = line.split()[4].replace('\\040', ' ')
+                if point == folder or point.startswith(folder + '/'):
+                    mounts.append(point)
+    except OSError:
+        pass
+    for point in sorted(mounts, key=len, reverse=True):
+        subprocess.run(['umount', '-l', point], capture_output=True, check=False)
 
 
 def make_user(name):

@@ -29,7 +29,7 @@ def cluster(conf_text):
     path = os.path.join(c.dir, 'cluster.conf')
     with open(path, 'w') as f:
         f.write(conf_text)
-    c.controller_args = ['--config', path]
+    c.controller_args += ['--config', path]
     return c.start()
 
 

@@ -1,0 +1,243 @@
+"""Jobs in containers (docs/containers.md): real runc, a real docker-registry on loopback with TLS
+from a test CA (and htpasswd for private images), images built here from busybox-static and
+pushed with skopeo. Nothing comes from the internet.
+
+Each class starts one registry and one cluster; every job, container, mount and cgroup is gone
+when it stops (harness.Cluster.stop, registry.Registry.stop).
+"""
+import base64
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import harness
+import registry
+from harness import Cluster
+
+USER = 'berthctr'
+OTHER = 'berthctr2'
+
+
+def can_run_containers():
+    return os.geteuid() == 0 and shutil.which('runc') and shutil.which('skopeo') and \
+        shutil.which('docker-registry')
+
+
+def dockerconfig(reg):
+    token = base64.b64encode(('%s:%s' % reg.auth).encode()).decode()
+    return json.dumps({'auths': {reg.host: {'auth': token}}})
+
+
+@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+class ContainerJobs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        harness.make_user(USER)
+        harness.make_user(OTHER)
+        cls.work = tempfile.mkdtemp(prefix='berth-ctr-')
+        cls.reg = registry.Registry().start()
+        cls.priv = registry.Registry(auth=('alice', 's3cret')).start()
+        cls.app = registry.build_image(
+            os.path.join(cls.work, 'app'), files={'etc/marker': b'inside-the-image\n'},
+            entrypoint=['/bin/sh', '-c'], cmd=['echo from-cmd; cat /etc/marker'],
+            env=['PATH=/bin', 'IMAGE_VAR=image', 'SHARED=image'], workdir='/etc')
+        cls.reg.push(os.path.join(cls.work, 'app'), 'team/app:1.0')
+        registry.build_image(os.path.join(cls.work, 'secret'),
+                             files={'etc/marker': b'private-image\n'}, cmd=['/bin/sh'])
+        cls.priv.push(os.path.join(cls.work, 'secret'), 'team/secret:1')
+        registry.build_image(os.path.join(cls.work, 'escape'),
+                             extra_layers=[registry.escape_layer()])
+        cls.reg.push(os.path.join(cls.work, 'escape'), 'team/escape:1')
+        cls.bad = registry.build_image(os.path.join(cls.work, 'bad'),
+                                       files={'etc/marker': b'corrupt-me\n'})
+        cls.reg.push(os.path.join(cls.work, 'bad'), 'team/bad:1')
+        cls.many = registry.build_image(os.path.join(cls.work, 'many'),
+                                        files={'etc/marker': b'many\n'})
+        cls.reg.push(os.path.join(cls.work, 'many'), 'team/many:1')
+        cls.c = Cluster(agent_args=['--registry-ca', cls.reg.certs]).start()
+        # Both registries' CAs in one folder for the agent.
+        shutil.copy(os.path.join(cls.priv.certs, 'ca.crt'),
+                    os.path.join(cls.reg.certs, 'priv-ca.crt'))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop()
+        cls.reg.stop()
+        cls.priv.stop()
+        harness.remove_user(USER)
+        harness.remove_user(OTHER)
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def submit(self, script, image, user=USER, container=None, **kw):
+        home = '/home/' + user
+        spec = {'name': 'ctr', 'user': user, 'script': '#!/bin/sh\n' + script,
+                'work_dir': home, 'stdout': home + '/ctr-%j.out',
+                'container': dict({'image': image}, **(container or {}))}
+        spec.update(kw)
+        return self.c.submit(spec)
+
+    def output(self, job_id, user=USER):
+        with open('/home/%s/ctr-%d.out' % (user, job_id)) as f:
+            return f.read()
+
+    def end(self, job_id, timeout=120):
+        return self.c.wait_state(job_id, ['COMPLETED', 'FAILED', 'CANCELLED', 'TIMEOUT',
+                                          'OUT_OF_MEMORY', 'NODE_FAIL'], timeout=timeout)
+
+    def image(self, repo):
+        return '%s/%s' % (self.reg.host, repo)
+
+    def test_a_batch_script_runs_in_the_image_as_its_user(self):
+        j = self.submit('id -u; cat /etc/marker; echo "$IMAGE_VAR $SHARED $PATH $SLURM_JOB_ID"; '
+                        'pwd; touch /etc/x 2>/dev/null || echo read-only-for-the-user\n',
+                        self.image('team/app:1.0'), container={'env': [['SHARED', 'job']]})
+        r = self.end(j)
+        self.assertEqual(r['state'], 'COMPLETED', r)
+        out = self.output(j).splitlines()
+        uid = subprocess.run(['id', '-u', USER], capture_output=True, text=True).stdout.strip()
+        self.assertEqual(out[0], uid)
+        self.assertEqual(out[1], 'inside-the-image')
+        # The image's env under the job's; PATH stays the image's.
+        self.assertEqual(out[2], 'image job /bin %d' % j)
+        self.assertEqual(out[3], '/home/' + USER)  # the home is mounted: the job's folder
+        self.assertEqual(out[4], 'read-only-for-the-user')
+
+    def test_kubernetes_entry_uses_entrypoint_and_cmd_and_their_overrides(self):
+        base = {'name': 'pod', 'user': USER, 'work_dir': '/home/' + USER}
+
+        def run(**container):
+            spec = dict(base, stdout='/home/%s/ctr-%%j.out' % USER,
+                        container=dict({'image': self.image('team/app:1.0'),
+                                        'entry': 'kubernetes'}, **container))
+            j = self.c.submit(spec)
+            self.assertEqual(self.end(j)['state'], 'COMPLETED')
+            return self.output(j)
+
+        self.assertEqual(run(), 'from-cmd\ninside-the-image\n')
+        self.assertEqual(run(args=['echo args-only; pwd']), 'args-only\n/etc\n')
+        self.assertEqual(run(command=['/bin/echo'], args=['command', 'and', 'args']),
+                         'command and args\n')
+
+    def test_a_private_image_needs_its_credentials(self):
+        image = '%s/team/secret:1' % self.priv.host
+        j = self.submit('cat /etc/marker\n', image, container={'auth_config': dockerconfig(self.priv)})
+        r = self.end(j)
+        self.assertEqual(r['state'], 'COMPLETED', r)
+        self.assertEqual(self.output(j), 'private-image\n')
+        # Another user without credentials may not use what alice's credentials pulled.
+        j2 = self.submit('cat /etc/marker\n', image, user=OTHER)
+        r2 = self.end(j2)
+        self.assertEqual(r2['state'], 'FAILED', r2)
+        self.assertIn('pulling ' + image, r2['message'])
+        self.assertRegex(r2['message'].lower(), 'unauthorized|authentication|denied')
+        # With their own credentials (their ~/.docker/config.json, read as them) they may.
+        os.makedirs('/home/%s/.docker' % OTHER, exist_ok=True)
+        with open('/home/%s/.docker/config.json' % OTHER, 'w') as f:
+            f.write(dockerconfig(self.priv))
+        subprocess.run(['chown', '-R', OTHER, '/home/%s/.docker' % OTHER], check=True)
+        os.chmod('/home/%s/.docker/config.json' % OTHER, 0o600)
+        j3 = self.submit('cat /etc/marker\n', image, user=OTHER)
+        self.assertEqual(self.end(j3)['state'], 'COMPLETED')
+        self.assertEqual(self.output(j3, OTHER), 'private-image\n')
+
+    def test_an_unknown_tag_fails_with_the_registrys_reason(self):
+        j = self.submit('true\n', self.image('team/app:no-such-tag'))
+        r = self.end(j)
+        self.assertEqual(r['state'], 'FAILED', r)
+        self.assertRegex(r['message'], 'manifest unknown|not found')
+
+    def test_a_layer_that_escapes_is_refused_and_writes_nothing_outside(self):
+        sentinel = '/berth-escape-sentinel'
+        if os.path.exists(sentinel):
+            os.unlink(sentinel)
+        j = self.submit('true\n', self.image('team/escape:1'))
+        r = self.end(j)
+        self.assertEqual(r['state'], 'FAILED', r)
+        self.assertRegex(r['message'], 'escape|outside|\.\.')
+        self.assertFalse(os.path.exists(sentinel))
+
+    def test_a_corrupt_blob_is_refused_and_the_store_stays_usable(self):
+        layer = self.bad['layers'][-1]
+        original = self.reg.corrupt_blob(layer)
+        try:
+            j = self.submit('cat /etc/marker\n', self.image('team/bad:1'))
+            r = self.end(j)
+            self.assertEqual(r['state'], 'FAILED', r)
+            self.assertRegex(r['message'], 'digest|sha256')
+        finally:
+            self.reg.restore_blob(layer, original)
+        j = self.submit('cat /etc/marker\n', self.image('team/bad:1'))
+        self.assertEqual(self.end(j)['state'], 'COMPLETED')
+        self.assertEqual(self.output(j), 'corrupt-me\n')
+
+    def test_memory_limit_ends_out_of_memory(self):
+        j = self.submit('head -c 400m /dev/zero | tail > /dev/null; echo survived\n',
+                        self.image('team/app:1.0'), mem_per_node=64)
+        r = self.end(j)
+        self.assertEqual(r['state'], 'OUT_OF_MEMORY', r)
+
+    def test_time_limit_and_cancel_stop_every_process(self):
+        t = self.submit('sleep 1000 & sleep 1001\n', self.image('team/app:1.0'), time_limit=1)
+        c = self.submit('sleep 1002 & sleep 1003\n', self.image('team/app:1.0'))
+        self.c.wait_state(c, 'RUNNING')
+        time.sleep(1)
+        self.c.cli('scancel', str(c))
+        self.assertEqual(self.end(c)['state'], 'CANCELLED')
+        self.assertEqual(self.end(t, timeout=180)['state'], 'TIMEOUT')
+        self.c.wait(lambda: subprocess.run(['pgrep', '-f', 'sleep 100[0-3]']).returncode != 0,
+                    'the containers\' processes to end')
+        runc_root = os.path.join(self.c.dir, 'agent', 'runc')
+        self.c.wait(lambda: not os.path.isdir(runc_root) or not os.listdir(runc_root),
+                    'runc\'s containers to be deleted')
+
+    def test_twenty_jobs_of_one_image_pull_it_once(self):
+        jobs = [self.submit('cat /etc/marker\n', self.image('team/many:1')) for _ in range(20)]
+        for j in jobs:
+            self.assertEqual(self.end(j, timeout=300)['state'], 'COMPLETED')
+            self.assertEqual(self.output(j), 'many\n')
+        # One download of each blob for all twenty: the config and the image's own layer once;
+        # the busybox layer, shared with the images pulled before, not at all.
+        log = self.reg.log_text()
+
+        def gets(digest):
+            return sum(1 for line in log.splitlines()
+                       if '"GET /v2/team/many/blobs/%s ' % digest in line and '" 200 ' in line)
+        self.assertEqual(gets(self.many['config']), 1)
+        self.assertEqual(gets(self.many['layers'][-1]), 1)
+        self.assertLessEqual(gets(self.many['layers'][0]), 1)
+
+    def test_the_job_survives_an_agent_restart_and_a_controller_kill(self):
+        j = self.submit('sleep 3; exit 7\n', self.image('team/app:1.0'))
+        self.c.wait_state(j, 'RUNNING')
+        self.c.kill('agent', signal.SIGKILL)
+        self.c.kill('controller', signal.SIGKILL)
+        self.c.start_controller()
+        self.c.start_agent()
+        r = self.end(j)
+        self.assertEqual(r['state'], 'FAILED', r)
+        self.assertEqual(r['exit_code'], 7)
+
+
+@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+class NodeWithoutContainers(unittest.TestCase):
+    def test_a_container_job_fails_with_the_reason_and_never_runs_bare(self):
+        c = Cluster(agent_args=['--no-containers']).start()
+        try:
+            out = os.path.join(c.dir, 'bare-marker')
+            j = c.submit({'script': '#!/bin/sh\ntouch %s\n' % out, 'work_dir': c.dir,
+                          'container': {'image': 'busybox:1.36'}})
+            r = c.wait_state(j, ['FAILED', 'NODE_FAIL', 'COMPLETED'])
+            self.assertEqual(r['state'], 'FAILED', r)
+            self.assertIn('runs no containers', r['message'])
+            self.assertFalse(os.path.exists(out))
+        finally:
+            c.stop()
+
+
+if __name__ == '__main__':
+    unittest.main()
