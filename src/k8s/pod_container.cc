@@ -447,6 +447,10 @@ std::optional<FieldProblem> FillSpec(const json& pod_spec, const json& container
     return Invalid(cf + ".workingDir", spec->work_dir, "must be an absolute path in the container");
   }
   if (auto p = RunAs(pod_spec, container, cf, ctx, &spec->run_as_root)) return p;
+  // As on a Kubernetes node: a writable root unless readOnlyRootFilesystem, and only the
+  // volumes the Pod declares (not the user's home, which pyxis would bind).
+  spec->writable = At(container, {"securityContext", "readOnlyRootFilesystem"}) != true;
+  spec->mount_home = false;
   std::map<std::string, Volume> volumes;
   if (auto p = ReadVolumes(pod_spec, ctx, &volumes)) return p;
   if (auto p = ReadMounts(container, cf, &volumes, &spec->mounts)) return p;

@@ -40,8 +40,9 @@ std::optional<FieldProblem> EnvFrom(const nlohmann::json& container, const std::
                                     std::vector<std::pair<std::string, std::string>>* env);
 
 // The rest of the one container's spec: image, imagePullPolicy, workingDir, runAsUser (pod and
-// container securityContext), volumes and volumeMounts, imagePullSecrets (their auths merged into
-// auth_config; those not found into `missing_pull_secrets`).
+// container securityContext), readOnlyRootFilesystem (`writable`), no home mount (`mount_home`
+// false: a Pod sees only its volumes), volumes and volumeMounts, imagePullSecrets (their auths
+// merged into auth_config; those not found into `missing_pull_secrets`).
 std::optional<FieldProblem> FillSpec(const nlohmann::json& pod_spec,
                                      const nlohmann::json& container, const std::string& cf,
                                      const PodContext& ctx, image::ContainerSpec* spec,

@@ -92,6 +92,9 @@ TEST(K8sContainerPodTest, NoCommandRunsTheImagesEntrypoint) {
   EXPECT_EQ(s.pull_policy, image::PullPolicy::kDefault);
   EXPECT_FALSE(s.run_as_root);
   EXPECT_TRUE(s.mounts.empty());
+  EXPECT_FALSE(s.mount_home);  // a Pod sees only its volumes
+  EXPECT_TRUE(s.writable);
+  EXPECT_FALSE(SpecOf(Pod({{"securityContext", {{"readOnlyRootFilesystem", true}}}})).writable);
   EXPECT_EQ(s.auth_config, "");
   EXPECT_EQ(m.request["work_dir"], "/home/alice");
   EXPECT_EQ(m.request["environment"], json({{"HOSTNAME", "p"}}));
