@@ -86,6 +86,12 @@ k8s::PodJob PodJobOf(const JobRecord& r, const PendingMap& pending) {
   f.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
   f.deleted_at = r.k8s_deleted;
   f.resource_version = std::to_string(r.event_seq + 1);
+  // Containers mode: the image the node resolved, once it reported it (the k8s meta's
+  // "image_id", "repo@sha256:...").
+  if (r.k8s && r.k8s->is_object()) {
+    auto id = r.k8s->find("image_id");
+    if (id != r.k8s->end() && id->is_string()) f.image_id = id->get<std::string>();
+  }
   f.meta = p.meta.get();
   return p;
 }

@@ -127,6 +127,7 @@ Status Face::Start() {
     jobs_rv_ = std::max(jobs_rv_, port_.WatchNext());
   }
   BERTH_RETURN_IF_ERROR(LoadJobsAndPods());
+  BERTH_RETURN_IF_ERROR(LoadConfigObjects());
   // Nodes known at start-up are as old as this start (berth does not record when a node joined).
   std::vector<NodeFacts> nodes = port_.Nodes();
   {
@@ -242,6 +243,16 @@ net::HttpResponse Face::Dispatch(Endpoint e, const Call& c) {
       return EventList(c);
     case E::kEventGet:
       return EventGet(c);
+    case E::kConfigList:
+      return ConfigList(c);
+    case E::kConfigCreate:
+      return ConfigCreate(c);
+    case E::kConfigGet:
+      return ConfigGet(c);
+    case E::kConfigUpdate:
+      return ConfigUpdate(c);
+    case E::kConfigDelete:
+      return ConfigDelete(c);
     case E::kJobList:
       return JobList(c);
     case E::kJobCreate:

@@ -33,6 +33,7 @@
 
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "k8s/config_objects.h"
 #include "k8s/face_http.h"
 #include "k8s/port.h"
 #include "k8s/routes.h"
@@ -61,6 +62,9 @@ struct FaceOptions {
   std::string tls_cert, tls_key, tls_ca;  // a serving certificate of the site's own
   std::vector<std::string> tls_san;       // more names for the PKI's serving certificate
   std::string version;                    // berth's version (/version, Nodes)
+  // Pods run in their images (the job request's "container" object; docs/kubernetes.md "Pods in
+  // their images"); false: a Pod's command runs on the host as a process.
+  bool containers = false;
 };
 
 class Face {
@@ -151,6 +155,28 @@ class Face {
   net::HttpResponse EventList(const Call& c);
   net::HttpResponse EventGet(const Call& c);
 
+  // face_config.cc: core/v1 Secrets and ConfigMaps (the kind is the path's).
+  Status LoadConfigObjects() EXCLUDES(mu_);
+  // The objects of `kind` in `ns` ("" = all) that `who` may read (a Secret: see MayReadConfig), as
+  // served; `rv` gets the list's resourceVersion.
+  http::Objects ConfigObjects(ConfigKind kind, const std::string& ns, const User& who,
+                              std::string* rv) EXCLUDES(mu_);
+  net::HttpResponse ConfigList(const Call& c);
+  net::HttpResponse ConfigCreate(const Call& c);
+  net::HttpResponse ConfigGet(const Call& c);
+  net::HttpResponse ConfigUpdate(const Call& c);  // PATCH, PUT
+  net::HttpResponse ConfigDelete(const Call& c);
+  // Whether `who` may read the stored object (ConfigMaps: anyone; Secrets: its creator, the
+  // namespace's creator and operators) or change and delete it (its creator, the namespace's
+  // creator and operators).
+  bool MayReadConfig(ConfigKind kind, const User& who, const nlohmann::json& stored) const
+      REQUIRES(mu_);
+  bool MayChangeConfig(const User& who, const nlohmann::json& stored) const REQUIRES(mu_);
+  // The lookup of a PodContext for a Pod of `who` in `ns` (containers mode).
+  ConfigLookup ConfigLookupFor(const std::string& ns, const User& who);
+  // Containers mode: the Warning event of a Pod made without some of its image pull secrets.
+  void AddPullSecretEvent(uint32_t id, const PodMapping& m, int64_t now) REQUIRES(mu_);
+
   // face_jobs.cc: batch/v1 Jobs.
   http::Objects JobObjects(const std::string& ns, std::string* rv) EXCLUDES(mu_);
   std::optional<nlohmann::json> FindJob(const std::string& key) EXCLUDES(mu_);
@@ -201,6 +227,11 @@ class Face {
   // "namespace/name". Changed on the state thread only.
   std::map<std::string, std::shared_ptr<const nlohmann::json>> jobs_ GUARDED_BY(mu_);
   uint64_t jobs_rv_ GUARDED_BY(mu_) = 1;
+  // Secrets ([kSecret]) and ConfigMaps ([kConfigMap]) by "namespace/name": the object as served
+  // plus a private "berth" section (its creator), kept in the store under the kind's meta prefix
+  // + "namespace/name". Changed on the state thread only; one resourceVersion counter for both.
+  std::map<std::string, std::shared_ptr<const nlohmann::json>> config_[2] GUARDED_BY(mu_);
+  uint64_t config_rv_ GUARDED_BY(mu_) = 1;
   // Events the Job controller made (SuccessfulCreate, Completed, ...): the last kMaxEvents.
   std::deque<std::shared_ptr<const nlohmann::json>> events_ GUARDED_BY(mu_);
 };

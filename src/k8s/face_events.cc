@@ -21,6 +21,22 @@ void AddPodEvents(const std::string& key, const json& pod, Objects* out) {
   int64_t created = ParseRfc3339(pod["metadata"].value("creationTimestamp", "")).value_or(0);
   std::string node = pod["spec"].value("nodeName", "");
   const json& cs = st.contains("containerStatuses") ? st["containerStatuses"][0] : json();
+  // Containers mode: a pod whose image could not be pulled (kubelet's events).
+  if (cs.is_object() && cs["state"].contains("waiting")) {
+    const json& waiting = cs["state"]["waiting"];
+    const std::string reason = waiting.value("reason", "");
+    const std::string image = "image \"" + cs.value("image", "") + "\"";
+    if (reason == "ErrImagePull" || reason == "ImagePullBackOff") {
+      add(MakeEvent(pod, "Warning", "Failed",
+                    "Failed to pull " + image + ": " + waiting.value("message", ""), created, 1,
+                    "berth-agent"));
+    }
+    if (reason == "ImagePullBackOff") {
+      add(MakeEvent(pod, "Normal", "BackOff", "Back-off pulling " + image, created, 1,
+                    "berth-agent"));
+    }
+    if (reason == "ErrImagePull" || reason == "ImagePullBackOff") return;
+  }
   if (node.empty()) {
     for (const json& c : cond) {
       if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False") {

@@ -30,9 +30,10 @@ User OwnerOf(const JobOwner& owner) {
 
 // Makes the pods actions->create asks for, in order, with `submit`; the first that cannot be made
 // ends the round with a FailedCreate event.
+// Pods made without some of their image pull secrets go into `warned`.
 void CreatePods(const json& job, const PodContext& ctx,
                 const std::function<Result<uint32_t>(const PodMapping&)>& submit,
-                JobActions* actions) {
+                JobActions* actions, std::vector<std::pair<uint32_t, PodMapping>>* warned) {
   for (int index : actions->create) {
     const std::string pod_name = JobPodName(actions->job.name, index, GenerateNameSuffix());
     json manifest = PodFromTemplate(job, index, pod_name);
@@ -49,6 +50,7 @@ void CreatePods(const json& job, const PodContext& ctx,
       return;
     }
     AddCreatedPod(*id, pod_name, index, actions);
+    if (!mapping.missing_pull_secrets.empty()) warned->emplace_back(*id, std::move(mapping));
   }
 }
 
@@ -103,14 +105,19 @@ void Face::ReconcileJob(const std::string& key, const std::shared_ptr<const json
   JobActions act = Reconcile(*job, now);
   for (uint32_t id : act.stop) ops.DeletePod(id);
   const User who = OwnerOf(act.job.owner);
+  std::vector<std::pair<uint32_t, PodMapping>> warned;
   if (!act.create.empty()) {
     PodContext ctx;
     ctx.ns = act.job.ns;
     ctx.home = HomeOf(who.uid);
     ctx.log_dir = log_dir_;
     ctx.now = now;
+    ctx.containers = opt_.containers;
+    ctx.uid = who.uid;
+    ctx.admin = who.admin;
+    ctx.find_config = ConfigLookupFor(act.job.ns, who);
     CreatePods(
-        *stored, ctx, [&](const PodMapping& m) { return SubmitPod(who, m, ops); }, &act);
+        *stored, ctx, [&](const PodMapping& m) { return SubmitPod(who, m, ops); }, &act, &warned);
   }
   json j = *stored;
   EncodeJob(act.job, &j);
@@ -127,6 +134,7 @@ void Face::ReconcileJob(const std::string& key, const std::shared_ptr<const json
     return;
   }
   for (const JobEvent& e : act.events) AddEvent(*stored, e.type, e.reason, e.message, now);
+  for (const auto& [id, m] : warned) AddPullSecretEvent(id, m, now);
   if (j == *stored) return;
   PutJob(key, std::move(j), ops);
 }

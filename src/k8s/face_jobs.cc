@@ -181,7 +181,14 @@ net::HttpResponse Face::JobCreateFrom(const Call& c, const json& body) {
   const std::string uid =
       StableUid("Job", ns + "/" + name + "/" + std::to_string(now) + "/" + GenerateNameSuffix());
   json job;
-  if (auto problem = DefaultJob(manifest, ns, uid, now, &job)) {
+  // The template is checked as a Pod of the Job's creator would be (its Secrets and ConfigMaps are
+  // read only when the pods are made).
+  PodContext template_ctx;
+  template_ctx.containers = opt_.containers;
+  template_ctx.uid = who.uid;
+  template_ctx.admin = who.admin;
+  template_ctx.resolve_refs = false;
+  if (auto problem = DefaultJob(manifest, ns, uid, now, &job, &template_ctx)) {
     return StatusResponse(InvalidStatusOf("Job.batch", name, *problem));
   }
   job["berth"] = {

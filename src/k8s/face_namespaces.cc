@@ -191,6 +191,18 @@ void Face::DeleteNamespaceContents(const std::string& name, StateOps& ops) {
     j = jobs_.erase(j);
     jobs_rv_ += 1;
   }
+  for (auto& objects : config_) {  // Secrets and ConfigMaps
+    for (auto o = objects.lower_bound(prefix);
+         o != objects.end() && o->first.compare(0, prefix.size(), prefix) == 0;) {
+      ops.DeleteMeta(
+          std::string(InfoOf(o->second->value("kind", "") == "Secret" ? ConfigKind::kSecret
+                                                                      : ConfigKind::kConfigMap)
+                          .meta_prefix) +
+          o->first);
+      o = objects.erase(o);
+      config_rv_ += 1;
+    }
+  }
   for (auto pod = pods_.lower_bound(prefix);
        pod != pods_.end() && pod->first.compare(0, prefix.size(), prefix) == 0; ++pod) {
     ops.DeletePod(pod->second);

@@ -132,6 +132,10 @@ net::HttpResponse Face::PodCreate(const Call& c) {
   ctx.log_dir = log_dir_;
   ctx.name_suffix = GenerateNameSuffix();
   ctx.now = port_.Now();
+  ctx.containers = opt_.containers;
+  ctx.uid = c.who.uid;
+  ctx.admin = c.who.admin;
+  ctx.find_config = ConfigLookupFor(ns, c.who);
   PodMapping mapping;
   if (auto problem = MapPod(body, ctx, &mapping)) {
     std::string name = body.is_object() && body.contains("metadata") && body["metadata"].is_object()
@@ -146,7 +150,12 @@ net::HttpResponse Face::PodSubmit(const Call& c, const PodMapping& mapping) {
   const bool dry_run = Query(c.req, "dryRun") == "All";
   Status st = port_.Run([&](StateOps& ops) {
     if (dry_run) return ops.TestSubmitPod(c.who, mapping);
-    return SubmitPod(c.who, mapping, ops).status();
+    Result<uint32_t> id = SubmitPod(c.who, mapping, ops);
+    if (id.ok() && !mapping.missing_pull_secrets.empty()) {
+      MutexLock l(mu_);
+      AddPullSecretEvent(*id, mapping, port_.Now());
+    }
+    return id.status();
   });
   if (auto stopping = UnavailableResponse(st)) return *stopping;
   if (st.code() == StatusCode::kAlreadyExists) {

@@ -161,7 +161,8 @@ std::optional<FieldProblem> TemplateRestart(const json& tmpl, std::string* resta
 
 // Labels the template with the Job's, and checks it is a valid Pod.
 std::optional<FieldProblem> LabelTemplate(json& tmpl, const std::string& ns,
-                                          const std::string& name, const std::string& uid) {
+                                          const std::string& name, const std::string& uid,
+                                          const PodContext* template_ctx) {
   json labels = {{"batch.kubernetes.io/controller-uid", uid},
                  {"batch.kubernetes.io/job-name", name},
                  {"controller-uid", uid},
@@ -173,7 +174,7 @@ std::optional<FieldProblem> LabelTemplate(json& tmpl, const std::string& ns,
   for (const auto& [k, v] : labels.items()) tl[k] = v;
   // The template must itself be a valid Pod.
   PodMapping probe;
-  PodContext ctx;
+  PodContext ctx = template_ctx ? *template_ctx : PodContext{};
   ctx.ns = ns;
   ctx.home = "/";
   ctx.name_suffix = "xxxxx";
@@ -192,7 +193,8 @@ std::optional<FieldProblem> LabelTemplate(json& tmpl, const std::string& ns,
 }  // namespace
 
 std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
-                                       const std::string& uid, int64_t now, json* out) {
+                                       const std::string& uid, int64_t now, json* out,
+                                       const PodContext* template_ctx) {
   if (auto p = CheckJobKind(job)) return p;
   const std::string name = Str(job, {"metadata", "name"});
   json j = job;
@@ -225,7 +227,7 @@ std::optional<FieldProblem> DefaultJob(const json& job, const std::string& ns,
   }
   if (auto p = CheckPolicies(spec)) return p;
   spec["selector"] = {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid}}}};
-  if (auto p = LabelTemplate(tmpl, ns, name, uid)) return p;
+  if (auto p = LabelTemplate(tmpl, ns, name, uid, template_ctx)) return p;
   if (!j.contains("status") || !j["status"].is_object()) j["status"] = json::object();
   *out = std::move(j);
   return std::nullopt;

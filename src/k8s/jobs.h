@@ -16,8 +16,11 @@ namespace berth::k8s {
 // batch/v1 Jobs. A Job manifest checked and defaulted (parallelism, completions, completionMode,
 // backoffLimit, suspend, selector, template labels), its uid and creation time set; nullopt when
 // fine.
+// `template_ctx` (optional): how the template is checked as a Pod (containers mode, the
+// creator); its namespace, home and name suffix are set here.
 std::optional<FieldProblem> DefaultJob(const nlohmann::json& job, const std::string& ns,
-                                       const std::string& uid, int64_t now, nlohmann::json* out);
+                                       const std::string& uid, int64_t now, nlohmann::json* out,
+                                       const PodContext* template_ctx = nullptr);
 // The Pod manifest of the job's pod with completion index `index` (-1 for a NonIndexed Job),
 // named `name`.
 nlohmann::json PodFromTemplate(const nlohmann::json& job, int index, const std::string& name);

@@ -16,7 +16,9 @@ constexpr const char* kPatchableKinds[][2] = {
     {"/api/v1/namespaces/{name}", "Namespace"},
     {"/api/v1/nodes/{name}", "Node"},
     {"/api/v1/namespaces/{namespace}/pods/{name}", "Pod"},
-    {"/api/v1/namespaces/{namespace}/events/{name}", "Event"}};
+    {"/api/v1/namespaces/{namespace}/events/{name}", "Event"},
+    {"/api/v1/namespaces/{namespace}/secrets/{name}", "Secret"},
+    {"/api/v1/namespaces/{namespace}/configmaps/{name}", "ConfigMap"}};
 constexpr const char* kPatchableBatchKinds[][2] = {
     {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "Job"}};
 
@@ -144,6 +146,18 @@ const std::vector<ResourceInfo>& CoreV1Resources() {
        {"po"}},
       {"pods/log", "", "Pod", true, {"get"}, {}},
       {"events", "event", "Event", true, {"get", "list", "watch"}, {"ev"}},
+      {"secrets",
+       "secret",
+       "Secret",
+       true,
+       {"create", "delete", "get", "list", "patch", "update", "watch"},
+       {}},
+      {"configmaps",
+       "configmap",
+       "ConfigMap",
+       true,
+       {"create", "delete", "get", "list", "patch", "update", "watch"},
+       {"cm"}},
   };
   return kResources;
 }

@@ -102,6 +102,8 @@ const std::vector<OpenApiKind>& OpenApiV2Kinds() {
                                                   {"", "v1", "Node", "nodes", false},
                                                   {"", "v1", "Pod", "pods", true},
                                                   {"", "v1", "Event", "events", true},
+                                                  {"", "v1", "Secret", "secrets", true},
+                                                  {"", "v1", "ConfigMap", "configmaps", true},
                                                   {"batch", "v1", "Job", "jobs", true}};
   return kKinds;
 }

@@ -132,6 +132,10 @@ TEST(K8sOpenApiV2Test, EveryServedKindHasAPatchWithFieldValidation) {
        "group: \"\"\nkind: Pod\nversion: v1\n"},
       {"/api/v1/namespaces/{namespace}/events/{name}", "patchCoreV1NamespacedEvent",
        "group: \"\"\nkind: Event\nversion: v1\n"},
+      {"/api/v1/namespaces/{namespace}/secrets/{name}", "patchCoreV1NamespacedSecret",
+       "group: \"\"\nkind: Secret\nversion: v1\n"},
+      {"/api/v1/namespaces/{namespace}/configmaps/{name}", "patchCoreV1NamespacedConfigMap",
+       "group: \"\"\nkind: ConfigMap\nversion: v1\n"},
       {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "patchBatchV1NamespacedJob",
        "group: batch\nkind: Job\nversion: v1\n"},
   };

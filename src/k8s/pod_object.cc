@@ -78,7 +78,7 @@ PodShape ShapeOf(const PodFacts& f) {
 
 json PodMetadata(const PodFacts& f, const std::string& ns, const std::string& name,
                  const PodShape& shape) {
-  const std::string uid = StableUid("Pod", std::to_string(f.job_id) + "/" + ns + "/" + name);
+  const std::string uid = PodUid(f.job_id, ns, name);
   json metadata = {{"name", name},
                    {"namespace", ns},
                    {"uid", uid},
@@ -105,8 +105,15 @@ struct PodProgress {
   bool started = false;
   bool running = false;
   bool ended = false;
-  int64_t placed = 0;  // when it started (0 = not yet)
+  int64_t placed = 0;           // when it started (0 = not yet)
+  bool pulling_failed = false;  // pending after its image could not be pulled
 };
+
+// The pending reasons the node gives a job whose image it could not pull (as kubelet names
+// them): the container waits with that reason and the registry's message.
+bool IsPullFailure(const std::string& reason) {
+  return reason == "ErrImagePull" || reason == "ImagePullBackOff";
+}
 
 json Condition(const char* type, bool status, int64_t since, const std::string& reason,
                const std::string& message) {
@@ -119,10 +126,18 @@ json Condition(const char* type, bool status, int64_t since, const std::string& 
   return c;
 }
 
-json PodConditions(const PodFacts& f, const PodProgress& p) {
+json PodConditions(const PodFacts& f, const PodProgress& p, const std::string& cname) {
   json conditions = json::array();
   const int64_t created = f.submit_time;
-  if (!p.started) {
+  if (p.pulling_failed) {
+    // Placed, its image not pulled: as kubelet reports a pod whose container waits.
+    const std::string why = "containers with unready status: [" + cname + "]";
+    conditions.push_back(Condition("PodReadyToStartContainers", true, created, "", ""));
+    conditions.push_back(Condition("Initialized", true, created, "", ""));
+    conditions.push_back(Condition("Ready", false, created, "ContainersNotReady", why));
+    conditions.push_back(Condition("ContainersReady", false, created, "ContainersNotReady", why));
+    conditions.push_back(Condition("PodScheduled", true, created, "", ""));
+  } else if (!p.started) {
     std::string message =
         f.reason.empty() ? "waiting for the scheduler's next pass" : "berth: " + f.reason;
     if (!f.reason_detail.empty()) message += " (" + f.reason_detail + ")";
@@ -194,7 +209,7 @@ json ContainerStatuses(const PodFacts& f, const json& spec, const json& state, b
     const json& c = cs_spec.is_array() && i < cs_spec.size() ? cs_spec[i] : json();
     statuses.push_back({{"name", c.is_object() ? c.value("name", cname) : cname},
                         {"image", c.is_object() ? c.value("image", image) : image},
-                        {"imageID", ""},
+                        {"imageID", f.image_id},
                         {"containerID", "berth://" + std::to_string(f.job_id)},
                         {"ready", running},
                         {"started", running},
@@ -211,8 +226,14 @@ json PodStatus(const PodFacts& f, const std::string& name, const json& spec) {
   p.running = phase == "Running";
   p.ended = phase == "Succeeded" || phase == "Failed";
   p.placed = p.started ? f.start_time : 0;
+  p.pulling_failed = phase == "Pending" && !p.started && IsPullFailure(f.reason);
+  const json& containers = At(spec, {"containers"});
+  const std::string cname =
+      containers.is_array() && !containers.empty() && containers[0].is_object()
+          ? containers[0].value("name", "main")
+          : "main";
   json status = {
-      {"phase", phase}, {"conditions", PodConditions(f, p)}, {"qosClass", QosClass(spec)}};
+      {"phase", phase}, {"conditions", PodConditions(f, p, cname)}, {"qosClass", QosClass(spec)}};
   if (p.started) {
     status["startTime"] = Rfc3339(f.start_time);
     status["hostIP"] = "127.0.0.1";
@@ -221,7 +242,11 @@ json PodStatus(const PodFacts& f, const std::string& name, const json& spec) {
   json state;
   std::string pod_reason, pod_message;
   const bool restarting = !p.started && !p.ended && f.restart_count > 0;
-  if (restarting) {
+  if (p.pulling_failed) {
+    json waiting = {{"reason", f.reason}};
+    if (!f.reason_detail.empty()) waiting["message"] = f.reason_detail;
+    state = {{"waiting", std::move(waiting)}};
+  } else if (restarting) {
     // Requeued by its restartPolicy, waiting out the back-off (or for room again).
     state = {{"waiting",
               {{"reason", "CrashLoopBackOff"},
@@ -235,13 +260,17 @@ json PodStatus(const PodFacts& f, const std::string& name, const json& spec) {
   }
   if (!pod_reason.empty()) status["reason"] = pod_reason;
   if (!pod_message.empty()) status["message"] = pod_message;
-  if (p.started || p.ended || restarting) {
+  if (p.started || p.ended || restarting || p.pulling_failed) {
     status["containerStatuses"] = ContainerStatuses(f, spec, state, p.running);
   }
   return status;
 }
 
 }  // namespace
+
+std::string PodUid(uint32_t job_id, const std::string& ns, const std::string& name) {
+  return StableUid("Pod", std::to_string(job_id) + "/" + ns + "/" + name);
+}
 
 std::string PodNamespace(const PodFacts& f) {
   return f.meta ? Str(*f.meta, {"namespace"}) : kSlurmNamespace;

@@ -6,9 +6,11 @@
 #include <set>
 #include <tuple>
 
+#include "image/container_spec.h"
 #include "k8s/codec.h"
 #include "k8s/fields.h"
 #include "k8s/manifest_meta.h"
+#include "k8s/pod_container.h"
 
 namespace berth::k8s {
 namespace {
@@ -175,9 +177,38 @@ std::optional<FieldProblem> ApplyNodeSelector(const json& selector, json* reques
   return std::nullopt;
 }
 
+// One container as berth runs it: a process, or in containers mode its image.
+struct Container {
+  std::string name, image;
+  std::vector<std::string> argv;  // command + args, $(VAR)s expanded; empty = none given
+  // Each as given ($(VAR)s expanded); nullopt = not given (containers mode: the image's own).
+  std::optional<std::vector<std::string>> command, args;
+  std::map<std::string, std::string> env;
+  // The same variables in the order the manifest sets them (containers mode: envFrom first).
+  std::vector<std::pair<std::string, std::string>> env_list;
+  std::vector<std::string> node_name_env;  // containers mode: fieldRef spec.nodeName
+  std::string work_dir;
+  Resources res;
+};
+
+void SetVar(Container* out, const std::string& var, const std::string& value) {
+  out->env[var] = value;
+  bool replaced = false;
+  for (auto& [k, v] : out->env_list) {
+    if (k == var) v = value, replaced = true;
+  }
+  if (!replaced) out->env_list.emplace_back(var, value);
+  std::erase(out->node_name_env, var);
+}
+
 std::optional<FieldProblem> ReadEnv(const json& c, const std::string& field, const json& pod,
-                                    const std::string& ns, const std::string& name,
-                                    json* environment, std::map<std::string, std::string>* env) {
+                                    const PodContext& ctx, const std::string& name,
+                                    Container* out) {
+  if (ctx.containers) {
+    std::vector<std::pair<std::string, std::string>> from;
+    if (auto p = podc::EnvFrom(c, field, ctx, &from)) return p;
+    for (const auto& [k, v] : from) SetVar(out, k, v);
+  }
   const json& list = At(c, {"env"});
   if (list.is_null()) return std::nullopt;
   if (!list.is_array()) return Invalid(field + ".env", Text(list), "must be a list");
@@ -195,13 +226,24 @@ std::optional<FieldProblem> ReadEnv(const json& c, const std::string& field, con
       if (path == "metadata.name") {
         value = name;
       } else if (path == "metadata.namespace") {
-        value = ns;
+        value = ctx.ns;
       } else if (path.rfind("metadata.labels['", 0) == 0 && path.size() > 19 &&
                  path.substr(path.size() - 2) == "']") {
         value = Str(pod, {"metadata", "labels", path.substr(17, path.size() - 19).c_str()});
       } else if (path.rfind("metadata.annotations['", 0) == 0 && path.size() > 24 &&
                  path.substr(path.size() - 2) == "']") {
         value = Str(pod, {"metadata", "annotations", path.substr(22, path.size() - 24).c_str()});
+      } else if (ctx.containers) {
+        podc::EnvValue got;
+        if (auto p = podc::ValueFrom(from, f, ctx, &got)) return p;
+        if (got.node_name) {
+          out->env.erase(var);
+          std::erase_if(out->env_list, [&](const auto& kv) { return kv.first == var; });
+          out->node_name_env.push_back(var);
+          continue;
+        }
+        if (!got.value) continue;  // an optional reference that is not there
+        value = *got.value;
       } else {
         return Unsupported(f + ".valueFrom", Text(from),
                            "berth fills metadata.name, metadata.namespace, "
@@ -209,27 +251,17 @@ std::optional<FieldProblem> ReadEnv(const json& c, const std::string& field, con
                            "config maps or resource fields yet)");
       }
     } else if (const json& v = At(e, {"value"}); v.is_string()) {
-      value = Expand(v.get<std::string>(), *env);
+      value = Expand(v.get<std::string>(), out->env);
     } else if (!v.is_null()) {
       return Invalid(f + ".value", Text(v), "must be a string");
     }
-    (*env)[var] = value;
-    (*environment)[var] = value;
+    SetVar(out, var, value);
   }
   return std::nullopt;
 }
 
-// One container as berth runs it: a process.
-struct Container {
-  std::string name, image;
-  std::vector<std::string> argv;  // command + args, $(VAR)s expanded; empty = none given
-  std::map<std::string, std::string> env;
-  std::string work_dir;
-  Resources res;
-};
-
 std::optional<FieldProblem> ReadContainer(const json& c, const std::string& cf, const json& pod,
-                                          const std::string& ns, const std::string& pod_name,
+                                          const PodContext& ctx, const std::string& pod_name,
                                           Container* out) {
   if (!c.is_object()) return Invalid(cf, Text(c), "must be an object");
   out->name = Str(c, {"name"});
@@ -249,12 +281,14 @@ std::optional<FieldProblem> ReadContainer(const json& c, const std::string& cf, 
       if (!a.is_string()) return Invalid(cf + "." + key, Text(a), "must be a list of strings");
     }
   }
-  json environment = json::object();
-  if (auto p = ReadEnv(c, cf, pod, ns, pod_name, &environment, &out->env)) return p;
+  if (auto p = ReadEnv(c, cf, pod, ctx, pod_name, out)) return p;
   for (const char* key : {"command", "args"}) {
     const json& list = At(c, {key});
     if (!list.is_array()) continue;
-    for (const json& a : list) out->argv.push_back(Expand(a.get<std::string>(), out->env));
+    std::vector<std::string> expanded;
+    for (const json& a : list) expanded.push_back(Expand(a.get<std::string>(), out->env));
+    out->argv.insert(out->argv.end(), expanded.begin(), expanded.end());
+    (std::string_view(key) == "command" ? out->command : out->args) = std::move(expanded);
   }
   out->work_dir = Str(c, {"workingDir"});
   return ReadResources(c, cf, &out->res);
@@ -343,6 +377,15 @@ std::optional<FieldProblem> ReadContainers(const json& pod, const PodContext& ct
   if (!inits.is_null() && !inits.is_array()) {
     return Invalid("spec.initContainers", Text(inits), "must be a list");
   }
+  if (ctx.containers) {
+    constexpr const char* kOne =
+        "berth runs one container per Pod, in its image (init containers and sidecars are not "
+        "supported yet)";
+    if (inits.is_array() && !inits.empty()) {
+      return FieldProblem{"spec.initContainers", "Forbidden", "", kOne};
+    }
+    if (containers.size() > 1) return FieldProblem{"spec.containers", "Forbidden", "", kOne};
+  }
   std::set<std::string> names;
   for (const auto& [list, prefix, into] : {std::tuple{&inits, "spec.initContainers", init_list},
                                            std::tuple{&containers, "spec.containers", main_list}}) {
@@ -350,7 +393,7 @@ std::optional<FieldProblem> ReadContainers(const json& pod, const PodContext& ct
     for (size_t i = 0; i < list->size(); ++i) {
       const std::string cf = std::string(prefix) + "[" + std::to_string(i) + "]";
       Container c;
-      if (auto p = ReadContainer((*list)[i], cf, pod, ctx.ns, name, &c)) return p;
+      if (auto p = ReadContainer((*list)[i], cf, pod, ctx, name, &c)) return p;
       if (!names.insert(c.name).second) return {{cf + ".name", "Duplicate value", c.name, ""}};
       into->push_back(std::move(c));
     }
@@ -406,6 +449,37 @@ json ProcessRequest(const std::string& name, const PodContext& ctx, const Resour
   return request;
 }
 
+// Containers mode: the request of the pod's one container, run in its image (the node takes the
+// ENTRYPOINT and CMD from the image: no argv, no script).
+std::optional<FieldProblem> ContainerRequest(const std::string& name, const PodContext& ctx,
+                                             const Resources& res, const json& spec,
+                                             const Container& c, json* request,
+                                             std::vector<std::string>* missing_pull_secrets) {
+  image::ContainerSpec cs;
+  cs.command = c.command;
+  cs.args = c.args;
+  cs.env = c.env_list;
+  cs.node_name_env = c.node_name_env;
+  if (auto p = podc::FillSpec(spec, At(spec, {"containers"})[0], "spec.containers[0]", ctx, &cs,
+                              missing_pull_secrets)) {
+    return p;
+  }
+  *request = {
+      {"name", name.substr(0, 200)},
+      {"stdout", ctx.log_dir + "/" + ctx.ns + "_" + name + "_%j.log"},
+      {"requeue", false},
+      {"wait_if_infeasible", true},
+      {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))},
+      {"work_dir", ctx.home},
+      {"environment", {{"HOSTNAME", name}}},
+      {"container", image::EncodeContainerSpec(cs)}};
+  if (res.mem_request > 0) {
+    (*request)["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
+  }
+  if (res.gpus > 0) (*request)["gpus"] = res.gpus;
+  return std::nullopt;
+}
+
 // The spec's and annotations' scheduling fields in the request: deadline, restart policy (into
 // `restart`), node selector and name, partition, constraint, account, QOS.
 std::optional<FieldProblem> ApplySchedulingFields(const json& spec, const json& annotations,
@@ -450,7 +524,7 @@ std::optional<FieldProblem> ApplySchedulingFields(const json& spec, const json& 
 }
 
 // What berth keeps of the spec: the manifest's, defaulted as the API server would.
-json KeptSpec(const json& spec, const std::string& restart) {
+json KeptSpec(const json& spec, const std::string& restart, bool containers) {
   json kept_spec = spec;
   kept_spec["restartPolicy"] = restart;
   kept_spec["schedulerName"] = "berth";
@@ -462,7 +536,11 @@ json KeptSpec(const json& spec, const std::string& restart) {
   for (const char* list : {"initContainers", "containers"}) {
     if (!kept_spec.contains(list) || !kept_spec[list].is_array()) continue;
     for (json& kc : kept_spec[list]) {
-      if (!kc.contains("imagePullPolicy")) kc["imagePullPolicy"] = "IfNotPresent";
+      if (!kc.contains("imagePullPolicy")) {
+        // Containers mode: from the tag, as the API server defaults it.
+        kc["imagePullPolicy"] =
+            containers ? podc::DefaultPullPolicy(kc.value("image", "")) : "IfNotPresent";
+      }
       if (!kc.contains("resources")) kc["resources"] = json::object();
       if (!kc.contains("terminationMessagePath")) {
         kc["terminationMessagePath"] = "/dev/termination-log";
@@ -485,6 +563,7 @@ json InvalidStatusOf(const std::string& kind, const std::string& name,
   std::string reason = problem.type == "Required value"      ? "FieldValueRequired"
                        : problem.type == "Unsupported value" ? "FieldValueNotSupported"
                        : problem.type == "Forbidden"         ? "FieldValueForbidden"
+                       : problem.type == "Not found"         ? "FieldValueNotFound"
                                                              : "FieldValueInvalid";
   const size_t dot = kind.find('.');
   json details = {
@@ -577,19 +656,29 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
   std::vector<Container> init_list, main_list;
   if (auto p = ReadContainers(pod, ctx, name, &init_list, &main_list)) return p;
   const Resources res = PodResources(init_list, main_list);
-  json request = ProcessRequest(name, ctx, res, init_list, main_list);
   const json& meta = At(pod, {"metadata"});
   const json& spec = At(pod, {"spec"});
+  json request;
+  std::vector<std::string> missing_pull_secrets;
+  if (ctx.containers) {
+    if (auto p = ContainerRequest(name, ctx, res, spec, main_list.front(), &request,
+                                  &missing_pull_secrets)) {
+      return p;
+    }
+  } else {
+    request = ProcessRequest(name, ctx, res, init_list, main_list);
+  }
   const json& annotations = At(meta, {"annotations"});
   std::string restart;
   if (auto p = ApplySchedulingFields(spec, annotations, &request, &restart)) return p;
   out->name = name;
   out->request = std::move(request);
+  out->missing_pull_secrets = std::move(missing_pull_secrets);
   out->meta = {{"namespace", ctx.ns},
                {"name", name},
                {"labels", At(meta, {"labels"}).is_object() ? At(meta, {"labels"}) : json::object()},
                {"annotations", annotations.is_object() ? annotations : json::object()},
-               {"spec", KeptSpec(spec, restart)},
+               {"spec", KeptSpec(spec, restart, ctx.containers)},
                {"created", ctx.now}};
   const std::string generate = Str(pod, {"metadata", "generateName"});
   if (!generate.empty()) out->meta["generateName"] = generate;

@@ -5,6 +5,8 @@
 #define BERTH_K8S_PODS_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -32,7 +34,24 @@ struct PodMapping {
   std::string name;        // metadata.name (generateName + a suffix when only that is given)
   nlohmann::json request;  // a berth job request (docs/formats/job-json.md)
   nlohmann::json meta;     // what berth keeps with the job: the record's "k8s" object
+  // Containers mode: the spec.imagePullSecrets that could not be read (no such Secret, one the
+  // Pod's user may not read, or not of a registry type): the Pod is made without them, with a
+  // Warning event FailedToRetrieveImagePullSecret.
+  std::vector<std::string> missing_pull_secrets;
 };
+
+// Secrets and ConfigMaps, as a Pod reads them (k8s/config_objects.h keeps and serves them).
+enum class ConfigKind { kSecret, kConfigMap };
+// One object's contents: its type (a Secret's, "" for a ConfigMap) and its keys' values (a
+// Secret's decoded from base64; a ConfigMap's data and decoded binaryData).
+struct ConfigData {
+  std::string type;
+  std::map<std::string, std::string> data;
+};
+// The Secret or ConfigMap `name` of the Pod's namespace as the Pod's user may read it; nullopt
+// when there is none (or the user may not read it).
+using ConfigLookup =
+    std::function<std::optional<ConfigData>(ConfigKind kind, const std::string& name)>;
 
 struct PodContext {
   std::string ns;           // the namespace of the request's path
@@ -40,6 +59,18 @@ struct PodContext {
   std::string log_dir;      // where pod logs go (the job's stdout, %j = its id)
   std::string name_suffix;  // 5 characters for generateName
   int64_t now = 0;
+  // Containers mode (the face's FaceOptions::containers): the Pod's one container runs in its
+  // image (the request's "container" object, image::ContainerSpec); off: its command runs on the
+  // host as a process.
+  bool containers = false;
+  uint32_t uid = 0;    // the Pod's user (securityContext.runAsUser must be it, or 0 for admins)
+  bool admin = false;  // an operator
+  // The namespace's Secrets and ConfigMaps (env valueFrom, envFrom, volumes, imagePullSecrets);
+  // unset: none exist.
+  ConfigLookup find_config;
+  // false: references to Secrets and ConfigMaps are not resolved (a Job template's check, before
+  // its pods are made); a missing one is then no problem.
+  bool resolve_refs = true;
 };
 
 // Checks a Pod manifest and maps it. nullopt when it maps; `out` is then filled.
@@ -63,12 +94,17 @@ struct PodFacts {
   int64_t time_limit = 0;  // seconds
   int64_t deleted_at = 0;  // when a delete was asked (0 = not)
   std::string resource_version;
+  // The image the container runs, as the node resolved it ("repo@sha256:..."; "" when not known
+  // or not in a container): status.containerStatuses[].imageID.
+  std::string image_id;
   const nlohmann::json* meta = nullptr;  // the "k8s" object; null for a Slurm job
 };
 
 // The namespace Slurm jobs appear in (as Pods named job-ID).
 inline constexpr const char* kSlurmNamespace = "slurm";
 
+// The uid of the Pod of berth job `job_id` named `ns`/`name` (metadata.uid).
+std::string PodUid(uint32_t job_id, const std::string& ns, const std::string& name);
 // The Pod's namespace and name.
 std::string PodNamespace(const PodFacts& f);
 std::string PodName(const PodFacts& f);

@@ -17,6 +17,12 @@ namespace berth::k8s {
 // anything that is not a well-formed envelope.
 Result<nlohmann::json> DecodeProtobufObjectMeta(std::string_view body);
 
+// A Secret ({1 metadata, 2 data map<string,bytes>, 3 type, 4 stringData}) or a ConfigMap ({1
+// metadata, 2 data, 3 binaryData map<string,bytes>}) in the envelope, as JSON (bytes as base64):
+// what `kubectl create secret` and `kubectl create configmap` send. `immutable` is not read.
+// INVALID_ARGUMENT for another kind or a malformed body.
+Result<nlohmann::json> DecodeProtobufConfigObject(std::string_view body);
+
 }  // namespace berth::k8s
 
 #endif  // BERTH_K8S_PROTOBUF_H_

@@ -64,6 +64,12 @@ enum class Endpoint : uint8_t {
   // core/v1 Events.
   kEventList,  // and watch
   kEventGet,
+  // core/v1 Secrets and ConfigMaps (the handler reads the kind from the path).
+  kConfigList,  // and watch
+  kConfigCreate,
+  kConfigGet,
+  kConfigUpdate,  // PATCH, PUT
+  kConfigDelete,
   // batch/v1 Jobs.
   kJobList,  // and watch
   kJobCreate,
