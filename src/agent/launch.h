@@ -95,8 +95,9 @@ struct JobResult {
   // The agent killed it after losing the controller for its fence time (docs/security.md): the
   // controller ends it NODE_FAIL (requeued if it may be), as for a node it finds down.
   bool fenced = false;
-  // Containers: the image's digest ("sha256:..."), and why the container could not start, as
-  // kubelet names it (ErrImagePull, ErrImageNeverPull, InvalidImageName, CreateContainerError);
+  // Containers: the image as "repository@sha256:..." (a Pod's imageID), and why the container could
+  // not start, as kubelet names it (ErrImagePull, ErrImageNeverPull, InvalidImageName,
+  // CreateContainerError);
   // "" when it started. The controller sends a Pod whose image could not be pulled back to the
   // queue with a back-off (ImagePullBackOff) and fails a Slurm job.
   std::string image_digest;

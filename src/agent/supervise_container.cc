@@ -214,7 +214,14 @@ Status Supervisor::PrepareImage() {
       pull_note_ = "pulled " + container_->image + " in " + text + " s";
     }
   }
-  image_digest_ = image_.digest;
+  // As kubelet shows it (status.containerStatuses[].imageID): "repository@sha256:...".
+  std::string name = image_.names.empty() ? container_->image : image_.names.front();
+  size_t cut = name.find('@');
+  if (cut == std::string::npos) {
+    size_t colon = name.rfind(':');
+    cut = colon != std::string::npos && colon > name.rfind('/') ? colon : name.size();
+  }
+  image_digest_ = name.substr(0, cut) + "@" + image_.digest;
   std::string holder = std::filesystem::path(dir_).filename().string() + "-" +
                        std::to_string(std::hash<std::string>{}(dir_) % 1000000007);
   BERTH_RETURN_IF_ERROR(store_->Hold(image_, holder));

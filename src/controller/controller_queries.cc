@@ -30,9 +30,18 @@ std::string Seconds(Duration d) {
 // job's owner and operators see them (as only they may `scontrol write batch_script`).
 json JobForCaller(const Caller& who, const JobRecord& r) {
   json v = EncodeJobRecord(r, true);
-  if (!(who.admin || (who.known && who.uid == r.job.spec.uid)) && v.contains("request")) {
+  const bool owner = who.admin || (who.known && who.uid == r.job.spec.uid);
+  if (!owner && v.contains("request")) {
     v["request"].erase("script");
     v["request"].erase("environment");
+  }
+  // A container's registry credentials (a Pod's imagePullSecrets) are shown to nobody, its
+  // variables (some from Secrets) to its owner only.
+  if (v.contains("request") && v["request"].contains("container") &&
+      v["request"]["container"].is_object()) {
+    json& c = v["request"]["container"];
+    c.erase("auth_config");
+    if (!owner) c.erase("env");
   }
   return v;
 }

@@ -40,6 +40,13 @@ void PendingFacts(const JobRecord& r, const PendingMap& pending, k8s::PodFacts* 
   } else if (j.spec.hold != core::HoldKind::kNone) {
     f->reason = "JobHeldUser";
   }
+  // Its image could not be pulled last time (controller_agents.cc): waiting in kubelet's back-off.
+  if (r.k8s && r.k8s->is_object() && r.k8s->contains("image_error")) {
+    const json& e = (*r.k8s)["image_error"];
+    const std::string why = e.value("reason", "");
+    f->reason = why == "ErrImagePull" ? "ImagePullBackOff" : why;
+    f->reason_detail = e.value("message", "");
+  }
   if (j.spec.hold != core::HoldKind::kNone && r.k8s &&
       r.k8s->value("annotations", json::object()).value("berth.io/gang", "") == "true") {
     f->reason = "WaitingForGang";
@@ -418,6 +425,7 @@ Status Controller::Impl::StartK8s() {
   fo.tls_ca = opt.tls_ca;
   fo.tls_san = opt.tls_san;
   fo.version = BERTH_CONTROLLER_VERSION;
+  fo.containers = opt.container_pods;
   k8s_port = std::make_unique<K8sPort>(*this);
   k8s = std::make_unique<k8s::Face>(*k8s_port, std::move(fo));
   return k8s->Start();

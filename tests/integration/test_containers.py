@@ -241,3 +241,91 @@ class NodeWithoutContainers(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+class PodsInImages(unittest.TestCase):
+    """Pods through the real kubectl, run in their images (--container-pods yes)."""
+
+    @classmethod
+    def setUpClass(cls):
+        from test_k8s_nodes import KUBECTL, Kubectl, write_kubeconfig
+        if KUBECTL is None:
+            raise unittest.SkipTest('kubectl is not installed')
+        cls.work = tempfile.mkdtemp(prefix='berth-ctr-k8s-')
+        os.chmod(cls.work, 0o755)
+        cls.reg = registry.Registry(auth=('bob', 'pw')).start()
+        registry.build_image(
+            os.path.join(cls.work, 'pi'), files={'etc/marker': b'inside-the-image\n'},
+            entrypoint=['/bin/sh', '-c'], cmd=['echo 3.14159; cat /etc/marker'],
+            env=['PATH=/bin', 'IMAGE_VAR=image'])
+        cls.reg.push(os.path.join(cls.work, 'pi'), 'team/pi:1')
+        cls.c = Cluster(container_pods=True,
+                        controller_args=['--k8s-listen', '127.0.0.1:0'],
+                        agent_args=['--registry-ca', cls.reg.certs]).start()
+        path = os.path.join(cls.work, 'kubeconfig')
+        write_kubeconfig(cls.c, path)
+        cls.k = Kubectl(path, os.path.join(cls.work, 'cache'))
+        cls.k('create', 'secret', 'docker-registry', 'regcred',
+              '--docker-server=' + cls.reg.host, '--docker-username=bob', '--docker-password=pw')
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
+        cls.reg.stop()
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def apply(self, name, container, pull_secret=True):
+        pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name},
+               'spec': {'restartPolicy': 'Never',
+                        'containers': [dict({'name': 'main'}, **container)]}}
+        if pull_secret:
+            pod['spec']['imagePullSecrets'] = [{'name': 'regcred'}]
+        path = os.path.join(self.work, name + '.json')
+        with open(path, 'w') as f:
+            json.dump(pod, f)
+        self.k('apply', '-f', path)
+
+    def pod(self, name):
+        return json.loads(self.k('get', 'pod', name, '-o', 'json').stdout)
+
+    def wait_phase(self, name, phase, timeout=90):
+        last = {}
+
+        def done():
+            nonlocal last
+            last = self.pod(name)
+            return last.get('status', {}).get('phase') == phase
+        self.c.wait(done, 'pod %s to be %s (%s)' % (name, phase, json.dumps(last)[-600:]),
+                    timeout)
+        return last
+
+    def test_the_images_entrypoint_and_cmd_run_when_the_pod_gives_no_command(self):
+        self.apply('pi', {'image': self.reg.host + '/team/pi:1'})
+        pod = self.wait_phase('pi', 'Succeeded')
+        self.assertEqual(self.k('logs', 'pi').stdout, '3.14159\ninside-the-image\n')
+        status = pod['status']['containerStatuses'][0]
+        self.assertRegex(status['imageID'], '^%s/team/pi@sha256:[0-9a-f]{64}$' % self.reg.host)
+
+    def test_args_replace_cmd_with_the_pods_env_over_the_images(self):
+        self.apply('args', {'image': self.reg.host + '/team/pi:1',
+                            'env': [{'name': 'GREETING', 'value': 'hello'},
+                                    {'name': 'IMAGE_VAR', 'value': 'pod'}],
+                            'args': ['echo $(GREETING) $IMAGE_VAR; pwd']})
+        self.wait_phase('args', 'Succeeded')
+        self.assertEqual(self.k('logs', 'args').stdout, 'hello pod\n/\n')
+
+    def test_without_its_pull_secret_a_private_image_backs_off(self):
+        self.apply('nosecret', {'image': self.reg.host + '/team/pi:1'}, pull_secret=False)
+
+        def waiting():
+            statuses = self.pod('nosecret').get('status', {}).get('containerStatuses') or [{}]
+            return statuses[0].get('state', {}).get('waiting', {}).get('reason') == \
+                'ImagePullBackOff'
+        self.c.wait(waiting, 'the pod to wait in ImagePullBackOff', 90)
+        pod = self.pod('nosecret')
+        self.assertEqual(pod['status']['phase'], 'Pending')
+        message = pod['status']['containerStatuses'][0]['state']['waiting']['message']
+        self.assertRegex(message.lower(), 'unauthorized|authentication')
+        self.assertIn('ImagePullBackOff', self.k('get', 'pod', 'nosecret').stdout)
+        self.k('delete', 'pod', 'nosecret', '--wait=false')
