@@ -240,6 +240,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& root, StoreOptions
     BERTH_RETURN_IF_ERROR(MakeDir(impl->root + sub, 0700));
   }
   BERTH_RETURN_IF_ERROR(CleanTmp(impl->Dir("tmp")));
+  CleanBlobTemps(impl->Dir("blobs"), impl->options.pull_timeout_s + 60);
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 
