@@ -530,6 +530,7 @@ Result<ImageRecord> Store::Find(const std::string& name_or_digest) const {
   Result<Reference> ref = ParseReference(name_or_digest);
   for (const ImageRecord& r : all) {
     if (hexish && DigestHex(r.digest).starts_with(hex)) return r;
+    if (ref.ok() && !ref->digest.empty() && r.digest == ref->digest) return r;
     for (const std::string& n : r.names) {
       if (n == name_or_digest || (ref.ok() && n == ref->String())) return r;
     }

@@ -124,6 +124,7 @@ TEST_F(StoreTest, ImportsALayoutAndFindsItByNameAndDigest) {
   EXPECT_EQ(stat((dirs[1] + "/marker").c_str(), &st), 0);
   EXPECT_TRUE(store_->Find("localhost/demo:1.0").ok());
   EXPECT_TRUE(store_->Find(d).ok());
+  EXPECT_TRUE(store_->Find("localhost/demo@" + d).ok());
   EXPECT_TRUE(store_->Find(std::string(DigestHex(d)).substr(0, 12)).ok());
   EXPECT_EQ(store_->Find("localhost/demo:2.0").status().code(), StatusCode::kNotFound);
   Result<int64_t> size = store_->SizeBytes();

@@ -101,6 +101,10 @@ class ImagesTest(unittest.TestCase):
         self.assertIn('REPOSITORY', table)
         self.assertIn('%s/pub/app' % self.public.host, table)
         self.assertIn(info['manifest'][:19], table)
+        # By digest: the image already there, nothing pulled.
+        by_digest = '%s/pub/app@%s' % (self.public.host, info['manifest'])
+        self.assertIn('up to date', self.berth('pull', by_digest).stdout)
+        self.assertEqual(len(self.images()), 1)
         # Pulled again: up to date, no layer downloaded again.
         gets = self.public.blob_gets('pub/app')
         self.assertIn('up to date', self.berth('pull', ref).stdout)
