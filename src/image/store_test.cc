@@ -163,6 +163,41 @@ TEST_F(StoreTest, ImportsAnArchive) {
   EXPECT_EQ(Count("tmp"), 0u);
 }
 
+TEST_F(StoreTest, ImportsADockerSaveArchive) {
+  std::string layer = TarBuilder().File("bin/tool", "t", {0755}).Finish();
+  std::string config = R"({"config":{"Cmd":["/bin/tool"]},"rootfs":{"type":"layers"}})";
+  TarBuilder t;
+  t.File("abc.json", config)
+      .File("l1/layer.tar", layer)
+      .File("manifest.json", R"([{"Config":"abc.json","RepoTags":["tool:1.0","reg.io/x/tool:2"],)"
+                             R"("Layers":["l1/layer.tar"]}])");
+  std::ofstream(base_ + "/saved.tar") << t.Finish();
+  Result<std::vector<ImageRecord>> r = store_->Import(base_ + "/saved.tar");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].names,
+            (std::vector<std::string>{"docker.io/library/tool:1.0", "reg.io/x/tool:2"}));
+  EXPECT_EQ((*r)[0].config.cmd, std::vector<std::string>{"/bin/tool"});
+  EXPECT_EQ((*r)[0].layers, std::vector<std::string>{Sha256Digest(layer)});
+  struct stat st;
+  EXPECT_EQ(stat((store_->LayerDirs((*r)[0])[0] + "/bin/tool").c_str(), &st), 0);
+  // A manifest.json naming a file outside the archive is refused.
+  TarBuilder evil;
+  evil.File("manifest.json", R"([{"Config":"../../../../etc/hostname","Layers":[]}])");
+  std::ofstream(base_ + "/evil.tar") << evil.Finish();
+  r = store_->Import(base_ + "/evil.tar");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is not a file of the archive"), std::string::npos)
+      << r.status().message();
+  TarBuilder link;
+  link.Symlink("c.json", "/etc/hostname")
+      .File("manifest.json", R"([{"Config":"c.json","Layers":[]}])");
+  std::ofstream(base_ + "/link.tar") << link.Finish();
+  r = store_->Import(base_ + "/link.tar");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is not a file of the archive"), std::string::npos);
+}
+
 TEST_F(StoreTest, SharedLayersAreUnpackedOnce) {
   Layout l(base_ + "/two");
   l.Image({Shared(), TarBuilder().File("a", "1").Finish()}, "a");
