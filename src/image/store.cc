@@ -438,7 +438,7 @@ bool Store::Impl::Held(std::string_view digest) const {
   for (const std::string& name : ListDir(dir)) {
     std::string path = dir + "/" + name;
     Result<std::string> text = ReadSmallFile(path, 64);
-    long pid = text.ok() ? std::strtol(text->c_str(), nullptr, 10) : 0;
+    int64_t pid = text.ok() ? std::strtoll(text->c_str(), nullptr, 10) : 0;
     if (pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) {
       held = true;
     } else if (text.ok() && name.find(".tmp.") == std::string::npos) {
