@@ -33,7 +33,8 @@ This machine's image cache, shared by the jobs its agent runs (docs/containers.m
             As Kubernetes' default pull policy: ":latest" (or no tag) asks the registry again,
             another tag is pulled only when missing; --always asks the registry in any case
   import    load an OCI archive (.tar) or OCI layout folder; names come from its index's
-            org.opencontainers.image.ref.name annotations (localhost/NAME:TAG)
+            org.opencontainers.image.ref.name annotations (localhost/NAME:TAG); a `docker save`
+            archive is read too (its RepoTags as Docker names them)
   prune     remove images no job uses, least recently used first: --all, or until the cache
             is at most SIZE (bytes, or with K, M, G, T: powers of 1024)
   --store DIR  the cache's folder (default: $BERTH_HOME/agent/images, the agent's)

@@ -27,8 +27,9 @@ bool Contains(const std::string& haystack_lower, std::string_view needle) {
 Result<CommandResult> RunBounded(const std::vector<std::string>& argv, int64_t timeout_s,
                                  const std::vector<std::string>& env_add) {
   int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) != 0)
+  if (pipe2(pipefd, O_CLOEXEC) != 0) {
     return Status::Internal(std::string("pipe: ") + std::strerror(errno));
+  }
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -22,6 +23,7 @@
 #include "image/oci.h"
 #include "image/skopeo.h"
 #include "image/store_files.h"
+#include "image/store_internal.h"
 #include "image/unpack.h"
 
 namespace berth::image {
@@ -91,133 +93,61 @@ Result<ImageRecord> RecordFromJson(std::string_view text, const std::string& pat
   return r;
 }
 
+}  // namespace
+
 std::string LayerId(std::string_view digest) {
   return std::string(DigestHex(digest).substr(0, 16));
 }
 
-// The names an import gives an image from its index entry's ref.name annotation.
-Result<std::string> ImportName(const std::string& annotation, const std::string& stem) {
-  std::string text;
-  if (annotation.find('/') == std::string::npos && annotation.find(':') == std::string::npos) {
-    text = "localhost/" + stem + ":" + annotation;  // a bare tag
-  } else {
-    size_t slash = annotation.find('/');
-    std::string first = slash == std::string::npos ? "" : annotation.substr(0, slash);
-    bool qualified = first.find('.') != std::string::npos || first.find(':') != std::string::npos ||
-                     first == "localhost";
-    text = qualified ? annotation : "localhost/" + annotation;
-  }
-  BERTH_ASSIGN_OR_RETURN(Reference ref, ParseReference(text));
-  return ref.String();
+Result<ImageRecord> Store::Impl::Load(std::string_view digest) const {
+  std::string path = RecordPath(digest);
+  BERTH_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
+  return RecordFromJson(text, path);
 }
 
-// The file or folder's name without .tar/.tgz/.oci endings, as a repository component.
-std::string Stem(const std::string& path) {
-  std::string p = path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  std::string base = p.substr(p.rfind('/') + 1);
-  for (const char* ext : {".gz", ".tgz", ".tar", ".oci"}) {
-    if (base.size() > std::strlen(ext) && base.ends_with(ext)) {
-      base.resize(base.size() - std::strlen(ext));
-    }
+Result<std::vector<ImageRecord>> Store::Impl::LoadAll() const {
+  std::vector<ImageRecord> out;
+  for (const std::string& name : ListDir(Dir("images"))) {
+    if (!name.ends_with(".json") || name.size() != 64 + 5) continue;
+    Result<ImageRecord> r = Load("sha256:" + name.substr(0, 64));
+    if (r.ok()) out.push_back(std::move(*r));  // one being replaced or damaged is skipped
   }
-  std::string out;
-  for (char c : base) {
-    char l = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    bool ok = (l >= 'a' && l <= 'z') || (l >= '0' && l <= '9');
-    if (ok) {
-      out += l;
-    } else if (!out.empty() && out.back() != '-') {
-      out += '-';
-    }
-  }
-  while (!out.empty() && out.back() == '-') out.pop_back();
-  return out.empty() ? "image" : out;
+  std::sort(out.begin(), out.end(),
+            [](const ImageRecord& a, const ImageRecord& b) { return a.digest < b.digest; });
+  return out;
 }
 
-}  // namespace
-
-struct Store::Impl {
-  std::string root;
-  StoreOptions options;
-
-  std::string Dir(std::string_view sub) const { return root + "/" + std::string(sub); }
-  std::string BlobPath(std::string_view digest) const {
-    return root + "/blobs/sha256/" + std::string(DigestHex(digest));
+std::optional<ImageRecord> Store::Impl::FindByRef(const Reference& ref) const {
+  Result<std::vector<ImageRecord>> all = LoadAll();
+  if (!all.ok()) return std::nullopt;
+  std::string name = ref.String();
+  for (const ImageRecord& r : *all) {
+    if (std::find(r.names.begin(), r.names.end(), name) != r.names.end()) return r;
   }
-  std::string RecordPath(std::string_view digest) const {
-    return root + "/images/" + std::string(DigestHex(digest)) + ".json";
-  }
-  std::string LayerDir(std::string_view digest) const {
-    return root + "/layers/" + LayerId(digest);
-  }
-
-  Result<FileLock> IndexLock() const { return FileLock::Take(Dir("locks/index.lock"), true); }
-
-  Result<ImageRecord> Load(std::string_view digest) const {
-    std::string path = RecordPath(digest);
-    BERTH_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
-    return RecordFromJson(text, path);
-  }
-
-  Result<std::vector<ImageRecord>> LoadAll() const {
-    std::vector<ImageRecord> out;
-    for (const std::string& name : ListDir(Dir("images"))) {
-      if (!name.ends_with(".json") || name.size() != 64 + 5) continue;
-      Result<ImageRecord> r = Load("sha256:" + name.substr(0, 64));
-      if (r.ok()) out.push_back(std::move(*r));  // one being replaced or damaged is skipped
-    }
-    std::sort(out.begin(), out.end(),
-              [](const ImageRecord& a, const ImageRecord& b) { return a.digest < b.digest; });
-    return out;
-  }
-
-  std::optional<ImageRecord> FindByRef(const Reference& ref) const {
-    Result<std::vector<ImageRecord>> all = LoadAll();
-    if (!all.ok()) return std::nullopt;
-    std::string name = ref.String();
+  if (!ref.digest.empty()) {
     for (const ImageRecord& r : *all) {
-      if (std::find(r.names.begin(), r.names.end(), name) != r.names.end()) return r;
+      if (r.digest == ref.digest) return r;
     }
-    if (!ref.digest.empty()) {
-      for (const ImageRecord& r : *all) {
-        if (r.digest == ref.digest) return r;
-      }
-    }
-    return std::nullopt;
   }
+  return std::nullopt;
+}
 
-  // skopeo's options for reaching `ref`'s registry; `copy` selects copy's --src-* spellings.
-  std::vector<std::string> RegistryArgs(const Reference& ref, const Credentials& creds,
-                                        bool copy) const {
-    std::string p = copy ? "--src-" : "--";
-    std::vector<std::string> a;
-    if (!creds.auth_file.empty()) {
-      a.push_back(p + "authfile=" + creds.auth_file);
-    } else {
-      a.push_back(p + "no-creds");
-    }
-    if (!options.ca_dir.empty()) a.push_back(p + "cert-dir=" + options.ca_dir);
-    bool insecure = ref.OnLoopback() || std::find(options.insecure.begin(), options.insecure.end(),
-                                                  ref.registry) != options.insecure.end();
-    if (insecure) a.push_back(p + "tls-verify=false");
-    a.push_back("--retry-times=0");
-    return a;
+std::vector<std::string> Store::Impl::RegistryArgs(const Reference& ref, const Credentials& creds,
+                                                   bool copy) const {
+  std::string p = copy ? "--src-" : "--";
+  std::vector<std::string> a;
+  if (!creds.auth_file.empty()) {
+    a.push_back(p + "authfile=" + creds.auth_file);
+  } else {
+    a.push_back(p + "no-creds");
   }
-
-  // skopeo's temporary files go in the operation's own folder (CleanTmp keeps live ones).
-  static std::vector<std::string> Env(const TmpDir& tmp) {
-    return {"TMPDIR=" + tmp.path(), "XDG_RUNTIME_DIR=" + tmp.path()};
-  }
-
-  Result<ImageRecord> Pull(const Reference& ref, const Credentials& creds);
-  Result<ImageRecord> Commit(const std::string& manifest_digest,
-                             const std::vector<std::string>& names, const Credentials& creds);
-  Result<int64_t> EnsureLayer(const std::string& digest);
-  Status AddUid(const std::string& digest, int64_t uid);
-  bool Held(std::string_view digest) const;
-  Result<std::vector<ImageRecord>> ImportLayout(const std::string& layout, const std::string& stem);
-};
+  if (!options.ca_dir.empty()) a.push_back(p + "cert-dir=" + options.ca_dir);
+  bool insecure = ref.OnLoopback() || std::find(options.insecure.begin(), options.insecure.end(),
+                                                ref.registry) != options.insecure.end();
+  if (insecure) a.push_back(p + "tls-verify=false");
+  a.push_back("--retry-times=0");
+  return a;
+}
 
 Store::Store(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Store::~Store() = default;
@@ -240,6 +170,7 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& root, StoreOptions
     BERTH_RETURN_IF_ERROR(MakeDir(impl->root + sub, 0700));
   }
   BERTH_RETURN_IF_ERROR(CleanTmp(impl->Dir("tmp")));
+  CleanBlobTemps(impl->Dir("blobs"), impl->options.pull_timeout_s + 60);
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }
 
@@ -418,73 +349,6 @@ Result<ImageRecord> Store::Impl::Commit(const std::string& manifest_digest,
   return rec;
 }
 
-Result<std::vector<ImageRecord>> Store::Import(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
-    return Status::NotFound("cannot import " + path + ": " + std::strerror(errno));
-  }
-  BERTH_ASSIGN_OR_RETURN(FileLock gc, FileLock::Take(impl_->Dir("locks/gc.lock"), false));
-  if (S_ISDIR(st.st_mode)) return impl_->ImportLayout(path, Stem(path));
-  BERTH_ASSIGN_OR_RETURN(TmpDir tmp, TmpDir::Make(impl_->Dir("tmp"), "import"));
-  std::string into = tmp.path() + "/layout";
-  BERTH_RETURN_IF_ERROR(MakeDir(into, 0700));
-  Result<UnpackStats> unpacked = UnpackLayer(path, into, UnpackOptions{});
-  if (!unpacked.ok()) return unpacked.status().WithContext("importing " + path);
-  return impl_->ImportLayout(into, Stem(path));
-}
-
-Result<std::vector<ImageRecord>> Store::Impl::ImportLayout(const std::string& layout,
-                                                           const std::string& stem) {
-  std::string what = "importing " + layout;
-  Result<std::string> marker = ReadSmallFile(layout + "/oci-layout");
-  if (!marker.ok()) {
-    return Status::InvalidArgument(what + ": not an OCI layout (no oci-layout file)");
-  }
-  BERTH_ASSIGN_OR_RETURN(std::string index_text, ReadSmallFile(layout + "/index.json"));
-  Result<std::vector<Descriptor>> entries = ParseIndex(index_text);
-  if (!entries.ok()) return entries.status().WithContext(what);
-  if (entries->empty()) return Status::InvalidArgument(what + ": its index lists no image");
-  auto copy_blob = [&](const std::string& digest) -> Status {
-    std::string src = layout + "/blobs/sha256/" + std::string(DigestHex(digest));
-    return CopyVerified(src, BlobPath(digest), digest, Dir("tmp"));
-  };
-  std::map<std::string, std::vector<std::string>> names_by_digest;
-  std::vector<std::string> order;
-  for (const Descriptor& entry : *entries) {
-    Descriptor d = entry;
-    BERTH_RETURN_IF_ERROR(copy_blob(d.digest).WithContext(what));
-    if (IsIndexMediaType(d.media_type)) {
-      BERTH_ASSIGN_OR_RETURN(std::string nested, ReadSmallFile(BlobPath(d.digest)));
-      BERTH_ASSIGN_OR_RETURN(std::vector<Descriptor> inner, ParseIndex(nested));
-      Result<Descriptor> picked = PickPlatform(inner);
-      if (!picked.ok()) return picked.status().WithContext(what);
-      d.digest = picked->digest;
-      BERTH_RETURN_IF_ERROR(copy_blob(d.digest).WithContext(what));
-    }
-    BERTH_ASSIGN_OR_RETURN(std::string text, ReadSmallFile(BlobPath(d.digest)));
-    Result<Manifest> m = ParseManifest(text);
-    if (!m.ok()) return m.status().WithContext(what);
-    BERTH_RETURN_IF_ERROR(copy_blob(m->config.digest).WithContext(what));
-    for (const Descriptor& l : m->layers)
-      BERTH_RETURN_IF_ERROR(copy_blob(l.digest).WithContext(what));
-    if (!names_by_digest.contains(d.digest)) order.push_back(d.digest);
-    std::vector<std::string>& names = names_by_digest[d.digest];
-    auto it = entry.annotations.find("org.opencontainers.image.ref.name");
-    if (it != entry.annotations.end()) {
-      Result<std::string> name = ImportName(it->second, stem);
-      if (!name.ok()) return name.status().WithContext(what);
-      names.push_back(*name);
-    }
-  }
-  std::vector<ImageRecord> out;
-  for (const std::string& digest : order) {
-    Result<ImageRecord> r = Commit(digest, names_by_digest[digest], Credentials{});
-    if (!r.ok()) return r.status().WithContext(what);
-    out.push_back(std::move(*r));
-  }
-  return out;
-}
-
 Status Store::CheckAccess(const Reference& ref, const ImageRecord& record,
                           const Credentials& creds) {
   BERTH_ASSIGN_OR_RETURN(TmpDir tmp, TmpDir::Make(impl_->Dir("tmp"), "check"));
@@ -529,6 +393,7 @@ Result<ImageRecord> Store::Find(const std::string& name_or_digest) const {
   Result<Reference> ref = ParseReference(name_or_digest);
   for (const ImageRecord& r : all) {
     if (hexish && DigestHex(r.digest).starts_with(hex)) return r;
+    if (ref.ok() && !ref->digest.empty() && r.digest == ref->digest) return r;
     for (const std::string& n : r.names) {
       if (n == name_or_digest || (ref.ok() && n == ref->String())) return r;
     }
@@ -573,7 +438,7 @@ bool Store::Impl::Held(std::string_view digest) const {
   for (const std::string& name : ListDir(dir)) {
     std::string path = dir + "/" + name;
     Result<std::string> text = ReadSmallFile(path, 64);
-    long pid = text.ok() ? std::strtol(text->c_str(), nullptr, 10) : 0;
+    int64_t pid = text.ok() ? std::strtoll(text->c_str(), nullptr, 10) : 0;
     if (pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) {
       held = true;
     } else if (text.ok() && name.find(".tmp.") == std::string::npos) {

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <random>
 
 #include "image/digest.h"
@@ -125,6 +126,22 @@ Status CleanTmp(const std::string& tmp_root) {
     BERTH_RETURN_IF_ERROR(RemoveTree(tmp_root + "/" + name));
   }
   return Status::Ok();
+}
+
+void CleanBlobTemps(const std::string& blobs, int64_t age_s) {
+  const int64_t cutoff = static_cast<int64_t>(time(nullptr)) - age_s;
+  auto stale = [&](const std::string& path) {
+    struct stat st;
+    return lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime < cutoff;
+  };
+  for (const std::string& name : ListDir(blobs)) {
+    if (name != "sha256" && stale(blobs + "/" + name)) unlink((blobs + "/" + name).c_str());
+  }
+  for (const std::string& name : ListDir(blobs + "/sha256")) {
+    bool hex = name.size() == 64 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+    std::string path = blobs + "/sha256/" + name;
+    if (!hex && stale(path)) unlink(path.c_str());
+  }
 }
 
 Status MakeDir(const std::string& path, int mode) {

@@ -48,6 +48,11 @@ class TmpDir {
 // Removes what interrupted operations left in `tmp_root`: folders whose lock is free.
 Status CleanTmp(const std::string& tmp_root);
 
+// Removes the temporary files a killed skopeo or import left among the blobs (in `blobs` and
+// `blobs`/sha256: any name but "sha256" and 64 hex digits) once older than `age_s` seconds (a
+// live pull's are younger: it is killed at its time limit).
+void CleanBlobTemps(const std::string& blobs, int64_t age_s);
+
 // mkdir that accepts an existing folder.
 Status MakeDir(const std::string& path, int mode);
 // The names in a folder (not "." and ".."); empty when it cannot be read.

@@ -1,5 +1,6 @@
 #include "image/store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,6 +96,7 @@ class StoreTest : public ::testing::Test {
 
   std::string base_;
   std::unique_ptr<Store> store_;
+  int n_ = 0;
 };
 
 std::string Shared() {
@@ -122,6 +124,7 @@ TEST_F(StoreTest, ImportsALayoutAndFindsItByNameAndDigest) {
   EXPECT_EQ(stat((dirs[1] + "/marker").c_str(), &st), 0);
   EXPECT_TRUE(store_->Find("localhost/demo:1.0").ok());
   EXPECT_TRUE(store_->Find(d).ok());
+  EXPECT_TRUE(store_->Find("localhost/demo@" + d).ok());
   EXPECT_TRUE(store_->Find(std::string(DigestHex(d)).substr(0, 12)).ok());
   EXPECT_EQ(store_->Find("localhost/demo:2.0").status().code(), StatusCode::kNotFound);
   Result<int64_t> size = store_->SizeBytes();
@@ -158,6 +161,41 @@ TEST_F(StoreTest, ImportsAnArchive) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ((*r)[0].names, std::vector<std::string>{"localhost/app:1.0"});
   EXPECT_EQ(Count("tmp"), 0u);
+}
+
+TEST_F(StoreTest, ImportsADockerSaveArchive) {
+  std::string layer = TarBuilder().File("bin/tool", "t", {0755}).Finish();
+  std::string config = R"({"config":{"Cmd":["/bin/tool"]},"rootfs":{"type":"layers"}})";
+  TarBuilder t;
+  t.File("abc.json", config)
+      .File("l1/layer.tar", layer)
+      .File("manifest.json", R"([{"Config":"abc.json","RepoTags":["tool:1.0","reg.io/x/tool:2"],)"
+                             R"("Layers":["l1/layer.tar"]}])");
+  std::ofstream(base_ + "/saved.tar") << t.Finish();
+  Result<std::vector<ImageRecord>> r = store_->Import(base_ + "/saved.tar");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].names,
+            (std::vector<std::string>{"docker.io/library/tool:1.0", "reg.io/x/tool:2"}));
+  EXPECT_EQ((*r)[0].config.cmd, std::vector<std::string>{"/bin/tool"});
+  EXPECT_EQ((*r)[0].layers, std::vector<std::string>{Sha256Digest(layer)});
+  struct stat st;
+  EXPECT_EQ(stat((store_->LayerDirs((*r)[0])[0] + "/bin/tool").c_str(), &st), 0);
+  // A manifest.json naming a file outside the archive is refused.
+  TarBuilder evil;
+  evil.File("manifest.json", R"([{"Config":"../../../../etc/hostname","Layers":[]}])");
+  std::ofstream(base_ + "/evil.tar") << evil.Finish();
+  r = store_->Import(base_ + "/evil.tar");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is not a file of the archive"), std::string::npos)
+      << r.status().message();
+  TarBuilder link;
+  link.Symlink("c.json", "/etc/hostname")
+      .File("manifest.json", R"([{"Config":"c.json","Layers":[]}])");
+  std::ofstream(base_ + "/link.tar") << link.Finish();
+  r = store_->Import(base_ + "/link.tar");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("is not a file of the archive"), std::string::npos);
 }
 
 TEST_F(StoreTest, SharedLayersAreUnpackedOnce) {
@@ -312,6 +350,70 @@ TEST_F(StoreTest, EnsureWithPolicyNeverAndRegistryErrors) {
         << r.status().message();
   }
   EXPECT_EQ(Count("tmp"), 0u);
+}
+
+TEST_F(StoreTest, OpenRemovesStaleBlobTemporaries) {
+  std::string blobs = base_ + "/store/blobs";
+  std::ofstream(blobs + "/oci-put-blob123") << "x";
+  std::ofstream(blobs + "/sha256/abc.import.1") << "x";
+  std::ofstream(blobs + "/fresh") << "x";
+  for (const char* old : {"/oci-put-blob123", "/sha256/abc.import.1"}) {
+    timespec t[2] = {{1000, 0}, {1000, 0}};
+    utimensat(AT_FDCWD, (blobs + old).c_str(), t, 0);
+  }
+  ASSERT_TRUE(Store::Open(base_ + "/store", {}).ok());
+  EXPECT_EQ(ListDir(blobs + "/sha256").size(), 0u);
+  std::vector<std::string> left = ListDir(blobs);
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"fresh", "sha256"}));
+}
+
+// A private image (pulled with uid 1000's credentials) is another user's only once the registry
+// says yes to that user's credentials (a stand-in skopeo answers here).
+TEST_F(StoreTest, AnotherUserNeedsTheRegistrysYes) {
+  Layout l(base_ + "/priv");
+  std::string d = l.Image({Shared()}, "reg.example.com/team/app:1");
+  ASSERT_TRUE(store_->Import(l.dir()).ok());
+  std::string p = base_ + "/store/images/" + std::string(DigestHex(d)) + ".json";
+  {
+    std::ifstream in(p);
+    json j = json::parse(in);
+    j["pulled_by_uid"] = 1000;
+    j["allowed_uids"] = {1000};
+    std::ofstream(p) << j.dump();
+  }
+  Reference ref = *ParseReference("reg.example.com/team/app:1");
+  auto with = [&](const char* answer) {
+    std::string script = base_ + "/skopeo-" + std::to_string(n_++);
+    std::ofstream(script) << "#!/bin/sh\n" << answer << "\n";
+    chmod(script.c_str(), 0755);
+    StoreOptions o;
+    o.skopeo = script;
+    return std::move(Store::Open(base_ + "/store", o)).value();
+  };
+  Credentials bob{base_ + "/bob.json", 2000};
+  Result<ImageRecord> r =
+      with(
+          "echo 'level=fatal msg=\"reading manifest 1 in reg.example.com/team/app: "
+          "denied: requested access to the resource is denied\"' >&2; exit 1")
+          ->Ensure(ref, PullPolicy::kIfNotPresent, bob, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
+  EXPECT_NE(r.status().message().find("requested access to the resource is denied"),
+            std::string::npos);
+  EXPECT_FALSE(Store::MayUse(*store_->Find(d), 2000));
+  // Anonymous users are asked about too.
+  r = with("echo 'level=fatal msg=\"unauthorized: authentication required\"' >&2; exit 1")
+          ->Ensure(ref, PullPolicy::kIfNotPresent, {}, nullptr);
+  EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
+  // The owner is not asked.
+  r = with("exit 1")->Ensure(ref, PullPolicy::kIfNotPresent, {"", 1000}, nullptr);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  r = with("echo '{}'; exit 0")->Ensure(ref, PullPolicy::kIfNotPresent, bob, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(Store::MayUse(*r, 2000));
+  EXPECT_TRUE(Store::MayUse(*store_->Find(d), 2000));
+  EXPECT_FALSE(Store::MayUse(*store_->Find(d), 3000));
 }
 
 TEST_F(StoreTest, PullTimesOut) {

@@ -161,6 +161,10 @@ class Unpacker {
     }
     BERTH_ASSIGN_OR_RETURN(std::vector<std::string> comps, Components(e.path));
     if (comps.empty()) return Status::Ok();  // the root itself
+    // aufs metadata (.wh..wh.plnk/..., .wh..wh.aufs) has no meaning for overlayfs.
+    for (size_t i = 0; i + 1 < comps.size(); ++i) {
+      if (comps[i].starts_with(".wh..wh.")) return Status::Ok();
+    }
     const std::string name = comps.back();
     BERTH_ASSIGN_OR_RETURN(Fd parent, OpenParent(root_, comps, comps.size() - 1, true, e.path));
     if (name == kOpaque) {
@@ -169,6 +173,7 @@ class Unpacker {
       }
       return Status::Ok();
     }
+    if (name.starts_with(".wh..wh.")) return Status::Ok();  // aufs metadata, as above
     if (name.starts_with(kWhiteoutPrefix)) {
       std::string target = name.substr(kWhiteoutPrefix.size());
       if (target.empty() || target == "." || target == "..") return Refuse(e.path, "bad whiteout");

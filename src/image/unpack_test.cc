@@ -128,6 +128,14 @@ TEST_F(UnpackTest, WhiteoutsAndOpaqueFolders) {
   ASSERT_EQ(n, 1);
   EXPECT_EQ(v[0], 'y');
   EXPECT_FALSE(Exists(root_ + "/var/cache/.wh..wh..opq"));
+  ASSERT_TRUE(Unpack(TarBuilder()
+                         .Dir(".wh..wh.plnk")
+                         .File(".wh..wh.plnk/1.2", "")
+                         .File(".wh..wh.aufs", "")
+                         .Finish())
+                  .ok());
+  EXPECT_FALSE(Exists(root_ + "/.wh..wh.plnk"));
+  EXPECT_FALSE(Exists(root_ + "/.wh.plnk"));
 }
 
 TEST_F(UnpackTest, LongNamesAndPax) {

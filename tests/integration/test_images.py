@@ -7,8 +7,10 @@ pushed with skopeo (registry.py).
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
 from concurrent.futures import ThreadPoolExecutor
 
@@ -101,6 +103,10 @@ class ImagesTest(unittest.TestCase):
         self.assertIn('REPOSITORY', table)
         self.assertIn('%s/pub/app' % self.public.host, table)
         self.assertIn(info['manifest'][:19], table)
+        # By digest: the image already there, nothing pulled.
+        by_digest = '%s/pub/app@%s' % (self.public.host, info['manifest'])
+        self.assertIn('up to date', self.berth('pull', by_digest).stdout)
+        self.assertEqual(len(self.images()), 1)
         # Pulled again: up to date, no layer downloaded again.
         gets = self.public.blob_gets('pub/app')
         self.assertIn('up to date', self.berth('pull', ref).stdout)
@@ -192,6 +198,39 @@ class ImagesTest(unittest.TestCase):
         self.assertEqual(len(pulled), 1, [r.stdout for r in results])
         # One download of each blob: the config and the two layers.
         self.assertEqual(self.public.blob_gets('pub/many') - before, 3)
+        [img] = self.images()
+        self.assertEqual(img['digest'], info['manifest'])
+
+    def test_a_killed_pull_is_cleaned_up_and_pulled_again(self):
+        big = {'/big': os.urandom(48 << 20)}  # random: gzip keeps it big
+        ref, info = self.image('pub/big', files=big)
+        p = subprocess.Popen([BERTH, 'images', 'pull', ref, '--store', self.store],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        tmp = os.path.join(self.store, 'tmp')
+        try:
+            deadline = time.time() + 60
+            while not (os.path.isdir(tmp) and any(n.startswith('pull-') and
+                                                  not n.endswith('.lock')
+                                                  for n in os.listdir(tmp))):
+                self.assertIsNone(p.poll(), 'the pull ended before it could be killed')
+                self.assertLess(time.time(), deadline)
+                time.sleep(0.005)
+            children = subprocess.run(['ps', '-o', 'pid=', '--ppid', str(p.pid)],
+                                      capture_output=True, text=True).stdout.split()
+            p.kill()
+            for c in children:  # skopeo: its own process group
+                try:
+                    os.kill(int(c), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        finally:
+            p.kill()
+            p.wait()
+        self.assertNotEqual(os.listdir(tmp), [])
+        # The next use of the store (the agent's restart) removes what the pull left.
+        self.assertEqual(self.images(), [])
+        self.assertEqual(os.listdir(tmp), [])
+        self.berth('pull', ref)
         [img] = self.images()
         self.assertEqual(img['digest'], info['manifest'])
 
