@@ -3,12 +3,14 @@
 #include "slurm/sbatch_job.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/strings.h"
 #include "common/units.h"
 #include "config/job_options.h"
 #include "config/value_text.h"
+#include "slurm/pyxis.h"
 #include "slurm/sbatch_values.h"
 
 namespace berth::slurm {
@@ -38,6 +40,7 @@ class Settings {
     const Setting* s = Last(name);
     return s != nullptr ? s->option.value.value_or("") : "";
   }
+  const std::vector<Setting>& All() const { return list_; }
   void Drop(std::string_view name) {
     std::erase_if(list_, [&](const Setting& s) { return s.option.name == name; });
   }
@@ -559,6 +562,30 @@ std::variant<ScriptSource, SbatchFailure> LoadScript(const SbatchInputs& in,
   return src;
 }
 
+// sbatch --help: Slurm prints its plugins' options before "Help options:".
+std::string HelpText() {
+  std::string_view help = kHelpText;
+  const size_t at = help.find("\nHelp options:\n");
+  return std::string(help.substr(0, at)) + PyxisHelp() + std::string(help.substr(at));
+}
+
+// pyxis's options from every source, in order (a repeat with another value is an error, as in
+// pyxis), and the container they ask for in exec.container (docs/slurm.md "Containers").
+std::optional<SbatchFailure> ApplyContainer(const SbatchInputs& in, const Settings& s,
+                                            core::JobExecSpec& exec) {
+  PyxisRequest pyxis;
+  for (const Setting& x : s.All()) {
+    if (FindPyxisOption(x.option.name) == nullptr) continue;
+    Status st = AddPyxisOption(x.option.name, x.option.value, pyxis);
+    if (!st.ok()) return Error(in, st.message(), 255);
+  }
+  Result<std::optional<image::ContainerSpec>> spec =
+      PyxisContainer(pyxis, exec.work_dir, in.env, /*new_job=*/true);
+  if (!spec.ok()) return Error(in, spec.status().message());
+  if (*spec) exec.container = image::EncodeContainerSpec(**spec).dump();
+  return std::nullopt;
+}
+
 void SetClientOptions(const Settings& s, SbatchRequest& r) {
   r.parsable = s.Has("parsable");
   r.test_only = s.Has("test-only");
@@ -579,7 +606,7 @@ SbatchOutcome ParseSbatch(const SbatchInputs& in) {
   std::vector<OptionArg> command_line;
   int verbose = 0;
   for (OptionArg o : cl.options) {
-    if (o.name == "help") return SbatchInfo{std::string(kHelpText)};
+    if (o.name == "help") return SbatchInfo{HelpText()};
     if (o.name == "usage") return SbatchInfo{std::string(kUsageText)};
     if (o.name == "version") return SbatchInfo{"slurm 22.05.8\n"};
     if (o.name == "verbose") ++verbose;
@@ -630,6 +657,7 @@ SbatchOutcome ParseSbatch(const SbatchInputs& in) {
   r.exec.script = std::move(script.text);
   if (operands.size() > 1) r.script_args.assign(operands.begin() + 1, operands.end());
   if (auto f = BuildExec(in, s, r.spec, r.exec)) return fail(*f);
+  if (auto f = ApplyContainer(in, s, r.exec)) return fail(*f);
   SetClientOptions(s, r);
   r.verbose = verbose;
   return r;
