@@ -15,13 +15,11 @@ constexpr PyxisOption kOptions[] = {
      "\"ro+rprivate\""},
     {"container-workdir", "PATH", "[pyxis] working directory inside the container"},
     {"container-name", "NAME",
-     "[pyxis] name to use for saving and loading the container on the host. Unnamed containers "
-     "are removed after the slurm task is complete; named containers are not. If a container "
-     "with this name already exists, the existing container is used and the import is skipped."},
+     "[pyxis] name of the container: a later step of the job with this name uses the existing "
+     "container (its root as the job left it) and the import is skipped. Named containers are "
+     "removed when the job ends, unnamed ones after their step."},
     {"container-save", "PATH", ""},
-    {"container-mount-home", "",
-     "[pyxis] bind mount the user's home directory. System-level enroot settings might cause "
-     "this directory to be already-mounted."},
+    {"container-mount-home", "", "[pyxis] bind mount the user's home directory (the default)"},
     {"no-container-mount-home", "", "[pyxis] do not bind mount the user's home directory"},
     {"container-remap-root", "",
      "[pyxis] ask to be remapped to root inside the container. Does not grant elevated system "

@@ -218,11 +218,13 @@ TEST(PyxisTest, HelpAsSlurmPrintsAPluginsOptions) {
       << help;
   // A short one with its text beside it.
   EXPECT_NE(
-      help.find("\n      --container-name=NAME   [pyxis] name to use for saving and loading the\n"),
+      help.find(
+          "\n      --container-name=NAME   [pyxis] name of the container: a later step of the\n"),
       std::string::npos)
       << help;
   EXPECT_NE(
-      help.find("\n      --container-mount-home  [pyxis] bind mount the user's home directory.\n"),
+      help.find(
+          "\n      --container-mount-home  [pyxis] bind mount the user's home directory (the\n"),
       std::string::npos);
   EXPECT_NE(help.find("\n\n      --no-container-mount-home\n"
                       "                              [pyxis] do not bind mount the user's home\n"
