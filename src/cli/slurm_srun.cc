@@ -241,20 +241,14 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
     std::fprintf(stderr, "%s\n", layout.status().message().c_str());
     return 1;
   }
-  const slurm::StepSplit split = slurm::SplitStep(*layout, alloc);
+  // In a container every part of the step, this node's too, starts through the controller:
+  // srun here only drives it.
+  const slurm::StepSplit split = slurm::SplitStep(*layout, alloc, container->has_value());
   slurm::LocalStep step{opt, alloc, *layout, split.local, slurm::NextStepId(alloc), env};
-  std::vector<std::string> others = split.others;
-  json container_json;
-  if (*container) {
-    // Each node's supervisor sets up the container its tasks run in: this node's part goes
-    // through the controller too, and srun here only drives the step.
-    container_json = image::EncodeContainerSpec(**container);
-    step.local_node = layout->nodes.size();
-    others = layout->nodes;
-  }
   std::optional<ControllerNodes> remote;
-  if (!others.empty()) {
-    remote.emplace(opt, alloc, *layout, step.step_id, env, others, container_json);
+  if (!split.others.empty()) {
+    remote.emplace(opt, alloc, *layout, step.step_id, env, split.others,
+                   *container ? image::EncodeContainerSpec(**container) : json());
     step.remote = &*remote;
   }
   return slurm::RunLocalStep(step);

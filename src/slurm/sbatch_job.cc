@@ -248,6 +248,16 @@ bool IsIgnored(std::string_view name) {
   return std::find(std::begin(kIgnored), std::end(kIgnored), name) != std::end(kIgnored);
 }
 
+// A pyxis option's value alone (pyxis checks each as Slurm hands it over); how the occurrences
+// go together is ApplyContainer's.
+std::optional<SbatchFailure> CheckPyxisValue(const SbatchInputs& in, const OptionArg& o) {
+  if (FindPyxisOption(o.name) == nullptr) return std::nullopt;
+  PyxisRequest alone;
+  Status st = AddPyxisOption(o.name, o.value, alone);
+  if (st.ok()) return std::nullopt;
+  return Error(in, st.message(), 255);
+}
+
 // Reads one source's options into `out` in order, checking each value; the getopt error (and
 // for directives a stray word) comes after the options before it, as in Slurm.
 std::optional<SbatchFailure> TakeOptions(const SbatchInputs& in, std::vector<OptionArg> options,
@@ -258,6 +268,7 @@ std::optional<SbatchFailure> TakeOptions(const SbatchInputs& in, std::vector<Opt
       continue;  // acted on from the command line only
     }
     if (auto f = CheckSbatchValue(o, ctx)) return f;
+    if (auto f = CheckPyxisValue(in, o)) return f;
     out.Add(std::move(o), source);
   }
   return std::nullopt;
@@ -611,6 +622,7 @@ SbatchOutcome ParseSbatch(const SbatchInputs& in) {
     if (o.name == "version") return SbatchInfo{"slurm 22.05.8\n"};
     if (o.name == "verbose") ++verbose;
     if (auto f = CheckSbatchValue(o, ctx)) return *f;
+    if (auto f = CheckPyxisValue(in, o)) return *f;
     command_line.push_back(std::move(o));
   }
   if (!cl.error.empty()) return GetoptFailure(in, cl.error);

@@ -570,6 +570,9 @@ TEST(SbatchParseTest, PyxisErrors) {
     EXPECT_EQ(f.text, c.text) << c.args[0];
     EXPECT_EQ(f.exit_code, c.exit_code) << c.args[0];
   }
+  // A bad value on the command line is found before the script is read, as in Slurm.
+  EXPECT_EQ(Failed(Inputs({"--container-mounts=:", "missing.sh"}, {})).text,
+            "sbatch: error: pyxis: --container-mounts: invalid format: :\n");
 }
 
 TEST(SbatchParseTest, HelpListsPyxisOptionsBeforeHelpOptions) {

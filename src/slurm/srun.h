@@ -125,11 +125,13 @@ Result<StepLayout> PlanStep(const SrunOptions& opt, const Allocation& alloc);
 
 // Which of a step's nodes is this one, and the others (srun starts their tasks through the
 // controller: src/cli/slurm_srun.cc).
+// `in_container`: the step runs in a container, which each node's supervisor sets up, so this
+// node's part starts through the controller too: every step node is one of the "others".
 struct StepSplit {
   size_t local = 0;                 // index into layout.nodes; layout.nodes.size() for none
   std::vector<std::string> others;  // the other step nodes, in layout order
 };
-StepSplit SplitStep(const StepLayout& layout, const Allocation& alloc);
+StepSplit SplitStep(const StepLayout& layout, const Allocation& alloc, bool in_container = false);
 
 // The variable that carries a step's layout to its other nodes: set by srun on the batch node,
 // read by the srun each of those nodes' supervisors runs, given to no task.

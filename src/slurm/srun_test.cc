@@ -264,6 +264,10 @@ TEST(SrunLayoutTest, SplitsTheStepIntoThisNodeAndTheOthers) {
   split = SplitStep(*other, *a);
   EXPECT_EQ(split.local, other->nodes.size());
   EXPECT_EQ(split.others, std::vector<std::string>{"n2"});
+  // A step in a container: every node's part starts through the controller, this one's too.
+  split = SplitStep(*two, *a, /*in_container=*/true);
+  EXPECT_EQ(split.local, two->nodes.size());
+  EXPECT_EQ(split.others, (std::vector<std::string>{"n1", "n2"}));
 }
 
 TEST(SrunLayoutTest, TheLayoutTravelsToTheOtherNodesIntact) {
