@@ -347,6 +347,10 @@ Status GetSignal(const json& v, core::JobExecSpec& e) {
 Status GetContainer(const json& v, core::JobExecSpec& e) {
   Result<image::ContainerSpec> spec = image::DecodeContainerSpec(v);
   if (!spec.ok()) return spec.status();  // "container.KEY: what"
+  if (spec->image.empty()) {
+    return Status::InvalidArgument(
+        "container.image: required (a name alone names a container of a job step's own job)");
+  }
   e.container = image::EncodeContainerSpec(*spec).dump();
   return Status::Ok();
 }

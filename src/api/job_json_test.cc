@@ -62,6 +62,14 @@ TEST(JobJsonTest, ABadContainerNamesItsKey) {
   EXPECT_EQ(st.message(), "container.writable: must be true or false");
 }
 
+TEST(JobJsonTest, AJobsContainerNeedsAnImage) {
+  core::JobSpec s;
+  core::JobExecSpec e;
+  Status st = DecodeJob(json::parse(R"({"container": {"name": "pyt"}})"), &s, &e);
+  EXPECT_EQ(st.message(),
+            "container.image: required (a name alone names a container of a job step's own job)");
+}
+
 // Found by fuzzing (fuzz/corpus/sbatch_script/array-above-1001): sbatch accepted
 // --array=100,200,3010 and the API refused it with the default MaxArraySize (1001), also on a
 // cluster whose MaxArraySize allows 3010. The decoder takes any id below Slurm's ceiling; the

@@ -1,6 +1,8 @@
 // srun: inside an allocation, a job step of this node's tasks (src/slurm/srun_step.h); outside
 // one, a new job that runs the same step, with its output copied to the terminal while it runs
 // (the controller and the agents are on this host today) and Ctrl-C cancelling it.
+// A step with pyxis's --container-image (or --container-name) runs in that container on every
+// node, this one included: all of its parts start through the controller.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include "cli/commands.h"
 #include "common/hostlist.h"
 #include "config/job_options.h"
+#include "image/container_spec.h"
 #include "slurm/job_view.h"
 #include "slurm/srun.h"
 #include "slurm/srun_step.h"
@@ -80,15 +83,17 @@ std::string FileBehind(int fd) {
 // each (running this same srun for that node's tasks), GET .../steps/N says which ended and how.
 class ControllerNodes : public slurm::RemoteNodes {
  public:
+  // `container`: the step's (its JSON object), or null for the host.
   ControllerNodes(const SrunOptions& opt, const slurm::Allocation& alloc,
                   const slurm::StepLayout& layout, uint32_t step_id, const slurm::EnvList& env,
-                  std::vector<std::string> nodes)
+                  std::vector<std::string> nodes, json container)
       : opt_(opt),
         alloc_(alloc),
         layout_(layout),
         step_id_(step_id),
         env_(env),
-        nodes_(std::move(nodes)) {}
+        nodes_(std::move(nodes)),
+        container_(std::move(container)) {}
 
   bool Start() override {
     Result<std::unique_ptr<Client>> c = Client::Connect();
@@ -120,6 +125,7 @@ class ControllerNodes : public slurm::RemoteNodes {
                  {"work_dir", Cwd()},
                  {"stdout", out.empty() ? "/dev/null" : out},
                  {"stderr", err.empty() ? "/dev/null" : err}};
+    if (!container_.is_null()) body["container"] = container_;
     Result<json> r = client_->Call("POST", Path(), body);
     if (!r.ok()) {
       std::fprintf(stderr, "srun: error: Unable to create step for job %u: %s\n", alloc_.job_id,
@@ -191,6 +197,7 @@ class ControllerNodes : public slurm::RemoteNodes {
   uint32_t step_id_;
   const slurm::EnvList& env_;
   std::vector<std::string> nodes_;
+  json container_;
   std::unique_ptr<Client> client_;
   time_t trouble_since_ = 0;
 };
@@ -223,16 +230,25 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
   for (const auto& [n, v] : env) {
     if (n == slurm::kStepVariable) return RunStepPart(opt, alloc, env, v);
   }
+  Result<std::optional<image::ContainerSpec>> container =
+      slurm::StepContainer(opt, env, Cwd(), /*new_job=*/false);
+  if (!container.ok()) {
+    std::fprintf(stderr, "srun: error: %s\n", container.status().message().c_str());
+    return 1;
+  }
   Result<slurm::StepLayout> layout = slurm::PlanStep(opt, alloc);
   if (!layout.ok()) {
     std::fprintf(stderr, "%s\n", layout.status().message().c_str());
     return 1;
   }
-  const slurm::StepSplit split = slurm::SplitStep(*layout, alloc);
+  // In a container every part of the step, this node's too, starts through the controller:
+  // srun here only drives it.
+  const slurm::StepSplit split = slurm::SplitStep(*layout, alloc, container->has_value());
   slurm::LocalStep step{opt, alloc, *layout, split.local, slurm::NextStepId(alloc), env};
   std::optional<ControllerNodes> remote;
   if (!split.others.empty()) {
-    remote.emplace(opt, alloc, *layout, step.step_id, env, split.others);
+    remote.emplace(opt, alloc, *layout, step.step_id, env, split.others,
+                   *container ? image::EncodeContainerSpec(**container) : json());
     step.remote = &*remote;
   }
   return slurm::RunLocalStep(step);
@@ -465,6 +481,13 @@ void RemoveDir(const std::string& dir) {
 }
 
 int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
+  // Checked before anything is submitted; the srun inside the job makes the containerised step.
+  if (Result<std::optional<image::ContainerSpec>> c =
+          slurm::StepContainer(opt, env, Cwd(), /*new_job=*/true);
+      !c.ok()) {
+    std::fprintf(stderr, "srun: error: %s\n", c.status().message().c_str());
+    return 1;
+  }
   char tmpl[] = "/tmp/berth-srun-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) {
     std::fprintf(stderr, "srun: error: mkdtemp: %s\n", std::strerror(errno));

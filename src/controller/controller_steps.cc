@@ -1,11 +1,13 @@
 // Job steps on a job's other nodes: srun on the batch node asks for them here, the controller
 // sends each node's agent a "step" command (a supervisor that runs `berth srun` for that node's
-// tasks, in the job's user, cgroup and output files), the agents report how each ended, and srun
-// polls for that. See docs/slurm.md "srun" and docs/security.md (the step token).
+// tasks, in the job's user, cgroup and output files, and in the step's container when srun gave
+// one), the agents report how each ended, and srun polls for that. See docs/slurm.md "srun" and
+// docs/security.md (the step token).
 #include <algorithm>
 #include <charconv>
 
 #include "controller/controller_internal.h"
+#include "image/container_spec.h"
 
 namespace berth::controller {
 
@@ -77,6 +79,13 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
     }
     nodes.emplace_back(name, static_cast<size_t>(at - r.node_names.begin()));
   }
+  // The step's own container (srun's --container-*), else the host: a step never inherits the
+  // batch script's container, as with pyxis.
+  std::string container;
+  if (body.contains("container") && !body["container"].is_null()) {
+    BERTH_ASSIGN_OR_RETURN(image::ContainerSpec c, image::DecodeContainerSpec(body["container"]));
+    container = image::EncodeContainerSpec(c).dump();
+  }
   StepState state;
   state.attempt = r.job.restart_count;
   const Time now = Now();
@@ -88,6 +97,7 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
     spec.environment =
         body.at("environment").get<std::vector<std::pair<std::string, std::string>>>();
     spec.work_dir = body.value("work_dir", spec.work_dir);
+    spec.container = container;
     // The tasks' output joins the job's files (srun's own standard output and error on the batch
     // node), appended: the batch node opened them first.
     spec.stdout_pattern = LiteralPattern(body.value("stdout", "/dev/null"));
@@ -227,10 +237,12 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
         body["nodes"].empty() || !strings(body.value("argv", json())) || body["argv"].empty() ||
         !env_ok || !body.value("work_dir", json("")).is_string() ||
         !body.value("stdout", json("")).is_string() ||
-        !body.value("stderr", json("")).is_string()) {
+        !body.value("stderr", json("")).is_string() ||
+        !(body.value("container", json()).is_null() || body["container"].is_object())) {
       return Error(Status::InvalidArgument(
           "expected {\"step_id\": N, \"nodes\": [names], \"argv\": [srun's words], "
-          "\"environment\": [[name, value], ...], \"work_dir\", \"stdout\", \"stderr\"}"));
+          "\"environment\": [[name, value], ...], \"work_dir\", \"stdout\", \"stderr\", "
+          "\"container\": {...} (optional)}"));
     }
     json b = body;
     b["environment"] = env;

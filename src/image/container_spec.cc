@@ -168,7 +168,10 @@ Result<ContainerSpec> DecodeContainerSpec(const json& j) {
   }
   ContainerSpec s;
   BERTH_RETURN_IF_ERROR(ReadString(j, "image", &s.image));
-  if (s.image.empty()) return Bad("image", "required");
+  BERTH_RETURN_IF_ERROR(ReadString(j, "name", &s.name));
+  // A Slurm step may name a container that an earlier step of its job made (pyxis's
+  // --container-name alone): the node finds its image.
+  if (s.image.empty() && s.name.empty()) return Bad("image", "required");
   std::string policy;
   BERTH_RETURN_IF_ERROR(ReadString(j, "pull_policy", &policy));
   if (policy == "Always") {
@@ -220,7 +223,6 @@ Result<ContainerSpec> DecodeContainerSpec(const json& j) {
   BERTH_RETURN_IF_ERROR(ReadBool(j, "remap_root", &s.remap_root));
   BERTH_RETURN_IF_ERROR(ReadBool(j, "writable", &s.writable));
   BERTH_RETURN_IF_ERROR(ReadBool(j, "run_as_root", &s.run_as_root));
-  BERTH_RETURN_IF_ERROR(ReadString(j, "name", &s.name));
   BERTH_RETURN_IF_ERROR(ReadString(j, "auth_config", &s.auth_config));
   if (j.contains("node_name_env")) {
     BERTH_RETURN_IF_ERROR(ReadStrings(j["node_name_env"], "node_name_env", &s.node_name_env));

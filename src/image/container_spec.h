@@ -56,7 +56,8 @@ struct ContainerSpec {
   // The image: a reference as Docker writes it ("busybox", "nvcr.io/nvidia/pytorch:24.05-py3",
   // "reg:5000/team/app@sha256:..."), with pyxis's "[USER@][REGISTRY#]IMAGE[:TAG]" and a
   // "docker://" prefix also read; or a local OCI archive (.tar) or layout folder (an absolute
-  // path), imported on the node.
+  // path), imported on the node. "" only with `name`, in a Slurm step's container: the
+  // container of that name that the job already has (the job's own always has an image).
   std::string image;
   PullPolicy pull_policy = PullPolicy::kDefault;
   EntryMode entry = EntryMode::kJob;

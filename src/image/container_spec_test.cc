@@ -45,10 +45,19 @@ TEST(ContainerSpecTest, DefaultsEncodeToTheImageAlone) {
   EXPECT_TRUE(back->writable);
 }
 
+TEST(ContainerSpecTest, ANameAloneNamesAContainerTheJobHas) {
+  Result<ContainerSpec> s = DecodeContainerSpec(json{{"name", "pyt"}});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->image, "");
+  EXPECT_EQ(s->name, "pyt");
+  EXPECT_EQ(EncodeContainerSpec(*s), json({{"image", ""}, {"name", "pyt"}}));
+}
+
 TEST(ContainerSpecTest, ErrorsNameTheKey) {
   auto err = [](const json& j) { return DecodeContainerSpec(j).status().message(); };
   EXPECT_EQ(err(json::array()), "container: must be an object");
   EXPECT_EQ(err(json::object()), "container.image: required");
+  EXPECT_EQ(err({{"image", ""}, {"mount_home", false}}), "container.image: required");
   EXPECT_EQ(err({{"image", "x"}, {"pull_policy", "Sometimes"}}),
             "container.pull_policy: expected Always, IfNotPresent or Never, got 'Sometimes'");
   EXPECT_EQ(err({{"image", "x"}, {"imag", "y"}}), "container.imag: unknown key");

@@ -3,12 +3,14 @@
 #include "slurm/sbatch_job.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "common/strings.h"
 #include "common/units.h"
 #include "config/job_options.h"
 #include "config/value_text.h"
+#include "slurm/pyxis.h"
 #include "slurm/sbatch_values.h"
 
 namespace berth::slurm {
@@ -38,6 +40,7 @@ class Settings {
     const Setting* s = Last(name);
     return s != nullptr ? s->option.value.value_or("") : "";
   }
+  const std::vector<Setting>& All() const { return list_; }
   void Drop(std::string_view name) {
     std::erase_if(list_, [&](const Setting& s) { return s.option.name == name; });
   }
@@ -245,6 +248,16 @@ bool IsIgnored(std::string_view name) {
   return std::find(std::begin(kIgnored), std::end(kIgnored), name) != std::end(kIgnored);
 }
 
+// A pyxis option's value alone (pyxis checks each as Slurm hands it over); how the occurrences
+// go together is ApplyContainer's.
+std::optional<SbatchFailure> CheckPyxisValue(const SbatchInputs& in, const OptionArg& o) {
+  if (FindPyxisOption(o.name) == nullptr) return std::nullopt;
+  PyxisRequest alone;
+  Status st = AddPyxisOption(o.name, o.value, alone);
+  if (st.ok()) return std::nullopt;
+  return Error(in, st.message(), 255);
+}
+
 // Reads one source's options into `out` in order, checking each value; the getopt error (and
 // for directives a stray word) comes after the options before it, as in Slurm.
 std::optional<SbatchFailure> TakeOptions(const SbatchInputs& in, std::vector<OptionArg> options,
@@ -255,6 +268,7 @@ std::optional<SbatchFailure> TakeOptions(const SbatchInputs& in, std::vector<Opt
       continue;  // acted on from the command line only
     }
     if (auto f = CheckSbatchValue(o, ctx)) return f;
+    if (auto f = CheckPyxisValue(in, o)) return f;
     out.Add(std::move(o), source);
   }
   return std::nullopt;
@@ -559,6 +573,30 @@ std::variant<ScriptSource, SbatchFailure> LoadScript(const SbatchInputs& in,
   return src;
 }
 
+// sbatch --help: Slurm prints its plugins' options before "Help options:".
+std::string HelpText() {
+  std::string_view help = kHelpText;
+  const size_t at = help.find("\nHelp options:\n");
+  return std::string(help.substr(0, at)) + PyxisHelp() + std::string(help.substr(at));
+}
+
+// pyxis's options from every source, in order (a repeat with another value is an error, as in
+// pyxis), and the container they ask for in exec.container (docs/slurm.md "Containers").
+std::optional<SbatchFailure> ApplyContainer(const SbatchInputs& in, const Settings& s,
+                                            core::JobExecSpec& exec) {
+  PyxisRequest pyxis;
+  for (const Setting& x : s.All()) {
+    if (FindPyxisOption(x.option.name) == nullptr) continue;
+    Status st = AddPyxisOption(x.option.name, x.option.value, pyxis);
+    if (!st.ok()) return Error(in, st.message(), 255);
+  }
+  Result<std::optional<image::ContainerSpec>> spec =
+      PyxisContainer(pyxis, exec.work_dir, in.env, /*new_job=*/true);
+  if (!spec.ok()) return Error(in, spec.status().message());
+  if (*spec) exec.container = image::EncodeContainerSpec(**spec).dump();
+  return std::nullopt;
+}
+
 void SetClientOptions(const Settings& s, SbatchRequest& r) {
   r.parsable = s.Has("parsable");
   r.test_only = s.Has("test-only");
@@ -579,11 +617,12 @@ SbatchOutcome ParseSbatch(const SbatchInputs& in) {
   std::vector<OptionArg> command_line;
   int verbose = 0;
   for (OptionArg o : cl.options) {
-    if (o.name == "help") return SbatchInfo{std::string(kHelpText)};
+    if (o.name == "help") return SbatchInfo{HelpText()};
     if (o.name == "usage") return SbatchInfo{std::string(kUsageText)};
     if (o.name == "version") return SbatchInfo{"slurm 22.05.8\n"};
     if (o.name == "verbose") ++verbose;
     if (auto f = CheckSbatchValue(o, ctx)) return *f;
+    if (auto f = CheckPyxisValue(in, o)) return *f;
     command_line.push_back(std::move(o));
   }
   if (!cl.error.empty()) return GetoptFailure(in, cl.error);
@@ -630,6 +669,7 @@ SbatchOutcome ParseSbatch(const SbatchInputs& in) {
   r.exec.script = std::move(script.text);
   if (operands.size() > 1) r.script_args.assign(operands.begin() + 1, operands.end());
   if (auto f = BuildExec(in, s, r.spec, r.exec)) return fail(*f);
+  if (auto f = ApplyContainer(in, s, r.exec)) return fail(*f);
   SetClientOptions(s, r);
   r.verbose = verbose;
   return r;

@@ -10,6 +10,7 @@
 //   - environment: --export (ALL by default), --export-file, and the SLURM_* variables sbatch
 //     sets for the job from its request (SLURM_NTASKS, SLURM_CPUS_PER_TASK, SLURM_GPUS_PER_NODE,
 //     SLURM_SUBMIT_DIR, ..., man sbatch's OUTPUT ENVIRONMENT VARIABLES that come from options).
+// pyxis's --container-* options make the job's container (exec.container, slurm/pyxis.h).
 // Options that Slurm accepts and berth has no use for (--hint, --switches, --mem-bind, ...) are
 // checked and then ignored (listed in SbatchRequest::ignored).
 //

@@ -495,6 +495,98 @@ TEST(SbatchParseTest, HelpUsageVersion) {
   EXPECT_EQ(r.spec.name, "job.sh");
 }
 
+TEST(SbatchParseTest, PyxisOptionsMakeTheJobsContainer) {
+  // In a directive an unquoted '#' starts a comment, as in Slurm: pyxis's registry separator
+  // needs quotes there.
+  const std::string script =
+      "#!/bin/sh\n#SBATCH --container-image='nvcr.io#nvidia/pytorch:24.05-py3'\n"
+      "#SBATCH --container-mounts=/data:/data:ro\n";
+  SbatchRequest r = Parsed(Inputs(
+      {"-D", "sub", "--container-mounts", "./in:/in", "--container-env=TOKEN",
+       "--no-container-mount-home", "--container-workdir=/in", "--container-name=pyt", "job.sh"},
+      {{"job.sh", script}}, {{"TOKEN", "t0"}, {"PATH", "/bin"}}));
+  EXPECT_EQ(nlohmann::json::parse(r.exec.container), nlohmann::json::parse(R"({
+    "image": "nvcr.io#nvidia/pytorch:24.05-py3",
+    "mounts": [{"source": "/data", "destination": "/data", "read_only": true},
+               {"source": "/work/x/sub/in", "destination": "/in"}],
+    "env": [["TOKEN", "t0"]],
+    "work_dir": "/in",
+    "mount_home": false,
+    "name": "pyt"})"));
+  // No pyxis option: no container; Slurm's own --container (an OCI bundle) is still ignored.
+  EXPECT_EQ(
+      Parsed(Inputs({"--container=/b", "job.sh"}, {{"job.sh", "#!/bin/sh\n"}})).exec.container, "");
+  EXPECT_EQ(nlohmann::json::parse(
+                Parsed(Inputs({"job.sh"},
+                              {{"job.sh", "#!/bin/sh\n#SBATCH --container-image=nvcr.io#x\n"}}))
+                    .exec.container)["image"],
+            "nvcr.io");
+  // The same value in the script and on the command line is one.
+  r = Parsed(Inputs({"--container-image=nvcr.io#nvidia/pytorch:24.05-py3", "job.sh"},
+                    {{"job.sh", script}}));
+  EXPECT_EQ(nlohmann::json::parse(r.exec.container)["image"], "nvcr.io#nvidia/pytorch:24.05-py3");
+}
+
+TEST(SbatchParseTest, PyxisErrors) {
+  const std::string plain = "#!/bin/sh\n";
+  struct Case {
+    std::vector<std::string> args;
+    std::string script;
+    std::string text;
+    int exit_code;
+  };
+  const Case cases[] = {
+      {{"--container-image=x", "--container-mounts=/tmp:", "job.sh"},
+       plain,
+       "sbatch: error: pyxis: --container-mounts: invalid format: /tmp:\n",
+       255},
+      {{"--container-image=b", "job.sh"},
+       "#!/bin/sh\n#SBATCH --container-image=a\n",
+       "sbatch: error: pyxis: --container-image specified multiple times\n",
+       255},
+      {{"--container-mounts=/a:/b", "job.sh"},
+       plain,
+       "sbatch: error: pyxis: --container-mounts needs --container-image or --container-name "
+       "(neither is set)\n",
+       1},
+      {{"--container-name=pyt", "job.sh"},
+       plain,
+       "sbatch: error: pyxis: --container-name=pyt without --container-image: a new job has no "
+       "container of that name yet\n",
+       1},
+      {{"--container-image=x", "--container-save=/x.sqsh", "job.sh"},
+       plain,
+       "sbatch: error: pyxis: --container-save is not supported by berth (a container's root is "
+       "not saved to a file)\n",
+       255},
+      {{"--container-image=ubuntu 22.04", "job.sh"},
+       plain,
+       "sbatch: error: pyxis: --container-image: 'ubuntu 22.04' is not an image name (it has "
+       "blanks)\n",
+       255},
+  };
+  for (const Case& c : cases) {
+    SbatchFailure f = Failed(Inputs(c.args, {{"job.sh", c.script}}));
+    EXPECT_EQ(f.text, c.text) << c.args[0];
+    EXPECT_EQ(f.exit_code, c.exit_code) << c.args[0];
+  }
+  // A bad value on the command line is found before the script is read, as in Slurm.
+  EXPECT_EQ(Failed(Inputs({"--container-mounts=:", "missing.sh"}, {})).text,
+            "sbatch: error: pyxis: --container-mounts: invalid format: :\n");
+}
+
+TEST(SbatchParseTest, HelpListsPyxisOptionsBeforeHelpOptions) {
+  SbatchOutcome out = ParseSbatch(Inputs({"--help"}, {}));
+  ASSERT_TRUE(std::holds_alternative<SbatchInfo>(out));
+  const std::string& text = std::get<SbatchInfo>(out).text;
+  size_t plugins = text.find("\n\nOptions provided by plugins:\n");
+  size_t help = text.find("\n\nHelp options:\n");
+  ASSERT_NE(plugins, std::string::npos);
+  ASSERT_NE(help, std::string::npos);
+  EXPECT_LT(plugins, help);
+  EXPECT_NE(text.find("--container-mounts=SRC:DST[:FLAGS][,SRC:DST...]"), std::string::npos);
+}
+
 TEST(SbatchParseTest, ClientOptions) {
   const std::string plain = "#!/bin/sh\n";
   SbatchRequest r = Parsed(Inputs({"--parsable", "--test-only", "-W", "-M", "c1", "-vv", "job.sh"},

@@ -116,6 +116,22 @@ constexpr SbatchOption kOptions[] = {
     {"job-name", "job-name", 'J', ArgKind::kRequired},
     {"kill-on-invalid-dep", "kill-on-invalid-dep", 0, ArgKind::kRequired},
     {"licenses", "licenses", 'L', ArgKind::kRequired},
+    // NVIDIA pyxis's options (slurm/pyxis.h): Slurm appends a SPANK plugin's options to its own.
+    {"container-image", "container-image", 0, ArgKind::kRequired},
+    {"container-mounts", "container-mounts", 0, ArgKind::kRequired},
+    {"container-workdir", "container-workdir", 0, ArgKind::kRequired},
+    {"container-name", "container-name", 0, ArgKind::kRequired},
+    {"container-save", "container-save", 0, ArgKind::kRequired},
+    {"container-mount-home", "container-mount-home", 0, ArgKind::kNone},
+    {"no-container-mount-home", "no-container-mount-home", 0, ArgKind::kNone},
+    {"container-remap-root", "container-remap-root", 0, ArgKind::kNone},
+    {"no-container-remap-root", "no-container-remap-root", 0, ArgKind::kNone},
+    {"container-entrypoint", "container-entrypoint", 0, ArgKind::kNone},
+    {"no-container-entrypoint", "no-container-entrypoint", 0, ArgKind::kNone},
+    {"container-entrypoint-log", "container-entrypoint-log", 0, ArgKind::kNone},
+    {"container-writable", "container-writable", 0, ArgKind::kNone},
+    {"container-readonly", "container-readonly", 0, ArgKind::kNone},
+    {"container-env", "container-env", 0, ArgKind::kRequired},
 };
 
 // glibc treats two long options as one when they set the same value the same way.

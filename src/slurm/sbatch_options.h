@@ -1,7 +1,8 @@
 // sbatch's command-line grammar: Slurm 22.05's option table (every long option of `man sbatch`
 // with its short letter and argument kind, plus the hidden aliases --cluster and
-// --tasks-per-node) and an emulation of glibc's getopt_long over it, as sbatch runs it on its
-// command line and on the words of its #SBATCH directives:
+// --tasks-per-node, then NVIDIA pyxis's --container-* options, which Slurm appends to its table
+// as it does a SPANK plugin's) and an emulation of glibc's getopt_long over it, as sbatch runs it
+// on its command line and on the words of its #SBATCH directives:
 //   - short options, bundled where they take no argument ("-Hv"), with attached values ("-N2",
 //     "-t1:00:00", "-wnode1") or the next word ("-N 2"); -k's optional value only attached;
 //   - long options with "=value" or the next word ("--time 10"); an optional value only with
@@ -42,8 +43,8 @@ struct SbatchOption {
   ArgKind arg;
 };
 
-// Every option of sbatch 22.05, in the order of its getopt_long table (glibc lists the
-// possibilities of an ambiguous prefix in this order).
+// Every option of sbatch 22.05 and then pyxis's, in the order of its getopt_long table (glibc
+// lists the possibilities of an ambiguous prefix in this order).
 std::span<const SbatchOption> SbatchOptions();
 
 // The option with exactly this long name (an alias gives its own entry), or null.

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "slurm/pyxis.h"
+
 namespace berth::slurm {
 namespace {
 
@@ -17,8 +19,14 @@ OptionArg O(std::string name, std::string value) {
 }
 
 TEST(SbatchOptionTableTest, EveryOptionOfSlurm2205) {
-  // 106 long names: man sbatch's options plus the hidden --cluster and --tasks-per-node.
-  EXPECT_EQ(SbatchOptions().size(), 106u);
+  // 106 long names: man sbatch's options plus the hidden --cluster and --tasks-per-node; then
+  // pyxis's, each of them once and in pyxis's order.
+  ASSERT_EQ(SbatchOptions().size(), 106u + PyxisOptions().size());
+  for (size_t i = 0; i < PyxisOptions().size(); ++i) {
+    const SbatchOption& o = SbatchOptions()[106 + i];
+    EXPECT_EQ(o.name, PyxisOptions()[i].name);
+    EXPECT_EQ(o.arg, PyxisOptions()[i].arg_info.empty() ? ArgKind::kNone : ArgKind::kRequired);
+  }
   std::set<std::string_view> names;
   for (const SbatchOption& o : SbatchOptions()) {
     EXPECT_TRUE(names.insert(o.name).second) << o.name;
@@ -218,7 +226,8 @@ TEST(SbatchGetoptTest, PrefixesOfLongOptions) {
        1,
        "sbatch: option '--n=1' is ambiguous; possibilities: '--network' '--nice' '--no-kill' "
        "'--no-requeue' '--nodefile' '--nodelist' '--nodes' '--ntasks' '--ntasks-per-core' "
-       "'--ntasks-per-gpu' '--ntasks-per-node' '--ntasks-per-socket' '--ntasks-per-tres'"},
+       "'--ntasks-per-gpu' '--ntasks-per-node' '--ntasks-per-socket' '--ntasks-per-tres' "
+       "'--no-container-mount-home' '--no-container-remap-root' '--no-container-entrypoint'"},
       {{"--mem-per"},
        {},
        1,
@@ -234,7 +243,19 @@ TEST(SbatchGetoptTest, PrefixesOfLongOptions) {
        "sbatch: option '--c=1' is ambiguous; possibilities: '--cluster-constraint' '--chdir' "
        "'--cluster' '--clusters' '--comment' '--container' '--context' '--contiguous' "
        "'--constraint' '--core-spec' '--cores-per-socket' '--cpu-freq' '--cpus-per-gpu' "
-       "'--cpus-per-task'"},
+       "'--cpus-per-task' '--container-image' '--container-mounts' '--container-workdir' "
+       "'--container-name' '--container-save' '--container-mount-home' '--container-remap-root' "
+       "'--container-entrypoint' '--container-entrypoint-log' '--container-writable' "
+       "'--container-readonly' '--container-env'"},
+      // pyxis's options come after Slurm's, as a plugin's do: "--container" is still Slurm's
+      // own (an exact name), and a prefix shared with pyxis's is ambiguous.
+      {{"--container=/b"}, {O("container", "/b")}, 1, ""},
+      {{"--container-i=x"}, {O("container-image", "x")}, 1, ""},
+      {{"--container-m=/a"},
+       {},
+       1,
+       "sbatch: option '--container-m=/a' is ambiguous; possibilities: '--container-mounts' "
+       "'--container-mount-home'"},
       {{"--t=1"},
        {},
        1,

@@ -40,6 +40,7 @@ enum LongOption {
   kX11,
   kIgnored,         // accepted, no effect in berth (binding, MPI plugin, ...)
   kIgnoredWithArg,  // the same, with a value
+  kPyxis = 0x200,   // pyxis's options: kPyxis + their index in PyxisOptions()
 };
 
 const struct option kLongOptions[] = {
@@ -99,6 +100,22 @@ const struct option kLongOptions[] = {
     {"version", no_argument, nullptr, 'V'},
     {"wait", required_argument, nullptr, 'W'},
     {"x11", optional_argument, nullptr, kX11},
+    // pyxis's, in PyxisOptions()'s order (checked by a test).
+    {"container-image", required_argument, nullptr, kPyxis + 0},
+    {"container-mounts", required_argument, nullptr, kPyxis + 1},
+    {"container-workdir", required_argument, nullptr, kPyxis + 2},
+    {"container-name", required_argument, nullptr, kPyxis + 3},
+    {"container-save", required_argument, nullptr, kPyxis + 4},
+    {"container-mount-home", no_argument, nullptr, kPyxis + 5},
+    {"no-container-mount-home", no_argument, nullptr, kPyxis + 6},
+    {"container-remap-root", no_argument, nullptr, kPyxis + 7},
+    {"no-container-remap-root", no_argument, nullptr, kPyxis + 8},
+    {"container-entrypoint", no_argument, nullptr, kPyxis + 9},
+    {"no-container-entrypoint", no_argument, nullptr, kPyxis + 10},
+    {"container-entrypoint-log", no_argument, nullptr, kPyxis + 11},
+    {"container-writable", no_argument, nullptr, kPyxis + 12},
+    {"container-readonly", no_argument, nullptr, kPyxis + 13},
+    {"container-env", required_argument, nullptr, kPyxis + 14},
     {nullptr, 0, nullptr, 0},
 };
 // '+': stop at the first word that is not an option (the command and its own options).
@@ -190,6 +207,17 @@ std::string ApplyStepOption(int c, const std::string& value, SrunOptions& o) {
       o.nodelist = value;
       return "";
   }
+  return "";
+}
+
+// A pyxis option (c = kPyxis + its index); returns an error text or "".
+std::string ApplyPyxisOption(int c, const char* value, SrunOptions& o) {
+  const PyxisOption& p = PyxisOptions()[static_cast<size_t>(c - kPyxis)];
+  std::optional<std::string> v;
+  if (!p.arg_info.empty()) v = value != nullptr ? value : "";
+  Status st = AddPyxisOption(p.name, v, o.pyxis);
+  if (!st.ok()) return "srun: error: " + st.message();
+  o.container_args.push_back("--" + std::string(p.name) + (v ? "=" + *v : ""));
   return "";
 }
 
@@ -308,6 +336,10 @@ SrunParse ParseSrunArgs(const std::vector<std::string>& args) {
           stop = Finish(0, "", SrunHelp());
         } else if (c == kUsage) {
           stop = Finish(0, "", SrunUsage());
+        } else if (c >= kPyxis) {
+          if (std::string error = ApplyPyxisOption(c, value, o); !error.empty()) {
+            stop = Finish(1, error + "\n");
+          }
         } else if (std::string error = ApplyOption(c, value ? value : "", o); !error.empty()) {
           stop = Finish(1, error + "\n");
         }
@@ -355,7 +387,8 @@ std::string SrunHelp() {
          "  -d, --dependency=list       -J, --job-name=name     --begin=time\n"
          "      --export=ALL|NONE|vars  --comment=text          --time-min=limit\n"
          "\n"
-         "  -v, --verbose   -Q, --quiet   -V, --version   --help   --usage\n";
+         "  -v, --verbose   -Q, --quiet   -V, --version   --help   --usage\n" +
+         PyxisHelp();
 }
 
 Result<std::vector<int32_t>> ExpandCounts(std::string_view text) {
@@ -723,9 +756,19 @@ int SrunExitCode(const std::vector<TaskEnd>& ends) {
   return 1;
 }
 
+Result<std::optional<image::ContainerSpec>> StepContainer(const SrunOptions& opt,
+                                                          const EnvList& env,
+                                                          const std::string& cwd, bool new_job) {
+  // pyxis places relative mount sources in the step's working directory.
+  std::string dir = cwd;
+  if (!opt.chdir.empty()) dir = opt.chdir[0] == '/' ? opt.chdir : cwd + "/" + opt.chdir;
+  return PyxisContainer(opt.pyxis, dir, env, new_job);
+}
+
 std::vector<std::string> InnerSrunArgs(const std::string& berth_binary, const SrunOptions& opt) {
   std::vector<std::string> argv = {berth_binary, "srun"};
   argv.insert(argv.end(), opt.step_args.begin(), opt.step_args.end());
+  argv.insert(argv.end(), opt.container_args.begin(), opt.container_args.end());
   argv.push_back("--");
   argv.insert(argv.end(), opt.command.begin(), opt.command.end());
   return argv;

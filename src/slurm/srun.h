@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "image/container_spec.h"
+#include "slurm/pyxis.h"
 #include "slurm/view_options.h"
 
 namespace berth::slurm {
@@ -53,6 +55,10 @@ struct SrunOptions {
   std::vector<std::pair<std::string, std::string>> job_options;
   // The step options again as command-line words, for the srun that runs inside the new job.
   std::vector<std::string> step_args;
+  // pyxis's --container-* options (slurm/pyxis.h), and the same as words for the srun that runs
+  // inside a job srun creates outside an allocation (that srun makes the containerised step).
+  PyxisRequest pyxis;
+  std::vector<std::string> container_args;
   std::vector<std::string> command;  // the program and its arguments
   bool help = false, usage = false, version = false;
 };
@@ -119,11 +125,13 @@ Result<StepLayout> PlanStep(const SrunOptions& opt, const Allocation& alloc);
 
 // Which of a step's nodes is this one, and the others (srun starts their tasks through the
 // controller: src/cli/slurm_srun.cc).
+// `in_container`: the step runs in a container, which each node's supervisor sets up, so this
+// node's part starts through the controller too: every step node is one of the "others".
 struct StepSplit {
   size_t local = 0;                 // index into layout.nodes; layout.nodes.size() for none
   std::vector<std::string> others;  // the other step nodes, in layout order
 };
-StepSplit SplitStep(const StepLayout& layout, const Allocation& alloc);
+StepSplit SplitStep(const StepLayout& layout, const Allocation& alloc, bool in_container = false);
 
 // The variable that carries a step's layout to its other nodes: set by srun on the batch node,
 // read by the srun each of those nodes' supervisors runs, given to no task.
@@ -181,6 +189,13 @@ std::vector<std::string> TaskEndLines(const std::string& node, const std::vector
 // srun's exit code: of the largest wait status (as srun keeps it), the exit status, or 128 +
 // the signal.
 int SrunExitCode(const std::vector<TaskEnd>& ends);
+
+// The container a step's tasks run in (pyxis's options; nullopt for none: the host, also inside
+// a batch job that runs in a container, as with pyxis). `cwd` is srun's working directory, `env`
+// its environment. `new_job`: srun outside an allocation, whose job has no named container yet.
+Result<std::optional<image::ContainerSpec>> StepContainer(const SrunOptions& opt,
+                                                          const EnvList& env,
+                                                          const std::string& cwd, bool new_job);
 
 // The command line of the srun that runs inside a job created outside an allocation.
 std::vector<std::string> InnerSrunArgs(const std::string& berth_binary, const SrunOptions& opt);

@@ -7,11 +7,11 @@
 
 namespace berth::slurm {
 
-StepSplit SplitStep(const StepLayout& layout, const Allocation& alloc) {
+StepSplit SplitStep(const StepLayout& layout, const Allocation& alloc, bool in_container) {
   StepSplit out;
   out.local = layout.nodes.size();
   for (size_t i = 0; i < layout.nodes.size(); ++i) {
-    if (layout.node_index[i] == alloc.this_node) {
+    if (layout.node_index[i] == alloc.this_node && !in_container) {
       out.local = i;
     } else {
       out.others.push_back(layout.nodes[i]);

@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "slurm/srun_step.h"
 
@@ -71,6 +72,96 @@ TEST(SrunArgsTest, Errors) {
     EXPECT_EQ(p.exit_code, 1);
     EXPECT_EQ(p.err, c.err);
   }
+}
+
+TEST(SrunArgsTest, PyxisOptions) {
+  SrunOptions o = Parse({"-n2", "--container-image=nvcr.io#nvidia/pytorch:24.05-py3",
+                         "--container-mounts", "./d:/d:ro", "--container-mounts=/x",
+                         "--no-container-mount-home", "--container-name=pyt", "-D", "/w",
+                         "--container-env=A", "python", "--container-image=not-srun's"});
+  EXPECT_EQ(o.pyxis.image, "nvcr.io#nvidia/pytorch:24.05-py3");
+  EXPECT_EQ(o.pyxis.mounts, (std::vector<PyxisMount>{{"./d", "/d", true}, {"/x", "/x", false}}));
+  EXPECT_EQ(o.pyxis.mount_home, 0);
+  EXPECT_EQ(o.pyxis.name, "pyt");
+  EXPECT_EQ(o.command, (std::vector<std::string>{"python", "--container-image=not-srun's"}));
+  // The steps' other nodes do not get them (the container travels as JSON); the srun inside a
+  // job srun makes does.
+  EXPECT_EQ(o.step_args, (std::vector<std::string>{"-n", "2"}));
+  EXPECT_EQ(InnerSrunArgs("/b/berth", o),
+            (std::vector<std::string>{
+                "/b/berth", "srun", "-n", "2", "--container-image=nvcr.io#nvidia/pytorch:24.05-py3",
+                "--container-mounts=./d:/d:ro", "--container-mounts=/x",
+                "--no-container-mount-home", "--container-name=pyt", "--container-env=A", "--",
+                "python", "--container-image=not-srun's"}));
+  Result<std::optional<image::ContainerSpec>> c =
+      StepContainer(o, {{"A", "1"}}, "/home/u", /*new_job=*/false);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ(image::EncodeContainerSpec(**c), nlohmann::json::parse(R"({
+    "image": "nvcr.io#nvidia/pytorch:24.05-py3",
+    "mounts": [{"source": "/w/d", "destination": "/d", "read_only": true},
+               {"source": "/x", "destination": "/x"}],
+    "env": [["A", "1"]], "mount_home": false, "name": "pyt"})"));
+  // Without pyxis's options a step runs on the host.
+  c = StepContainer(Parse({"true"}), {}, "/home/u", false);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->has_value());
+}
+
+// Each of pyxis's options reaches pyxis's checks under its own name (srun's getopt table lists
+// them in PyxisOptions()'s order).
+TEST(SrunArgsTest, EveryPyxisOptionIsItself) {
+  for (const PyxisOption& p : PyxisOptions()) {
+    const std::string word = "--" + std::string(p.name) + (p.arg_info.empty() ? "" : "=/v");
+    SrunParse parsed = ParseSrunArgs({"srun", word, "true"});
+    if (parsed.done) {
+      // Refused by berth: the message names the option.
+      EXPECT_NE(parsed.err.find("--" + std::string(p.name)), std::string::npos) << parsed.err;
+      continue;
+    }
+    ASSERT_EQ(parsed.options.container_args.size(), 1u) << word;
+    EXPECT_EQ(parsed.options.container_args[0], word);
+    EXPECT_EQ(parsed.options.pyxis.given, std::vector<std::string>{"--" + std::string(p.name)});
+  }
+}
+
+TEST(SrunArgsTest, PyxisErrors) {
+  auto err = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "srun");
+    SrunParse p = ParseSrunArgs(args);
+    EXPECT_TRUE(p.done);
+    EXPECT_EQ(p.exit_code, 1);
+    return p.err;
+  };
+  EXPECT_EQ(err({"--container-image=x", "--container-mounts=/tmp:", "true"}),
+            "srun: error: pyxis: --container-mounts: invalid format: /tmp:\n");
+  EXPECT_EQ(err({"--container-image=", "true"}),
+            "srun: error: pyxis: --container-image: argument required\n");
+  EXPECT_EQ(err({"--container-readonly", "--container-writable", "true"}),
+            "srun: error: pyxis: both --container-writable and --container-readonly were "
+            "specified\n");
+  auto container_error = [](std::vector<std::string> args, bool new_job) {
+    args.insert(args.begin(), "srun");
+    SrunParse p = ParseSrunArgs(args);
+    EXPECT_FALSE(p.done) << p.err;
+    Result<std::optional<image::ContainerSpec>> c = StepContainer(p.options, {}, "/", new_job);
+    return c.ok() ? std::string("ok") : c.status().message();
+  };
+  EXPECT_EQ(container_error({"--container-workdir=/w", "true"}, false),
+            "pyxis: --container-workdir needs --container-image or --container-name (neither is "
+            "set)");
+  // --container-name alone: a container an earlier step made, not one of a job srun creates.
+  EXPECT_EQ(container_error({"--container-name=pyt", "true"}, false), "ok");
+  EXPECT_EQ(container_error({"--container-name=pyt", "true"}, true),
+            "pyxis: --container-name=pyt without --container-image: a new job has no container "
+            "of that name yet");
+}
+
+TEST(SrunArgsTest, HelpListsPyxisOptions) {
+  SrunParse p = ParseSrunArgs({"srun", "--help"});
+  EXPECT_TRUE(p.done);
+  EXPECT_NE(p.out.find("\nOptions provided by plugins:\n"), std::string::npos);
+  EXPECT_NE(p.out.find("      --container-workdir=PATH\n"), std::string::npos);
 }
 
 EnvList BatchEnv(const std::string& nodes = "n[1-2]", const std::string& cpus = "4(x2)") {
@@ -173,6 +264,10 @@ TEST(SrunLayoutTest, SplitsTheStepIntoThisNodeAndTheOthers) {
   split = SplitStep(*other, *a);
   EXPECT_EQ(split.local, other->nodes.size());
   EXPECT_EQ(split.others, std::vector<std::string>{"n2"});
+  // A step in a container: every node's part starts through the controller, this one's too.
+  split = SplitStep(*two, *a, /*in_container=*/true);
+  EXPECT_EQ(split.local, two->nodes.size());
+  EXPECT_EQ(split.others, (std::vector<std::string>{"n1", "n2"}));
 }
 
 TEST(SrunLayoutTest, TheLayoutTravelsToTheOtherNodesIntact) {

@@ -1,7 +1,7 @@
 """Integration tests of `berth sbatch` against real daemons: directives, SBATCH_* variables and
 the command line reach the job (its SLURM_* environment, written to its output file), --parsable,
---test-only, --hold, --wait's exit codes, and sbatch's refusals with Slurm 22.05's messages and
-exit codes (nothing reaches the queue).
+--test-only, --hold, --wait's exit codes, sbatch's refusals with Slurm 22.05's messages and
+exit codes (nothing reaches the queue), and pyxis's --container-* options in the job's request.
 
 Run: BERTH_BINARY=build/berth python3 -m unittest -v test_slurm_sbatch (from this folder).
 """
@@ -199,6 +199,49 @@ class SbatchTest(unittest.TestCase):
         # SLURM_EXIT_ERROR changes the status of errors that exit 1, as in Slurm.
         p = self.sbatch('missing.sh', env={'SLURM_EXIT_ERROR': '7'})
         self.assertEqual(p.returncode, 7)
+
+    def test_pyxis_options_make_the_jobs_container(self):
+        # Held: only the request is looked at (the container runs are tests of their own).
+        self.write('c.sh', '#!/bin/sh\n#SBATCH --container-workdir=/b\ntrue\n')
+        p = self.sbatch('--hold', '--parsable', '--container-image=x',
+                        '--container-mounts=/a:/b:ro,./in', '--container-env=MYVAR',
+                        '--no-container-mount-home', 'c.sh', env={'MYVAR': 'v1'})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        job_id = int(p.stdout)
+        try:
+            self.assertEqual(self.c.job(job_id)['request']['container'], {
+                'image': 'x',
+                'mounts': [{'source': '/a', 'destination': '/b', 'read_only': True},
+                           {'source': self.work + '/in', 'destination': '/in'}],
+                'work_dir': '/b',
+                'env': [['MYVAR', 'v1']],
+                'mount_home': False})
+        finally:
+            self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(job_id)]})
+        p = self.sbatch('--help')
+        self.assertIn('\nOptions provided by plugins:\n', p.stdout)
+        self.assertIn('--container-mounts=SRC:DST[:FLAGS][,SRC:DST...]', p.stdout)
+
+    def test_bad_pyxis_options_submit_nothing(self):
+        self.write('job.sh', '#!/bin/sh\ntrue\n')
+        cases = [
+            (['--container-image=x', '--container-mounts=/tmp:', 'job.sh'],
+             'sbatch: error: pyxis: --container-mounts: invalid format: /tmp:\n', 255),
+            (['--container-image=x', '--container-mounts=/a:/b:ro+exec', 'job.sh'],
+             "sbatch: error: pyxis: --container-mounts: unknown mount flag 'exec' in /a:/b:ro+exec "
+             '(berth takes ro, rw, and ignores the propagation and bind flags)\n', 255),
+            (['--container-mounts=/a:/b', 'job.sh'],
+             'sbatch: error: pyxis: --container-mounts needs --container-image or '
+             '--container-name (neither is set)\n', 1),
+            (['--container-image=x', '--container-save=/s.sqsh', 'job.sh'],
+             "sbatch: error: pyxis: --container-save is not supported by berth (a container's "
+             'root is not saved to a file)\n', 255),
+        ]
+        before = self.queue()
+        for args, stderr, code in cases:
+            p = self.sbatch(*args)
+            self.assertEqual((p.returncode, p.stderr, p.stdout), (code, stderr, ''), args)
+        self.assertEqual(self.queue(), before)
 
     def test_script_on_stdin_and_help(self):
         p = self.sbatch('--hold', '--parsable', stdin='#!/bin/sh\n#SBATCH -J piped\ntrue\n')
