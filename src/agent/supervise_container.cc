@@ -112,6 +112,27 @@ std::string LdconfigOutput() {
   return out;
 }
 
+// The shared libraries a binary needs and its dynamic loader, from `ldd`: (path, is_loader).
+std::vector<std::pair<std::string, bool>> LibrariesOf(const std::string& binary) {
+  std::vector<std::pair<std::string, bool>> out;
+  std::string cmd = "/usr/bin/ldd '" + binary + "' 2>/dev/null";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return out;
+  char line[4096];
+  while (fgets(line, sizeof(line), f) != nullptr) {
+    std::string l = line;
+    // "\tlibssl.so.3 => /lib/x86_64-linux-gnu/libssl.so.3 (0x...)" or
+    // "\t/lib64/ld-linux-x86-64.so.2 (0x...)"
+    size_t arrow = l.find("=> ");
+    size_t start = arrow != std::string::npos ? arrow + 3 : l.find('/');
+    if (start == std::string::npos || start >= l.size() || l[start] != '/') continue;
+    std::string path = l.substr(start, l.find(' ', start) - start);
+    out.emplace_back(path, arrow == std::string::npos);
+  }
+  pclose(f);
+  return out;
+}
+
 // kubelet's reason for a pull error.
 std::string PullReason(const Status& s) {
   if (s.code() == StatusCode::kFailedPrecondition) return "ErrImageNeverPull";
@@ -152,6 +173,27 @@ Status Supervisor::PrepareImage() {
   if (container_->run_as_root && user_.uid != 0) {
     // The controller allows run_as_root only to operators; the job's user is then root.
     notes_.push_back("runs as root in the container");
+  }
+  // --container-name: a later step of the job names the container an earlier part of the job
+  // named; berth keeps the image it used (not its writes: each step gets a fresh upper layer).
+  std::string named;
+  if (!container_->name.empty()) {
+    // Kept in the job's own folder (the batch part's), which lives as long as the job.
+    named = std::filesystem::path(dir_).parent_path().string() + "/" +
+            std::to_string(spec_.job_id) + "." + std::to_string(spec_.attempt) +
+            "/container-name-" + container_->name;
+    if (container_->image.empty()) {
+      Result<std::string> image = ReadFile(named);
+      if (!image.ok() || image->empty()) {
+        image_error_ = "CreateContainerError";
+        return Status::NotFound("no container named '" + container_->name + "' in job " +
+                                std::to_string(spec_.job_id) +
+                                " (give --container-image with --container-name first)");
+      }
+      container_->image = *image;
+    } else {
+      (void)WriteFileAtomic(named, container_->image, 0600);
+    }
   }
   image::StoreOptions so;
   so.skopeo = containers_.skopeo;
@@ -282,6 +324,24 @@ Result<JobExec> Supervisor::BuildContainerExec(const JobExec& job) {
   }
   if (!spec_.script.empty()) {
     plan.mounts.push_back({kScriptInContainer, "bind", host_script, {"rbind", "ro"}});
+  }
+  // A job step's part on this node runs `berth srun` (its tasks' launcher) in the container:
+  // berth's own binary, its libraries and loader are bound read-only under /.berth and it runs
+  // through that loader, so the image needs none of them (as pyxis's tasks run in the image).
+  char self[4096] = {};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0 && !job_argv.empty() && job_argv.front() == std::string(self, n)) {
+    std::string loader;
+    for (const auto& [lib, is_loader] : LibrariesOf(job_argv.front())) {
+      std::string dest = "/.berth/lib/" + std::filesystem::path(lib).filename().string();
+      plan.mounts.push_back({dest, "bind", lib, {"rbind", "ro"}});
+      if (is_loader) loader = dest;
+    }
+    plan.mounts.push_back({"/.berth/bin/berth", "bind", job_argv.front(), {"rbind", "ro"}});
+    job_argv.front() = "/.berth/bin/berth";
+    if (!loader.empty()) {
+      job_argv.insert(job_argv.begin(), {loader, "--library-path", "/.berth/lib"});
+    }
   }
   BERTH_ASSIGN_OR_RETURN(plan.args, ContainerArgs(cs, image_.config, job_argv));
   std::vector<std::string> env = ContainerEnv(image_.config.env, job.env, cs);

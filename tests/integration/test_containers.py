@@ -329,3 +329,64 @@ class PodsInImages(unittest.TestCase):
         self.assertRegex(message.lower(), 'unauthorized|authentication')
         self.assertIn('ImagePullBackOff', self.k('get', 'pod', 'nosecret').stdout)
         self.k('delete', 'pod', 'nosecret', '--wait=false')
+
+
+@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+class SlurmPyxis(unittest.TestCase):
+    """sbatch and srun with pyxis's options, as a user, through the real CLI."""
+
+    @classmethod
+    def setUpClass(cls):
+        harness.make_user(USER)
+        cls.work = tempfile.mkdtemp(prefix='berth-ctr-slurm-')
+        cls.reg = registry.Registry().start()
+        registry.build_image(os.path.join(cls.work, 'img'),
+                             files={'etc/marker': b'in-the-image\n'}, env=['PATH=/bin'])
+        cls.reg.push(os.path.join(cls.work, 'img'), 'team/img:2')
+        cls.c = Cluster(agent_args=['--registry-ca', cls.reg.certs]).start()
+        cls.home = '/home/' + USER
+        cls.image = '%s#team/img:2' % cls.reg.host  # pyxis's REGISTRY#IMAGE form
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop()
+        cls.reg.stop()
+        harness.remove_user(USER)
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def sbatch(self, script, *args):
+        path = os.path.join(self.home, 'job.sh')
+        with open(path, 'w') as f:
+            f.write(script)
+        subprocess.run(['chown', USER, path], check=True)
+        cmd = ['runuser', '-u', USER, '--', 'env', 'BERTH_SOCKET=' + self.c.sock,
+               'PATH=/usr/bin:/bin', harness.BERTH, 'sbatch', '--parsable', *args, 'job.sh']
+        p = subprocess.run(cmd, cwd=self.home, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return int(p.stdout.strip().split(';')[0])
+
+    def out(self, job_id):
+        with open(os.path.join(self.home, 'slurm-%d.out' % job_id)) as f:
+            return f.read()
+
+    def test_sbatch_container_image_runs_the_batch_script_in_it(self):
+        j = self.sbatch('#!/bin/sh\n#SBATCH --container-mounts=/etc/hostname:/mnt/host:ro\n'
+                        'cat /etc/marker; pwd; cat /mnt/host >/dev/null && echo mounted\n',
+                        '--container-image=' + self.image)
+        r = self.c.wait_state(j, ['COMPLETED', 'FAILED'], timeout=120)
+        self.assertEqual(r['state'], 'COMPLETED', r)
+        self.assertEqual(self.out(j), 'in-the-image\n%s\nmounted\n' % self.home)
+
+    def test_srun_steps_run_their_tasks_in_the_image_and_reuse_a_named_container(self):
+        srun = harness.os.path.abspath(harness.BERTH) + ' srun'
+        j = self.sbatch('#!/bin/sh\n'
+                        'test -e /etc/marker || echo batch-on-the-host\n'
+                        '%s -n 2 -l --container-image=%s --container-name=c1 cat /etc/marker\n'
+                        "%s -l --container-name=c1 sh -c 'echo task $SLURM_PROCID'\n"
+                        % (srun, self.image, srun), '-n', '2')
+        r = self.c.wait_state(j, ['COMPLETED', 'FAILED'], timeout=120)
+        self.assertEqual(r['state'], 'COMPLETED', (r, self.out(j)))
+        lines = self.out(j).splitlines()
+        self.assertEqual(lines[0], 'batch-on-the-host')
+        self.assertEqual(sorted(lines[1:3]), ['0: in-the-image', '1: in-the-image'])
+        self.assertEqual(sorted(lines[3:]), ['0: task 0', '1: task 1'])
