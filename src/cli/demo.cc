@@ -11,7 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include "agent/container_settings.h"
+#include "agent/file_util.h"
 #include "cli/client.h"
+#include "image/layout_writer.h"
 
 namespace berth::cli {
 namespace {
@@ -176,6 +179,65 @@ void ShowAutoscaling(Client& c, const std::atomic<bool>& stop) {
   }
 }
 
+// True for a 64-bit ELF executable without a program interpreter (statically linked).
+bool IsStaticElf(const std::string& b) {
+  auto u = [&](size_t off, size_t n) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n && off + i < b.size(); ++i) {
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(b[off + i])) << (8 * i);
+    }
+    return v;
+  };
+  if (b.size() < 64 || b.compare(0, 4, "\x7f" "ELF") != 0 || b[4] != 2) return false;
+  const uint64_t phoff = u(0x20, 8), phentsize = u(0x36, 2), phnum = u(0x38, 2);
+  for (uint64_t i = 0; i < phnum; ++i) {
+    if (u(phoff + i * phentsize, 4) == 3) return false;  // PT_INTERP
+  }
+  return phnum > 0;
+}
+
+// A container job, when this machine can run one: an OCI image made here from the host's static
+// busybox (Debian's busybox-static; no registry, no internet), which the node imports from its
+// path. Empty when runc or a static busybox is missing (the demo says so).
+std::optional<DemoJob> ContainerJob(const std::string& dir) {
+  const std::string busybox = "/bin/busybox";
+  Result<std::string> binary = agent::ReadFile(busybox);
+  if (agent::FindExecutable("runc").empty() || !binary.ok() ||
+      !IsStaticElf(*binary)) {
+    std::printf("berth demo: no container job (it needs runc and a static %s: apt install runc "
+                "busybox-static)\n",
+                busybox.c_str());
+    return std::nullopt;
+  }
+  using E = image::LayerEntry;
+  std::vector<E> layer = {{E::Kind::kDir, "bin", "", 0755},
+                          {E::Kind::kFile, "bin/busybox", *binary, 0755},
+                          {E::Kind::kDir, "etc", "", 0755},
+                          {E::Kind::kFile, "etc/berth-demo",
+                           "hello from an OCI image made from busybox by berth up --demo\n", 0644}};
+  for (const char* applet : {"sh", "cat", "echo", "id", "pwd", "ls", "sleep"}) {
+    layer.push_back({E::Kind::kSymlink, std::string("bin/") + applet, "busybox", 0777});
+  }
+  image::ImageConfig config;
+  config.env = {"PATH=/bin"};
+  config.cmd = {"/bin/sh"};
+  Result<std::string> written = image::WriteOciLayout(dir + "/image", layer, config, "1");
+  if (!written.ok()) {
+    std::printf("berth demo: no container job: %s\n", written.status().message().c_str());
+    return std::nullopt;
+  }
+  json spec = {{"name", "in-a-container"},
+               {"script", "#!/bin/sh\ncat /etc/berth-demo; echo \"uid $(id -u), in $(pwd)\"\n"},
+               {"work_dir", dir},
+               {"stdout", "%x-%j.out"},
+               {"time_limit", 120},
+               {"container",
+                {{"image", dir + "/image"},
+                 {"mount_home", false},
+                 {"mounts", {{{"source", dir}, {"destination", dir}}}}}}};
+  return DemoJob{spec, "COMPLETED"};
+}
+
 }  // namespace
 
 int RunDemo(const std::string& address, const std::string& home, const std::atomic<bool>& stop) {
@@ -184,7 +246,9 @@ int RunDemo(const std::string& address, const std::string& home, const std::atom
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the agent register
   Result<std::unique_ptr<Client>> c = Client::Connect(address);
   if (!c.ok()) return Fail("berth up --demo", c.status());
-  Result<std::map<uint32_t, std::string>> expect = Submit(**c, Workload(dir));
+  std::vector<DemoJob> work = Workload(dir);
+  if (std::optional<DemoJob> ctr = ContainerJob(dir)) work.push_back(std::move(*ctr));
+  Result<std::map<uint32_t, std::string>> expect = Submit(**c, std::move(work));
   if (!expect.ok()) return Fail("berth up --demo", expect.status());
   Result<std::optional<json>> mine = WatchUntilEnded(**c, *expect, stop);
   if (!mine.ok()) return Fail("berth up --demo", mine.status());
