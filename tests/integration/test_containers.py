@@ -300,11 +300,20 @@ class PodsInImages(unittest.TestCase):
                     timeout)
         return last
 
-    def test_the_images_entrypoint_and_cmd_run_when_the_pod_gives_no_command(self):
-        self.apply('pi', {'image': self.reg.host + '/team/pi:1'})
-        pod = self.wait_phase('pi', 'Succeeded')
-        self.assertEqual(self.k('logs', 'pi').stdout, '3.14159\ninside-the-image\n')
-        status = pod['status']['containerStatuses'][0]
+    def test_a_job_whose_image_gives_only_entrypoint_and_cmd(self):
+        # The Kubernetes documentation's pi Job, with a local image in place of perl's.
+        job = {'apiVersion': 'batch/v1', 'kind': 'Job', 'metadata': {'name': 'pi'},
+               'spec': {'backoffLimit': 0, 'template': {'spec': {
+                   'restartPolicy': 'Never', 'imagePullSecrets': [{'name': 'regcred'}],
+                   'containers': [{'name': 'pi', 'image': self.reg.host + '/team/pi:1'}]}}}}
+        path = os.path.join(self.work, 'pi-job.json')
+        with open(path, 'w') as f:
+            json.dump(job, f)
+        self.k('apply', '-f', path)
+        self.k('wait', '--for=condition=complete', 'job/pi', '--timeout=90s')
+        self.assertEqual(self.k('logs', 'job/pi').stdout, '3.14159\ninside-the-image\n')
+        pods = json.loads(self.k('get', 'pods', '-l', 'job-name=pi', '-o', 'json').stdout)
+        status = pods['items'][0]['status']['containerStatuses'][0]
         self.assertRegex(status['imageID'], '^%s/team/pi@sha256:[0-9a-f]{64}$' % self.reg.host)
 
     def test_args_replace_cmd_with_the_pods_env_over_the_images(self):
@@ -314,6 +323,14 @@ class PodsInImages(unittest.TestCase):
                             'args': ['echo $(GREETING) $IMAGE_VAR; pwd']})
         self.wait_phase('args', 'Succeeded')
         self.assertEqual(self.k('logs', 'args').stdout, 'hello pod\n/\n')
+
+    def test_over_its_memory_limit_the_container_is_oomkilled(self):
+        self.apply('oom', {'image': self.reg.host + '/team/pi:1',
+                           'args': ['head -c 400m /dev/zero | tail'],
+                           'resources': {'limits': {'memory': '64Mi'}}})
+        pod = self.wait_phase('oom', 'Failed')
+        state = pod['status']['containerStatuses'][0]['state']
+        self.assertEqual(state['terminated']['reason'], 'OOMKilled', state)
 
     def test_without_its_pull_secret_a_private_image_backs_off(self):
         self.apply('nosecret', {'image': self.reg.host + '/team/pi:1'}, pull_secret=False)
