@@ -283,6 +283,17 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
   return controller::Controller::Create(std::move(opt));
 }
 
+// The node's container options, in `berth agent --help` and `berth up --help`.
+constexpr const char* kContainerOptions =
+    R"(  --no-containers      run no container jobs on this node (they fail with the reason)
+  --image-store DIR    the node's image cache (default HOME/agent/images)
+  --image-cache-size SIZE  prune unused images, least recently used first, above SIZE
+                       (e.g. 200G; default: no limit)
+  --registry-ca DIR    extra CA certificates (*.crt) for container registries
+  --insecure-registry HOST[:PORT]  a registry reached over plain HTTP or without TLS checks
+                       (repeatable; registries on loopback always may: docs/containers.md)
+)";
+
 constexpr const char* kControllerUsage = R"(Usage: berth controller [options]
 
 Runs the controller: the cluster's state, the scheduler, the REST API on a Unix socket.
@@ -311,7 +322,7 @@ token), nodes' credentials, and the join token; agents on other hosts join there
 (docs/security.md).
 )";
 
-constexpr const char* kAgentUsage = R"(Usage: berth agent [options]
+const std::string kAgentUsage = std::string(R"(Usage: berth agent [options]
 
 Runs the node agent: registers this node with the controller and runs its jobs.
   --controller ADDR    unix:/path/controller.sock, or https://host:port for a controller on
@@ -328,16 +339,9 @@ Runs the node agent: registers this node with the controller and runs its jobs.
   --cpus N --mem SIZE  declare the node's size instead of what is detected
   --metrics-listen H:P serve Prometheus metrics (GET /metrics) on TCP there; port 0 picks a
                        free one (printed); off by default (docs/metrics.md)
-  --no-containers      run no container jobs on this node (they fail with the reason)
-  --image-store DIR    the node's image cache (default HOME/agent/images)
-  --image-cache-size SIZE  prune unused images, least recently used first, above SIZE
-                       (e.g. 200G; default: no limit)
-  --registry-ca DIR    extra CA certificates (*.crt) for container registries
-  --insecure-registry HOST[:PORT]  a registry reached over plain HTTP or without TLS checks
-                       (repeatable; registries on loopback always may: docs/containers.md)
-)";
+)") + kContainerOptions;
 
-constexpr const char* kUpUsage = R"(Usage: berth up [options]
+const std::string kUpUsage = std::string(R"(Usage: berth up [options]
 
 Starts a controller and a local agent in one command (the embedded single-machine cluster), in
 the foreground; Ctrl-C stops both (running jobs keep running and are adopted by the next start).
@@ -355,14 +359,7 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
   --container-pods yes|no  Pods run in their images (default yes); no: their commands run on
                        the node as processes (docs/containers.md)
-  --no-containers      run no container jobs on this node (they fail with the reason)
-  --image-store DIR    the node's image cache (default HOME/agent/images)
-  --image-cache-size SIZE  prune unused images, least recently used first, above SIZE
-                       (e.g. 200G; default: no limit)
-  --registry-ca DIR    extra CA certificates (*.crt) for container registries
-  --insecure-registry HOST[:PORT]  a registry reached over plain HTTP or without TLS checks
-                       (repeatable; registries on loopback always may: docs/containers.md)
-)";
+)") + kContainerOptions;
 
 }  // namespace
 
@@ -397,7 +394,7 @@ void SetContainerOptions(const DaemonArgs& a, agent::AgentOptions& opt) {
 
 int AgentMain(int argc, char** argv) {
   DaemonArgs a;
-  if (int rc = ParseDaemonArgs(argc, argv, a, kAgentUsage); rc != 0 || a.help) return rc;
+  if (int rc = ParseDaemonArgs(argc, argv, a, kAgentUsage.c_str()); rc != 0 || a.help) return rc;
   CatchStopSignals();
   agent::AgentOptions opt;
   opt.controller = a.controller.empty() ? "unix:" + FindSocket() : a.controller;
@@ -428,7 +425,7 @@ int AgentMain(int argc, char** argv) {
 
 int UpMain(int argc, char** argv) {
   DaemonArgs a;
-  if (int rc = ParseDaemonArgs(argc, argv, a, kUpUsage); rc != 0 || a.help) return rc;
+  if (int rc = ParseDaemonArgs(argc, argv, a, kUpUsage.c_str()); rc != 0 || a.help) return rc;
   CatchStopSignals();
   if (mkdir(a.home.c_str(), 0755) != 0 && errno != EEXIST) {
     return Fail("berth up", Status::InvalidArgument("cannot create " + a.home));

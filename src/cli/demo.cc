@@ -188,7 +188,12 @@ bool IsStaticElf(const std::string& b) {
     }
     return v;
   };
-  if (b.size() < 64 || b.compare(0, 4, "\x7f" "ELF") != 0 || b[4] != 2) return false;
+  if (b.size() < 64 ||
+      b.compare(0, 4,
+                "\x7f"
+                "ELF") != 0 ||
+      b[4] != 2)
+    return false;
   const uint64_t phoff = u(0x20, 8), phentsize = u(0x36, 2), phnum = u(0x38, 2);
   for (uint64_t i = 0; i < phnum; ++i) {
     if (u(phoff + i * phentsize, 4) == 3) return false;  // PT_INTERP
@@ -202,11 +207,11 @@ bool IsStaticElf(const std::string& b) {
 std::optional<DemoJob> ContainerJob(const std::string& dir) {
   const std::string busybox = "/bin/busybox";
   Result<std::string> binary = agent::ReadFile(busybox);
-  if (agent::FindExecutable("runc").empty() || !binary.ok() ||
-      !IsStaticElf(*binary)) {
-    std::printf("berth demo: no container job (it needs runc and a static %s: apt install runc "
-                "busybox-static)\n",
-                busybox.c_str());
+  if (agent::FindExecutable("runc").empty() || !binary.ok() || !IsStaticElf(*binary)) {
+    std::printf(
+        "berth demo: no container job (it needs runc and a static %s: apt install runc "
+        "busybox-static)\n",
+        busybox.c_str());
     return std::nullopt;
   }
   using E = image::LayerEntry;

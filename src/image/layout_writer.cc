@@ -37,7 +37,8 @@ Result<std::string> TarOf(const std::vector<LayerEntry>& entries) {
     const uint64_t size = e.kind == LayerEntry::Kind::kFile ? e.content.size() : 0;
     Octal(h + 124, 12, size);
     Octal(h + 136, 12, 0);
-    h[156] = e.kind == LayerEntry::Kind::kFile ? '0' : (e.kind == LayerEntry::Kind::kDir ? '5' : '2');
+    h[156] =
+        e.kind == LayerEntry::Kind::kFile ? '0' : (e.kind == LayerEntry::Kind::kDir ? '5' : '2');
     if (e.kind == LayerEntry::Kind::kSymlink) {
       if (e.content.size() > 99) return Status::InvalidArgument("symlink target too long");
       std::memcpy(h + 157, e.content.data(), e.content.size());
@@ -72,25 +73,24 @@ Result<std::string> WriteOciLayout(const std::string& dir, const std::vector<Lay
     return digest;
   };
   BERTH_ASSIGN_OR_RETURN(std::string layer_digest, put(tar));
-  json cfg = {{"architecture", "amd64"},
-              {"os", "linux"},
-              {"config",
-               {{"Env", config.env}, {"WorkingDir", config.working_dir}, {"User", config.user}}},
-              {"rootfs", {{"type", "layers"}, {"diff_ids", {layer_digest}}}}};
+  json cfg = {
+      {"architecture", "amd64"},
+      {"os", "linux"},
+      {"config", {{"Env", config.env}, {"WorkingDir", config.working_dir}, {"User", config.user}}},
+      {"rootfs", {{"type", "layers"}, {"diff_ids", {layer_digest}}}}};
   if (!config.entrypoint.empty()) cfg["config"]["Entrypoint"] = config.entrypoint;
   if (!config.cmd.empty()) cfg["config"]["Cmd"] = config.cmd;
   const std::string cfg_text = cfg.dump();
   BERTH_ASSIGN_OR_RETURN(std::string cfg_digest, put(cfg_text));
-  json manifest = {
-      {"schemaVersion", 2},
-      {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
-      {"config",
-       {{"mediaType", "application/vnd.oci.image.config.v1+json"},
-        {"digest", cfg_digest},
-        {"size", cfg_text.size()}}},
-      {"layers", json::array({{{"mediaType", "application/vnd.oci.image.layer.v1.tar"},
-                               {"digest", layer_digest},
-                               {"size", tar.size()}}})}};
+  json manifest = {{"schemaVersion", 2},
+                   {"mediaType", "application/vnd.oci.image.manifest.v1+json"},
+                   {"config",
+                    {{"mediaType", "application/vnd.oci.image.config.v1+json"},
+                     {"digest", cfg_digest},
+                     {"size", cfg_text.size()}}},
+                   {"layers", json::array({{{"mediaType", "application/vnd.oci.image.layer.v1.tar"},
+                                            {"digest", layer_digest},
+                                            {"size", tar.size()}}})}};
   const std::string manifest_text = manifest.dump();
   BERTH_ASSIGN_OR_RETURN(std::string manifest_digest, put(manifest_text));
   json index = {{"schemaVersion", 2},

@@ -37,8 +37,9 @@ TEST(LayoutWriterTest, TheStoreImportsWhatItWrites) {
   config.cmd = {"/bin/sh"};
   config.env = {"PATH=/bin"};
   Result<std::string> digest =
-      WriteOciLayout(base + "/demo", {{LayerEntry::Kind::kDir, "etc", "", 0755},
-                                      {LayerEntry::Kind::kFile, "etc/marker", "m\n", 0644}},
+      WriteOciLayout(base + "/demo",
+                     {{LayerEntry::Kind::kDir, "etc", "", 0755},
+                      {LayerEntry::Kind::kFile, "etc/marker", "m\n", 0644}},
                      config, "1");
   ASSERT_TRUE(digest.ok()) << digest.status().ToString();
   Result<std::unique_ptr<Store>> store = Store::Open(base + "/store", {});
