@@ -275,10 +275,12 @@ class PodsInImages(unittest.TestCase):
         cls.reg.stop()
         shutil.rmtree(cls.work, ignore_errors=True)
 
-    def apply(self, name, container, pull_secret=True):
+    def apply(self, name, container, pull_secret=True, volumes=None):
         pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name},
                'spec': {'restartPolicy': 'Never',
                         'containers': [dict({'name': 'main'}, **container)]}}
+        if volumes:
+            pod['spec']['volumes'] = volumes
         if pull_secret:
             pod['spec']['imagePullSecrets'] = [{'name': 'regcred'}]
         path = os.path.join(self.work, name + '.json')
@@ -323,6 +325,26 @@ class PodsInImages(unittest.TestCase):
                             'args': ['echo $(GREETING) $IMAGE_VAR; pwd']})
         self.wait_phase('args', 'Succeeded')
         self.assertEqual(self.k('logs', 'args').stdout, 'hello pod\n/\n')
+
+    def test_config_maps_secrets_and_empty_dirs_reach_the_container(self):
+        self.k('create', 'configmap', 'settings', '--from-literal=mode=fast',
+               '--from-literal=level=3')
+        self.k('create', 'secret', 'generic', 'token', '--from-literal=key=s3cr3t')
+        self.apply('volumes', {
+            'image': self.reg.host + '/team/pi:1',
+            'args': ['cat /etc/settings/mode; echo; cat /etc/settings/level; echo; '
+                     'echo "$TOKEN $NODE"; echo scratch > /scratch/f && cat /scratch/f; '
+                     '(echo x > /etc/settings/y) 2>/dev/null || echo read-only'],
+            'env': [{'name': 'TOKEN', 'valueFrom': {'secretKeyRef': {'name': 'token',
+                                                                     'key': 'key'}}},
+                    {'name': 'NODE', 'valueFrom': {'fieldRef': {'fieldPath': 'spec.nodeName'}}}],
+            'volumeMounts': [{'name': 'settings', 'mountPath': '/etc/settings'},
+                             {'name': 'scratch', 'mountPath': '/scratch'}]},
+            volumes=[{'name': 'settings', 'configMap': {'name': 'settings'}},
+                     {'name': 'scratch', 'emptyDir': {}}])
+        self.wait_phase('volumes', 'Succeeded')
+        self.assertEqual(self.k('logs', 'volumes').stdout,
+                         'fast\n3\ns3cr3t node1\nscratch\nread-only\n')
 
     def test_over_its_memory_limit_the_container_is_oomkilled(self):
         self.apply('oom', {'image': self.reg.host + '/team/pi:1',
