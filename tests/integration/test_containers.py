@@ -24,8 +24,26 @@ OTHER = 'berthctr2'
 
 
 def can_run_containers():
-    return os.geteuid() == 0 and shutil.which('runc') and shutil.which('skopeo') and \
-        shutil.which('docker-registry')
+    """Root, the programs, and a kernel that lets this machine mount overlayfs (a sandbox without
+    it cannot run any container, berth's or another's)."""
+    if os.geteuid() != 0 or not all(shutil.which(p) for p in
+                                     ('runc', 'skopeo', 'docker-registry')):
+        return False
+    d = tempfile.mkdtemp(prefix='berth-overlay-probe-')
+    try:
+        for sub in ('l', 'u', 'w', 'm'):
+            os.mkdir(os.path.join(d, sub))
+        opts = 'lowerdir={0}/l,upperdir={0}/u,workdir={0}/w'.format(d)
+        ok = subprocess.run(['mount', '-t', 'overlay', 'overlay', '-o', opts, d + '/m'],
+                            capture_output=True).returncode == 0
+        if ok:
+            subprocess.run(['umount', d + '/m'], capture_output=True)
+        return ok
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+CAN_RUN = can_run_containers()
 
 
 def dockerconfig(reg):
@@ -33,7 +51,7 @@ def dockerconfig(reg):
     return json.dumps({'auths': {reg.host: {'auth': token}}})
 
 
-@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+@unittest.skipUnless(CAN_RUN, 'needs root, runc, skopeo, docker-registry and overlayfs')
 class ContainerJobs(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -223,7 +241,7 @@ class ContainerJobs(unittest.TestCase):
         self.assertEqual(r['exit_code'], 7)
 
 
-@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+@unittest.skipUnless(CAN_RUN, 'needs root, runc, skopeo, docker-registry and overlayfs')
 class NodeWithoutContainers(unittest.TestCase):
     def test_a_container_job_fails_with_the_reason_and_never_runs_bare(self):
         c = Cluster(agent_args=['--no-containers']).start()
@@ -243,7 +261,7 @@ if __name__ == '__main__':
     unittest.main()
 
 
-@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+@unittest.skipUnless(CAN_RUN, 'needs root, runc, skopeo, docker-registry and overlayfs')
 class PodsInImages(unittest.TestCase):
     """Pods through the real kubectl, run in their images (--container-pods yes)."""
 
@@ -370,7 +388,7 @@ class PodsInImages(unittest.TestCase):
         self.k('delete', 'pod', 'nosecret', '--wait=false')
 
 
-@unittest.skipUnless(can_run_containers(), 'needs root, runc, skopeo and docker-registry')
+@unittest.skipUnless(CAN_RUN, 'needs root, runc, skopeo, docker-registry and overlayfs')
 class SlurmPyxis(unittest.TestCase):
     """sbatch and srun with pyxis's options, as a user, through the real CLI."""
 
