@@ -320,6 +320,21 @@ Status Agent::Impl::Report(net::HttpClient& c) {
     events.push_back({{"kind", "ended"}, {"result", json::parse(EncodeJobResult(*r))}});
     done.push_back(dir);
   }
+  // A running container's phase (its image being pulled, then started), once per change.
+  std::vector<std::pair<std::string, std::string>> phases;
+  for (const std::string& dir : JobDirs()) {
+    Result<std::string> phase = ReadFile(dir + "/container.json");
+    if (!phase.ok() || !SupervisorRunning(dir)) continue;
+    Result<std::string> sent = ReadFile(dir + "/container.reported");
+    std::optional<std::pair<uint32_t, int32_t>> key = JobDirKey(dir);
+    json body = json::parse(*phase, nullptr, false);
+    if ((sent.ok() && *sent == *phase) || !key || !body.is_object()) continue;
+    events.push_back({{"kind", "container"},
+                      {"job_id", key->first},
+                      {"attempt", key->second},
+                      {"container", std::move(body)}});
+    phases.emplace_back(dir, *phase);
+  }
   std::vector<std::pair<std::string, json>> step_events = StepEvents();
   for (auto& [dir, e] : step_events) events.push_back(std::move(e));
   BERTH_ASSIGN_OR_RETURN(
@@ -331,6 +346,7 @@ Status Agent::Impl::Report(net::HttpClient& c) {
   }
   if (resp.status != 200) return Status::Unavailable("status refused: " + resp.body);
   for (const std::string& dir : done) (void)RemoveJobDir(dir);
+  for (const auto& [dir, phase] : phases) (void)WriteFileAtomic(dir + "/container.reported", phase);
   jobs_ended += done.size();
   for (const auto& [dir, e] : step_events) (void)WriteFileAtomic(dir + "/reported", "", 0644);
   return Status::Ok();

@@ -237,6 +237,10 @@ Status Supervisor::PrepareImage() {
     }
     image::PullReport report;
     auto t0 = std::chrono::steady_clock::now();
+    // The agent reports this to the controller (a Pod shows ContainerCreating meanwhile).
+    (void)WriteFileAtomic(
+        dir_ + "/container.json",
+        nlohmann::json{{"phase", "pulling"}, {"image", container_->image}}.dump() + "\n");
     Result<image::ImageRecord> rec =
         store_->Ensure(*ref, EffectivePullPolicy(*container_, *ref), creds, &report);
     if (rec.ok() && !image::Store::MayUse(*rec, user_.uid)) {
@@ -250,6 +254,8 @@ Status Supervisor::PrepareImage() {
     }
     image_ = *rec;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    image_pulled_ = report.pulled;
+    pull_seconds_ = seconds;
     if (report.pulled) {
       char text[64];
       std::snprintf(text, sizeof(text), "%.3f", seconds);
@@ -500,6 +506,12 @@ void Supervisor::LaunchContainer(const JobExec& exec) {
   start_time_ = WallNow();
   job_pid_ = init;
   (void)WriteFileAtomic(dir_ + "/job.pid", std::to_string(job_pid_) + "\n");
+  (void)WriteFileAtomic(dir_ + "/container.json", nlohmann::json{{"phase", "started"},
+                                                                 {"image", container_->image},
+                                                                 {"pulled", image_pulled_},
+                                                                 {"seconds", pull_seconds_}}
+                                                          .dump() +
+                                                      "\n");
   Log(dir_, "container " + container_id_ + " started, pid " + std::to_string(job_pid_) +
                 (pull_note_.empty() ? "" : " (" + pull_note_ + ")"));
   if (spec_.time_limit > 0) SetTimeLimit(spec_.time_limit);

@@ -136,6 +136,8 @@ class Supervisor {
   std::string image_digest_;
   std::string image_error_;  // JobResult::image_error
   std::string pull_note_;
+  bool image_pulled_ = false;  // this attempt pulled its image (else the node had it)
+  double pull_seconds_ = 0;
   bool rootfs_mounted_ = false;
   bool container_created_ = false;
 };

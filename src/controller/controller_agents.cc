@@ -336,6 +336,27 @@ void Controller::Impl::ReconcileAgentSteps(const std::string& name, const json& 
   }
 }
 
+// A node's report of a running attempt's container (docs/containers.md): its image being pulled,
+// then started. Kept with a Pod's record ("image_pull") for its status and events.
+void Controller::Impl::NoteContainer(const json& e, Txn& t) {
+  const core::JobId id = e.at("job_id").get<core::JobId>();
+  const int32_t attempt = e.at("attempt").get<int32_t>();
+  const core::Job* job = cs->FindJob(id);
+  auto it = own_records().find(id);
+  if (job == nullptr || job->restart_count != attempt || !core::HoldsResources(job->state) ||
+      it == own_records().end() || !it->second->k8s) {
+    return;  // not a Pod, or an older attempt's
+  }
+  auto r = std::make_shared<JobRecord>(*it->second);
+  auto k = std::make_shared<json>(*r->k8s);
+  json pull = e.at("container");
+  pull["attempt"] = attempt;
+  (*k)["image_pull"] = std::move(pull);
+  r->k8s = std::move(k);
+  PutRecord(id, std::move(r));
+  t.touched.insert(id);
+}
+
 Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node, const json& body,
                                      Txn& t) {
   if (!who.admin && who.agent_node != node) {
@@ -349,12 +370,18 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   // The copy outlives both loops: the step events below point into it.
   const json reported = body.value("events", json::array());
   std::vector<std::variant<agent::JobResult, const json*>> events;
+  std::vector<const json*> containers;
   for (const json& e : reported) {
     std::string kind = e.at("kind").get<std::string>();
     if (kind == "ended") {
       Result<agent::JobResult> r = agent::DecodeJobResult(e.at("result").dump());
       if (!r.ok()) return r.status();
       events.emplace_back(std::move(*r));
+    } else if (kind == "container") {
+      (void)e.at("job_id").get<core::JobId>();  // what NoteContainer reads: throws when malformed
+      (void)e.at("attempt").get<int32_t>();
+      (void)e.at("container").at("phase").get<std::string>();
+      containers.push_back(&e);
     } else if (kind == "step") {
       (void)e.at("job_id").get<core::JobId>();  // what NoteStep reads: throws when malformed
       (void)e.at("attempt").get<int32_t>();
@@ -362,6 +389,7 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
       events.emplace_back(&e);
     }
   }
+  for (const json* e : containers) NoteContainer(*e, t);
   for (const auto& e : events) {
     if (const auto* ended = std::get_if<agent::JobResult>(&e)) {
       EndOnNode(ended->job_id, *ended, t);

@@ -254,6 +254,7 @@ struct Controller::Impl {
   // half the node timeout, so that they are dead well before the controller calls the node down
   // and requeues them elsewhere (docs/security.md).
   int FenceSeconds() const { return AgentLink::FenceSeconds(opt.node_timeout_s); }
+  void NoteContainer(const nlohmann::json& e, Txn& t) REQUIRES(state_thread);
   Status AgentStatus(const Caller& who, const std::string& node, const nlohmann::json& body, Txn& t)
       REQUIRES(state_thread);
   // A job's launch on node `node_index` of its allocation (the batch step on the first node, a

@@ -98,6 +98,16 @@ k8s::PodJob PodJobOf(const JobRecord& r, const PendingMap& pending) {
   if (r.k8s && r.k8s->is_object()) {
     auto id = r.k8s->find("image_id");
     if (id != r.k8s->end() && id->is_string()) f.image_id = id->get<std::string>();
+    // The node's report of this attempt's pull (controller_agents.cc, "container" events).
+    auto pull = r.k8s->find("image_pull");
+    if (pull != r.k8s->end() && pull->is_object() &&
+        pull->value("attempt", -1) == j.restart_count) {
+      const std::string phase = pull->value("phase", "");
+      f.image_pull = phase == "pulling"   ? "pulling"
+                     : phase == "started" ? (pull->value("pulled", false) ? "pulled" : "present")
+                                          : "";
+      f.pull_seconds = pull->value("seconds", 0.0);
+    }
   }
   f.meta = p.meta.get();
   return p;

@@ -51,6 +51,23 @@ void AddPodEvents(const std::string& key, const json& pod, Objects* out) {
                 "Successfully assigned " + pod["metadata"].value("namespace", "") + "/" +
                     pod["metadata"].value("name", "") + " to " + node,
                 started, 1, "berth-scheduler"));
+  // Containers mode: the node's pull, as kubelet reports it.
+  const std::string pull = pod["metadata"]["annotations"].value("berth.io/image-pull", "");
+  const std::string image = cs.is_object() ? "image \"" + cs.value("image", "") + "\"" : "";
+  if (!pull.empty()) {
+    if (pull != "present") {
+      add(MakeEvent(pod, "Normal", "Pulling", "Pulling " + image, started, 1, "berth-agent"));
+    }
+    if (pull.rfind("pulled in ", 0) == 0) {
+      add(MakeEvent(pod, "Normal", "Pulled",
+                    "Successfully pulled " + image + " in " + pull.substr(10), started, 1,
+                    "berth-agent"));
+    } else if (pull == "present") {
+      add(MakeEvent(pod, "Normal", "Pulled", "Container " + image + " already present on machine",
+                    started, 1, "berth-agent"));
+    }
+    if (pull == "pulling") return;
+  }
   add(MakeEvent(pod, "Normal", "Started", "Started container " + container, started, 1,
                 "berth-agent"));
   if (cs.is_object() && cs["state"].contains("terminated")) {

@@ -1,6 +1,7 @@
 // How a berth job looks as a core/v1 Pod (k8s/pods.h): its metadata, spec, conditions and
 // container statuses, its Table row and its field-selector fields.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "k8s/codec.h"
@@ -71,6 +72,12 @@ PodShape ShapeOf(const PodFacts& f) {
   s.labels["berth.io/job-id"] = std::to_string(f.job_id);
   s.annotations["berth.io/job-id"] = std::to_string(f.job_id);
   s.annotations["berth.io/state"] = f.state;
+  if (!f.image_pull.empty()) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof(seconds), "%.3f", f.pull_seconds);
+    s.annotations["berth.io/image-pull"] =
+        f.image_pull == "pulled" ? "pulled in " + std::string(seconds) + "s" : f.image_pull;
+  }
   if (!f.partition.empty()) s.annotations["berth.io/partition"] = f.partition;
   if (!f.node.empty()) s.spec["nodeName"] = f.node;
   return s;
@@ -107,6 +114,7 @@ struct PodProgress {
   bool ended = false;
   int64_t placed = 0;           // when it started (0 = not yet)
   bool pulling_failed = false;  // pending after its image could not be pulled
+  bool pulling = false;         // started on its node, which is pulling its image
 };
 
 // The pending reasons the node gives a job whose image it could not pull (as kubelet names
@@ -220,9 +228,13 @@ json ContainerStatuses(const PodFacts& f, const json& spec, const json& state, b
 }
 
 json PodStatus(const PodFacts& f, const std::string& name, const json& spec) {
-  const std::string phase = PodPhase(f.state);
+  // A container whose image the node is still pulling: Pending, waiting in ContainerCreating,
+  // as kubelet shows it.
+  const bool pulling = f.image_pull == "pulling" && PodPhase(f.state) == "Running";
+  const std::string phase = pulling ? "Pending" : PodPhase(f.state);
   PodProgress p;
-  p.started = f.start_time > 0;
+  p.started = f.start_time > 0 && !pulling;
+  p.pulling = pulling;
   p.running = phase == "Running";
   p.ended = phase == "Succeeded" || phase == "Failed";
   p.placed = p.started ? f.start_time : 0;
@@ -260,7 +272,7 @@ json PodStatus(const PodFacts& f, const std::string& name, const json& spec) {
   }
   if (!pod_reason.empty()) status["reason"] = pod_reason;
   if (!pod_message.empty()) status["message"] = pod_message;
-  if (p.started || p.ended || restarting || p.pulling_failed) {
+  if (p.started || p.ended || restarting || p.pulling_failed || p.pulling) {
     status["containerStatuses"] = ContainerStatuses(f, spec, state, p.running);
   }
   return status;

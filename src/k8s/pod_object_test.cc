@@ -97,6 +97,26 @@ TEST(K8sPodEncodeTest, Pending) {
             "waiting for the scheduler's next pass");
 }
 
+TEST(K8sPodEncodeTest, WhileItsImageIsPulledTheContainerIsCreating) {
+  PodJob j;
+  PodFacts f = j.Facts("RUNNING");
+  f.image_pull = "pulling";
+  json pod = EncodePod(f);
+  EXPECT_EQ(pod["status"]["phase"], "Pending");
+  EXPECT_EQ(pod["status"]["containerStatuses"][0]["state"]["waiting"]["reason"],
+            "ContainerCreating");
+  EXPECT_EQ(TableStatus(pod), "ContainerCreating");
+  EXPECT_EQ(pod["metadata"]["annotations"]["berth.io/image-pull"], "pulling");
+  f.image_pull = "pulled";
+  f.pull_seconds = 1.25;
+  pod = EncodePod(f);
+  EXPECT_EQ(pod["status"]["phase"], "Running");
+  EXPECT_TRUE(pod["status"]["containerStatuses"][0]["state"].contains("running"));
+  EXPECT_EQ(pod["metadata"]["annotations"]["berth.io/image-pull"], "pulled in 1.250s");
+  f.image_pull = "present";
+  EXPECT_EQ(EncodePod(f)["metadata"]["annotations"]["berth.io/image-pull"], "present");
+}
+
 TEST(K8sPodEncodeTest, Running) {
   PodJob j;
   json pod = EncodePod(j.Facts("RUNNING"));

@@ -97,6 +97,10 @@ struct PodFacts {
   // The image the container runs, as the node resolved it ("repo@sha256:..."; "" when not known
   // or not in a container): status.containerStatuses[].imageID.
   std::string image_id;
+  // The node's image pull for this attempt (containers mode): "pulling" while it runs, then
+  // "pulled" (with pull_seconds) or "present" (the node had it); "" when not reported.
+  std::string image_pull;
+  double pull_seconds = 0;
   const nlohmann::json* meta = nullptr;  // the "k8s" object; null for a Slurm job
 };
 

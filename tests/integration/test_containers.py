@@ -364,6 +364,21 @@ class PodsInImages(unittest.TestCase):
         self.assertEqual(self.k('logs', 'volumes').stdout,
                          'fast\n3\ns3cr3t node1\nscratch\nread-only\n')
 
+    def test_the_pull_shows_in_the_pods_events(self):
+        self.apply('pulled', {'image': self.reg.host + '/team/pi:1', 'args': ['sleep 8']})
+
+        def reasons():
+            events = json.loads(self.k('get', 'events', '--field-selector',
+                                       'involvedObject.name=pulled', '-o', 'json').stdout)
+            return {e['reason']: e['message'] for e in events['items']}
+        self.c.wait(lambda: 'Pulled' in reasons(), 'a Pulled event', 60)
+        self.assertRegex(reasons()['Pulled'],
+                         r'^(Successfully pulled image "%s/team/pi:1" in [0-9.]+s|'
+                         r'Container image "%s/team/pi:1" already present on machine)$'
+                         % (self.reg.host, self.reg.host))
+        self.assertIn('Started', reasons())
+        self.k('delete', 'pod', 'pulled', '--wait=false')
+
     def test_over_its_memory_limit_the_container_is_oomkilled(self):
         self.apply('oom', {'image': self.reg.host + '/team/pi:1',
                            'args': ['head -c 400m /dev/zero | tail'],
