@@ -193,6 +193,23 @@ json Agent::Impl::NodeJson() const {
           {"cannot_enforce", detected.cannot_enforce}};
 }
 
+json Agent::Impl::ImagesJson() const {
+  json out = json::array();
+  if (!image_store) return out;
+  Result<std::vector<image::ImageRecord>> all = image_store->List();
+  if (!all.ok()) return out;
+  for (const image::ImageRecord& r : *all) {
+    out.push_back({{"digest", r.digest},
+                   {"names", r.names},
+                   {"size_bytes", r.size_bytes},
+                   {"unpacked_bytes", r.unpacked_bytes},
+                   {"pulled_at", r.pulled_at},
+                   {"last_used", r.last_used},
+                   {"in_use", image_store->InUse(r)}});
+  }
+  return out;
+}
+
 // What runs here, and what ended, for the registration.
 json Agent::Impl::LocalJobs() {
   json jobs = json::array();
@@ -264,7 +281,9 @@ std::optional<JobResult> Agent::Impl::StepResultOf(const std::string& dir) const
 }
 
 Status Agent::Impl::Register(net::HttpClient& c) {
-  json body = {{"node", NodeJson()}, {"jobs", LocalJobs()}, {"steps", LocalSteps()}};
+  const json images = ImagesJson();
+  json body = {
+      {"node", NodeJson()}, {"jobs", LocalJobs()}, {"steps", LocalSteps()}, {"images", images}};
   BERTH_ASSIGN_OR_RETURN(net::ClientResponse r,
                          c.Request("POST", "/v1/agents/register", body.dump()));
   NoteContact();
@@ -275,6 +294,19 @@ Status Agent::Impl::Register(net::HttpClient& c) {
   if (reply.is_object()) {
     heartbeat_s = reply.value("heartbeat_s", 5);
     fence_s = reply.value("fence_s", 0);
+    // The configuration's ImageCacheSize, unless --image-cache-size said otherwise.
+    const int64_t cache = reply.value("image_cache_bytes", int64_t{0});
+    if (opt.image_cache_bytes == 0 && !containers.image_store.empty() &&
+        cache != containers.cache_bytes) {
+      containers.cache_bytes = cache;
+      if (Status st = WriteContainerSettings(opt.state_dir, containers); !st.ok()) {
+        Log("cannot keep the image cache's size: %s", st.ToString());
+      }
+    }
+  }
+  {
+    MutexLock<Mutex> l(images_mu);
+    images_sent = images.dump();
   }
   // Results sent with the registration are known to the controller now.
   for (const std::string& dir : JobDirs()) {
@@ -337,6 +369,16 @@ Status Agent::Impl::Report(net::HttpClient& c) {
   }
   std::vector<std::pair<std::string, json>> step_events = StepEvents();
   for (auto& [dir, e] : step_events) events.push_back(std::move(e));
+  // The image cache, when it changed since the controller last heard of it.
+  const std::string images = ImagesJson().dump();
+  bool images_changed = false;
+  {
+    MutexLock<Mutex> l(images_mu);
+    images_changed = images != images_sent;
+  }
+  if (images_changed) {
+    events.push_back({{"kind", "images"}, {"images", json::parse(images)}});
+  }
   BERTH_ASSIGN_OR_RETURN(
       net::ClientResponse resp,
       c.Request("POST", "/v1/agents/" + node + "/status", json{{"events", events}}.dump()));
@@ -347,6 +389,10 @@ Status Agent::Impl::Report(net::HttpClient& c) {
   if (resp.status != 200) return Status::Unavailable("status refused: " + resp.body);
   for (const std::string& dir : done) (void)RemoveJobDir(dir);
   for (const auto& [dir, phase] : phases) (void)WriteFileAtomic(dir + "/container.reported", phase);
+  if (images_changed) {
+    MutexLock<Mutex> l(images_mu);
+    images_sent = images;
+  }
   jobs_ended += done.size();
   for (const auto& [dir, e] : step_events) (void)WriteFileAtomic(dir + "/reported", "", 0644);
   return Status::Ok();
@@ -475,12 +521,22 @@ Status Agent::Impl::Prepare() {
     client_options.tls_ca_file = opt.ca_file;
   }
   BERTH_ASSIGN_OR_RETURN(detected, DetectNode());
-  const ContainerSettings containers = ContainerSettingsFor(opt);
+  containers = ContainerSettingsFor(opt);
   BERTH_RETURN_IF_ERROR(WriteContainerSettings(opt.state_dir, containers));
   Log("containers: %s",
       containers.runc.empty()
           ? std::string(opt.containers ? "off (runc not found)" : "off (--no-containers)")
           : containers.runc + ", images in " + containers.image_store);
+  if (!containers.runc.empty()) {
+    image::StoreOptions so;
+    so.skopeo = containers.skopeo;
+    Result<std::unique_ptr<image::Store>> store = image::Store::Open(containers.image_store, so);
+    if (store.ok()) {
+      image_store = std::move(*store);
+    } else {
+      Log("the image cache cannot be read: %s", store.status().ToString());
+    }
+  }
   RemoveUnstarted();
   StartLaunchers(8);
   node = opt.node_name.empty() ? detected.hostname : opt.node_name;

@@ -28,12 +28,14 @@
 
 #include "agent/agent_commands.h"
 #include "agent/agent_daemon.h"
+#include "agent/container_settings.h"
 #include "agent/node_info.h"
 #include "agent/node_metrics.h"
 #include "agent/nvml.h"
 #include "agent/supervisor.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "image/store.h"
 #include "net/http.h"
 
 namespace berth::agent {
@@ -70,6 +72,13 @@ struct Agent::Impl {
   std::atomic<uint64_t> jobs_started{0};
   std::atomic<uint64_t> jobs_ended{0};
   std::unique_ptr<Nvml> nvml;  // when metrics are served and NVML found GPUs
+  // The node's container settings (STATE/containers.json, written by Prepare, and again by
+  // Register when the controller's ImageCacheSize applies) and its image cache, whose list goes
+  // to the controller with the registration and with a report whenever it changed.
+  ContainerSettings containers;               // Run's thread only, once Prepare made it
+  std::unique_ptr<image::Store> image_store;  // set by Prepare; its reads are safe from any thread
+  Mutex images_mu;
+  std::string images_sent GUARDED_BY(images_mu);  // the list the controller has
 
   // Launches run on a few worker threads: starting a supervisor takes milliseconds (a process
   // that sets up cgroups and the user's environment), and jobs should not start one by one.
@@ -112,6 +121,7 @@ struct Agent::Impl {
   std::optional<JobResult> ResultOf(const std::string& dir) const;
   std::optional<JobResult> StepResultOf(const std::string& dir) const;
   json NodeJson() const;
+  json ImagesJson() const;  // the image cache's summary, for GET /v1/images
   json LocalJobs() EXCLUDES(launch_mu);
   json LocalSteps() EXCLUDES(launch_mu);
   Status Register(net::HttpClient& c) EXCLUDES(launch_mu);

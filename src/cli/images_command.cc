@@ -19,6 +19,7 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kUsage = R"(Usage: berth images [list] [--store DIR] [--json]
+       berth images list --nodes [--node NAME] [--json]
        berth images pull REF [--store DIR] [--authfile F] [--cert-dir D] [--insecure]
                          [--always]
        berth images import PATH [--store DIR]
@@ -26,6 +27,8 @@ constexpr const char* kUsage = R"(Usage: berth images [list] [--store DIR] [--js
 
 This machine's image cache, shared by the jobs its agent runs (docs/containers.md).
   list      the images: REPOSITORY TAG DIGEST SIZE LAST USED (--json: the records)
+            --nodes: every node's cache as its agent last reported it, from the controller:
+            NODE REPOSITORY TAG DIGEST SIZE LAST USED IN USE (--node NAME: that node's only)
   pull      pull REF from its registry (Docker's or pyxis's form, e.g. busybox:1.36,
             nvcr.io#nvidia/pytorch:24.05-py3); --authfile: a Docker config.json or
             containers auth.json with the registry's credentials; --cert-dir: CA certificates
@@ -121,7 +124,8 @@ struct Args {
   std::vector<std::string> positional;
   std::string store;
   std::string authfile, cert_dir, limit;
-  bool insecure = false, json = false, all = false, help = false, always = false;
+  std::string node;
+  bool insecure = false, json = false, all = false, help = false, always = false, nodes = false;
 };
 
 Result<Args> Parse(int argc, char** argv) {
@@ -163,6 +167,11 @@ Result<Args> Parse(int argc, char** argv) {
       a.always = true;
     } else if (arg == "--json" && a.verb == "list") {
       a.json = true;
+    } else if (arg == "--nodes" && a.verb == "list") {
+      a.nodes = true;
+    } else if (arg == "--node" && a.verb == "list") {
+      BERTH_RETURN_IF_ERROR(take(&a.node));
+      a.nodes = true;
     } else if (arg == "--all" && a.verb == "prune") {
       a.all = true;
     } else if (arg == "--limit" && a.verb == "prune") {
@@ -174,6 +183,20 @@ Result<Args> Parse(int argc, char** argv) {
     }
   }
   return a;
+}
+
+// An image's names as (repository, tag) rows, as `docker images` shows them.
+std::vector<std::pair<std::string, std::string>> NameRows(const std::vector<std::string>& names) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (const std::string& n : names) {
+    std::string repo = n.substr(0, n.find('@'));
+    size_t slash = repo.rfind('/');
+    size_t colon = repo.find(':', slash == std::string::npos ? 0 : slash);
+    std::string tag = colon == std::string::npos ? "<none>" : repo.substr(colon + 1);
+    rows.emplace_back(repo.substr(0, colon), tag);
+  }
+  if (rows.empty()) rows.emplace_back("<none>", "<none>");
+  return rows;
 }
 
 int List(image::Store& store, bool as_json) {
@@ -188,19 +211,40 @@ int List(image::Store& store, bool as_json) {
   const int64_t now = std::time(nullptr);
   std::printf("%-40s %-16s %-19s %-9s %s\n", "REPOSITORY", "TAG", "DIGEST", "SIZE", "LAST USED");
   for (const image::ImageRecord& r : *all) {
-    std::vector<std::pair<std::string, std::string>> rows;
-    for (const std::string& n : r.names) {
-      std::string repo = n.substr(0, n.find('@'));
-      size_t slash = repo.rfind('/');
-      size_t colon = repo.find(':', slash == std::string::npos ? 0 : slash);
-      std::string tag = colon == std::string::npos ? "<none>" : repo.substr(colon + 1);
-      rows.emplace_back(repo.substr(0, colon), tag);
-    }
-    if (rows.empty()) rows.emplace_back("<none>", "<none>");
     std::string digest = r.digest.substr(0, 19);
-    for (const auto& [repo, tag] : rows) {
+    for (const auto& [repo, tag] : NameRows(r.names)) {
       std::printf("%-40s %-16s %-19s %-9s %s\n", repo.c_str(), tag.c_str(), digest.c_str(),
                   HumanSize(r.size_bytes).c_str(), Ago(r.last_used, now).c_str());
+    }
+  }
+  return 0;
+}
+
+// The cluster's view: what each node's agent last reported (GET /v1/images).
+int ListNodes(const Args& a) {
+  Result<std::unique_ptr<Client>> client = Client::Connect();
+  if (!client.ok()) return Fail("berth images", client.status());
+  std::string target = "/v1/images";
+  if (!a.node.empty()) target += "?node=" + net::UrlEncode(a.node);
+  Result<json> r = (*client)->Call("GET", target);
+  if (!r.ok()) return Fail("berth images", r.status());
+  json images = r->value("images", json::array());
+  if (a.json) {
+    std::printf("%s\n", images.dump(2).c_str());
+    return 0;
+  }
+  const int64_t now = std::time(nullptr);
+  std::printf("%-16s %-40s %-16s %-19s %-9s %-16s %s\n", "NODE", "REPOSITORY", "TAG", "DIGEST",
+              "SIZE", "LAST USED", "IN USE");
+  for (const json& i : images) {
+    std::string node = i.value("node", "");
+    std::string digest = i.value("digest", "").substr(0, 19);
+    std::string size = HumanSize(i.value("size_bytes", int64_t{0}));
+    std::string used = Ago(i.value("last_used", int64_t{0}), now);
+    const char* in_use = i.value("in_use", false) ? "yes" : "no";
+    for (const auto& [repo, tag] : NameRows(i.value("names", std::vector<std::string>{}))) {
+      std::printf("%-16s %-40s %-16s %-19s %-9s %-16s %s\n", node.c_str(), repo.c_str(),
+                  tag.c_str(), digest.c_str(), size.c_str(), used.c_str(), in_use);
     }
   }
   return 0;
@@ -273,6 +317,11 @@ int ImagesMain(int argc, char** argv) {
   if (a->help) {
     std::fputs(kUsage, stdout);
     return 0;
+  }
+  if (a->nodes) {
+    if (!a->store.empty()) return Error("--nodes asks the controller: no --store with it");
+    if (!a->positional.empty()) return Error("list takes no arguments (--help)");
+    return ListNodes(*a);
   }
   std::string root = a->store.empty() ? BerthHome() + "/agent/images" : a->store;
   if (!root.starts_with("/")) {

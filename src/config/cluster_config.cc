@@ -180,6 +180,10 @@ Status ApplyTopLevelKey(const std::string& key, const std::string& value, Cluste
     c.max_array_size = static_cast<int32_t>(*n);
   } else if (EqualsIgnoreCase(key, "AccountingStorageEnforce")) {
     return ApplyEnforce(value, config);
+  } else if (EqualsIgnoreCase(key, "ImageCacheSize")) {
+    Result<int64_t> mib = ParseMemoryMiB(value);
+    if (!mib.ok()) return InvalidValue("ImageCacheSize", value, Reason(mib.status()));
+    config.image_cache_mib = *mib;
   } else if (EqualsIgnoreCase(key, "Licenses")) {
     Result<std::vector<core::NamedCount>> lic = ParseLicenses(value, 0);
     if (!lic.ok()) return InvalidValue("Licenses", value, lic.status().message());

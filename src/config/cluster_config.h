@@ -72,6 +72,9 @@ struct ClusterConfig {
   PowerSaving power;
   SlurmAccounting slurm_accounting;
   core::SchedulerConfig scheduler = core::SchedulerConfig::Multifactor();
+  // ImageCacheSize: every node's image cache is pruned to this after its container jobs end
+  // (docs/containers.md); 0 = no limit. An agent's --image-cache-size wins over it.
+  int64_t image_cache_mib = 0;
   // Keys berth read but does not act on (each listed once), for a warning. Top-level keys appear
   // as written in Slurm's documentation ("SlurmctldHost"); keys inside a record or a list carry
   // their context ("NodeName:NodeAddr", "SchedulerParameters:bf_continue", "NodeName:State=DOWN").

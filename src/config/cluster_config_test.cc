@@ -117,8 +117,12 @@ TEST(ClusterConfigTopLevelTest, Keys) {
       "DefMemPerCPU=2G\n"
       "MaxArraySize=100000\n"
       "AccountingStorageEnforce=limits,qos\n"
-      "Licenses=SCRATCH:10000,cfs*2,matlab,cfs:3\n");
+      "Licenses=SCRATCH:10000,cfs*2,matlab,cfs:3\n"
+      "ImageCacheSize=50G\n");
   EXPECT_EQ(c.cluster.name, "oracle");
+  EXPECT_EQ(c.image_cache_mib, 50 * 1024);
+  EXPECT_EQ(MustParse("ImageCacheSize=300").image_cache_mib, 300);  // MiB, as Slurm's sizes
+  EXPECT_EQ(MustParse("").image_cache_mib, 0);
   EXPECT_EQ(c.cluster.def_mem_per_cpu_mib, 2048);
   EXPECT_EQ(c.cluster.max_array_size, 100000);
   EXPECT_TRUE(c.cluster.enforce_associations);
@@ -161,6 +165,7 @@ TEST(ClusterConfigTopLevelTest, Errors) {
        "t.conf:1: invalid AccountingStorageEnforce value 'assoc': unknown flag 'assoc' ..."},
       {"Licenses=a:x", "t.conf:1: invalid Licenses value 'a:x': bad count in 'a:x': ..."},
       {"Licenses=a,,b", "t.conf:1: invalid Licenses value 'a,,b': empty licence name in ''"},
+      {"ImageCacheSize=big", "t.conf:1: invalid ImageCacheSize value 'big': ..."},
   });
 }
 

@@ -267,6 +267,8 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
     (void)st.at("attempt").get<int32_t>();
     (void)st.at("step_id").get<uint32_t>();
   }
+  const json images = body.value("images", json::array());
+  if (!images.is_array()) return Status::InvalidArgument("\"images\" must be an array");
   const Time now = Now();
   std::optional<uint32_t> index = cs->FindNode(name);
   if (!index) {
@@ -279,12 +281,14 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
   agents.Register(name, now);
   ReconcileAgentJobs(name, *index, body.value("jobs", json::array()), t);
   ReconcileAgentSteps(name, body.value("steps", json::array()));
+  PutNodeImages(name, images);
   t.nodes_changed = true;
   dirty = true;
   return json{{"node", name},
               {"heartbeat_s", opt.heartbeat_s},
               {"kill_wait_s", opt.kill_wait_s},
               {"fence_s", FenceSeconds()},
+              {"image_cache_bytes", opt.config.image_cache_mib * 1024 * 1024},
               {"commands_after", 0}};
 }
 
@@ -371,6 +375,7 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   const json reported = body.value("events", json::array());
   std::vector<std::variant<agent::JobResult, const json*>> events;
   std::vector<const json*> containers;
+  const json* images = nullptr;
   for (const json& e : reported) {
     std::string kind = e.at("kind").get<std::string>();
     if (kind == "ended") {
@@ -382,6 +387,12 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
       (void)e.at("attempt").get<int32_t>();
       (void)e.at("container").at("phase").get<std::string>();
       containers.push_back(&e);
+    } else if (kind == "images") {
+      // The node's image cache changed: its whole list (the last one in a report counts).
+      if (!e.at("images").is_array()) {
+        return Status::InvalidArgument("an \"images\" event needs an \"images\" array");
+      }
+      images = &e.at("images");
     } else if (kind == "step") {
       (void)e.at("job_id").get<core::JobId>();  // what NoteStep reads: throws when malformed
       (void)e.at("attempt").get<int32_t>();
@@ -390,6 +401,7 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
     }
   }
   for (const json* e : containers) NoteContainer(*e, t);
+  if (images != nullptr) PutNodeImages(node, *images);
   for (const auto& e : events) {
     if (const auto* ended = std::get_if<agent::JobResult>(&e)) {
       EndOnNode(ended->job_id, *ended, t);

@@ -141,6 +141,24 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
                                  {"store_commits", s.commits},
                                  {"store_batches", s.batches}});
      }},
+    {Endpoint::kImages,
+     [](Impl& im, const ApiCall& c) {
+       // Every node's image cache as its agent reported it, one entry per node and image;
+       // ?node=NAME: that node's only.
+       std::string only;
+       if (auto it = c.req.query.find("node"); it != c.req.query.end()) only = it->second;
+       nlohmann::json out = nlohmann::json::array();
+       ReaderLock l(im.view_mu);
+       for (const auto& [node, images] : im.node_images) {
+         if (!only.empty() && node != only) continue;
+         for (const nlohmann::json& image : images) {
+           nlohmann::json e = image;
+           e["node"] = node;
+           out.push_back(std::move(e));
+         }
+       }
+       return JsonResponse(200, {{"images", std::move(out)}});
+     }},
     {Endpoint::kRegisterAgent,
      [](Impl& im, const ApiCall& c) {
        const Caller who = c.who;

@@ -119,6 +119,13 @@ struct Controller::Impl {
   std::shared_ptr<const std::vector<NodeView>> node_view GUARDED_BY(view_mu);
   std::shared_ptr<const nlohmann::json> partition_view GUARDED_BY(view_mu);
   Time last_pass GUARDED_BY(view_mu) = kNoTime;
+  // Each node's image cache as its agent last reported it (GET /v1/images, `berth images list
+  // --nodes`): node -> the agent's "images" array. Not durable: agents send it when they register.
+  std::map<std::string, nlohmann::json> node_images GUARDED_BY(view_mu);
+  void PutNodeImages(const std::string& node, const nlohmann::json& images) EXCLUDES(view_mu) {
+    MutexLock<SharedMutex> l(view_mu);
+    node_images[node] = images;
+  }
   // The state thread's lock-free reads of what it published.
   const RecordMap& own_records() const REQUIRES(state_thread) NO_THREAD_SAFETY_ANALYSIS {
     return records;

@@ -14,6 +14,7 @@
 #include "agent/launch.h"
 #include "config/cluster_config.h"
 #include "controller/controller.h"
+#include "controller/controller_test_util.h"
 
 namespace berth::controller {
 namespace {
@@ -56,26 +57,7 @@ class FailNodeJobsTest : public ::testing::Test {
   // A request as the controller's own user on the Unix socket (an operator).
   std::pair<int, json> Api(const std::string& method, const std::string& target,
                            const json& body = nullptr) {
-    net::HttpRequest req;
-    req.method = method;
-    req.target = target;
-    req.path = target.substr(0, target.find('?'));
-    if (size_t q = target.find('?'); q != std::string::npos) {
-      for (std::string kv : {target.substr(q + 1)}) {
-        size_t amp = 0;
-        while (!kv.empty()) {
-          amp = kv.find('&');
-          std::string one = kv.substr(0, amp);
-          req.query[one.substr(0, one.find('='))] = one.substr(one.find('=') + 1);
-          kv = amp == std::string::npos ? "" : kv.substr(amp + 1);
-        }
-      }
-    }
-    if (!body.is_null()) req.body = body.dump();
-    req.peer = net::PeerCredentials{getpid(), getuid(), getgid()};
-    req.remote = "unix";
-    net::HttpResponse r = controller_->Handle(req);
-    return {r.status, json::parse(r.body, nullptr, false)};
+    return CallApi(*controller_, method, target, body);
   }
 
   // The commands queued for `node` since the last call, decoded.

@@ -47,6 +47,7 @@ constexpr Route kApiRoutes[] = {
     {"GET", "/v1/kubeconfig", kEveryone, Endpoint::kKubeconfig},
     {"GET", "/v1/accounting/jobs", kEveryone, Endpoint::kAccounting},
     {"GET", "/v1/stats", kEveryone, Endpoint::kStats},
+    {"GET", "/v1/images", kEveryone, Endpoint::kImages},
     {"POST", "/v1/agents/register", kAllowOperators | kAllowAnyNode, Endpoint::kRegisterAgent,
      kAgentRefusal},
     {"GET", "/v1/agents/{node}/commands", kAgents, Endpoint::kAgentCommands, kAgentRefusal},

@@ -50,6 +50,7 @@ enum class Endpoint : uint8_t {
   kKubeconfig,
   kAccounting,
   kStats,
+  kImages,
   kRegisterAgent,
   kAgentCommands,
   kAgentStatus,

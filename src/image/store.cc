@@ -411,7 +411,7 @@ std::vector<std::string> Store::LayerDirs(const ImageRecord& record) const {
   return out;
 }
 
-Status Store::Hold(const ImageRecord& record, const std::string& holder) {
+Status Store::Hold(const ImageRecord& record, const std::string& holder, bool pinned) {
   if (holder.empty() || holder.find('/') != std::string::npos || holder.front() == '.') {
     return Status::InvalidArgument("bad holder name '" + holder + "'");
   }
@@ -420,7 +420,8 @@ Status Store::Hold(const ImageRecord& record, const std::string& holder) {
   if (!rec.ok()) return Status::NotFound("image " + record.digest + " is no longer on this node");
   std::string dir = impl_->Dir("holds/" + std::string(DigestHex(record.digest)));
   BERTH_RETURN_IF_ERROR(MakeDir(dir, 0700));
-  BERTH_RETURN_IF_ERROR(WriteFileAtomic(dir + "/" + holder, std::to_string(getpid()) + "\n"));
+  BERTH_RETURN_IF_ERROR(
+      WriteFileAtomic(dir + "/" + holder, pinned ? "pinned\n" : std::to_string(getpid()) + "\n"));
   rec->last_used = Now();
   return WriteFileAtomic(impl_->RecordPath(record.digest), RecordToJson(*rec));
 }
@@ -432,6 +433,10 @@ void Store::Release(const ImageRecord& record, const std::string& holder) {
   rmdir(dir.c_str());  // fails while others hold it
 }
 
+bool Store::InUse(const ImageRecord& record) const {
+  return impl_->Held(record.digest);
+}
+
 bool Store::Impl::Held(std::string_view digest) const {
   std::string dir = Dir("holds/" + std::string(DigestHex(digest)));
   bool held = false;
@@ -439,7 +444,9 @@ bool Store::Impl::Held(std::string_view digest) const {
     std::string path = dir + "/" + name;
     Result<std::string> text = ReadSmallFile(path, 64);
     int64_t pid = text.ok() ? std::strtoll(text->c_str(), nullptr, 10) : 0;
-    if (pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) {
+    if (text.ok() && text->starts_with("pinned")) {
+      held = true;
+    } else if (pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) {
       held = true;
     } else if (text.ok() && name.find(".tmp.") == std::string::npos) {
       unlink(path.c_str());  // its process is gone: released

@@ -111,9 +111,12 @@ class Store {
   // Absolute folders of the image's layers, bottom first (overlayfs wants them top first).
   std::vector<std::string> LayerDirs(const ImageRecord& record) const;
   // A running job holds the image while it runs (prune keeps it); `holder` is a unique name (the
-  // job's folder's tag). Sets last_used.
-  Status Hold(const ImageRecord& record, const std::string& holder);
+  // job's folder's tag). Sets last_used. The hold ends with Release or with the calling process;
+  // a `pinned` one only with Release (a named container, kept between a job's steps).
+  Status Hold(const ImageRecord& record, const std::string& holder, bool pinned = false);
   void Release(const ImageRecord& record, const std::string& holder);
+  // Whether a running job holds the image (holds of processes that are gone are dropped).
+  bool InUse(const ImageRecord& record) const;
 
   // Removes images no job holds, least recently used first, until the store's size is at most
   // `limit_bytes` (0: every unheld image), and then blobs and layers no image uses.

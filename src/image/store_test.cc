@@ -277,6 +277,26 @@ TEST_F(StoreTest, AHoldWhoseProcessIsGoneCountsAsReleased) {
   EXPECT_EQ(p->removed.size(), 1u);
 }
 
+TEST_F(StoreTest, APinnedHoldLastsUntilReleased) {
+  Layout l(base_ + "/pin");
+  std::string a = l.Image({Shared()}, "a");
+  ASSERT_TRUE(store_->Import(l.dir()).ok());
+  ImageRecord ra = *store_->Find(a);
+  EXPECT_FALSE(store_->InUse(ra));
+  ASSERT_TRUE(store_->Hold(ra, "named-7.0-c1", /*pinned=*/true).ok());
+  EXPECT_TRUE(store_->InUse(ra));
+  Result<Store::PruneReport> p = store_->Prune(0);
+  ASSERT_TRUE(p.ok());
+  EXPECT_TRUE(p->removed.empty());
+  ImageRecord by_digest;  // what the agent has when it removes a named container
+  by_digest.digest = a;
+  store_->Release(by_digest, "named-7.0-c1");
+  EXPECT_FALSE(store_->InUse(ra));
+  p = store_->Prune(0);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->removed, std::vector<std::string>{a});
+}
+
 TEST_F(StoreTest, PruneToALimitRemovesTheLeastRecentlyUsedFirst) {
   Layout l(base_ + "/lru");
   std::string big(200000, 'x');

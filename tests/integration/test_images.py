@@ -234,6 +234,31 @@ class ImagesTest(unittest.TestCase):
         [img] = self.images()
         self.assertEqual(img['digest'], info['manifest'])
 
+    @unittest.skipUnless(os.geteuid() == 0, 'needs root to mount a small tmpfs')
+    def test_a_full_disk_fails_the_pull_and_leaves_the_store_consistent(self):
+        # Small once compressed, 24 MiB once unpacked: the store's disk fills while unpacking.
+        zeros = registry._tar([('zeros', 'file', bytes(24 << 20))])
+        ref, info = self.image('pub/full', extra_layers=[zeros])
+        os.makedirs(self.store)
+        subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=12m', 'tmpfs', self.store],
+                       check=True)
+        try:
+            r = self.berth('pull', ref, check=False)
+            self.assertEqual(r.returncode, 1, r.stdout)
+            self.assertIn('no space left', r.stderr)
+            # Nothing half-made is kept, and what was whole stays usable.
+            self.assertEqual(self.images(), [])
+            self.assertEqual(os.listdir(os.path.join(self.store, 'tmp')), [])
+            for layer in self.layer_dirs():  # whole layers only, each one complete
+                self.assertTrue(os.listdir(os.path.join(self.store, 'layers', layer)))
+            subprocess.run(['mount', '-o', 'remount,size=96m', self.store], check=True)
+            self.berth('pull', ref)
+            [img] = self.images()
+            self.assertEqual(img['digest'], info['manifest'])
+            self.assertEqual(len(self.layer_dirs()), 3)
+        finally:
+            subprocess.run(['umount', '-l', self.store], check=False)
+
     def test_import_layout_and_archive(self):
         layout = os.path.join(self.dir, 'demo')
         info = registry.build_image(layout, files={'/hello': b'hi'}, tag='1.0')
@@ -273,6 +298,26 @@ class ImagesTest(unittest.TestCase):
         r = self.berth('frobnicate', check=False)
         self.assertEqual(r.returncode, 1)
         self.assertIn("unknown subcommand 'frobnicate'", r.stderr)
+
+
+class ImageCacheSizeFromTheConfiguration(unittest.TestCase):
+    def test_the_agent_takes_the_clusters_image_cache_size_unless_its_own_is_set(self):
+        for agent_args, want in (((), 64 << 20), (('--image-cache-size', '1G'), 1 << 30)):
+            c = harness.Cluster(gpus=0, agent_args=agent_args)
+            try:
+                path = os.path.join(c.dir, 'cluster.conf')
+                with open(path, 'w') as f:
+                    f.write('ImageCacheSize=64M\n')
+                c.controller_args += ['--config', path]
+                c.start()
+                settings = os.path.join(c.dir, 'agent', 'containers.json')
+
+                def cache_bytes():
+                    with open(settings) as f:
+                        return json.load(f).get('cache_bytes')
+                c.wait(lambda: cache_bytes() == want, 'cache_bytes %d in %s' % (want, settings))
+            finally:
+                c.stop()
 
 
 if __name__ == '__main__':
