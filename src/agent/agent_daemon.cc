@@ -13,6 +13,7 @@
 #include "agent/container_settings.h"
 #include "agent/file_util.h"
 #include "agent/launch.h"
+#include "agent/named_container.h"
 #include "common/prometheus_text.h"
 
 namespace berth::agent {
@@ -394,6 +395,14 @@ Status Agent::Impl::Report(net::HttpClient& c) {
     images_sent = images;
   }
   jobs_ended += done.size();
+  // Named containers of jobs that have no folder here any more (docs/containers.md).
+  (void)SweepNamedContainers(opt.state_dir, jobs_dir,
+                             [this](const std::string& digest, const std::string& holder) {
+                               if (!image_store) return;
+                               image::ImageRecord r;
+                               r.digest = digest;
+                               image_store->Release(r, holder);
+                             });
   for (const auto& [dir, e] : step_events) (void)WriteFileAtomic(dir + "/reported", "", 0644);
   return Status::Ok();
 }

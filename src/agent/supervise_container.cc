@@ -174,25 +174,29 @@ Status Supervisor::PrepareImage() {
     // The controller allows run_as_root only to operators; the job's user is then root.
     notes_.push_back("runs as root in the container");
   }
-  // --container-name: a later step of the job names the container an earlier part of the job
-  // named; berth keeps the image it used (not its writes: each step gets a fresh upper layer).
-  std::string named;
+  // --container-name: a later step of the job on this node reuses the container an earlier part
+  // of the job made, writes included (as pyxis does; its --container-image is then ignored).
   if (!container_->name.empty()) {
-    // Kept in the job's own folder (the batch part's), which lives as long as the job.
-    named = std::filesystem::path(dir_).parent_path().string() + "/" +
-            std::to_string(spec_.job_id) + "." + std::to_string(spec_.attempt) +
-            "/container-name-" + container_->name;
-    if (container_->image.empty()) {
-      Result<std::string> image = ReadFile(named);
-      if (!image.ok() || image->empty()) {
-        image_error_ = "CreateContainerError";
-        return Status::NotFound("no container named '" + container_->name + "' in job " +
-                                std::to_string(spec_.job_id) +
-                                " (give --container-image with --container-name first)");
+    named_dir_ = NamedContainerDir(state.string(), spec_.job_id, spec_.attempt, container_->name);
+    Result<NamedContainerLock> lock = NamedContainerLock::Take(named_dir_);
+    if (!lock.ok()) {
+      image_error_ = "CreateContainerError";
+      return lock.status();
+    }
+    named_lock_.emplace(std::move(*lock));
+    Result<std::string> image = ReadFile(named_dir_ + "/image");
+    if (image.ok() && !image->empty()) {
+      if (!container_->image.empty() && container_->image != *image) {
+        notes_.push_back("the job's container '" + container_->name + "' exists: it runs " +
+                         *image + ", not " + container_->image);
       }
       container_->image = *image;
-    } else {
-      (void)WriteFileAtomic(named, container_->image, 0600);
+      named_exists_ = true;
+    } else if (container_->image.empty()) {
+      image_error_ = "CreateContainerError";
+      return Status::NotFound("no container named '" + container_->name + "' in job " +
+                              std::to_string(spec_.job_id) + " on this node" +
+                              " (give --container-image with --container-name first)");
     }
   }
   image::StoreOptions so;
@@ -274,13 +278,30 @@ Status Supervisor::PrepareImage() {
                        std::to_string(std::hash<std::string>{}(dir_) % 1000000007);
   BERTH_RETURN_IF_ERROR(store_->Hold(image_, holder));
   image_holder_ = holder;
+  if (!named_dir_.empty() && !named_exists_) {
+    // The named container's own hold lasts until the agent removes it (after the job).
+    BERTH_RETURN_IF_ERROR(store_->Hold(
+        image_, NamedContainerHolder(spec_.job_id, spec_.attempt, container_->name), true));
+    if (mkdir(named_dir_.c_str(), 0711) != 0 && errno != EEXIST) {
+      return ErrnoStatus("mkdir " + named_dir_, errno);
+    }
+    BERTH_RETURN_IF_ERROR(WriteFileAtomic(named_dir_ + "/digest", image_.digest, 0600));
+  }
   return Status::Ok();
 }
 
 Status Supervisor::MountRoot() {
   std::string ctr = dir_ + "/ctr";
+  if (mkdir(ctr.c_str(), 0711) != 0 && errno != EEXIST) return ErrnoStatus("mkdir " + ctr, errno);
+  // A named container's overlay is in its own folder and stays mounted between the job's steps.
+  const std::string base = named_dir_.empty() ? ctr : named_dir_;
+  rootfs_ = base + "/rootfs";
+  if (!named_dir_.empty() && IsMountPoint(rootfs_)) {
+    named_lock_.reset();
+    return Status::Ok();
+  }
   for (const std::string& d :
-       std::vector<std::string>{ctr, ctr + "/upper", ctr + "/work", ctr + "/rootfs"}) {
+       std::vector<std::string>{base + "/upper", base + "/work", base + "/rootfs"}) {
     if (mkdir(d.c_str(), 0711) != 0 && errno != EEXIST) return ErrnoStatus("mkdir " + d, errno);
   }
   std::vector<std::string> dirs = store_->LayerDirs(image_);
@@ -295,20 +316,26 @@ Status Supervisor::MountRoot() {
     }
     names.push_back(std::filesystem::path(d).filename().string());
   }
-  std::string options = OverlayOptions(names, ctr + "/upper", ctr + "/work");
+  std::string options = OverlayOptions(names, base + "/upper", base + "/work");
   int cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (chdir(layers_dir.c_str()) != 0) {
     if (cwd >= 0) close(cwd);
     return ErrnoStatus("chdir " + layers_dir, errno);
   }
-  int rc = mount("overlay", (ctr + "/rootfs").c_str(), "overlay", 0, options.c_str());
+  int rc = mount("overlay", rootfs_.c_str(), "overlay", 0, options.c_str());
   int err = errno;
   if (cwd >= 0) {
     (void)fchdir(cwd);
     close(cwd);
   }
   if (rc != 0) return ErrnoStatus("mounting the image's overlay", err);
-  rootfs_mounted_ = true;
+  if (named_dir_.empty()) {
+    rootfs_mounted_ = true;
+  } else {
+    // Made whole: later steps find it by its image file.
+    BERTH_RETURN_IF_ERROR(WriteFileAtomic(named_dir_ + "/image", container_->image, 0600));
+    named_lock_.reset();
+  }
   return Status::Ok();
 }
 
@@ -320,7 +347,7 @@ Result<JobExec> Supervisor::BuildContainerExec(const JobExec& job) {
   }
   const image::ContainerSpec& cs = *container_;
   ContainerPlan plan;
-  plan.rootfs = dir_ + "/ctr/rootfs";
+  plan.rootfs = rootfs_;
   plan.readonly_root = !cs.writable;
   // The job's own argv with the script's host path replaced by its path inside.
   std::vector<std::string> job_argv = job.argv;
@@ -521,6 +548,7 @@ void Supervisor::LaunchContainer(const JobExec& exec) {
 
 void Supervisor::TearDownContainer() {
   if (!container_) return;
+  named_lock_.reset();
   if (container_created_ || rootfs_mounted_) {
     (void)RunQuiet(
         {containers_.runc, "--root", containers_.runc_root, "delete", "--force", container_id_}, "",

@@ -22,6 +22,7 @@
 #include "agent/job_env.h"
 #include "agent/job_process.h"
 #include "agent/launch.h"
+#include "agent/named_container.h"
 #include "common/status.h"
 #include "image/container_spec.h"
 #include "image/store.h"
@@ -138,8 +139,13 @@ class Supervisor {
   std::string pull_note_;
   bool image_pulled_ = false;  // this attempt pulled its image (else the node had it)
   double pull_seconds_ = 0;
-  bool rootfs_mounted_ = false;
+  bool rootfs_mounted_ = false;  // this attempt's own overlay (a named container's stays)
   bool container_created_ = false;
+  std::string rootfs_;  // the container's root: DIR/ctr/rootfs, or the named container's
+  // --container-name (named_container.h): its folder, and its lock while it is being set up.
+  std::string named_dir_;
+  std::optional<NamedContainerLock> named_lock_;
+  bool named_exists_ = false;  // an earlier step made it
 };
 
 // The supervisor's log line: "berth supervise DIR: text" on stderr.

@@ -209,7 +209,7 @@ def _tar(entries):
                 t.addfile(info, io.BytesIO(data))
             elif kind == 'dir':
                 info.type = tarfile.DIRTYPE
-                info.mode = 0o755
+                info.mode = data if isinstance(data, int) else 0o755
                 t.addfile(info)
             elif kind == 'symlink':
                 info.type = tarfile.SYMTYPE
@@ -233,7 +233,7 @@ def busybox_layer(applets=('sh', 'cat', 'ls', 'echo', 'sleep', 'id', 'env')):
 
 
 def files_layer(files):
-    """files: {path: bytes | ('symlink', target)}."""
+    """files: {path: bytes | ('symlink', target) | ('dir', mode)}."""
     entries = []
     for path, v in sorted(files.items()):
         path = path.lstrip('/')

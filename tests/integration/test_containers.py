@@ -229,6 +229,29 @@ class ContainerJobs(unittest.TestCase):
         self.assertEqual(gets(self.many['layers'][-1]), 1)
         self.assertLessEqual(gets(self.many['layers'][0]), 1)
 
+    def test_the_controller_lists_each_nodes_image_cache(self):
+        j = self.submit('sleep 60\n', self.image('team/app:1.0'))
+        self.c.wait_state(j, 'RUNNING')
+        name = self.image('team/app:1.0')
+
+        def listed(in_use):
+            status, body = self.c.api('GET', '/v1/images?node=node1')
+            return status == 200 and any(
+                name in i['names'] and i['node'] == 'node1' and i['in_use'] == in_use
+                for i in body['images'])
+        # The agent reports its cache when it changes (with its next heartbeat).
+        self.c.wait(lambda: listed(True), 'the image in use on node1', timeout=30)
+        self.c.cli('scancel', str(j))
+        self.assertEqual(self.end(j)['state'], 'CANCELLED')
+        self.c.wait(lambda: listed(False), 'the image unused on node1', timeout=30)
+        out = self.c.cli('images', 'list', '--nodes', user=USER).stdout.splitlines()
+        self.assertEqual(out[0].split(), ['NODE', 'REPOSITORY', 'TAG', 'DIGEST', 'SIZE', 'LAST',
+                                          'USED', 'IN', 'USE'])
+        rows = [line.split() for line in out[1:]]
+        self.assertIn(['node1', self.image('team/app'), '1.0'], [r[:3] for r in rows])
+        self.assertEqual(self.c.cli('images', 'list', '--node', 'node9').stdout.splitlines()[1:],
+                         [])
+
     def test_the_job_survives_an_agent_restart_and_a_controller_kill(self):
         j = self.submit('sleep 3; exit 7\n', self.image('team/app:1.0'))
         self.c.wait_state(j, 'RUNNING')
@@ -413,7 +436,8 @@ class SlurmPyxis(unittest.TestCase):
         cls.work = tempfile.mkdtemp(prefix='berth-ctr-slurm-')
         cls.reg = registry.Registry().start()
         registry.build_image(os.path.join(cls.work, 'img'),
-                             files={'etc/marker': b'in-the-image\n'}, env=['PATH=/bin'])
+                             files={'etc/marker': b'in-the-image\n', 'scratch': ('dir', 0o777)},
+                             env=['PATH=/bin'])
         cls.reg.push(os.path.join(cls.work, 'img'), 'team/img:2')
         cls.c = Cluster(agent_args=['--registry-ca', cls.reg.certs]).start()
         cls.home = '/home/' + USER
@@ -462,3 +486,24 @@ class SlurmPyxis(unittest.TestCase):
         self.assertEqual(lines[0], 'batch-on-the-host')
         self.assertEqual(sorted(lines[1:3]), ['0: in-the-image', '1: in-the-image'])
         self.assertEqual(sorted(lines[3:]), ['0: task 0', '1: task 1'])
+
+    def test_a_named_container_keeps_its_writes_for_the_jobs_later_steps(self):
+        srun = harness.os.path.abspath(harness.BERTH) + ' srun'
+        j = self.sbatch('#!/bin/sh\n'
+                        "%s --container-image=%s --container-name=keep sh -c 'echo kept > "
+                        "/scratch/note'\n"
+                        '%s --container-name=keep cat /scratch/note\n'
+                        "%s --container-image=%s sh -c 'test -e /scratch/note && echo leaked || "
+                        "echo fresh'\n"
+                        % (srun, self.image, srun, srun, self.image))
+        r = self.c.wait_state(j, ['COMPLETED', 'FAILED'], timeout=120)
+        self.assertEqual(r['state'], 'COMPLETED', (r, self.out(j)))
+        self.assertEqual(self.out(j), 'kept\nfresh\n')
+        # Once the job is over the node removes the container: its root unmounted, its folder gone.
+        named = os.path.join(self.c.dir, 'agent', 'named', '%d.0' % j)
+
+        def mounted():
+            with open('/proc/self/mountinfo') as f:
+                return any(line.split()[4].startswith(named) for line in f)
+        self.c.wait(lambda: not os.path.exists(named) and not mounted(),
+                    'the named container to be removed', timeout=60)
