@@ -35,6 +35,10 @@ std::string BerthHome() {
 
 std::string FindSocket() {
   if (const char* s = std::getenv("BERTH_SOCKET"); s && *s) return s;
+  // A home given is that cluster's: never another's socket because this one is not there yet
+  // (the connection then fails naming this path).
+  if (const char* h = std::getenv("BERTH_HOME"); h && *h)
+    return std::string(h) + "/controller.sock";
   for (const std::string& p :
        {BerthHome() + "/controller.sock", HomeDir() + "/.local/share/berth/controller.sock",
         std::string("/run/berth/controller.sock")}) {
@@ -77,7 +81,15 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
   }
   Result<std::unique_ptr<net::HttpClient>> http = net::HttpClient::Connect(where, options);
   if (!http.ok()) {
-    return Status::Unavailable("cannot reach the berth controller at " + where +
+    std::string from;  // where the address came from
+    if (address.empty() && where.starts_with("unix:")) {
+      const char* sock = std::getenv("BERTH_SOCKET");
+      from = sock && *sock
+                 ? ", from BERTH_SOCKET"
+                 : (std::getenv("BERTH_HOME") && *std::getenv("BERTH_HOME") ? ", from BERTH_HOME"
+                                                                            : "");
+    }
+    return Status::Unavailable("cannot reach the berth controller at " + where + from +
                                " (is `berth up` running? " + http.status().message() + ")");
   }
   auto c = std::unique_ptr<Client>(new Client());

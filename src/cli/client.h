@@ -15,8 +15,9 @@ namespace berth::cli {
 // $BERTH_HOME, else ~/.local/share/berth.
 std::string BerthHome();
 
-// Where the controller listens: $BERTH_SOCKET; else $BERTH_HOME/controller.sock,
-// ~/.local/share/berth/controller.sock or /run/berth/controller.sock, whichever exists.
+// Where the controller listens: $BERTH_SOCKET; else, when $BERTH_HOME is set,
+// $BERTH_HOME/controller.sock whether it exists or not; else ~/.local/share/berth/controller.sock
+// or /run/berth/controller.sock, whichever exists.
 std::string FindSocket();
 
 class Client {

@@ -1,8 +1,13 @@
 #include "store/store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <future>
 #include <thread>
@@ -226,7 +231,28 @@ struct Store::Impl {
 Store::Store() : impl_(std::make_unique<Impl>()) {}
 Store::~Store() = default;
 
+// The database holds every job's script and environment (tokens, keys): it and its WAL and
+// shared-memory files are the owner's alone (0600) whatever the umask, as slurmctld keeps its
+// state files. SQLite gives the WAL and -shm files the database file's mode when it makes them;
+// files an older berth left readable are fixed here.
+static Status MakePrivate(const std::string& path) {
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return Status::InvalidArgument("cannot open " + path + ": " + strerror(errno));
+  int rc = fchmod(fd, 0600);
+  int err = errno;
+  close(fd);
+  if (rc != 0) return Status::Internal("cannot chmod " + path + ": " + strerror(err));
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    std::string side = path + suffix;
+    if (chmod(side.c_str(), 0600) != 0 && errno != ENOENT) {
+      return Status::Internal("cannot chmod " + side + ": " + strerror(errno));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+  BERTH_RETURN_IF_ERROR(MakePrivate(path));
   std::unique_ptr<Store> s(new Store());
   BERTH_ASSIGN_OR_RETURN(s->impl_->writer, OpenDb(path));
   char* err = nullptr;

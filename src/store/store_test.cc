@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -118,6 +119,32 @@ TEST_F(StoreTest, OpenFailsClearly) {
   Result<std::unique_ptr<Store>> s = Store::Open("/nonexistent-dir/x/state.db");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("/nonexistent-dir/x/state.db"), std::string::npos);
+}
+
+// Every job's script and environment are in the database: it, its WAL and its shared memory are
+// the owner's alone, whatever the umask, and files an older version left readable are fixed.
+TEST_F(StoreTest, TheDatabaseAndItsSideFilesAreTheOwnersAlone) {
+  auto mode = [](const std::string& p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 ? static_cast<int>(st.st_mode & 07777) : -1;
+  };
+  mode_t old = umask(0);
+  {
+    auto s = std::move(Store::Open(path_)).value();
+    ASSERT_TRUE(s->Commit({{Write::Kind::kPutMeta, {}, "k", "v"}}).ok());
+    EXPECT_EQ(mode(path_), 0600);
+    EXPECT_EQ(mode(path_ + "-wal"), 0600);
+    EXPECT_EQ(mode(path_ + "-shm"), 0600);
+  }
+  umask(old);
+  ASSERT_EQ(chmod(path_.c_str(), 0644), 0);
+  std::filesystem::remove(path_ + "-wal");
+  std::filesystem::remove(path_ + "-shm");
+  auto s = std::move(Store::Open(path_)).value();
+  EXPECT_EQ(mode(path_), 0600);
+  Result<std::optional<std::string>> v = s->GetMeta("k");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->value_or(""), "v");
 }
 
 }  // namespace

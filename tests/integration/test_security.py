@@ -252,6 +252,51 @@ class SecurityTest(unittest.TestCase):
         self.c.wait(lambda: self.c.node_state('fence1') == 'IDLE', 'fence1 to be idle again')
 
 
+class LocalFilesTest(unittest.TestCase):
+    """Never the wrong cluster, never a leak (issue 19): a CLI given a home talks to that cluster
+    only; the state a controller keeps is its owner's alone."""
+
+    def setUp(self):
+        make_user(USER)
+        self.addCleanup(remove_user, USER)
+        self.c = Cluster().start()
+        self.addCleanup(self.c.stop)
+
+    def test_a_home_without_a_controller_never_falls_back_to_another_cluster(self):
+        empty = tempfile.mkdtemp(prefix='berth-empty-home-')
+        fake_home = tempfile.mkdtemp(prefix='berth-user-home-')
+        self.addCleanup(shutil.rmtree, empty, True)
+        self.addCleanup(shutil.rmtree, fake_home, True)
+        # The user's default socket leads to the running cluster...
+        default = os.path.join(fake_home, '.local', 'share', 'berth')
+        os.makedirs(default)
+        os.symlink(self.c.sock, os.path.join(default, 'controller.sock'))
+        env = {k: v for k, v in os.environ.items() if k != 'BERTH_SOCKET'}
+        env['HOME'] = fake_home
+        ok = subprocess.run([BERTH, 'squeue'], env=env, capture_output=True, text=True,
+                            timeout=60)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        # ... but a command given another home must not reach it.
+        env['BERTH_HOME'] = empty
+        for cmd in (['squeue'], ['scancel', '-u', 'root']):
+            r = subprocess.run([BERTH, *cmd], env=env, capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(r.returncode, 0, (cmd, r.stdout))
+            self.assertIn(os.path.join(empty, 'controller.sock'), r.stderr)
+            self.assertIn('BERTH_HOME', r.stderr)
+
+    def test_another_local_user_reads_none_of_the_controllers_state(self):
+        j = self.c.submit({'script': '#!/bin/sh\necho secret-script\n', 'work_dir': self.c.dir,
+                           'environment': {'API_KEY': 'secret-value'}})
+        self.c.wait_state(j, 'COMPLETED')
+        files = [os.path.join(self.c.dir, n) for n in ('state.db', 'state.db-wal', 'state.db-shm')]
+        for f in files:
+            self.assertTrue(os.path.exists(f), f)
+            self.assertEqual(os.stat(f).st_mode & 0o777, 0o600, f)
+            r = subprocess.run(['runuser', '-u', USER, '--', 'cat', f], capture_output=True)
+            self.assertNotEqual(r.returncode, 0, f)
+            self.assertNotIn(b'secret-value', r.stdout)
+
+
 class MungeTest(unittest.TestCase):
     """MUNGE credentials against a real munged of the test's own (its own key and socket)."""
 
