@@ -42,9 +42,9 @@ struct ScontrolParse : ParseExit {
   std::vector<std::string> words;  // the command word first, never empty
 };
 
-// Parses scontrol's arguments (args[0] is the program name) as scontrol 22.05 does: options stop
-// at the first command word, so that "update JobId=1 TimeLimit=-30" keeps its argument; -o and -d
-// may also stand among the words ("scontrol show -o job"), as may "oneliner" and "details". A bad
+// Parses scontrol's arguments (args[0] is the program name) as scontrol 22.05 does: options may
+// stand anywhere among the words, as getopt permutes them ("scontrol show jobid -dd 12"), and so
+// may the words "oneliner" and "details"; "update JobId=1 TimeLimit=-30" keeps its value. A bad
 // option is "scontrol: unrecognized option '<word>'" and exit 1; no command prints the usage to
 // stderr and exits 1.
 ScontrolParse ParseScontrolArgs(const std::vector<std::string>& args);

@@ -1,5 +1,5 @@
-// scontrol's command line (Slurm 22.05 src/scontrol/scontrol.c: _set_options): the options before
-// the command, and the flag words that may stand among the command's words.
+// scontrol's command line (Slurm 22.05 src/scontrol/scontrol.c: _set_options): the options
+// anywhere among the words, and the flag words that may stand among the command's words.
 #include <getopt.h>
 
 #include "slurm/scontrol.h"
@@ -16,8 +16,10 @@ const struct option kLongOptions[] = {{"all", no_argument, nullptr, 'a'},
                                       {"version", no_argument, nullptr, 'V'},
                                       {"usage", no_argument, nullptr, 'u'},
                                       {nullptr, 0, nullptr, 0}};
-// '+': stop at the first command word, so that "update ... TimeLimit=-30" stays an argument.
-constexpr const char* kShortOptions = "+adhoQvV";
+// As Slurm's scontrol (getopt_long without '+'): options anywhere among the words, permuted
+// ("scontrol show jobid -dd 12"); a value such as "TimeLimit=-30" is one word that does not start
+// with '-'. -d given twice is -d (22.05 prints nothing more: checked against slurmctld 22.05).
+constexpr const char* kShortOptions = "adhoQvV";
 
 constexpr const char* kUsage = R"(Usage: scontrol [<OPTION>] [<COMMAND>]
     Valid <OPTION> values are:

@@ -31,12 +31,20 @@ TEST(ScontrolArgsTest, LongOptionsAndIgnoredOnes) {
   EXPECT_EQ(p.words, (std::vector<std::string>{"show"}));
 }
 
-TEST(ScontrolArgsTest, OptionsStopAtTheCommandWord) {
-  // "-30" is TimeLimit's argument, not an option; -Q after the command is a word.
+TEST(ScontrolArgsTest, OptionsAnywhereAmongTheWords) {
+  // As getopt permutes them in Slurm's scontrol; "TimeLimit=-30" is a word, not an option.
   ScontrolParse p = Parse({"update", "JobId=7", "TimeLimit=-30", "-Q"});
   ASSERT_FALSE(p.done);
-  EXPECT_FALSE(p.options.quiet);
-  EXPECT_EQ(p.words, (std::vector<std::string>{"update", "JobId=7", "TimeLimit=-30", "-Q"}));
+  EXPECT_TRUE(p.options.quiet);
+  EXPECT_EQ(p.words, (std::vector<std::string>{"update", "JobId=7", "TimeLimit=-30"}));
+  // What workflow engines run (Snakemake, Nextflow): -dd after the job id's keyword.
+  p = Parse({"show", "jobid", "-dd", "12"});
+  ASSERT_FALSE(p.done) << p.err;
+  EXPECT_TRUE(p.options.details);
+  EXPECT_EQ(p.words, (std::vector<std::string>{"show", "jobid", "12"}));
+  p = Parse({"show", "job", "12", "--oneliner"});
+  EXPECT_TRUE(p.options.one_liner);
+  EXPECT_EQ(p.words, (std::vector<std::string>{"show", "job", "12"}));
 }
 
 TEST(ScontrolArgsTest, FlagWordsAmongTheCommandWords) {
