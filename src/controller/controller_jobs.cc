@@ -207,10 +207,17 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
       }
     }
   }
+  // Who cancels it, for sacct's "CANCELLED by UID": kept with the record the end builds on.
+  auto by = [&] {
+    auto updated = std::make_shared<JobRecord>(r);
+    updated->cancelled_by = who.uid;
+    return updated;
+  };
   if (r.job.state == core::JobState::kPending) {
     if (signal != 0) return Status::FailedPrecondition("job " + std::to_string(id) + " is pending");
     core::Job final_job = r.job;
     BERTH_RETURN_IF_ERROR(cs->CancelPending(id, Now()));
+    PutRecord(id, by());
     final_job.state = core::JobState::kCancelled;
     final_job.end_time = Now();
     final_job.outcome.state = core::JobState::kCancelled;
@@ -228,6 +235,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     o.end_time = Now();
     core::Job final_job;
     BERTH_RETURN_IF_ERROR(cs->EndJob(id, o, false, &final_job));
+    PutRecord(id, by());
     power->JobEnded(id);
     FinishRecord(final_job, t);
     t.nodes_changed = true;
@@ -238,7 +246,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     SendCancel(r, signal, batch_only, /*cancel=*/false);
     return Status::Ok();
   }
-  auto updated = std::make_shared<JobRecord>(r);
+  std::shared_ptr<JobRecord> updated = by();
   updated->cancel_requested = true;
   SendCancel(*updated, 0, false, /*cancel=*/true);
   PutRecord(id, updated);

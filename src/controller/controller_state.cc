@@ -105,6 +105,7 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
   for (const core::NodeAllocation& a : job.alloc.nodes) r.node_names.push_back(NodeName(a.node));
   if (job.state == core::JobState::kPending) {
     r.cancel_requested = false;
+    r.cancelled_by = -1;  // queued again: a later end is its own
   } else {
     r.reason = core::PendingReason::kNone;
     r.reason_detail.clear();

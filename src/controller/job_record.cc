@@ -122,6 +122,7 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
                     {"gpu_utilization", r.gpu_utilization}};
   }
   if (!r.message.empty()) out["message"] = r.message;
+  if (r.cancelled_by >= 0) out["cancelled_by"] = r.cancelled_by;
   out["slurm"] = EncodeFacts(r.slurm);
   if (r.k8s) out["k8s"] = *r.k8s;
   if (r.k8s_deleted > 0) out["k8s_deleted"] = r.k8s_deleted;
@@ -238,6 +239,7 @@ Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
     r.priority = in.value("priority", int64_t{0});
     if (in.contains("allocation")) BERTH_RETURN_IF_ERROR(DecodeAlloc(in.at("allocation"), r));
     r.cancel_requested = in.value("cancel_requested", false);
+    r.cancelled_by = in.value("cancelled_by", int64_t{-1});
     if (in.contains("usage")) {
       const json& u = in.at("usage");
       r.cpu_seconds = u.value("cpu_seconds", 0.0);

@@ -77,6 +77,7 @@ struct JobRecord {
   double gpu_utilization = -1;
   std::string message;            // from the node: what went wrong, what could not be enforced
   bool cancel_requested = false;  // a cancel (or preemption) was sent to its node
+  int64_t cancelled_by = -1;      // the uid whose cancel ended it (sacct: "CANCELLED by UID")
   SlurmFacts slurm;
   // A job made through the Kubernetes API: its Pod's metadata and spec (docs/kubernetes.md), and
   // when a delete of the Pod was asked (0 = not); null and 0 for other jobs.

@@ -349,6 +349,7 @@ void SetState(const json& r, const core::JobSpec& s, JobView& v) {
   v.state = st.value_or(core::JobState::kPending);
   v.state_text = std::string(core::JobStateName(v.state));
   v.state_compact = std::string(core::JobStateShortName(v.state));
+  v.cancelled_by = r.value("cancelled_by", int64_t{-1});
   v.held = s.hold != core::HoldKind::kNone;
   v.admin_held = s.hold == core::HoldKind::kAdmin;
   v.priority = v.held ? 0 : r.value("priority", int64_t{0});

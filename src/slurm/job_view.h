@@ -46,6 +46,7 @@ struct JobView {
   // ---- State
   core::JobState state = core::JobState::kPending;
   std::string state_text;       // "PENDING", "RUNNING", "OUT_OF_MEMORY"
+  int64_t cancelled_by = -1;    // the uid whose cancel ended it (-1: none)
   std::string state_compact;    // squeue's %t: "PD", "R", "CG", "CA", "OOM"
   std::string reason = "None";  // Reason=: "None", "JobHeldUser", "Resources", ...
   std::string reason_detail;    // berth's words on the reason (for -l / berth's own output)

@@ -189,7 +189,13 @@ std::string JobValue(std::string_view f, const SacctJob& j, const std::string& c
   if (f == "ReqTRES") return SortedTres(v.req_tres);
   if (f == "Reservation") return v.reservation;
   if (f == "Start") return TimeOrUnknown(started ? v.start_time : kNoTime);
-  if (f == "State") return v.state_text;
+  if (f == "State") {
+    // As slurmdbd records it: a job a user cancelled says whose uid did ("CANCELLED by 1000").
+    if (v.state == core::JobState::kCancelled && v.cancelled_by >= 0) {
+      return v.state_text + " by " + std::to_string(v.cancelled_by);
+    }
+    return v.state_text;
+  }
   if (f == "Submit") return TimeOrUnknown(v.submit_time);
   if (f == "Suspended") return "00:00:00";
   if (f == "Timelimit") return FormatTimeLimit(v.time_limit);

@@ -185,6 +185,13 @@ TEST_F(SacctTest, EndedOtherwiseThanByItself) {
   EXPECT_EQ(SacctValue("ExitCode", cancelled, false, ""), "0:0");
   EXPECT_EQ(SacctValue("ExitCode", cancelled, true, ""), "0:15");
   EXPECT_EQ(SacctValue("State", cancelled, true, ""), "CANCELLED");
+  // Without a record of who cancelled it (an older record), the state alone.
+  EXPECT_EQ(SacctValue("State", cancelled, false, ""), "CANCELLED");
+  json by = Finished(15, "CANCELLED", 0, 15);
+  by["cancelled_by"] = 1000;
+  SacctJob by_user = Job(by);
+  EXPECT_EQ(SacctValue("State", by_user, false, ""), "CANCELLED by 1000");
+  EXPECT_EQ(SacctValue("State", by_user, true, ""), "CANCELLED");  // the batch step's row
   SacctJob timeout = Job(Finished(13, "TIMEOUT", 0, 15));
   EXPECT_EQ(SacctValue("State", timeout, false, ""), "TIMEOUT");
   EXPECT_EQ(SacctValue("State", timeout, true, ""), "CANCELLED");

@@ -191,6 +191,21 @@ class ScancelTest(SlurmCase):
             p = self.run_cmd('scancel', '--me', '-v', user=alice)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(self.c.job(jid)['state'], 'CANCELLED')
+            # sacct says whose cancel it was, as slurmdbd records it; the batch row does not.
+            uid = subprocess.run(['id', '-u', alice], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+            p = self.run_cmd('sacct', '-j', str(jid), '-X', '-n', '-P', '-o', 'State', user=bob)
+            self.assertEqual(p.stdout, 'CANCELLED by %s\n' % uid)
+            # A running job too, cancelled by an operator (root here).
+            p = self.run_cmd('sbatch', '--parsable', '-o', '/dev/null', '--wrap', 'sleep 60',
+                             user=alice)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            running = int(p.stdout.strip())
+            self.c.wait_state(running, 'RUNNING', 30)
+            self.assertEqual(self.run_cmd('scancel', str(running)).returncode, 0)
+            self.c.wait_state(running, 'CANCELLED', 30)
+            p = self.run_cmd('sacct', '-j', str(running), '-X', '-n', '-P', '-o', 'State')
+            self.assertEqual(p.stdout, 'CANCELLED by %d\n' % os.getuid())
         finally:
             remove_user(alice)
             remove_user(bob)
