@@ -43,7 +43,7 @@ void Agent::Impl::Do(const CancelCommand& c) {
 }
 
 void Agent::Impl::Do(const SignalCommand& c) {
-  (void)SignalJob(FolderOf(c.target.job_id, c.target.attempt), c.signal, c.batch_only);
+  (void)SignalJob(FolderOf(c.target.job_id, c.target.attempt), c.signal, {c.batch_only, c.full});
 }
 
 void Agent::Impl::Do(const TimeLimitCommand& c) {
@@ -78,7 +78,8 @@ void Agent::Impl::Do(const EndStepsCommand& c) {
 }
 
 void Agent::Impl::Do(const StepSignalCommand& c) {
-  (void)SignalJob(StepFolder({c.target.job_id, c.target.attempt, c.step_id}), c.signal, false);
+  (void)SignalJob(StepFolder({c.target.job_id, c.target.attempt, c.step_id}), c.signal,
+                  {false, true});  // a step's part: all of it
 }
 
 std::set<StepDirKey> Agent::Impl::StartingSteps() {

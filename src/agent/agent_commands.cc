@@ -74,9 +74,10 @@ Result<AgentCommand> DecodeObject(const json& j) {
   }
   if (kind == "cancel") return AgentCommand(CancelCommand{t});
   if (kind == "signal") {
-    SignalCommand c{t, 15, false};
+    SignalCommand c{t, 15, false, false};
     BERTH_RETURN_IF_ERROR(OptionalField(j, "signal", &c.signal));
     BERTH_RETURN_IF_ERROR(OptionalField(j, "batch_only", &c.batch_only));
+    BERTH_RETURN_IF_ERROR(OptionalField(j, "full", &c.full));
     return AgentCommand(c);
   }
   if (kind == "time_limit") {
@@ -116,6 +117,7 @@ std::string EncodeAgentCommand(const AgentCommand& command) {
                        json j = Head("signal", c.target);
                        j["signal"] = c.signal;
                        j["batch_only"] = c.batch_only;
+                       if (c.full) j["full"] = true;
                        return j;
                      },
                      [](const TimeLimitCommand& c) {

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <variant>
 
+#include "agent/control.h"
 #include "agent/launch.h"
 #include "common/status.h"
 
@@ -45,11 +46,13 @@ struct LaunchCommand {
 struct CancelCommand {
   CommandTarget target;
 };
-// Signals the attempt's processes (or only its batch shell).
+// Signals the attempt's job steps (the processes its srun launched), or only its batch shell,
+// or every process: as Slurm's scancel --signal without a flag, with -b, with -f.
 struct SignalCommand {
   CommandTarget target;
   int32_t signal = 15;
   bool batch_only = false;
+  bool full = false;
 };
 // A running attempt's new time limit, in seconds from its start.
 struct TimeLimitCommand {

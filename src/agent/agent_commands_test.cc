@@ -52,6 +52,10 @@ TEST(AgentCommandsTest, DecodedFieldsAreThoseEncoded) {
   EXPECT_EQ(s.target, (CommandTarget{7, 1}));
   EXPECT_EQ(s.signal, 10);
   EXPECT_TRUE(s.batch_only);
+  EXPECT_FALSE(s.full);
+  c = DecodeAgentCommand(EncodeAgentCommand(SignalCommand{{7, 1}, 12, false, true}));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(std::get<SignalCommand>(*c).full);
 
   c = DecodeAgentCommand(EncodeAgentCommand(LaunchCommand{{12, 2}, SomeSpec(), "tok"}));
   ASSERT_TRUE(c.ok());

@@ -162,7 +162,7 @@ void Agent::Impl::CheckFence() {
   for (const std::string& dir : ListJobDirs(jobs_dir)) {
     if (!SupervisorRunning(dir) || ReadResult(dir)) continue;
     (void)WriteFileAtomic(dir + "/fenced", why + "\n", 0644);
-    (void)SignalJob(dir, SIGKILL, false);
+    (void)SignalJob(dir, SIGKILL, {false, true});
     ++n;
   }
   Log("%s", why + "; killed " + std::to_string(n) + " job(s)");

@@ -26,6 +26,7 @@ Json ToJson(const ControlRequest& r) {
     j["action"] = "signal";
     j["signal"] = r.signal;
     j["batch_only"] = r.batch_only;
+    if (r.full) j["full"] = true;
   }
   return j;
 }
@@ -51,6 +52,10 @@ Result<ControlRequest> FromJson(const Json& j) {
         return Status::InvalidArgument("'batch_only' must be a boolean");
       }
       r.batch_only = j["batch_only"].get<bool>();
+    }
+    if (j.contains("full")) {
+      if (!j["full"].is_boolean()) return Status::InvalidArgument("'full' must be a boolean");
+      r.full = j["full"].get<bool>();
     }
   } else if (action == "time_limit") {
     r.action = ControlRequest::Action::kTimeLimit;

@@ -23,12 +23,21 @@
 
 namespace berth::agent {
 
+// Which of a job's processes a signal reaches, as Slurm's scancel --signal chooses: by default the
+// job's steps (what its srun launched: the tasks, here and on the step's other nodes), with -b
+// the batch shell alone, with -f every process.
+struct SignalScope {
+  bool batch_only = false;
+  bool full = false;
+};
+
 struct ControlRequest {
   enum class Action { kCancel, kSignal, kTimeLimit };
   int64_t seq = 0;
   Action action = Action::kCancel;
   int32_t signal = 0;       // kSignal only
-  bool batch_only = false;  // kSignal only: the batch shell alone, not every process
+  bool batch_only = false;  // kSignal only: the batch shell alone
+  bool full = false;        // kSignal only: every process (else the job's steps)
   int64_t time_limit = 0;   // kTimeLimit only: the new limit in seconds from the job's start
 };
 

@@ -15,9 +15,14 @@ TEST(ControlTest, AppendsInOrderWithSequenceNumbers) {
   EXPECT_TRUE(ReadControlRequests(dir)->empty());
   ASSERT_TRUE(AppendControlRequest(dir, {0, ControlRequest::Action::kSignal, 10, true}).ok());
   ASSERT_TRUE(AppendControlRequest(dir, {0, ControlRequest::Action::kCancel, 0, false}).ok());
+  ASSERT_TRUE(
+      AppendControlRequest(dir, {0, ControlRequest::Action::kSignal, 12, false, true}).ok());
   Result<std::vector<ControlRequest>> got = ReadControlRequests(dir);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
-  ASSERT_EQ(got->size(), 2u);
+  ASSERT_EQ(got->size(), 3u);
+  EXPECT_FALSE((*got)[0].full);
+  EXPECT_TRUE((*got)[2].full);
+  EXPECT_FALSE((*got)[2].batch_only);
   EXPECT_EQ((*got)[0].seq, 1);
   EXPECT_EQ((*got)[0].action, ControlRequest::Action::kSignal);
   EXPECT_EQ((*got)[0].signal, 10);

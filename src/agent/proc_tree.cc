@@ -22,10 +22,14 @@ pid_t ParentFromStat(std::string_view stat, char* state) {
   return static_cast<pid_t>(ppid);
 }
 
-std::vector<pid_t> DescendantsOf(pid_t root) {
-  std::multimap<pid_t, pid_t> children;  // parent -> child
+namespace {
+
+using ChildMap = std::multimap<pid_t, pid_t>;  // parent -> child, live processes only
+
+ChildMap ReadChildren() {
+  ChildMap children;
   DIR* d = opendir("/proc");
-  if (d == nullptr) return {};
+  if (d == nullptr) return children;
   while (dirent* e = readdir(d)) {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
@@ -37,6 +41,11 @@ std::vector<pid_t> DescendantsOf(pid_t root) {
     if (ppid > 0 && state != 'Z' && state != 'X') children.emplace(ppid, static_cast<pid_t>(pid));
   }
   closedir(d);
+  return children;
+}
+
+// root's descendants in `children`, children before grandchildren.
+std::vector<pid_t> Below(const ChildMap& children, pid_t root) {
   std::vector<pid_t> out;
   std::vector<pid_t> frontier{root};
   while (!frontier.empty()) {
@@ -46,6 +55,63 @@ std::vector<pid_t> DescendantsOf(pid_t root) {
       for (auto it = lo; it != hi; ++it) {
         out.push_back(it->second);
         next.push_back(it->second);
+      }
+    }
+    frontier = std::move(next);
+  }
+  return out;
+}
+
+std::vector<std::string> CmdlineOf(pid_t pid) {
+  std::vector<std::string> argv;
+  Result<std::string> text = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  if (!text.ok()) return argv;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t end = text->find('\0', start);
+    if (end == std::string::npos) end = text->size();
+    argv.push_back(text->substr(start, end - start));
+    start = end + 1;
+  }
+  return argv;
+}
+
+std::string_view BaseName(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+std::vector<pid_t> DescendantsOf(pid_t root) {
+  return Below(ReadChildren(), root);
+}
+
+bool IsStepLauncher(const std::vector<std::string>& argv) {
+  if (argv.empty()) return false;
+  if (BaseName(argv[0]) == "srun") return true;
+  // `berth srun ...`, also through the dynamic loader (a step's launcher in a container:
+  // "/.berth/lib/ld-linux-x86-64.so.2 --library-path /.berth/lib /.berth/bin/berth srun ...").
+  size_t at = argv.size() >= 5 && argv[1] == "--library-path" ? 3 : 0;
+  return argv.size() > at + 1 && BaseName(argv[at]) == "berth" && argv[at + 1] == "srun";
+}
+
+StepProcesses FindStepProcesses(pid_t root) {
+  const ChildMap children = ReadChildren();
+  StepProcesses out;
+  std::vector<pid_t> frontier{root};
+  while (!frontier.empty()) {
+    std::vector<pid_t> next;
+    for (pid_t p : frontier) {
+      auto [lo, hi] = children.equal_range(p);
+      for (auto it = lo; it != hi; ++it) {
+        const pid_t child = it->second;
+        if (IsStepLauncher(CmdlineOf(child))) {
+          out.launchers.push_back(child);
+          for (pid_t task : Below(children, child)) out.tasks.push_back(task);
+        } else {
+          next.push_back(child);
+        }
       }
     }
     frontier = std::move(next);

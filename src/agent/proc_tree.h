@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -19,6 +20,18 @@ pid_t ParentFromStat(std::string_view stat, char* state = nullptr);
 
 // Every live (not zombie) descendant of `root`, children before grandchildren.
 std::vector<pid_t> DescendantsOf(pid_t root);
+
+// Whether a command line is a job step's launcher: srun (Slurm's name for berth's, or `berth srun`,
+// also started through the dynamic loader, as in a container).
+bool IsStepLauncher(const std::vector<std::string>& argv);
+
+// A job's steps among root's descendants, as Slurm's scancel --signal reaches them: the step
+// launchers with no launcher above them, and every process below those (their tasks).
+struct StepProcesses {
+  std::vector<pid_t> launchers;
+  std::vector<pid_t> tasks;
+};
+StepProcesses FindStepProcesses(pid_t root);
 
 }  // namespace berth::agent
 

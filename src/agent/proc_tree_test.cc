@@ -21,6 +21,57 @@ TEST(ProcTreeTest, ParentFromStat) {
   EXPECT_EQ(ParentFromStat("1 (x)"), -1);
 }
 
+TEST(ProcTreeTest, StepLaunchers) {
+  using V = std::vector<std::string>;
+  EXPECT_TRUE(IsStepLauncher(V{"srun", "-n", "2", "hostname"}));
+  EXPECT_TRUE(IsStepLauncher(V{"/usr/local/bin/srun", "hostname"}));
+  EXPECT_TRUE(IsStepLauncher(V{"/opt/berth/bin/berth", "srun", "true"}));
+  EXPECT_TRUE(IsStepLauncher(V{"/.berth/lib/ld-linux-x86-64.so.2", "--library-path", "/.berth/lib",
+                               "/.berth/bin/berth", "srun", "--step"}));
+  EXPECT_FALSE(IsStepLauncher(V{}));
+  EXPECT_FALSE(IsStepLauncher(V{"/bin/sh", "-c", "srun hostname"}));
+  EXPECT_FALSE(IsStepLauncher(V{"berth", "sbatch", "srun"}));
+  EXPECT_FALSE(IsStepLauncher(V{"python3", "train.py", "berth", "srun"}));  // past the launcher
+  EXPECT_FALSE(IsStepLauncher(V{"sruns"}));
+}
+
+// A launcher found under the root, the tasks below it; a launcher below a launcher is a task.
+TEST(ProcTreeTest, FindsTheStepsAndTheirTasks) {
+  // sh named srun; "; true" keeps the shell from exec'ing its command (the name would go).
+  pid_t launcher = fork();
+  ASSERT_GE(launcher, 0);
+  if (launcher == 0) {
+    if (fork() == 0) {
+      execl("/bin/sh", "srun", "-c", "sleep 30; true", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    execl("/bin/sh", "srun", "-c", "sleep 30; true", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t other = fork();
+  ASSERT_GE(other, 0);
+  if (other == 0) {
+    execl("/bin/sh", "sh", "-c", "sleep 30; true", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The launcher, and below it a shell named srun (a task, not a launcher) and two sleeps.
+  StepProcesses steps;
+  for (int i = 0; i < 300; ++i) {
+    steps = FindStepProcesses(getpid());
+    if (steps.launchers.size() == 1 && steps.tasks.size() == 3) break;
+    usleep(10000);
+  }
+  EXPECT_EQ(steps.launchers, std::vector<pid_t>{launcher});
+  EXPECT_EQ(steps.tasks.size(), 3u);
+  EXPECT_EQ(std::count(steps.tasks.begin(), steps.tasks.end(), other), 0);
+  for (pid_t p : steps.tasks) kill(p, SIGKILL);
+  for (pid_t p : {launcher, other}) {
+    kill(p, SIGKILL);
+    waitpid(p, nullptr, 0);
+  }
+  for (pid_t p : DescendantsOf(getpid())) kill(p, SIGKILL);  // the other shell's sleep
+}
+
 TEST(ProcTreeTest, FindsChildrenAndGrandchildren) {
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);

@@ -170,7 +170,7 @@ void Supervisor::Loop() {
       if (spec_.signal_batch_only) {
         kill(job_pid_, spec_.signal_number);
       } else {
-        SignalAll(spec_.signal_number);
+        SignalSteps(spec_.signal_number);
       }
     }
     if (kill_at_ && now >= *kill_at_) {
@@ -245,8 +245,10 @@ void Supervisor::HandleControl() {
       SetTimeLimit(r.time_limit);
     } else if (r.batch_only) {
       kill(job_pid_, r.signal);
-    } else {
+    } else if (r.full) {
       SignalAll(r.signal);
+    } else {
+      SignalSteps(r.signal);
     }
   }
 }
@@ -281,6 +283,21 @@ void Supervisor::SignalAll(int signal) {
     return;
   }
   for (pid_t p : DescendantsOf(getpid())) kill(p, signal);
+}
+
+void Supervisor::SignalSteps(int signal) {
+  StepProcesses steps = FindStepProcesses(getpid());
+  // srun passes these on to every task of its step, on this node and on the step's others (as
+  // Slurm's srun does); any other signal goes to this node's tasks directly.
+  constexpr int kPassedOnBySrun[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT};
+  const bool passed_on = std::find(std::begin(kPassedOnBySrun), std::end(kPassedOnBySrun),
+                                   signal) != std::end(kPassedOnBySrun);
+  for (pid_t p : passed_on ? steps.launchers : steps.tasks) kill(p, signal);
+  const char* name = sigabbrev_np(signal);
+  Log(dir_,
+      "signal " + (name ? std::string(name) : std::to_string(signal)) + ": " +
+          (steps.launchers.empty() ? "no job step runs (the batch shell is not signalled)"
+                                   : std::to_string(steps.launchers.size()) + " job step(s)"));
 }
 
 void Supervisor::KillAll() {

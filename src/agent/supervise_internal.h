@@ -87,6 +87,9 @@ class Supervisor {
   // (Re)arms the time limit and the --signal warning before it (scontrol update TimeLimit).
   void SetTimeLimit(Duration seconds);
   void SignalAll(int signal);
+  // The job's steps only (what its srun launched), as Slurm's scancel --signal and sbatch's
+  // --signal without B: reach them; the batch shell is left alone.
+  void SignalSteps(int signal);
   void KillAll();
   std::vector<pid_t> JobPids() const;
   void SampleGpus();

@@ -243,11 +243,16 @@ Status CancelJob(const std::string& dir) {
   return SendRequest(dir, ControlRequest{0, ControlRequest::Action::kCancel, 0, false});
 }
 
-Status SignalJob(const std::string& dir, int signal, bool batch_only) {
+Status SignalJob(const std::string& dir, int signal, SignalScope scope) {
   if (signal <= 0 || signal >= NSIG) {
     return Status::InvalidArgument("bad signal number " + std::to_string(signal));
   }
-  return SendRequest(dir, ControlRequest{0, ControlRequest::Action::kSignal, signal, batch_only});
+  ControlRequest r;
+  r.action = ControlRequest::Action::kSignal;
+  r.signal = signal;
+  r.batch_only = scope.batch_only;
+  r.full = scope.full;
+  return SendRequest(dir, r);
 }
 
 Status SetJobTimeLimit(const std::string& dir, int64_t seconds) {

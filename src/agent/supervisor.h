@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/control.h"
 #include "agent/launch.h"
 #include "common/status.h"
 
@@ -74,10 +75,10 @@ struct StepDirKey {
 };
 
 // Asks the supervisor to cancel the job (SIGTERM to every process, SIGKILL after kill_wait;
-// the result's state becomes CANCELLED), or to send `signal` to the job's processes (only the
-// batch shell with batch_only). No-ops once the job has ended.
+// the result's state becomes CANCELLED), or to send `signal` to the processes `scope` names (the
+// job's steps by default: SignalScope). No-ops once the job has ended.
 Status CancelJob(const std::string& dir);
-Status SignalJob(const std::string& dir, int signal, bool batch_only);
+Status SignalJob(const std::string& dir, int signal, SignalScope scope);
 // A new time limit (seconds from the job's start) for a running job: `scontrol update TimeLimit`.
 Status SetJobTimeLimit(const std::string& dir, int64_t seconds);
 

@@ -4,8 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "agent/agent_test_util.h"
 #include "agent/supervisor.h"
@@ -146,36 +150,78 @@ TEST(SupervisorLimitsTest, CancelKillsEveryProcessOfTheJob) {
   for (pid_t p : pids) EXPECT_FALSE(Alive(p)) << "pid " << p << " survived the cancel";
 }
 
-TEST(SupervisorLimitsTest, SignalBeforeTheLimitReachesOnlyTheBatchShell) {
+// A job step as the supervisor knows one: a process whose name is srun (a link to sh here, so that
+// it runs the trap it is given), started by the batch script.
+constexpr const char* kStepAndChild =
+    "ln -sf /bin/sh srun\n"
+    "./srun -c 'trap \"echo step got $0\" USR1 USR2; for i in $(seq 30); do sleep 0.1; done' "
+    "STEP &\n"
+    "( trap 'echo child got it' USR1 USR2; for i in $(seq 30); do sleep 0.1; done ) &\n";
+
+// sbatch --signal=[B:]SIG@TIME: B: the batch shell alone; else, as Slurm, the job's steps only.
+TEST(SupervisorLimitsTest, SignalBeforeTheLimitReachesTheStepsOrTheBatchShell) {
   ScratchDir jobs;
   for (bool batch_only : {true, false}) {
     LaunchSpec spec = Spec(jobs.path());
-    spec.time_limit = 4;
+    spec.time_limit = 5;
     spec.signal_number = SIGUSR1;
-    spec.signal_before = 3;  // at 1 s
+    spec.signal_before = 4;  // at 1 s
     spec.signal_batch_only = batch_only;
-    spec.script =
-        "#!/bin/sh\n"
-        "trap 'echo batch got USR1' USR1\n"
-        "( trap 'echo child got USR1' USR1; for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 0.2; "
-        "done ) &\n"
-        "sleep 10 & wait $!\n"
-        "sleep 0.6\n"
-        "echo after\n";
+    spec.script = std::string("#!/bin/sh\n") + "cd " + jobs.path() + "\n" + kStepAndChild +
+                  "trap 'echo batch got USR1' USR1\n"
+                  "sleep 10 & wait $!\n"
+                  "echo after\n";
     auto start = Clock::now();
     Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec);
     ASSERT_TRUE(h.ok()) << h.status().ToString();
     std::optional<JobResult> r = WaitResult(h->dir);
     double took = Seconds(start);
     ASSERT_TRUE(r.has_value());
-    EXPECT_EQ(r->state, "COMPLETED") << r->message;
-    EXPECT_GE(took, 1.0);
-    EXPECT_LT(took, 4.0) << "the signal must come before the limit";
     std::string out = Slurp(jobs.path() + "/out-" + std::to_string(spec.job_id) + ".txt");
-    EXPECT_TRUE(Contains(out, "batch got USR1\n")) << out;
-    EXPECT_TRUE(Contains(out, "after\n")) << out;
-    EXPECT_EQ(Contains(out, "child got USR1"), !batch_only) << "batch_only=" << batch_only << "\n"
-                                                            << out;
+    EXPECT_GE(took, 1.0);
+    EXPECT_FALSE(Contains(out, "child got it")) << out;
+    if (batch_only) {
+      EXPECT_EQ(r->state, "COMPLETED") << r->message;
+      EXPECT_LT(took, 5.0) << "the signal must come before the limit";
+      EXPECT_TRUE(Contains(out, "batch got USR1\n")) << out;
+      EXPECT_FALSE(Contains(out, "step got")) << out;
+      EXPECT_TRUE(Contains(out, "after\n")) << out;
+    } else {
+      EXPECT_TRUE(Contains(out, "step got STEP\n")) << out;
+      EXPECT_FALSE(Contains(out, "batch got USR1")) << out;
+    }
+  }
+}
+
+// scancel --signal: the job's steps (no flag), the batch shell (-b), every process (-f).
+TEST(SupervisorLimitsTest, SignalsReachWhatTheirScopeNames) {
+  const std::pair<SignalScope, std::vector<const char*>> cases[] = {
+      {{false, false}, {"step got STEP"}},
+      {{true, false}, {"batch got USR2"}},
+      {{false, true}, {"step got STEP", "batch got USR2", "child got it"}},
+  };
+  for (const auto& [scope, want] : cases) {
+    ScratchDir jobs;
+    LaunchSpec spec = Spec(jobs.path());
+    spec.script = std::string("#!/bin/sh\n") + "cd " + jobs.path() + "\n" + kStepAndChild +
+                  "trap 'echo batch got USR2' USR2\n"
+                  "echo $$ > batch.pid\n"
+                  "wait\nwait\nwait\n";
+    Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    WaitForPids(jobs.path(), {"batch.pid"});
+    usleep(300000);  // the step's and the child's traps in place
+    ASSERT_TRUE(SignalJob(h->dir, SIGUSR2, scope).ok());
+    std::optional<JobResult> r = WaitResult(h->dir, 15);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->state, "COMPLETED") << r->message;
+    std::string out = Slurp(jobs.path() + "/out-" + std::to_string(spec.job_id) + ".txt");
+    for (const char* line : {"step got STEP", "batch got USR2", "child got it"}) {
+      bool expected = std::find(want.begin(), want.end(), std::string_view(line)) != want.end();
+      EXPECT_EQ(Contains(out, line), expected)
+          << line << " (batch_only " << scope.batch_only << ", full " << scope.full << ")\n"
+          << out;
+    }
   }
 }
 
@@ -193,7 +239,7 @@ TEST(SupervisorLimitsTest, ForwardsSignalsToEveryProcess) {
   Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec);
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   WaitForPids(jobs.path(), {"child.pid", "batch.pid"});
-  ASSERT_TRUE(SignalJob(h->dir, SIGUSR2, /*batch_only=*/false).ok());
+  ASSERT_TRUE(SignalJob(h->dir, SIGUSR2, {/*batch_only=*/false, /*full=*/true}).ok());
   std::optional<JobResult> r = WaitResult(h->dir, 10);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->state, "COMPLETED") << r->message;

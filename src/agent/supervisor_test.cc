@@ -308,7 +308,7 @@ TEST(SupervisorTest, OutlivesItsAgentAndANewAgentAdoptsIt) {
   EXPECT_EQ(Slurp(jobs.path() + "/adopted.out"), "done\n");
   // Requests to an ended job are no-ops.
   EXPECT_TRUE(CancelJob(dirs[0]).ok());
-  EXPECT_TRUE(SignalJob(dirs[0], SIGUSR1, false).ok());
+  EXPECT_TRUE(SignalJob(dirs[0], SIGUSR1, {}).ok());
   EXPECT_TRUE(RemoveJobDir(dirs[0]).ok());
   EXPECT_TRUE(ListJobDirs(jobs.path()).empty());
 }

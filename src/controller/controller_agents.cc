@@ -124,13 +124,15 @@ void Controller::Impl::SendCommand(const std::string& node, const agent::AgentCo
   agents.Send(node, command);
 }
 
-void Controller::Impl::SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel) {
+void Controller::Impl::SendCancel(const JobRecord& r, int signal, agent::SignalScope scope,
+                                  bool cancel) {
   if (r.node_names.empty()) return;
   const agent::CommandTarget target{r.job.id, r.job.restart_count};
   if (cancel) {
     SendCommand(r.node_names.front(), agent::CancelCommand{target});
   } else {
-    SendCommand(r.node_names.front(), agent::SignalCommand{target, signal, batch_only});
+    SendCommand(r.node_names.front(),
+                agent::SignalCommand{target, signal, scope.batch_only, scope.full});
   }
 }
 

@@ -338,7 +338,7 @@ Status Controller::Impl::ApplyJobAction(const Caller& who, core::JobId id,
                                         const JobActionRequest& r, Txn& t) {
   switch (r.kind) {
     case JobActionKind::kCancel:
-      return CancelJob(who, id, r.signal, r.batch_only, t);
+      return CancelJob(who, id, r.signal, {r.batch_only, r.full}, t);
     case JobActionKind::kHold:
     case JobActionKind::kRelease:
       return HoldJob(who, id, r.kind == JobActionKind::kHold, r.admin_hold, t);

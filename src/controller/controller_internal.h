@@ -272,7 +272,7 @@ struct Controller::Impl {
   // Queues `command` for the node's agent (delivered when it next polls).
   void SendCommand(const std::string& node, const agent::AgentCommand& command)
       REQUIRES(state_thread);
-  void SendCancel(const JobRecord& r, int signal, bool batch_only, bool cancel)
+  void SendCancel(const JobRecord& r, int signal, agent::SignalScope scope, bool cancel)
       REQUIRES(state_thread);
   void EndOnNode(core::JobId id, const agent::JobResult& result, Txn& t) REQUIRES(state_thread);
 
@@ -282,7 +282,7 @@ struct Controller::Impl {
   // The same from a job's JSON (the Kubernetes face's Pods): DecodeSubmit, then SubmitJobs.
   Result<std::vector<core::JobId>> SubmitJobs(const Caller& who, const nlohmann::json& body, Txn& t)
       REQUIRES(state_thread);
-  Status CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only, Txn& t)
+  Status CancelJob(const Caller& who, core::JobId id, int signal, agent::SignalScope scope, Txn& t)
       REQUIRES(state_thread);
   Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t)
       REQUIRES(state_thread);

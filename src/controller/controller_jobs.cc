@@ -91,7 +91,8 @@ json Controller::Impl::CancelMany(const Caller& who, const CancelManyRequest& re
   for (const std::string& text : request.ids) {
     json r = {{"id", text}};
     Result<core::JobId> id = ResolveJobId(who, text, t);
-    Status st = id.ok() ? CancelJob(who, *id, request.signal, request.batch_only, t) : id.status();
+    Status st = id.ok() ? CancelJob(who, *id, request.signal, {request.batch_only, request.full}, t)
+                        : id.status();
     if (!st.ok()) {
       r["error"] = st.message();
       r["code"] = api::HttpStatusOf(st.code());
@@ -191,8 +192,8 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
   return ids;
 }
 
-Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal, bool batch_only,
-                                   Txn& t) {
+Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal,
+                                   agent::SignalScope scope, Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
                          OwnedRecord(own_records(), who, id));
   const JobRecord& r = *record;
@@ -203,7 +204,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
   if (r.job.is_array_master() && signal == 0) {
     if (const core::ArrayInfo* a = cs->FindArray(id)) {
       for (const auto& [task, task_id] : a->tasks) {
-        if (task_id != id) (void)CancelJob(who, task_id, 0, false, t);
+        if (task_id != id) (void)CancelJob(who, task_id, 0, {}, t);
       }
     }
   }
@@ -243,12 +244,12 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     return Status::Ok();
   }
   if (signal != 0) {
-    SendCancel(r, signal, batch_only, /*cancel=*/false);
+    SendCancel(r, signal, scope, /*cancel=*/false);
     return Status::Ok();
   }
   std::shared_ptr<JobRecord> updated = by();
   updated->cancel_requested = true;
-  SendCancel(*updated, 0, false, /*cancel=*/true);
+  SendCancel(*updated, 0, {}, /*cancel=*/true);
   PutRecord(id, updated);
   t.touched.insert(id);
   return Status::Ok();
@@ -287,7 +288,7 @@ Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
   preempting[id] = core::PreemptMode::kRequeue;  // it ends, then goes back to the queue
   auto updated = std::make_shared<JobRecord>(r);
   updated->cancel_requested = true;
-  SendCancel(*updated, 0, false, true);
+  SendCancel(*updated, 0, {}, true);
   PutRecord(id, updated);
   (void)t;
   return Status::Ok();

@@ -174,7 +174,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     preempting[p.victim] = p.mode;
     auto r = std::make_shared<JobRecord>(*it->second);
     r->cancel_requested = true;
-    SendCancel(*r, 0, false, true);
+    SendCancel(*r, 0, {}, true);
     PutRecord(p.victim, std::move(r));
   }
   for (const core::PlannedCancel& c : plan.cancels) {

@@ -244,7 +244,7 @@ void K8sPort::Ops::DeletePod(uint32_t id) {
   op.admin = true;
   op.user = im_.own_user;
   op.uid = im_.own_uid;
-  if (!core::IsTerminal(current->job.state)) (void)im_.CancelJob(op, id, 0, false, t_);
+  if (!core::IsTerminal(current->job.state)) (void)im_.CancelJob(op, id, 0, {}, t_);
   auto r = std::make_shared<JobRecord>(*im_.OwnRecord(id));  // as the cancel left it
   r->k8s_deleted = im_.Now();
   const bool ended = core::IsTerminal(r->job.state);

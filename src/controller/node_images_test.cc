@@ -85,10 +85,10 @@ TEST_F(NodeImagesTest, AReportReplacesTheNodesListAndTheQueryPicksANode) {
                 {{"node", Node("n2")}, {"images", {Image("b:1", "sha256:bb", false)}}})
                 .first,
             200);
-  json report = {{"events",
-                  {{{"kind", "images"},
-                    {"images",
-                     {Image("a:1", "sha256:aa", false), Image("c:2", "sha256:cc", true)}}}}}};
+  json report = {
+      {"events",
+       {{{"kind", "images"},
+         {"images", {Image("a:1", "sha256:aa", false), Image("c:2", "sha256:cc", true)}}}}}};
   auto [status, body] = Api("POST", "/v1/agents/n1/status", report);
   ASSERT_EQ(status, 200) << body.dump();
 
@@ -111,8 +111,8 @@ TEST_F(NodeImagesTest, AMalformedListIsRefusedAndChangesNothing) {
   auto [status, body] =
       Api("POST", "/v1/agents/n1/status", {{"events", {{{"kind", "images"}, {"images", 7}}}}});
   EXPECT_EQ(status, 400) << body.dump();
-  std::tie(status, body) = Api("POST", "/v1/agents/register",
-                               {{"node", Node("n1")}, {"images", "not a list"}});
+  std::tie(status, body) =
+      Api("POST", "/v1/agents/register", {{"node", Node("n1")}, {"images", "not a list"}});
   EXPECT_EQ(status, 400) << body.dump();
   std::tie(status, body) = Api("GET", "/v1/images");
   ASSERT_EQ(body["images"].size(), 1u) << body.dump();

@@ -139,6 +139,7 @@ Result<CancelManyRequest> DecodeCancelMany(const json& body) {
   }
   BERTH_RETURN_IF_ERROR(GuardJson([&] {
     out.batch_only = body.value("batch_only", false);
+    out.full = body.value("full", false);
     return Status::Ok();
   }));
   for (const json& item : body.at("ids")) {
@@ -157,6 +158,7 @@ Result<JobActionRequest> DecodeJobAction(const std::string& method, const std::s
     if (action == "signal") {
       out.signal = api::SignalNumber(body.value("signal", query_signal ? *query_signal : ""));
       out.batch_only = body.value("batch_only", false);
+      out.full = body.value("full", false);
       if (out.signal == 0) return Status::InvalidArgument("Invalid signal specified");
     } else if (action == "cancel" || (action.empty() && method == "DELETE")) {
       if (query_signal) {

@@ -41,11 +41,14 @@ Result<SubmitRequest> DecodeSubmit(const Caller& who, const nlohmann::json& body
 // POST /v1/jobs?test_only=1: one job (its "submit_host" ignored).
 Result<JobSubmission> DecodeTestSubmit(const Caller& who, const nlohmann::json& body);
 
-// POST /v1/jobs/cancel: {"ids": ["12", "13_4", 14], "signal": "TERM", "batch_only": false}.
+// POST /v1/jobs/cancel: {"ids": ["12", "13_4", 14], "signal": "TERM", "batch_only": false,
+// "full": false}. A signal goes, as Slurm's scancel sends it, to the job's steps (the processes
+// its srun launched) unless batch_only (the batch shell alone) or full (every process).
 struct CancelManyRequest {
   std::vector<std::string> ids;  // as given ("" for an id of another type)
   int signal = 0;                // 0: cancel
   bool batch_only = false;
+  bool full = false;
 };
 Result<CancelManyRequest> DecodeCancelMany(const nlohmann::json& body);
 
@@ -69,8 +72,9 @@ const char* JobUpdateOption(const std::string& field);
 enum class JobActionKind { kCancel, kHold, kRelease, kRequeue, kUpdate };
 struct JobActionRequest {
   JobActionKind kind = JobActionKind::kCancel;
-  int signal = 0;  // kCancel: 0 cancels, else the signal to send
-  bool batch_only = false;
+  int signal = 0;           // kCancel: 0 cancels, else the signal to send
+  bool batch_only = false;  // the signal to the batch shell alone
+  bool full = false;        // the signal to every process (else: the job's steps)
   bool admin_hold = false;  // kHold: an operator's hold
   JobUpdate update;         // kUpdate: the fields to change
 };

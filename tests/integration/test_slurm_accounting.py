@@ -157,6 +157,55 @@ class ScancelTest(SlurmCase):
         self.c.wait_state(jid, 'COMPLETED', 30)
         self.assertIn('got USR1', read_text(out))
 
+    # Signals as Slurm 22.05's scancel and sbatch deliver them (their man pages): to the job's
+    # steps by default, the batch shell with -b, every process with -f. The batch shells below
+    # have no USR1 trap unless said: a USR1 that reached them would end the job FAILED.
+    def step_job(self, batch_trap='', **extra):
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir}
+        body = (batch_trap +
+                "srun sh -c 'trap \"echo step got USR1; exit 0\" USR1; echo ready; "
+                "while true; do sleep 0.1; done'\n"
+                "echo step over rc=$?\n")
+        jid = self.c.submit(self.spec(body, environment=env, **extra))
+        out = os.path.join(self.work, f'it-{jid}.out')
+        self.c.wait(lambda: os.path.exists(out) and 'ready' in read_text(out), 'the step')
+        return jid, out
+
+    def test_a_signal_reaches_the_jobs_steps_not_its_batch_shell(self):
+        jid, out = self.step_job()
+        p = self.run_cmd('scancel', '--signal=USR1', str(jid))
+        self.assertEqual((p.returncode, p.stderr), (0, ''))
+        self.assertEqual(self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 30)['state'],
+                         'COMPLETED', read_text(out))
+        self.assertIn('step got USR1\nstep over rc=0\n', read_text(out))
+
+    def test_full_reaches_the_batch_shell_and_the_steps(self):
+        jid, out = self.step_job("trap 'echo batch got USR1' USR1\n")
+        p = self.run_cmd('scancel', '--full', '--signal=USR1', str(jid))
+        self.assertEqual((p.returncode, p.stderr), (0, ''))
+        self.assertEqual(self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 30)['state'],
+                         'COMPLETED', read_text(out))
+        self.assertIn('step got USR1', read_text(out))
+        self.assertIn('batch got USR1', read_text(out))
+
+    def test_a_signal_to_a_job_without_steps_reaches_no_process(self):
+        jid = self.c.submit(self.spec('echo ready; sleep 2; echo survived'))
+        out = os.path.join(self.work, f'it-{jid}.out')
+        self.c.wait(lambda: os.path.exists(out) and 'ready' in read_text(out), 'the job')
+        p = self.run_cmd('scancel', '--signal=USR1', str(jid))
+        self.assertEqual((p.returncode, p.stderr), (0, ''))
+        self.assertEqual(self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 30)['state'],
+                         'COMPLETED')
+        self.assertIn('survived', read_text(out))
+
+    def test_sbatch_signal_warns_the_steps_before_the_time_limit(self):
+        # --signal=USR1@55 with a 60 s limit, as PyTorch Lightning asks for it: the step's
+        # handler runs about 5 s in and the job goes on to complete.
+        jid, out = self.step_job(time_limit=60, signal='USR1@55')
+        self.assertEqual(self.c.wait_state(jid, ['COMPLETED', 'FAILED', 'TIMEOUT'], 40)['state'],
+                         'COMPLETED', read_text(out))
+        self.assertIn('step got USR1\nstep over rc=0\n', read_text(out))
+
     def test_signal_to_a_pending_job_is_refused_as_slurm_does(self):
         jid = self.c.submit(self.spec('true', hold=True))
         p = self.run_cmd('scancel', '-s', 'USR1', str(jid))
