@@ -308,7 +308,8 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
   --operator USER      a user who may act on every job and node, as root may (repeatable, or
                        a comma list; Slurm's operators and admins)
   --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
-                       taken: a warning, no Kubernetes API); off: none (docs/kubernetes.md)
+                       taken: no Kubernetes API, and berth up says why); an address given
+                       and taken is an error; off: none (docs/kubernetes.md)
   --tls-cert F --tls-key F  the site's own serving certificate and key (PEM) instead of the
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
   --tls-san NAME       another DNS name or IP address for the serving certificate (repeatable,
@@ -354,7 +355,8 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        /metrics on its socket; docs/metrics.md)
   --operator USER      a user who may act on every job and node (repeatable, or a comma list)
   --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
-                       taken: a warning, no Kubernetes API); off: none (docs/kubernetes.md)
+                       taken: no Kubernetes API, and berth up says why); an address given
+                       and taken is an error; off: none (docs/kubernetes.md)
   --tls-cert F --tls-key F  the site's own serving certificate and key (PEM) instead of the
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
   --container-pods yes|no  Pods run in their images (default yes); no: their commands run on
@@ -467,6 +469,10 @@ int UpMain(int argc, char** argv) {
   if (std::getline(url_file, k8s_url) && !k8s_url.empty()) {
     std::printf("Kubernetes:   %s (%s kubeconfig > ~/.kube/config; kubectl get nodes)\n",
                 k8s_url.c_str(), SelfBinary().c_str());
+  } else if (std::string why = (*c)->KubernetesNotServed(); !why.empty()) {
+    // The default address was taken: one line says that this face is off, and why.
+    std::printf("Kubernetes:   off: %s (--k8s-listen HOST:PORT serves it elsewhere)\n",
+                why.c_str());
   }
   std::fflush(stdout);
   int rc = 0;
@@ -478,6 +484,12 @@ int UpMain(int argc, char** argv) {
   agent_stop = true;
   agent_thread.join();
   (*c)->Stop();
+  // The machine-wide link goes with this cluster (unless another berth up has taken it since).
+  char target[4096] = {};
+  ssize_t n = readlink("/run/berth/controller.sock", target, sizeof(target) - 1);
+  if (n > 0 && std::string(target, static_cast<size_t>(n)) == a.socket) {
+    unlink("/run/berth/controller.sock");
+  }
   return rc;
 }
 

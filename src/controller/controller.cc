@@ -23,6 +23,10 @@ const ControllerOptions& Controller::options() const {
   return impl_->opt;
 }
 
+std::string Controller::KubernetesNotServed() const {
+  return impl_->k8s ? impl_->k8s->not_served() : std::string();
+}
+
 Time Controller::Impl::Now() const {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())

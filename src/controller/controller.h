@@ -72,6 +72,8 @@ class Controller {
   net::HttpResponse Handle(const net::HttpRequest& request);
 
   const ControllerOptions& options() const;
+  // Why the Kubernetes API is not served at its default address ("" when it is, or is off).
+  std::string KubernetesNotServed() const;
 
  private:
   Controller();

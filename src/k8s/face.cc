@@ -154,6 +154,7 @@ Status Face::Listen() {
   Status st = server->ListenTls(host, port, cert, key);
   if (!st.ok()) {
     if (st.code() == StatusCode::kUnavailable && !opt_.listen_required) {
+      not_served_ = st.message();
       std::fprintf(stderr,
                    "berth controller: warning: not serving the Kubernetes API: %s (choose "
                    "another address with --k8s-listen)\n",

@@ -94,7 +94,9 @@ class Face {
   const net::TokenSigner* signer() const { return signer_ ? &*signer_ : nullptr; }
   bool serving() const { return server_ != nullptr; }
   const std::string& server_url() const { return server_url_; }  // "https://127.0.0.1:PORT"
-  const std::string& ca_pem() const { return ca_pem_; }          // the CA kubeconfigs carry
+  // Why the default address could not be served ("" when it is, or when none was asked for).
+  const std::string& not_served() const { return not_served_; }
+  const std::string& ca_pem() const { return ca_pem_; }  // the CA kubeconfigs carry
 
  private:
   // face.cc: start-up and dispatch.
@@ -209,7 +211,8 @@ class Face {
   std::string ca_pem_;
   std::string server_url_;
   std::string url_file_;  // state_dir/kubernetes-api.url
-  std::string log_dir_;   // where pods' output goes (state_dir/pod-logs, sticky, world-writable)
+  std::string not_served_;
+  std::string log_dir_;  // where pods' output goes (state_dir/pod-logs, sticky, world-writable)
 
   mutable Mutex mu_;
   // name -> {"created": T, "labels": {...}, "annotations": {...}, "creator": USER, "rv": N} as

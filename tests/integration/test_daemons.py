@@ -5,13 +5,16 @@ Tests that need root (cgroups, users) skip themselves otherwise.
 """
 import concurrent.futures
 import os
+import shutil
 import signal
+import socket
 import subprocess
+import tempfile
 import threading
 import time
 import unittest
 
-from harness import Cluster, make_user, remove_user
+from harness import BERTH, Cluster, kill_processes_naming, make_user, remove_user
 
 ROOT = os.geteuid() == 0
 
@@ -196,6 +199,73 @@ class NodeFailureTest(unittest.TestCase):
         finally:
             c.stop()
 
+
+
+class BerthUpKubernetesPortTest(unittest.TestCase):
+    """`berth up` that cannot serve the Kubernetes face says so (issue 19): an address asked for
+    that is taken is an error (exit non-zero); the default address taken is one line of its
+    summary that says the face is off, and why."""
+
+    def setUp(self):
+        self.home = tempfile.mkdtemp(prefix='berth-up-')
+        self.taken = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.taken.bind(('127.0.0.1', 0))
+        self.taken.listen(1)
+        self.port = self.taken.getsockname()[1]
+
+    def tearDown(self):
+        self.taken.close()
+        kill_processes_naming(self.home)
+        shutil.rmtree(self.home, ignore_errors=True)
+
+    def up(self, *args):
+        return subprocess.Popen([BERTH, 'up', '--home', self.home, '--socket',
+                                 os.path.join(self.home, 'c.sock'), *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def test_an_address_asked_for_and_taken_is_an_error(self):
+        p = self.up('--k8s-listen', '127.0.0.1:%d' % self.port)
+        try:
+            out, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertNotEqual(p.returncode, 0, out)
+        self.assertIn('127.0.0.1:%d' % self.port, err)
+
+    def test_the_default_address_taken_is_said_in_the_summary(self):
+        default = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            default.bind(('127.0.0.1', 6443))
+            default.listen(1)
+        except OSError:
+            default.close()
+            self.skipTest('127.0.0.1:6443 is held by another process, which may let it go')
+        p = self.up()
+        lines = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(p.stdout.readline, '')),
+                                  daemon=True)
+        reader.start()
+        try:
+            deadline = time.time() + 60
+            while time.time() < deadline and not any(l.startswith('Watch with:') for l in lines):
+                time.sleep(0.1)
+            time.sleep(1)  # the summary's last line comes with the one before it
+            kube = [l for l in lines if l.startswith('Kubernetes:')]
+            self.assertEqual(len(kube), 1, ''.join(lines))
+            self.assertRegex(kube[0], r'^Kubernetes: +off: .*6443.*--k8s-listen')
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            reader.join(timeout=10)
+            p.stdout.close()
+            p.stderr.close()
+            default.close()
 
 if __name__ == '__main__':
     unittest.main()
