@@ -75,6 +75,18 @@ TEST(ContainerEnvTest, ImageThenJobThenSpecButPathStaysTheImages) {
             (Strings{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}));
 }
 
+TEST(OciConfigTest, AHostNameGetsAUtsNamespace) {
+  ContainerPlan plan;
+  plan.rootfs = "/r";
+  plan.args = {"true"};
+  plan.hostname = "train-3";
+  json c = json::parse(OciConfig(plan));
+  EXPECT_EQ(c["hostname"], "train-3");
+  int uts = 0;
+  for (const json& ns : c["linux"]["namespaces"]) uts += ns["type"] == "uts";
+  EXPECT_EQ(uts, 1);
+}
+
 TEST(OciConfigTest, SaysWhatThePlanSays) {
   ContainerPlan p;
   p.rootfs = "/j/ctr/rootfs";

@@ -186,7 +186,7 @@ std::vector<std::string> BuildJobEnvironment(const LaunchSpec& spec, const JobUs
   env.Set("SLURM_JOB_START_TIME", start);
   env.Set("SLURM_JOB_END_TIME", start + (spec.time_limit > 0 ? spec.time_limit : kYear));
   env.Set("ENVIRONMENT", "BATCH");
-  env.Set("HOSTNAME", node_name);
+  env.Set("HOSTNAME", spec.hostname.empty() ? node_name : spec.hostname);
   env.SetIfAbsent("TMPDIR", "/tmp");  // slurmd's TmpFS default
   env.Set("BERTH_JOB_ID", spec.job_id);
   env.Set("BERTH_ATTEMPT", spec.attempt);

@@ -163,6 +163,20 @@ TEST(JobEnvTest, ArrayTaskRestartAndDefaults) {
   EXPECT_EQ(env["SLURM_JOB_END_TIME"], std::to_string(5000 + 365 * 24 * 3600));
 }
 
+// A Pod's host name (kubelet's: its spec.hostname or its name) is its $HOSTNAME; a batch job's
+// is the node's, as slurmd sets it.
+TEST(JobEnvTest, HostNameIsTheJobsWhenItHasOne) {
+  LaunchSpec spec;
+  spec.job_id = 3;
+  EXPECT_EQ(AsMap(BuildJobEnvironment(spec, Alice(), "gpu01", 1))["HOSTNAME"], "gpu01");
+  spec.environment = {{"HOSTNAME", "login1"}};  // the submit host's, exported by sbatch
+  EXPECT_EQ(AsMap(BuildJobEnvironment(spec, Alice(), "gpu01", 1))["HOSTNAME"], "gpu01");
+  spec.hostname = "train-3";
+  auto env = AsMap(BuildJobEnvironment(spec, Alice(), "gpu01", 1));
+  EXPECT_EQ(env["HOSTNAME"], "train-3");
+  EXPECT_EQ(env["SLURMD_NODENAME"], "gpu01");
+}
+
 // Slurm 22.05's batch environment, variable by variable, against what a real slurmd and sbatch
 // 22.05.8 gave jobs (two nodes of 4 CPUs and 2 GPUs each). `exported` is what sbatch put in the
 // job's environment from its request (src/slurm/sbatch_job.h).

@@ -137,6 +137,7 @@ void VisitLaunchSpec(Visitor&& v, Spec& s) {
   v("open_append", s.open_append);
   v("environment", s.environment);
   v("container", s.container);
+  v("hostname", s.hostname);
   v("node_names", s.node_names);
   v("cpus_per_node", s.cpus_per_node);
   v("node_index", s.node_index);

@@ -44,6 +44,7 @@ struct LaunchSpec {
   std::vector<std::pair<std::string, std::string>> environment;  // the job's exported variables
   // The container to run in: an image::ContainerSpec's JSON text; "" = none (docs/containers.md).
   std::string container;
+  std::string hostname;  // the host name the job sees (a Pod's); "" = the node's
 
   // The allocation. node_names/cpus_per_node cover every node of the job; this node is
   // node_names[node_index].

@@ -380,6 +380,7 @@ Result<JobExec> Supervisor::BuildContainerExec(const JobExec& job) {
   std::vector<std::string> env = ContainerEnv(image_.config.env, job.env, cs);
   for (const std::string& name : cs.node_name_env) env.push_back(name + "=" + node_name_);
   plan.env = env;
+  plan.hostname = spec_.hostname;  // a Pod's: its own UTS name, as kubelet gives it
   plan.uid = cs.run_as_root ? 0 : user_.uid;
   plan.gid = cs.run_as_root ? 0 : user_.gid;
   if (!cs.run_as_root) plan.groups = groups_;

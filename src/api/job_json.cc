@@ -355,6 +355,25 @@ Status GetContainer(const json& v, core::JobExecSpec& e) {
   return Status::Ok();
 }
 
+// A host name as kubelet gives a Pod one: 1 to 63 lower-case letters, digits, '-' and '.'
+// (a Pod's name may hold dots), starting and ending with a letter or digit.
+Status GetHostname(const json& v, core::JobExecSpec& e) {
+  std::string h;
+  BERTH_RETURN_IF_ERROR(GetString(v, "hostname", &h));
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  bool ok =
+      !h.empty() && h.size() <= 63 && alnum(h.front()) && alnum(h.back()) &&
+      std::all_of(h.begin(), h.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+  if (!ok) {
+    return KeyError("hostname",
+                    "expected a host name (1-63 of a-z, 0-9, '-', '.'; starting and "
+                    "ending with a letter or digit), got " +
+                        ShowJson(v));
+  }
+  e.hostname = h;
+  return Status::Ok();
+}
+
 struct ExecKey {
   std::string_view key;
   Status (*set)(const json& v, core::JobExecSpec& e);
@@ -389,6 +408,7 @@ constexpr ExecKey kExecKeys[] = {
     {"cpu_bind",
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "cpu_bind", &e.cpu_bind); }},
     {"container", GetContainer},
+    {"hostname", GetHostname},
 };
 
 struct NamedSignal {
@@ -594,6 +614,7 @@ json EncodeJob(const core::JobSpec& s, const core::JobExecSpec* e) {
   put("mail_user", e->mail_user, de.mail_user);
   put("gpu_bind", e->gpu_bind, de.gpu_bind);
   put("cpu_bind", e->cpu_bind, de.cpu_bind);
+  put("hostname", e->hostname, de.hostname);
   if (!e->container.empty()) j["container"] = json::parse(e->container, nullptr, false);
   return j;
 }

@@ -20,7 +20,8 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
     "script": "#!/bin/sh\necho hi\n", "work_dir": "/tmp", "stdout": "out-%j.txt",
     "open_mode": "append", "environment": {"A": "1"}, "signal": "B:USR1@90",
     "comment": "note", "command": "/home/alice/train.sh", "script_args": ["a", "b c"],
-    "container": {"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mount_home": false}})");
+    "container": {"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mount_home": false},
+    "hostname": "train-3"})");
   core::JobSpec s;
   core::JobExecSpec e;
   ASSERT_TRUE(DecodeJob(j, &s, &e).ok());
@@ -40,6 +41,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   ASSERT_EQ(e.environment.size(), 1u);
   EXPECT_EQ(e.command, "/home/alice/train.sh");
   EXPECT_EQ(e.script_args, (std::vector<std::string>{"a", "b c"}));
+  EXPECT_EQ(e.hostname, "train-3");
 
   // Round trip.
   json again = EncodeJob(s, &e);
@@ -51,6 +53,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   EXPECT_EQ(e2.script, e.script);
   EXPECT_EQ(e2.command, e.command);
   EXPECT_EQ(e2.script_args, e.script_args);
+  EXPECT_EQ(e2.hostname, "train-3");
   EXPECT_EQ(again["container"],
             json::parse(R"({"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mount_home": false})"));
 }
@@ -119,6 +122,8 @@ TEST(JobJsonTest, ErrorsNameTheKey) {
       {R"({"dependency": "aftr:1"})", "\"dependency\""},
       {R"({"signal": "NOPE@5"})", "Invalid --signal specification"},
       {R"({"environment": {"A": 1}})", "environment.A"},
+      {R"({"hostname": "Bad_Host"})", "\"hostname\": expected a host name"},
+      {R"({"hostname": ""})", "\"hostname\""},
       {R"({"time_min": 100, "time_limit": 50})", "\"time_min\" exceeds \"time_limit\""},
       {R"([1, 2])", "a job is a JSON object"},
   };

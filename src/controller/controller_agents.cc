@@ -50,6 +50,7 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
     s.signal_before = j.exec->signal_before;
     s.signal_batch_only = j.exec->signal_batch_only;
     s.container = j.exec->container;
+    s.hostname = j.exec->hostname;
   }
   s.node_names = r.node_names;
   int32_t ntasks = 0;

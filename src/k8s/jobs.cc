@@ -257,6 +257,11 @@ json PodFromTemplate(const json& job, int index, const std::string& name) {
   }
   if (index >= 0) {
     const std::string i = std::to_string(index);
+    // As the Job controller: an indexed pod's host name is $(job-name)-$(index).
+    const std::string host = Str(job, {"metadata", "name"}) + "-" + i;
+    if ((!pod["spec"].contains("hostname") || pod["spec"]["hostname"] == "") && host.size() <= 63) {
+      pod["spec"]["hostname"] = host;
+    }
     meta["labels"]["batch.kubernetes.io/job-completion-index"] = i;
     meta["annotations"]["batch.kubernetes.io/job-completion-index"] = i;
     // Every container and init container knows its index, as in Kubernetes.

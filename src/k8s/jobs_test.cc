@@ -189,6 +189,7 @@ TEST(K8sJobPodTest, PodFromTemplate) {
   EXPECT_EQ(md["labels"]["app"], "llm");
   EXPECT_FALSE(md["labels"].contains("batch.kubernetes.io/job-completion-index"));
   EXPECT_FALSE(md["annotations"].contains("batch.kubernetes.io/job-completion-index"));
+  EXPECT_FALSE(pod["spec"].contains("hostname"));  // the pod's name serves
   ASSERT_EQ(md["ownerReferences"].size(), 1u);
   EXPECT_EQ(md["ownerReferences"][0], json({{"apiVersion", "batch/v1"},
                                             {"kind", "Job"},
@@ -213,6 +214,7 @@ TEST(K8sJobPodTest, IndexedPodsKnowTheirIndex) {
   json pod = PodFromTemplate(job, 3, "train-3-x7k2q");
   EXPECT_EQ(pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"], "3");
   EXPECT_EQ(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"], "3");
+  EXPECT_EQ(pod["spec"]["hostname"], "train-3");  // $(job-name)-$(index), as the Job controller
   const json& env = pod["spec"]["containers"][0]["env"];
   ASSERT_EQ(env.size(), 2u);
   EXPECT_EQ(env[0]["name"], "A");

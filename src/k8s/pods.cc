@@ -432,7 +432,7 @@ json ProcessRequest(const std::string& name, const PodContext& ctx, const Resour
       {"requeue", false},
       {"wait_if_infeasible", true},  // as the API server: accepted, then Unschedulable
       {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))}};
-  json environment = {{"HOSTNAME", name}};
+  json environment = json::object();
   const Container& first = main_list.front();
   if (main_list.size() == 1 && init_list.empty() && !first.argv.empty()) {
     // The usual pod: its one process, run directly.
@@ -471,7 +471,6 @@ std::optional<FieldProblem> ContainerRequest(const std::string& name, const PodC
       {"wait_if_infeasible", true},
       {"cpus_per_task", std::max<int64_t>(1, std::llround(std::ceil(res.cpu_request - 1e-9)))},
       {"work_dir", ctx.home},
-      {"environment", {{"HOSTNAME", name}}},
       {"container", image::EncodeContainerSpec(cs)}};
   if (res.mem_request > 0) {
     (*request)["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
@@ -667,6 +666,26 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
     }
   } else {
     request = ProcessRequest(name, ctx, res, init_list, main_list);
+  }
+  // The Pod's host name as kubelet gives it: spec.hostname, else the Pod's name (cut to 63
+  // characters); with hostNetwork, the node's.
+  const json& hostname = At(spec, {"hostname"});
+  if (!hostname.is_null() && !hostname.is_string()) {
+    return Invalid("spec.hostname", Text(hostname), "must be a string");
+  }
+  if (hostname.is_string() && !hostname.get<std::string>().empty()) {
+    const std::string h = hostname.get<std::string>();
+    if (h.size() > 63 || h.front() == '-' || h.back() == '-' ||
+        !std::all_of(h.begin(), h.end(), [](char c) { return IsLabelChar(c); })) {
+      return Invalid("spec.hostname", h,
+                     "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+                     "characters or '-', and must start and end with an alphanumeric character");
+    }
+    request["hostname"] = h;
+  } else if (!(At(spec, {"hostNetwork"}).is_boolean() && At(spec, {"hostNetwork"}).get<bool>())) {
+    std::string h = name.substr(0, 63);
+    while (!h.empty() && (h.back() == '-' || h.back() == '.')) h.pop_back();
+    if (!h.empty()) request["hostname"] = h;
   }
   const json& annotations = At(meta, {"annotations"});
   std::string restart;

@@ -86,8 +86,8 @@ TEST(K8sPodMapTest, GpuPodBecomesABerthRequest) {
                                     {"TEAM", "vision"},
                                     {"NOTE", "first try"},
                                     {"CKPT", "/scratch/ckpt"},
-                                    {"EMPTY", ""},
-                                    {"HOSTNAME", "train"}}));
+                                    {"EMPTY", ""}}));
+  EXPECT_EQ(r["hostname"], "train");  // $HOSTNAME on the node, as kubelet names the Pod's host
   EXPECT_EQ(r["work_dir"], "/home/alice");
   EXPECT_EQ(r["stdout"], "/var/log/berth/pods/ml_train_%j.log");
   EXPECT_EQ(r["requeue"], false);
@@ -191,8 +191,9 @@ TEST(K8sPodMapTest, SeveralContainersRunAsOneScript) {
   EXPECT_NE(script.find("cd '/scratch/logs' && exec env 'LEVEL=info' 'sh' '-c' 'echo it'\\''s up'"),
             std::string::npos)
       << script;
-  // Only the pod-wide HOSTNAME is in the job's own environment.
-  EXPECT_EQ(r["environment"], json::object({{"HOSTNAME", "train"}}));
+  // Nothing pod-wide in the job's own environment: the host name is the job's.
+  EXPECT_EQ(r["environment"], json::object());
+  EXPECT_EQ(r["hostname"], "train");
   EXPECT_EQ(r["work_dir"], "/home/alice");
   // The pod's requests are the containers' together: 1.5 + 1 cores, 1e9 bytes + 512 MiB.
   EXPECT_EQ(r["cpus_per_task"], 3);
@@ -272,6 +273,27 @@ TEST(K8sPodMapTest, NodeNameNamesTheNodeButIsNotKept) {
   EXPECT_FALSE(m.meta["spec"].contains("nodeName"));  // set from the allocation instead
 }
 
+// The Pod's host name as kubelet sets it: spec.hostname, else its name cut to 63 characters;
+// with hostNetwork the node's (none in the request).
+TEST(K8sPodMapTest, HostNameAsKubeletGivesIt) {
+  json pod = GpuPod();
+  pod["spec"]["hostname"] = "worker-0";
+  EXPECT_EQ(MustMap(pod).request["hostname"], "worker-0");
+  pod["spec"]["hostname"] = "";
+  pod["metadata"]["name"] = std::string(62, 'a') + "-b" + std::string(10, 'c');
+  EXPECT_EQ(MustMap(pod).request["hostname"], std::string(62, 'a'));  // 63: the '-' goes too
+  pod["spec"]["hostNetwork"] = true;
+  EXPECT_FALSE(MustMap(pod).request.contains("hostname"));
+  for (json bad : {json("Worker"), json("-w"), json(std::string(64, 'w')), json("a.b"), json(7)}) {
+    json p = GpuPod();
+    p["spec"]["hostname"] = bad;
+    PodMapping m;
+    std::optional<FieldProblem> problem = MapPod(p, Ctx(), &m);
+    ASSERT_TRUE(problem.has_value()) << bad;
+    EXPECT_EQ(problem->field, "spec.hostname") << bad;
+  }
+}
+
 TEST(K8sPodMapTest, GenerateNameTakesTheSuffix) {
   json pod = GpuPod();
   pod["metadata"].erase("name");
@@ -280,7 +302,7 @@ TEST(K8sPodMapTest, GenerateNameTakesTheSuffix) {
   EXPECT_EQ(m.name, "train-x7k2q");
   EXPECT_EQ(m.meta["name"], "train-x7k2q");
   EXPECT_EQ(m.meta["generateName"], "train-");
-  EXPECT_EQ(m.request["environment"]["HOSTNAME"], "train-x7k2q");
+  EXPECT_EQ(m.request["hostname"], "train-x7k2q");
   EXPECT_EQ(m.request["environment"]["POD_NAME"], "train-x7k2q");
   EXPECT_EQ(m.request["argv"][2], "--out=/scratch/train-x7k2q");
   EXPECT_EQ(m.request["stdout"], "/var/log/berth/pods/ml_train-x7k2q_%j.log");

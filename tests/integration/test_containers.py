@@ -363,9 +363,11 @@ class PodsInImages(unittest.TestCase):
         self.apply('args', {'image': self.reg.host + '/team/pi:1',
                             'env': [{'name': 'GREETING', 'value': 'hello'},
                                     {'name': 'IMAGE_VAR', 'value': 'pod'}],
-                            'args': ['echo $(GREETING) $IMAGE_VAR; pwd']})
+                            'args': ['echo $(GREETING) $IMAGE_VAR; pwd; '
+                                     'cat /proc/sys/kernel/hostname; echo $HOSTNAME']})
         self.wait_phase('args', 'Succeeded')
-        self.assertEqual(self.k('logs', 'args').stdout, 'hello pod\n/\n')
+        # The Pod's own host name (a UTS namespace of its own), as kubelet gives it.
+        self.assertEqual(self.k('logs', 'args').stdout, 'hello pod\n/\nargs\nargs\n')
 
     def test_config_maps_secrets_and_empty_dirs_reach_the_container(self):
         self.k('create', 'configmap', 'settings', '--from-literal=mode=fast',

@@ -280,6 +280,36 @@ class KubectlWorkloadsTest(unittest.TestCase):
         self.assertIn('2/1 of 2', row)
         self.k('delete', 'job', 'queue')
 
+    def test_pods_have_their_own_host_names(self):
+        """$HOSTNAME as kubelet gives it: an Indexed Job's pod is $(job-name)-$(index), another
+        pod is its name, spec.hostname wins."""
+        path = self.write('indexed.yaml', textwrap.dedent('''\
+            apiVersion: batch/v1
+            kind: Job
+            metadata: {name: shard}
+            spec:
+              completions: 2
+              parallelism: 2
+              completionMode: Indexed
+              template:
+                spec:
+                  restartPolicy: Never
+                  containers:
+                  - {name: main, image: busybox, command: ["sh", "-c", "echo host=$HOSTNAME"]}
+            '''))
+        self.k('create', '-f', path)
+        self.k('wait', '--for=condition=complete', 'job/shard', '--timeout=60s')
+        logs = sorted(self.k('logs', p['metadata']['name']).stdout
+                      for p in self.pods('-l', 'job-name=shard'))
+        self.assertEqual(logs, ['host=shard-0\n', 'host=shard-1\n'])
+        self.k('delete', 'job', 'shard')
+        named = self.write('named.yaml', pod_yaml('hostpod', 'echo host=$HOSTNAME'))
+        self.k('create', '-f', named)
+        self.wait_for(lambda: self.pods('-l', 'app=hostpod')[0]['status']['phase'] == 'Succeeded',
+                      'the pod to end')
+        self.assertEqual(self.k('logs', 'hostpod').stdout, 'host=hostpod\n')
+        self.k('delete', 'pod', 'hostpod')
+
     def test_gang_starts_all_or_nothing(self):
         node = json.loads(self.k('get', 'node', 'node1', '-o', 'json').stdout)
         cpus = int(node['status']['capacity']['cpu'])

@@ -103,6 +103,9 @@ struct JobExecSpec {
   std::string mail_user;
   std::string gpu_bind;
   std::string cpu_bind;
+  // The host name the job's processes see ($HOSTNAME, and in a container the UTS name): a Pod's
+  // (its spec.hostname, else its name); "" = the node's.
+  std::string hostname;
   // The container the job runs in: the canonical JSON text of an image::ContainerSpec (the job
   // request's "container" object, docs/containers.md); "" = the node's own system.
   std::string container;
