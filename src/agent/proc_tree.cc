@@ -44,21 +44,29 @@ ChildMap ReadChildren() {
   return children;
 }
 
-// root's descendants in `children`, children before grandchildren.
-std::vector<pid_t> Below(const ChildMap& children, pid_t root) {
-  std::vector<pid_t> out;
+// Visits root's descendants in `children`, children before grandchildren; `visit(pid)` says
+// whether to go on below that process.
+template <typename Visit>
+void Walk(const ChildMap& children, pid_t root, Visit visit) {
   std::vector<pid_t> frontier{root};
   while (!frontier.empty()) {
     std::vector<pid_t> next;
     for (pid_t p : frontier) {
       auto [lo, hi] = children.equal_range(p);
       for (auto it = lo; it != hi; ++it) {
-        out.push_back(it->second);
-        next.push_back(it->second);
+        if (visit(it->second)) next.push_back(it->second);
       }
     }
     frontier = std::move(next);
   }
+}
+
+std::vector<pid_t> Below(const ChildMap& children, pid_t root) {
+  std::vector<pid_t> out;
+  Walk(children, root, [&](pid_t p) {
+    out.push_back(p);
+    return true;
+  });
   return out;
 }
 
@@ -99,23 +107,12 @@ bool IsStepLauncher(const std::vector<std::string>& argv) {
 StepProcesses FindStepProcesses(pid_t root) {
   const ChildMap children = ReadChildren();
   StepProcesses out;
-  std::vector<pid_t> frontier{root};
-  while (!frontier.empty()) {
-    std::vector<pid_t> next;
-    for (pid_t p : frontier) {
-      auto [lo, hi] = children.equal_range(p);
-      for (auto it = lo; it != hi; ++it) {
-        const pid_t child = it->second;
-        if (IsStepLauncher(CmdlineOf(child))) {
-          out.launchers.push_back(child);
-          for (pid_t task : Below(children, child)) out.tasks.push_back(task);
-        } else {
-          next.push_back(child);
-        }
-      }
-    }
-    frontier = std::move(next);
-  }
+  Walk(children, root, [&](pid_t p) {
+    if (!IsStepLauncher(CmdlineOf(p))) return true;
+    out.launchers.push_back(p);
+    for (pid_t task : Below(children, p)) out.tasks.push_back(task);
+    return false;  // a launcher below a launcher is one of its tasks
+  });
   return out;
 }
 

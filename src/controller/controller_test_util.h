@@ -3,12 +3,18 @@
 #ifndef BERTH_CONTROLLER_CONTROLLER_TEST_UTIL_H_
 #define BERTH_CONTROLLER_CONTROLLER_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 
+#include "config/cluster_config.h"
 #include "controller/controller.h"
 #include "net/http.h"
 
@@ -37,6 +43,48 @@ inline std::pair<int, nlohmann::json> CallApi(Controller& c, const std::string& 
   net::HttpResponse r = c.Handle(req);
   return {r.status, nlohmann::json::parse(r.body, nullptr, false)};
 }
+
+// A controller on `config_text` in a fresh temporary folder, started (no Kubernetes port), its
+// folder removed with it. `tweak` changes the options before it is made.
+class TestController {
+ public:
+  explicit TestController(const std::string& config_text,
+                          const std::function<void(ControllerOptions&)>& tweak = {}) {
+    char tmpl[] = "/tmp/controller_test.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    Result<config::ClusterConfig> cfg = config::ParseClusterConfig(config_text, "t.conf");
+    EXPECT_TRUE(cfg.ok()) << cfg.status().message();
+    if (!cfg.ok()) return;
+    ControllerOptions o;
+    o.state_dir = dir_;
+    o.socket_path = dir_ + "/api.sock";
+    o.config = std::move(*cfg);
+    o.k8s_listen = "";
+    if (tweak) tweak(o);
+    Result<std::unique_ptr<Controller>> c = Controller::Create(std::move(o));
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    if (!c.ok()) return;
+    controller_ = std::move(*c);
+    EXPECT_TRUE(controller_->Start().ok());
+  }
+  ~TestController() {
+    if (controller_) controller_->Stop();
+    controller_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  TestController(const TestController&) = delete;
+  TestController& operator=(const TestController&) = delete;
+
+  bool ok() const { return controller_ != nullptr; }
+  std::pair<int, nlohmann::json> Api(const std::string& method, const std::string& target,
+                                     const nlohmann::json& body = nullptr) {
+    return CallApi(*controller_, method, target, body);
+  }
+
+ private:
+  std::string dir_;
+  std::unique_ptr<Controller> controller_;
+};
 
 }  // namespace berth::controller
 

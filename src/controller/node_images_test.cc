@@ -1,13 +1,9 @@
 // Each node's image cache as its agent reports it (GET /v1/images, `berth images list --nodes`),
 // and the configuration's ImageCacheSize handed to agents when they register.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "config/cluster_config.h"
-#include "controller/controller.h"
 #include "controller/controller_test_util.h"
 
 namespace berth::controller {
@@ -17,34 +13,11 @@ using nlohmann::json;
 
 class NodeImagesTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/node_images_test.XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    Result<config::ClusterConfig> cfg = config::ParseClusterConfig(
-        "NodeName=n[1-2] CPUs=2 RealMemory=1024\nPartitionName=p Nodes=n[1-2] Default=YES\n"
-        "ImageCacheSize=2G\n",
-        "t.conf");
-    ASSERT_TRUE(cfg.ok()) << cfg.status().message();
-    ControllerOptions o;
-    o.state_dir = dir_;
-    o.socket_path = dir_ + "/api.sock";
-    o.config = std::move(*cfg);
-    o.k8s_listen = "";
-    Result<std::unique_ptr<Controller>> c = Controller::Create(std::move(o));
-    ASSERT_TRUE(c.ok()) << c.status().message();
-    controller_ = std::move(*c);
-    ASSERT_TRUE(controller_->Start().ok());
-  }
-
-  void TearDown() override {
-    if (controller_) controller_->Stop();
-    controller_.reset();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { ASSERT_TRUE(controller_.ok()); }
 
   std::pair<int, json> Api(const std::string& method, const std::string& target,
                            const json& body = nullptr) {
-    return CallApi(*controller_, method, target, body);
+    return controller_.Api(method, target, body);
   }
 
   static json Node(const std::string& name) {
@@ -55,8 +28,9 @@ class NodeImagesTest : public ::testing::Test {
     return {{"names", {name}}, {"digest", digest}, {"size_bytes", 1000}, {"in_use", in_use}};
   }
 
-  std::string dir_;
-  std::unique_ptr<Controller> controller_;
+  TestController controller_{
+      "NodeName=n[1-2] CPUs=2 RealMemory=1024\nPartitionName=p Nodes=n[1-2] Default=YES\n"
+      "ImageCacheSize=2G\n"};
 };
 
 TEST_F(NodeImagesTest, RegistrationCarriesTheCacheSizeAndTheNodesImages) {
