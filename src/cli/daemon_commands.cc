@@ -1,5 +1,8 @@
 // The daemons: `berth controller`, `berth agent`, and `berth up` (both in one process, the
 // embedded single-machine cluster), and the internal `berth supervise`.
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -180,6 +183,7 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       StringOption("socket", &A::socket),
       StringOption("controller", &A::controller),
       StringOption("node-name", &A::node_name),
+      StringOption("node", &A::node_name),  // as slurmd -N: the same
       StringOption("listen-tcp", &A::tcp),
       IntOption("gpus", &A::gpus, 0, 1024),
       StringOption("gpu-type", &A::gpu_type),
@@ -239,6 +243,33 @@ int ParseDaemonArgs(int argc, char** argv, DaemonArgs& a, const char* usage) {
   if (a.home.empty()) a.home = BerthHome();
   if (a.socket.empty()) a.socket = a.home + "/controller.sock";
   return 0;
+}
+
+// This host's node in `config`, found as slurmd finds its NodeName (NodeHostname, else NodeAddr
+// among the host's addresses); "" leaves the agent its host name.
+std::string ConfiguredNodeName(const config::ClusterConfig& config) {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "";
+  std::vector<std::string> addresses;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) == 0) {
+    for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+      if (i->ifa_addr == nullptr) continue;
+      char text[INET6_ADDRSTRLEN] = {};
+      const int family = i->ifa_addr->sa_family;
+      const void* raw =
+          family == AF_INET ? static_cast<const void*>(
+                                  &reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr)
+          : family == AF_INET6 ? static_cast<const void*>(
+                                     &reinterpret_cast<const sockaddr_in6*>(i->ifa_addr)->sin6_addr)
+                               : nullptr;
+      if (raw != nullptr && inet_ntop(family, raw, text, sizeof(text)) != nullptr) {
+        addresses.push_back(text);
+      }
+    }
+    freeifaddrs(list);
+  }
+  return config::NodeNameOfHost(config, host, addresses);
 }
 
 Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs& a) {
@@ -335,7 +366,10 @@ Runs the node agent: registers this node with the controller and runs its jobs.
   --fence-time SECS    kill this node's jobs after SECS without reaching the controller (default:
                        half the controller's node timeout; 0: never)
   --home DIR           state folder (job folders go in HOME/agent/jobs)
-  --node-name NAME     this node's name (default: the short host name)
+  --node-name NAME     this node's name (also --node); default: with --config or
+                       --slurm-conf the node whose NodeHostname (else NodeAddr) is this host,
+                       as slurmd finds it; else the short host name
+  --config F, --slurm-conf F  the cluster's configuration, for the node's name only
   --gpus N --gpu-type T  declare N GPUs of type T when NVML finds none
   --cpus N --mem SIZE  declare the node's size instead of what is detected
   --metrics-listen H:P serve Prometheus metrics (GET /metrics) on TCP there; port 0 picks a
@@ -348,7 +382,9 @@ Starts a controller and a local agent in one command (the embedded single-machin
 the foreground; Ctrl-C stops both (running jobs keep running and are adopted by the next start).
   --demo               also submit a small mixed workload and show the queue draining live
   --config FILE        the cluster (default: this machine, as its agent detects it)
-  --slurm-conf FILE    the cluster from a Slurm site's slurm.conf (and the gres.conf beside it)
+  --slurm-conf FILE    the cluster from a Slurm site's slurm.conf (and the gres.conf beside it);
+                       this machine's agent is the node whose NodeHostname (else NodeAddr) is
+                       this host, as slurmd finds its name (--node-name NAME says otherwise)
   --home DIR           state (default: $BERTH_HOME or ~/.local/share/berth)
   --gpus N --gpu-type T  declare GPUs when NVML finds none (--demo declares 4 of type "demo")
   --metrics-listen H:P the agent's Prometheus metrics on TCP there (the controller's are GET
@@ -409,6 +445,14 @@ int AgentMain(int argc, char** argv) {
   opt.credential_file = a.credential_file;
   opt.fence_s = a.fence_s;
   opt.node_name = a.node_name;
+  if (opt.node_name.empty() && (!a.config_file.empty() || !a.slurm_conf.empty())) {
+    // The configured node this host is (NodeHostname, NodeAddr), as slurmd finds it.
+    Result<config::ClusterConfig> cfg = a.config_file.empty()
+                                            ? config::ReadSlurmSiteConfig(a.slurm_conf)
+                                            : config::ReadClusterConfig(a.config_file);
+    if (!cfg.ok()) return Fail("berth agent", cfg.status());
+    opt.node_name = ConfiguredNodeName(*cfg);
+  }
   opt.state_dir = a.home + "/agent";
   mkdir(a.home.c_str(), 0755);
   opt.berth_binary = SelfBinary();
@@ -445,7 +489,7 @@ int UpMain(int argc, char** argv) {
   }
   agent::AgentOptions opt;
   opt.controller = "unix:" + a.socket;
-  opt.node_name = a.node_name;
+  opt.node_name = a.node_name.empty() ? ConfiguredNodeName((*c)->options().config) : a.node_name;
   opt.state_dir = a.home + "/agent";
   opt.berth_binary = SelfBinary();
   int gpus = a.gpus >= 0 ? a.gpus : (a.demo ? 4 : 0);

@@ -2,6 +2,7 @@
 // physical line, then escapes, then Key=Value pairs. Records follow src/common/read_config.c.
 #include "config/cluster_config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -382,6 +383,33 @@ Result<ClusterConfig> ReadClusterConfig(const std::string& path) {
     return Status::InvalidArgument(path + ": cannot read: " + std::generic_category().message(err));
   }
   return ParseClusterConfig(text, path);
+}
+
+std::string NodeNameOfHost(const ClusterConfig& config, const std::string& hostname,
+                           const std::vector<std::string>& addresses) {
+  const std::string short_name = hostname.substr(0, hostname.find('.'));
+  // The one node whose value is among `wanted`; "" when none or several.
+  auto only = [](const std::map<std::string, std::string>& values,
+                 const std::vector<std::string>& wanted) {
+    std::string found;
+    for (const auto& [node, value] : values) {
+      if (std::find(wanted.begin(), wanted.end(), value) == wanted.end()) continue;
+      if (!found.empty()) return std::string();
+      found = node;
+    }
+    return found;
+  };
+  // NodeHostname, which is the node's name where not given; then NodeAddr.
+  if (std::string n = only(config.node_hostnames, {hostname, short_name}); !n.empty()) return n;
+  for (const core::NodeSpec& n : config.cluster.nodes) {
+    if ((n.name == hostname || n.name == short_name) && !config.node_hostnames.count(n.name)) {
+      return n.name;
+    }
+  }
+  std::vector<std::string> addr_wanted = addresses;
+  addr_wanted.push_back(hostname);
+  addr_wanted.push_back(short_name);
+  return only(config.node_addrs, addr_wanted);
 }
 
 }  // namespace berth::config

@@ -8,6 +8,7 @@
 #ifndef BERTH_CONFIG_CLUSTER_CONFIG_H_
 #define BERTH_CONFIG_CLUSTER_CONFIG_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -75,6 +76,11 @@ struct ClusterConfig {
   // ImageCacheSize: every node's image cache is pruned to this after its container jobs end
   // (docs/containers.md); 0 = no limit. An agent's --image-cache-size wins over it.
   int64_t image_cache_mib = 0;
+  // NodeHostname and NodeAddr of the nodes that give them: node name -> value. A node agent
+  // started with the configuration takes the name of the node whose NodeHostname (else NodeAddr)
+  // is its host, as slurmd does (NodeNameOfHost).
+  std::map<std::string, std::string> node_hostnames;
+  std::map<std::string, std::string> node_addrs;
   // Keys berth read but does not act on (each listed once), for a warning. Top-level keys appear
   // as written in Slurm's documentation ("SlurmctldHost"); keys inside a record or a list carry
   // their context ("NodeName:NodeAddr", "SchedulerParameters:bf_continue", "NodeName:State=DOWN").
@@ -98,6 +104,13 @@ Status ApplyConfigLine(std::string_view line, ClusterConfig& config);
 // Reads a file in one go and parses it; messages start with `path`. An unreadable file is
 // kNotFound (missing) or kInvalidArgument ("path: cannot read: reason").
 Result<ClusterConfig> ReadClusterConfig(const std::string& path);
+
+// The configured node this host is, as slurmd finds its NodeName: the one node whose
+// NodeHostname is `hostname` (or its short form; a node without NodeHostname is its own name),
+// else the one whose NodeAddr is the host name or one of `addresses`. "" when none is, or when
+// several share the value.
+std::string NodeNameOfHost(const ClusterConfig& config, const std::string& hostname,
+                           const std::vector<std::string>& addresses);
 
 }  // namespace berth::config
 

@@ -390,8 +390,8 @@ TEST(ClusterConfigFileTest, OracleCluster) {
   EXPECT_FALSE(c.enforce_associations);
   EXPECT_EQ(r->scheduler.order, core::QueueOrder::kFifo);  // PriorityType=priority/basic
   EXPECT_TRUE(r->scheduler.backfill);                      // SchedulerType=sched/backfill
-  for (const char* k : {"SlurmctldHost", "FirstJobId", "GresTypes", "NodeName:NodeAddr",
-                        "SelectTypeParameters", "AccountingStorageType"}) {
+  for (const char* k : {"SlurmctldHost", "FirstJobId", "GresTypes", "SelectTypeParameters",
+                        "AccountingStorageType"}) {
     EXPECT_TRUE(Has(r->ignored_keys, k)) << k;
   }
 

@@ -1,5 +1,6 @@
 // NodeName= records, as Slurm's read_config.c (_parse_nodename) reads them.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -29,6 +30,8 @@ enum class NodeKey {
   kWeight,
   kState,
   kTopology,
+  kHostname,
+  kAddr,
   kIgnored,
 };
 
@@ -56,8 +59,8 @@ constexpr KeyName<NodeKey> kNodeKeys[] = {
     {"CPUSpecList", NodeKey::kIgnored},
     {"Extra", NodeKey::kIgnored},
     {"MemSpecLimit", NodeKey::kIgnored},
-    {"NodeAddr", NodeKey::kIgnored},
-    {"NodeHostname", NodeKey::kIgnored},
+    {"NodeAddr", NodeKey::kAddr},
+    {"NodeHostname", NodeKey::kHostname},
     {"Parameters", NodeKey::kIgnored},
     {"Port", NodeKey::kIgnored},
     {"Reason", NodeKey::kIgnored},
@@ -81,6 +84,8 @@ struct NodeValues {
   int32_t weight = 1;
   bool cloud = false;
   std::vector<std::string> topology;
+  std::string hostname;  // NodeHostname (a hostlist expression), as given
+  std::string addr;      // NodeAddr
 };
 
 Result<int64_t> Count16(std::string_view key, std::string_view value) {
@@ -181,6 +186,12 @@ Status ReadValue(NodeKey key, std::string_view name, std::string_view value, Nod
       return ReadState(value, v, ignored);
     case NodeKey::kTopology:
       return AssignTo(v.topology, NonEmptyList(name, value, '/'));
+    case NodeKey::kHostname:
+      v.hostname = value;
+      break;
+    case NodeKey::kAddr:
+      v.addr = value;
+      break;
     case NodeKey::kIgnored:
       ignored.push_back("NodeName:" + std::string(name));
       break;
@@ -259,6 +270,25 @@ Result<std::vector<std::string>> NodeNames(std::string_view expr,
   return names;
 }
 
+// NodeHostname or NodeAddr of the nodes `names`: one value for each node, in order, or one for
+// all of them (as several slurmd on one host share their address).
+Status MapNodeValues(std::string_view key, const std::string& expr,
+                     const std::vector<std::string>& names,
+                     std::map<std::string, std::string>& into) {
+  if (expr.empty()) return Status::Ok();
+  Result<std::vector<std::string>> values = hostlist::Expand(expr);
+  if (!values.ok()) return InvalidValue(key, expr, Reason(values.status()));
+  if (values->size() != 1 && values->size() != names.size()) {
+    return InvalidValue(key, expr,
+                        std::to_string(values->size()) + " values for " +
+                            std::to_string(names.size()) + " node names (one for each, or one)");
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    into[names[i]] = (*values)[values->size() == 1 ? 0 : i];
+  }
+  return Status::Ok();
+}
+
 Status ApplyNodeLine(const std::string& expr, const Pairs& own, ClusterConfig& config) {
   ConfigParseState& state = config.parse_state;
   std::vector<std::string> ignored;
@@ -274,6 +304,11 @@ Status ApplyNodeLine(const std::string& expr, const Pairs& own, ClusterConfig& c
   BERTH_ASSIGN_OR_RETURN(NodeValues values, ReadNodeValues(merged, ignored));
   BERTH_ASSIGN_OR_RETURN(core::NodeSpec node, BuildNode(values));
   BERTH_ASSIGN_OR_RETURN(std::vector<std::string> names, NodeNames(expr, config.cluster.nodes));
+  std::map<std::string, std::string> hostnames, addrs;
+  BERTH_RETURN_IF_ERROR(MapNodeValues("NodeHostname", values.hostname, names, hostnames));
+  BERTH_RETURN_IF_ERROR(MapNodeValues("NodeAddr", values.addr, names, addrs));
+  config.node_hostnames.merge(hostnames);
+  config.node_addrs.merge(addrs);
   for (const std::string& name : names) {
     node.name = name;
     config.cluster.nodes.push_back(node);

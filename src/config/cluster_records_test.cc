@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 #include "config/cluster_config.h"
 #include "core/state/cluster_state.h"
@@ -138,8 +139,35 @@ TEST(ClusterNodesTest, HostlistsAndIgnoredKeys) {
   EXPECT_EQ(c.cluster.nodes[0].name, "gpu01");
   EXPECT_EQ(c.cluster.nodes[3].name, "cpu1");
   EXPECT_EQ(c.cluster.nodes[3].cpus, 2);
-  EXPECT_EQ(c.ignored_keys, (std::vector<std::string>{"NodeName:NodeAddr", "NodeName:State=DRAIN",
-                                                      "NodeName:Port", "NodeName:State=DOWN"}));
+  EXPECT_EQ(c.ignored_keys, (std::vector<std::string>{"NodeName:State=DRAIN", "NodeName:Port",
+                                                      "NodeName:State=DOWN"}));
+  // One NodeAddr for all four nodes (several slurmd on one host).
+  EXPECT_EQ(c.node_addrs.size(), 4u);
+  EXPECT_EQ(c.node_addrs.at("cpu1"), "x");
+}
+
+// NodeHostname and NodeAddr: one value per node name, in order, or one for all; and the node a
+// host is, as slurmd finds its name.
+TEST(ClusterNodesTest, HostNamesAddressesAndTheNodeAHostIs) {
+  ClusterConfig c = MustParse(
+      "NodeName=bench1 NodeHostname=vm CPUs=2\n"
+      "NodeName=gpu[1-2] NodeHostname=host[7-8] NodeAddr=10.0.0.[7-8]\n"
+      "NodeName=cpu1\n"
+      "NodeName=multi[1-2] NodeAddr=10.0.0.9\n");
+  EXPECT_EQ(c.node_hostnames, (std::map<std::string, std::string>{
+                                  {"bench1", "vm"}, {"gpu1", "host7"}, {"gpu2", "host8"}}));
+  EXPECT_EQ(c.node_addrs.at("gpu2"), "10.0.0.8");
+  EXPECT_EQ(NodeNameOfHost(c, "vm", {}), "bench1");
+  EXPECT_EQ(NodeNameOfHost(c, "vm.example.org", {}), "bench1");  // the short form too
+  EXPECT_EQ(NodeNameOfHost(c, "host8", {}), "gpu2");
+  EXPECT_EQ(NodeNameOfHost(c, "elsewhere", {"127.0.0.1", "10.0.0.7"}), "gpu1");
+  EXPECT_EQ(NodeNameOfHost(c, "cpu1", {}), "cpu1");     // no NodeHostname: its own name
+  EXPECT_EQ(NodeNameOfHost(c, "bench1", {}), "");       // bench1's host is vm
+  EXPECT_EQ(NodeNameOfHost(c, "x", {"10.0.0.9"}), "");  // shared by two nodes: not one
+  EXPECT_EQ(NodeNameOfHost(c, "unknown", {"192.0.2.1"}), "");
+  ExpectErrors({{"NodeName=a[1-3] NodeHostname=h[1-2]",
+                 "t.conf:1: NodeName=a[1-3]: invalid NodeHostname value 'h[1-2]': 2 values for 3 "
+                 "node names ..."}});
 }
 
 TEST(ClusterNodesTest, Errors) {

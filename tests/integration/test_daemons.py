@@ -267,5 +267,43 @@ class BerthUpKubernetesPortTest(unittest.TestCase):
             p.stderr.close()
             default.close()
 
+
+class BerthUpNodeIdentityTest(unittest.TestCase):
+    """The agent of `berth up --slurm-conf` is the node whose NodeHostname is this host, as slurmd
+    finds its NodeName (issue 19), not a new node named after the host."""
+
+    def test_the_node_whose_hostname_is_this_host(self):
+        home = tempfile.mkdtemp(prefix='berth-up-id-')
+        self.addCleanup(shutil.rmtree, home, True)
+        host = socket.gethostname().split('.')[0]
+        conf = os.path.join(home, 'slurm.conf')
+        with open(conf, 'w') as f:
+            f.write('ClusterName=idtest\n'
+                    'NodeName=bench1 NodeHostname=%s CPUs=1 RealMemory=500\n'
+                    'PartitionName=main Nodes=bench1 Default=YES\n' % host)
+        sock = os.path.join(home, 'c.sock')
+        p = subprocess.Popen([BERTH, 'up', '--home', home, '--socket', sock, '--slurm-conf', conf,
+                              '--k8s-listen', 'off'],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            env = dict(os.environ, BERTH_SOCKET=sock)
+
+            def nodes():
+                r = subprocess.run([BERTH, 'sinfo', '-h', '-N', '-o', '%N %t'], env=env,
+                                   capture_output=True, text=True, timeout=30)
+                return r.stdout.split('\n')[:-1] if r.returncode == 0 else None
+            deadline = time.time() + 60
+            while time.time() < deadline and nodes() != ['bench1 idle']:
+                time.sleep(0.2)
+            self.assertEqual(nodes(), ['bench1 idle'])
+        finally:
+            p.send_signal(signal.SIGINT)
+            try:
+                p.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            kill_processes_naming(home)
+
 if __name__ == '__main__':
     unittest.main()
