@@ -201,6 +201,16 @@ class NodeFailureTest(unittest.TestCase):
 
 
 
+def stop_up(p):
+    """Stops a `berth up` as Ctrl-C does (SIGKILL if it has not ended within a minute)."""
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 class BerthUpKubernetesPortTest(unittest.TestCase):
     """`berth up` that cannot serve the Kubernetes face says so (issue 19): an address asked for
     that is taken is an error (exit non-zero); the default address taken is one line of its
@@ -256,12 +266,7 @@ class BerthUpKubernetesPortTest(unittest.TestCase):
             self.assertEqual(len(kube), 1, ''.join(lines))
             self.assertRegex(kube[0], r'^Kubernetes: +off: .*6443.*--k8s-listen')
         finally:
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            stop_up(p)
             reader.join(timeout=10)
             p.stdout.close()
             p.stderr.close()
@@ -297,13 +302,9 @@ class BerthUpNodeIdentityTest(unittest.TestCase):
                 time.sleep(0.2)
             self.assertEqual(nodes(), ['bench1 idle'])
         finally:
-            p.send_signal(signal.SIGINT)
-            try:
-                p.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            stop_up(p)
             kill_processes_naming(home)
+
 
 if __name__ == '__main__':
     unittest.main()
