@@ -78,8 +78,8 @@ void Agent::Impl::Do(const EndStepsCommand& c) {
 }
 
 void Agent::Impl::Do(const StepSignalCommand& c) {
-  (void)SignalJob(StepFolder({c.target.job_id, c.target.attempt, c.step_id}), c.signal,
-                  {false, true});  // a step's part: all of it
+  // A step's part: its launcher passes the signal on to its tasks, as on the batch node.
+  (void)SignalJob(StepFolder({c.target.job_id, c.target.attempt, c.step_id}), c.signal, {});
 }
 
 std::set<StepDirKey> Agent::Impl::StartingSteps() {

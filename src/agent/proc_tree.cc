@@ -110,8 +110,10 @@ StepProcesses FindStepProcesses(pid_t root) {
   Walk(children, root, [&](pid_t p) {
     if (!IsStepLauncher(CmdlineOf(p))) return true;
     out.launchers.push_back(p);
-    for (pid_t task : Below(children, p)) out.tasks.push_back(task);
-    return false;  // a launcher below a launcher is one of its tasks
+    auto [lo, hi] = children.equal_range(p);
+    for (auto it = lo; it != hi; ++it) out.tasks.push_back(it->second);
+    for (pid_t q : Below(children, p)) out.below.push_back(q);
+    return false;  // a launcher below a launcher belongs to its step
   });
   return out;
 }

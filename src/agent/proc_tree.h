@@ -26,10 +26,12 @@ std::vector<pid_t> DescendantsOf(pid_t root);
 bool IsStepLauncher(const std::vector<std::string>& argv);
 
 // A job's steps among root's descendants, as Slurm's scancel --signal reaches them: the step
-// launchers with no launcher above them, and every process below those (their tasks).
+// launchers with no launcher above them, and their tasks (the launchers' children; what the
+// tasks start is not signalled, as slurmstepd signals only a step's tasks).
 struct StepProcesses {
   std::vector<pid_t> launchers;
   std::vector<pid_t> tasks;
+  std::vector<pid_t> below;  // every process below the launchers (the tasks and what they start)
 };
 StepProcesses FindStepProcesses(pid_t root);
 

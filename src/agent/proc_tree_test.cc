@@ -54,17 +54,18 @@ TEST(ProcTreeTest, FindsTheStepsAndTheirTasks) {
     execl("/bin/sh", "sh", "-c", "sleep 30; true", static_cast<char*>(nullptr));
     _exit(127);
   }
-  // The launcher, and below it a shell named srun (a task, not a launcher) and two sleeps.
+  // The launcher, and as its tasks (its children) a shell named srun (a task, not a launcher)
+  // and a sleep; the shell's own sleep is below the tasks.
   StepProcesses steps;
   for (int i = 0; i < 300; ++i) {
     steps = FindStepProcesses(getpid());
-    if (steps.launchers.size() == 1 && steps.tasks.size() == 3) break;
+    if (steps.launchers.size() == 1 && steps.tasks.size() == 2) break;
     usleep(10000);
   }
   EXPECT_EQ(steps.launchers, std::vector<pid_t>{launcher});
-  EXPECT_EQ(steps.tasks.size(), 3u);
+  EXPECT_EQ(steps.tasks.size(), 2u);
   EXPECT_EQ(std::count(steps.tasks.begin(), steps.tasks.end(), other), 0);
-  for (pid_t p : steps.tasks) kill(p, SIGKILL);
+  for (pid_t p : DescendantsOf(launcher)) kill(p, SIGKILL);
   for (pid_t p : {launcher, other}) {
     kill(p, SIGKILL);
     waitpid(p, nullptr, 0);

@@ -246,7 +246,7 @@ void Supervisor::HandleControl() {
     } else if (r.batch_only) {
       kill(job_pid_, r.signal);
     } else if (r.full) {
-      SignalAll(r.signal);
+      SignalFull(r.signal);
     } else {
       SignalSteps(r.signal);
     }
@@ -285,13 +285,36 @@ void Supervisor::SignalAll(int signal) {
   for (pid_t p : DescendantsOf(getpid())) kill(p, signal);
 }
 
+namespace {
+
+// srun passes these on to every task of its step, on this node and on the step's others (as
+// Slurm's srun does); any other signal goes to this node's tasks directly.
+bool PassedOnBySrun(int signal) {
+  constexpr int kPassedOn[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT};
+  return std::find(std::begin(kPassedOn), std::end(kPassedOn), signal) != std::end(kPassedOn);
+}
+
+}  // namespace
+
+void Supervisor::SignalFull(int signal) {
+  if (signal == SIGKILL) {
+    SignalAll(signal);
+    return;
+  }
+  StepProcesses steps = FindStepProcesses(getpid());
+  std::vector<pid_t> below = steps.below;
+  std::sort(below.begin(), below.end());
+  for (pid_t p : DescendantsOf(getpid())) {
+    if (!std::binary_search(below.begin(), below.end(), p)) kill(p, signal);  // srun too
+  }
+  if (!PassedOnBySrun(signal)) {
+    for (pid_t p : steps.tasks) kill(p, signal);
+  }
+}
+
 void Supervisor::SignalSteps(int signal) {
   StepProcesses steps = FindStepProcesses(getpid());
-  // srun passes these on to every task of its step, on this node and on the step's others (as
-  // Slurm's srun does); any other signal goes to this node's tasks directly.
-  constexpr int kPassedOnBySrun[] = {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGCONT};
-  const bool passed_on = std::find(std::begin(kPassedOnBySrun), std::end(kPassedOnBySrun),
-                                   signal) != std::end(kPassedOnBySrun);
+  const bool passed_on = PassedOnBySrun(signal);
   for (pid_t p : passed_on ? steps.launchers : steps.tasks) kill(p, signal);
   const char* name = sigabbrev_np(signal);
   Log(dir_,

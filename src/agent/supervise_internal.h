@@ -90,6 +90,9 @@ class Supervisor {
   // The job's steps only (what its srun launched), as Slurm's scancel --signal and sbatch's
   // --signal without B: reach them; the batch shell is left alone.
   void SignalSteps(int signal);
+  // scancel --full: every process of the batch step (the shell, its children, srun itself) and
+  // the steps' tasks, but not what the tasks start, as Slurm 22.05 does; KILL reaches all.
+  void SignalFull(int signal);
   void KillAll();
   std::vector<pid_t> JobPids() const;
   void SampleGpus();

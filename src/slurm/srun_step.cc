@@ -184,9 +184,12 @@ bool MakeLabelPipes(Task& t) {
   _exit(err);  // as slurmstepd: the task's exit code is the errno (2 for a missing program)
 }
 
+// To each task's own process, not its children: as slurmstepd signals a step (Slurm's
+// proctrack sends signals other than KILL to the tasks alone), so that a task's handler runs
+// and what it started goes on.
 void ForwardSignal(const LocalStep& s, std::vector<Task>& tasks, int sig) {
   for (const Task& t : tasks) {
-    if (!t.ended && t.pid > 0) kill(-t.pid, sig);
+    if (!t.ended && t.pid > 0) kill(t.pid, sig);
   }
   if (s.remote != nullptr) s.remote->Signal(sig);
 }
