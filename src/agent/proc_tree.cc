@@ -108,11 +108,11 @@ StepProcesses FindStepProcesses(pid_t root) {
   const ChildMap children = ReadChildren();
   StepProcesses out;
   Walk(children, root, [&](pid_t p) {
+    out.outside.push_back(p);
     if (!IsStepLauncher(CmdlineOf(p))) return true;
     out.launchers.push_back(p);
     auto [lo, hi] = children.equal_range(p);
     for (auto it = lo; it != hi; ++it) out.tasks.push_back(it->second);
-    for (pid_t q : Below(children, p)) out.below.push_back(q);
     return false;  // a launcher below a launcher belongs to its step
   });
   return out;

@@ -31,7 +31,7 @@ bool IsStepLauncher(const std::vector<std::string>& argv);
 struct StepProcesses {
   std::vector<pid_t> launchers;
   std::vector<pid_t> tasks;
-  std::vector<pid_t> below;  // every process below the launchers (the tasks and what they start)
+  std::vector<pid_t> outside;  // every other process: not below a launcher (launchers included)
 };
 StepProcesses FindStepProcesses(pid_t root);
 

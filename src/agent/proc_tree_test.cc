@@ -65,6 +65,12 @@ TEST(ProcTreeTest, FindsTheStepsAndTheirTasks) {
   EXPECT_EQ(steps.launchers, std::vector<pid_t>{launcher});
   EXPECT_EQ(steps.tasks.size(), 2u);
   EXPECT_EQ(std::count(steps.tasks.begin(), steps.tasks.end(), other), 0);
+  // Outside the step: the launcher itself and the other shell with its sleep.
+  EXPECT_EQ(std::count(steps.outside.begin(), steps.outside.end(), launcher), 1);
+  EXPECT_EQ(std::count(steps.outside.begin(), steps.outside.end(), other), 1);
+  for (pid_t t : steps.tasks) {
+    EXPECT_EQ(std::count(steps.outside.begin(), steps.outside.end(), t), 0);
+  }
   for (pid_t p : DescendantsOf(launcher)) kill(p, SIGKILL);
   for (pid_t p : {launcher, other}) {
     kill(p, SIGKILL);

@@ -302,11 +302,7 @@ void Supervisor::SignalFull(int signal) {
     return;
   }
   StepProcesses steps = FindStepProcesses(getpid());
-  std::vector<pid_t> below = steps.below;
-  std::sort(below.begin(), below.end());
-  for (pid_t p : DescendantsOf(getpid())) {
-    if (!std::binary_search(below.begin(), below.end(), p)) kill(p, signal);  // srun too
-  }
+  for (pid_t p : steps.outside) kill(p, signal);  // srun too, which passes it on to its tasks
   if (!PassedOnBySrun(signal)) {
     for (pid_t p : steps.tasks) kill(p, signal);
   }

@@ -2,17 +2,14 @@
 // command queues): srun's "container" reaches every node's step LaunchSpec, a step without one
 // runs on the host even in a job that has a container, and a bad one is refused.
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "agent/agent_commands.h"
-#include "config/cluster_config.h"
-#include "controller/controller.h"
+#include "controller/controller_test_util.h"
 
 namespace berth::controller {
 namespace {
@@ -22,22 +19,7 @@ using nlohmann::json;
 class StepContainerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/controller_steps_test.XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    Result<config::ClusterConfig> cfg = config::ParseClusterConfig(
-        "NodeName=n[1-2] CPUs=2 RealMemory=1024\nPartitionName=p Nodes=n[1-2] Default=YES\n",
-        "t.conf");
-    ASSERT_TRUE(cfg.ok()) << cfg.status().message();
-    ControllerOptions o;
-    o.state_dir = dir_;
-    o.socket_path = dir_ + "/api.sock";
-    o.config = std::move(*cfg);
-    o.k8s_listen = "";
-    o.backfill_interval_s = 1;
-    Result<std::unique_ptr<Controller>> c = Controller::Create(std::move(o));
-    ASSERT_TRUE(c.ok()) << c.status().message();
-    controller_ = std::move(*c);
-    ASSERT_TRUE(controller_->Start().ok());
+    ASSERT_TRUE(controller_.ok());
     for (const char* n : {"n1", "n2"}) {
       auto [status, body] = Api("POST", "/v1/agents/register",
                                 {{"node", {{"name", n}, {"cpus", 2}, {"mem_mib", 1024}}}});
@@ -45,40 +27,20 @@ class StepContainerTest : public ::testing::Test {
     }
   }
 
-  void TearDown() override {
-    if (controller_) controller_->Stop();
-    controller_.reset();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
   // A request as the controller's own user on the Unix socket (an operator).
-  std::pair<int, json> Api(const std::string& method, const std::string& path,
+  std::pair<int, json> Api(const std::string& method, const std::string& target,
                            const json& body = nullptr) {
-    net::HttpRequest req;
-    req.method = method;
-    req.target = path;
-    req.path = path;
-    if (!body.is_null()) req.body = body.dump();
-    req.peer = net::PeerCredentials{getpid(), getuid(), getgid()};
-    req.remote = "unix";
-    net::HttpResponse r = controller_->Handle(req);
-    return {r.status, json::parse(r.body, nullptr, false)};
+    return controller_.Api(method, target, body);
   }
 
   // The step commands queued for `node` since the last call.
   std::vector<agent::StepCommand> Steps(const std::string& node) {
-    net::HttpRequest req;
-    req.method = "GET";
-    req.path = "/v1/agents/" + node + "/commands";
-    req.target = req.path;
-    req.query["after"] = std::to_string(seen_[node]);
-    req.query["wait_ms"] = "0";
-    req.peer = net::PeerCredentials{getpid(), getuid(), getgid()};
-    req.remote = "unix";
-    net::HttpResponse r = controller_->Handle(req);
-    EXPECT_EQ(r.status, 200) << r.body;
+    auto [status, body] =
+        Api("GET",
+            "/v1/agents/" + node + "/commands?after=" + std::to_string(seen_[node]) + "&wait_ms=0");
+    EXPECT_EQ(status, 200) << body.dump();
     std::vector<agent::StepCommand> out;
-    for (const json& c : json::parse(r.body).value("commands", json::array())) {
+    for (const json& c : body.value("commands", json::array())) {
       seen_[node] = std::max<uint64_t>(seen_[node], c.value("seq", uint64_t{0}));
       Result<agent::AgentCommand> d = agent::DecodeAgentCommand(c.dump());
       EXPECT_TRUE(d.ok()) << d.status().message();
@@ -118,8 +80,9 @@ class StepContainerTest : public ::testing::Test {
             {"work_dir", "/tmp"}};
   }
 
-  std::string dir_;
-  std::unique_ptr<Controller> controller_;
+  TestController controller_{
+      "NodeName=n[1-2] CPUs=2 RealMemory=1024\nPartitionName=p Nodes=n[1-2] Default=YES\n",
+      [](ControllerOptions& o) { o.backfill_interval_s = 1; }};
   std::map<std::string, uint64_t> seen_;
 };
 

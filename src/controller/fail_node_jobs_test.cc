@@ -2,18 +2,14 @@
 // their command queues; a node set down by an operator, and a node that falls silent, end their
 // jobs NODE_FAIL (requeued when allowed) and every node of each job is told to stop its part.
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "agent/agent_commands.h"
 #include "agent/launch.h"
-#include "config/cluster_config.h"
-#include "controller/controller.h"
 #include "controller/controller_test_util.h"
 
 namespace berth::controller {
@@ -24,23 +20,13 @@ using nlohmann::json;
 class FailNodeJobsTest : public ::testing::Test {
  protected:
   void StartController(int node_timeout_s) {
-    char tmpl[] = "/tmp/fail_node_jobs_test.XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    Result<config::ClusterConfig> cfg = config::ParseClusterConfig(
+    controller_ = std::make_unique<TestController>(
         "NodeName=n[1-3] CPUs=2 RealMemory=1024\nPartitionName=p Nodes=n[1-3] Default=YES\n",
-        "t.conf");
-    ASSERT_TRUE(cfg.ok()) << cfg.status().message();
-    ControllerOptions o;
-    o.state_dir = dir_;
-    o.socket_path = dir_ + "/api.sock";
-    o.config = std::move(*cfg);
-    o.k8s_listen = "";
-    o.node_timeout_s = node_timeout_s;
-    o.backfill_interval_s = 1;
-    Result<std::unique_ptr<Controller>> c = Controller::Create(std::move(o));
-    ASSERT_TRUE(c.ok()) << c.status().message();
-    controller_ = std::move(*c);
-    ASSERT_TRUE(controller_->Start().ok());
+        [&](ControllerOptions& o) {
+          o.node_timeout_s = node_timeout_s;
+          o.backfill_interval_s = 1;
+        });
+    ASSERT_TRUE(controller_->ok());
     for (const char* n : {"n1", "n2", "n3"}) {
       auto [status, body] = Api("POST", "/v1/agents/register",
                                 {{"node", {{"name", n}, {"cpus", 2}, {"mem_mib", 1024}}}});
@@ -48,16 +34,10 @@ class FailNodeJobsTest : public ::testing::Test {
     }
   }
 
-  void TearDown() override {
-    if (controller_) controller_->Stop();
-    controller_.reset();
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
-
   // A request as the controller's own user on the Unix socket (an operator).
   std::pair<int, json> Api(const std::string& method, const std::string& target,
                            const json& body = nullptr) {
-    return CallApi(*controller_, method, target, body);
+    return controller_->Api(method, target, body);
   }
 
   // The commands queued for `node` since the last call, decoded.
@@ -128,8 +108,7 @@ class FailNodeJobsTest : public ::testing::Test {
                        << " job " << id;
   }
 
-  std::string dir_;
-  std::unique_ptr<Controller> controller_;
+  std::unique_ptr<TestController> controller_;
   std::map<std::string, uint64_t> seen_;
 };
 

@@ -57,6 +57,19 @@ std::string Denied(const Call& c, const char* verb, ConfigKind kind) {
          "the namespace's creator and operators may";
 }
 
+// An update's or a delete's failure as the API server answers it; nullopt when it succeeded.
+std::optional<net::HttpResponse> ChangeFailure(const Status& st, const Call& c, ConfigKind kind,
+                                               const char* verb) {
+  if (auto stopping = UnavailableResponse(st)) return stopping;
+  const std::string& plural = InfoOf(kind).plural;
+  if (st.code() == StatusCode::kNotFound) return StatusResponse(NotFoundStatus(plural, c.Name()));
+  if (st.code() == StatusCode::kPermissionDenied) {
+    return StatusResponse(ForbiddenStatus(plural, c.Name(), Denied(c, verb, kind)));
+  }
+  if (!st.ok()) return BadRequest(st.message());
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status Face::LoadConfigObjects() {
@@ -246,12 +259,7 @@ net::HttpResponse Face::ConfigUpdate(const Call& c) {
     it->second = std::make_shared<const json>(std::move(stored));
     return Status::Ok();
   });
-  if (auto stopping = UnavailableResponse(st)) return *stopping;
-  if (st.code() == StatusCode::kNotFound) return StatusResponse(NotFoundStatus(info.plural, name));
-  if (st.code() == StatusCode::kPermissionDenied) {
-    return StatusResponse(ForbiddenStatus(info.plural, name, Denied(c, "update", kind)));
-  }
-  if (!st.ok()) return BadRequest(st.message());
+  if (auto failed = ChangeFailure(st, c, kind, "update")) return *failed;
   return ObjectResponse(c.req, ShapeOf(kind), next, 200, port_.Now());
 }
 
@@ -273,12 +281,7 @@ net::HttpResponse Face::ConfigDelete(const Call& c) {
     ops.DeleteMeta(info.meta_prefix + key);
     return Status::Ok();
   });
-  if (auto stopping = UnavailableResponse(st)) return *stopping;
-  if (st.code() == StatusCode::kNotFound) return StatusResponse(NotFoundStatus(info.plural, name));
-  if (st.code() == StatusCode::kPermissionDenied) {
-    return StatusResponse(ForbiddenStatus(info.plural, name, Denied(c, "delete", kind)));
-  }
-  if (!st.ok()) return BadRequest(st.message());
+  if (auto failed = ChangeFailure(st, c, kind, "delete")) return *failed;
   return JsonResponse(200, SuccessStatus(info.plural, name, uid));
 }
 

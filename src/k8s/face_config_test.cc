@@ -16,6 +16,7 @@
 namespace berth::k8s {
 namespace {
 
+using facetest::FaceRequest;
 using facetest::FakePort;
 using nlohmann::json;
 
@@ -51,13 +52,7 @@ class FaceConfigTest : public ::testing::Test {
                          const std::string& body = "", const std::string& who = "alice",
                          const std::string& content_type = "application/json",
                          const std::string& accept = "application/json") {
-    net::HttpRequest req;
-    req.method = method;
-    req.path = path;
-    req.target = path;
-    req.body = body;
-    req.headers["authorization"] = "Bearer " + who;
-    req.headers["content-type"] = content_type;
+    net::HttpRequest req = FaceRequest(method, path, body, who, content_type);
     req.headers["accept"] = accept;
     return face_->Serve(req);
   }

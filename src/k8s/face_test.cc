@@ -14,6 +14,7 @@
 namespace berth::k8s {
 namespace {
 
+using facetest::FaceRequest;
 using facetest::FakePort;
 using nlohmann::json;
 
@@ -52,14 +53,8 @@ class FaceTest : public ::testing::Test {
                          const std::string& body = "", const std::string& who = "alice",
                          const std::map<std::string, std::string>& query = {},
                          const std::string& content_type = "application/json") {
-    net::HttpRequest req;
-    req.method = method;
-    req.path = path;
-    req.target = path;
+    net::HttpRequest req = FaceRequest(method, path, body, who, content_type);
     req.query = query;
-    req.body = body;
-    if (!who.empty()) req.headers["authorization"] = "Bearer " + who;
-    req.headers["content-type"] = content_type;
     return face_->Serve(req);
   }
   static json Body(const net::HttpResponse& r) { return json::parse(r.body, nullptr, false); }

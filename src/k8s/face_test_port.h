@@ -14,8 +14,23 @@
 #include <vector>
 
 #include "k8s/port.h"
+#include "net/http.h"
 
 namespace berth::k8s::facetest {
+
+// A request to the face as `who` (a bearer token the FakePort knows; "" sends none).
+inline net::HttpRequest FaceRequest(const std::string& method, const std::string& path,
+                                    const std::string& body, const std::string& who,
+                                    const std::string& content_type) {
+  net::HttpRequest req;
+  req.method = method;
+  req.path = path;
+  req.target = path;
+  req.body = body;
+  if (!who.empty()) req.headers["authorization"] = "Bearer " + who;
+  req.headers["content-type"] = content_type;
+  return req;
+}
 
 class FakePort : public ControllerPort, public StateOps {
  public:

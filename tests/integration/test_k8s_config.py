@@ -11,33 +11,16 @@ import base64
 import json
 import os
 import shutil
-import tempfile
 import unittest
 
 from harness import make_user, remove_user
-from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+from test_k8s_nodes import KUBECTL, KubeClusterTest, Kubectl, write_kubeconfig
 
 ROOT = os.geteuid() == 0
 
 
 @unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
-class KubectlConfigTest(unittest.TestCase):
-    def setUp(self):
-        self.c = kube_cluster()
-        self.tmp = tempfile.mkdtemp(prefix='berth-k8s-config-')
-        self.kubectl()
-
-    def tearDown(self):
-        self.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def kubectl(self):
-        """A fresh kubeconfig (the port changes when the controller restarts)."""
-        path = os.path.join(self.tmp, 'kubeconfig')
-        write_kubeconfig(self.c, path)
-        self.k = Kubectl(path, os.path.join(self.tmp, 'cache'))
-        shutil.rmtree(self.k.cache_dir, ignore_errors=True)
-
+class KubectlConfigTest(KubeClusterTest):
     def get_json(self, *args):
         return json.loads(self.k('get', *args, '-o', 'json').stdout)
 

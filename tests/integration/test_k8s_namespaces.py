@@ -7,31 +7,13 @@ Run: BERTH_BINARY=build/berth python3 -m unittest -v test_k8s_namespaces (from t
 """
 import json
 import os
-import shutil
-import tempfile
 import unittest
 
-from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+from test_k8s_nodes import KUBECTL, KubeClusterTest
 
 
 @unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
-class KubectlNamespacesTest(unittest.TestCase):
-    def setUp(self):
-        self.c = kube_cluster()
-        self.tmp = tempfile.mkdtemp(prefix='berth-k8s-')
-        self.kubectl()
-
-    def tearDown(self):
-        self.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def kubectl(self):
-        """A fresh kubeconfig (the port changes when the controller restarts)."""
-        path = os.path.join(self.tmp, 'kubeconfig')
-        write_kubeconfig(self.c, path)
-        self.k = Kubectl(path, os.path.join(self.tmp, 'cache'))
-        shutil.rmtree(self.k.cache_dir, ignore_errors=True)
-
+class KubectlNamespacesTest(KubeClusterTest):
     def names(self):
         return [line.split()[0] for line in self.k('get', 'ns').stdout.splitlines()[1:]]
 

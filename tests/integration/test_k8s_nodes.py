@@ -58,6 +58,27 @@ class Kubectl:
 
 
 @unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
+class KubeClusterTest(unittest.TestCase):
+    """A base for tests of one cluster each that serves the Kubernetes API, driven through
+    `self.k` (the real kubectl with a kubeconfig of its own)."""
+
+    def setUp(self):
+        self.c = kube_cluster()
+        self.tmp = tempfile.mkdtemp(prefix='berth-k8s-')
+        self.kubectl()
+
+    def tearDown(self):
+        self.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def kubectl(self):
+        """A fresh kubeconfig (the port changes when the controller restarts)."""
+        path = os.path.join(self.tmp, 'kubeconfig')
+        write_kubeconfig(self.c, path)
+        self.k = Kubectl(path, os.path.join(self.tmp, 'cache'))
+        shutil.rmtree(self.k.cache_dir, ignore_errors=True)
+
+
 class KubectlNodesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
