@@ -90,4 +90,40 @@ std::string QuoteForMessage(std::string_view s, size_t max_chars) {
   return "'" + Printable(s, max_chars) + (s.size() > max_chars ? "...'" : "'");
 }
 
+bool IsUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    if (b < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80;  // the range the second byte must fall in (RFC 3629's table)
+    unsigned char hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) {
+      len = 2;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      len = 3;
+      if (b == 0xe0) lo = 0xa0;  // no overlong 3-byte form
+      if (b == 0xed) hi = 0x9f;  // no UTF-16 surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      len = 4;
+      if (b == 0xf0) lo = 0x90;  // no overlong 4-byte form
+      if (b == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+    } else {
+      return false;  // a continuation byte first, an overlong 2-byte lead, or 0xf5..0xff
+    }
+    if (s.size() - i < len) return false;
+    const auto second = static_cast<unsigned char>(s[i + 1]);
+    if (second < lo || second > hi) return false;
+    for (size_t k = 2; k < len; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if (c < 0x80 || c > 0xbf) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 }  // namespace berth

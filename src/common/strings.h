@@ -58,6 +58,10 @@ std::string Printable(std::string_view s, size_t max_chars = std::string_view::n
 // `max_chars` is cut and marked inside the quotes: 'abc...'.
 std::string QuoteForMessage(std::string_view s, size_t max_chars = std::string_view::npos);
 
+// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above
+// U+10FFFF), the only text JSON may carry.
+bool IsUtf8(std::string_view s);
+
 }  // namespace berth
 
 #endif  // BERTH_COMMON_STRINGS_H_

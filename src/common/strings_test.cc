@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -114,6 +117,45 @@ TEST(StringsTest, QuoteForMessageMarksCutText) {
   EXPECT_EQ(QuoteForMessage(""), "''");
   EXPECT_EQ(QuoteForMessage("abcdef", 6), "'abcdef'");
   EXPECT_EQ(QuoteForMessage("abcdefg", 6), "'abcdef...'");
+}
+
+TEST(StringsTest, IsUtf8FollowsRfc3629) {
+  EXPECT_TRUE(IsUtf8(""));
+  EXPECT_TRUE(IsUtf8("plain ascii"));
+  EXPECT_TRUE(IsUtf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x9A\xA2"));  // é, €, 🚢
+  EXPECT_TRUE(IsUtf8("\xF4\x8F\xBF\xBF"));                           // U+10FFFF
+  EXPECT_FALSE(IsUtf8("\xFF"));
+  EXPECT_FALSE(IsUtf8("caf\xE9"));           // Latin-1 é
+  EXPECT_FALSE(IsUtf8("\xC3"));              // cut short
+  EXPECT_FALSE(IsUtf8("\xE2\x82"));          // cut short
+  EXPECT_FALSE(IsUtf8("\x80"));              // a continuation first
+  EXPECT_FALSE(IsUtf8("\xC0\xAF"));          // overlong '/'
+  EXPECT_FALSE(IsUtf8("\xE0\x80\xAF"));      // overlong '/'
+  EXPECT_FALSE(IsUtf8("\xED\xA0\x80"));      // a surrogate
+  EXPECT_FALSE(IsUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(IsUtf8("\xE2\x28\xA1"));      // a bad continuation
+}
+
+// The property the JSON layer relies on: IsUtf8 says yes exactly when nlohmann's strict dump
+// takes the text, over short random byte strings weighted toward the bytes UTF-8 cares about.
+TEST(StringsTest, IsUtf8AgreesWithTheJsonEncoder) {
+  std::mt19937 rng(7);
+  const unsigned char interesting[] = {0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0,
+                                       0xc1, 0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff};
+  int valid = 0;
+  for (int n = 0; n < 20000; ++n) {
+    std::string s(rng() % 6, '\0');
+    for (char& c : s) c = static_cast<char>(interesting[rng() % std::size(interesting)]);
+    bool json_ok = true;
+    try {
+      (void)nlohmann::json(s).dump();
+    } catch (const nlohmann::json::type_error&) {
+      json_ok = false;
+    }
+    ASSERT_EQ(IsUtf8(s), json_ok) << QuoteForMessage(s);
+    valid += json_ok ? 1 : 0;
+  }
+  EXPECT_GT(valid, 1000);  // both answers were exercised
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/strings.h"
+
 namespace berth::slurm {
 namespace {
 
@@ -257,6 +259,10 @@ Status AddPyxisOption(std::string_view name, const std::optional<std::string>& v
                       PyxisRequest& r) {
   const std::string option = "--" + std::string(name);
   const std::string v = value.value_or("");
+  if (!IsUtf8(v)) {
+    // The container's settings travel as JSON, which holds UTF-8 text only.
+    return Fail(option + ": " + QuoteForMessage(v, 60) + " is not UTF-8 text");
+  }
   Status st = Status::Ok();
   if (name == "container-image") {
     st = SetOnce(name, v, r.image);

@@ -124,6 +124,11 @@ TEST(PyxisTest, BadValuesGetPyxisMessages) {
        "pyxis: --container-image specified multiple times"},
       {{{"container-image", "ubuntu 22.04"}},
        "pyxis: --container-image: 'ubuntu 22.04' is not an image name (it has blanks)"},
+      {{{"container-image", "nvcr.io#\xFF\xFE"}},
+       "pyxis: --container-image: 'nvcr.io#?"
+       "?' is not UTF-8 text"},
+      {{{"container-mounts", "/data/caf\xE9:/data"}},
+       "pyxis: --container-mounts: '/data/caf?:/data' is not UTF-8 text"},
       {{{"container-mounts", ""}}, "pyxis: --container-mounts: argument required"},
       {{{"container-mounts", ":"}}, "pyxis: --container-mounts: invalid format: :"},
       {{{"container-mounts", "/tmp:"}}, "pyxis: --container-mounts: invalid format: /tmp:"},
