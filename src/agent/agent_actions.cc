@@ -167,8 +167,10 @@ void Agent::Impl::Launch(LaunchCommand cmd) {
 }
 
 // How srun in the job reaches the controller from this host to start steps on the job's other
-// nodes: over TLS the controller's address, its CA and the job's step token (the Unix socket
-// needs none of these: the controller knows the user by the socket's peer credentials).
+// nodes and to record its steps: over TLS the controller's address, its CA and the job's step
+// token; on this host the controller's Unix socket (the controller knows the user by the
+// socket's peer credentials), whatever the job's own environment says, as slurmd's jobs always
+// reach their slurmctld.
 void Agent::Impl::AddControllerEnv(const std::string& job_token, LaunchSpec& spec) const {
   auto has = [&](const std::string& name) {
     for (const auto& [n, v] : spec.environment) {
@@ -181,6 +183,12 @@ void Agent::Impl::AddControllerEnv(const std::string& job_token, LaunchSpec& spe
     std::error_code ec;
     std::filesystem::path ca = std::filesystem::absolute(opt.ca_file, ec);
     spec.environment.emplace_back("BERTH_CA_FILE", ec ? opt.ca_file : ca.string());
+  } else if (opt.controller.starts_with("unix:") && !has("BERTH_SERVER")) {
+    std::error_code ec;
+    const std::string path = opt.controller.substr(5);
+    std::filesystem::path sock = std::filesystem::absolute(path, ec);
+    std::erase_if(spec.environment, [](const auto& kv) { return kv.first == "BERTH_SOCKET"; });
+    spec.environment.emplace_back("BERTH_SOCKET", ec ? path : sock.string());
   }
   if (!job_token.empty()) spec.environment.emplace_back("BERTH_JOB_TOKEN", job_token);
 }

@@ -305,6 +305,7 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
       BERTH_RETURN_IF_ERROR(config::ApplyConfigLine(line, opt.config));
     }
   }
+  if (opt.config.kill_wait_s >= 0) opt.kill_wait_s = opt.config.kill_wait_s;
   // What berth does not act on, in one warning.
   if (!opt.config.ignored_keys.empty()) {
     std::string keys;

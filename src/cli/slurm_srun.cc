@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <optional>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "api/job_json.h"
+#include "api/step_record.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/hostlist.h"
@@ -202,6 +205,66 @@ class ControllerNodes : public slurm::RemoteNodes {
   time_t trouble_since_ = 0;
 };
 
+// Records the step with the controller when its tasks start and when it ends (POST
+// /v1/jobs/ID/steps/N/record), as Slurm's srun creates and completes a step in slurmctld: sacct
+// shows it as JOB.N. A controller that cannot be reached costs the step nothing but its row.
+class StepRecorder : public slurm::StepObserver {
+ public:
+  StepRecorder(const SrunOptions& opt, const slurm::Allocation& alloc,
+               const slurm::StepLayout& layout, uint32_t step_id, const slurm::EnvList& env)
+      : job_id_(alloc.job_id),
+        node_(alloc.this_node >= 0 && static_cast<size_t>(alloc.this_node) < alloc.nodes.size()
+                  ? alloc.nodes[static_cast<size_t>(alloc.this_node)]
+                  : std::string()) {
+    record_.id = step_id;
+    for (const auto& [n, v] : env) {
+      if (n == "SLURM_RESTART_COUNT") record_.attempt = std::atoi(v.c_str());
+    }
+    const std::string& program = opt.command.empty() ? std::string() : opt.command.front();
+    record_.name = program.substr(program.rfind('/') + 1);
+    record_.ntasks = layout.ntasks;
+    record_.ncpus = layout.ntasks * std::max(1, layout.cpus_per_task);
+    record_.nodes = hostlist::Compress(layout.nodes);
+  }
+
+  void Started() override {
+    record_.state = "RUNNING";
+    record_.start = std::time(nullptr);
+    Send();
+  }
+  void Ended(const std::vector<slurm::TaskUsage>& local, const std::vector<slurm::TaskEnd>& ends,
+             bool ending_signal_passed) override {
+    slurm::FinishStepRecord(local, ends, ending_signal_passed, node_, std::time(nullptr), &record_);
+    Send();
+  }
+
+ private:
+  void Send() {
+    if (!client_) {
+      Result<std::unique_ptr<Client>> c = Client::Connect();
+      if (!c.ok()) return Warn(c.status());
+      client_ = std::move(*c);
+    }
+    Result<json> r = client_->Call(
+        "POST",
+        "/v1/jobs/" + std::to_string(job_id_) + "/steps/" + std::to_string(record_.id) + "/record",
+        api::EncodeStepRecord(record_));
+    if (!r.ok()) Warn(r.status());
+  }
+  void Warn(const Status& st) {
+    if (warned_) return;
+    warned_ = true;
+    std::fprintf(stderr, "srun: warning: step %u.%u is not in the accounting (sacct): %s\n",
+                 job_id_, record_.id, st.message().c_str());
+  }
+
+  uint32_t job_id_;
+  std::string node_;
+  api::StepRecord record_;
+  std::unique_ptr<Client> client_;
+  bool warned_ = false;
+};
+
 // On one of a step's other nodes: this node's tasks of the step the batch node's srun laid out.
 int RunStepPart(const SrunOptions& opt, const slurm::Allocation& alloc, const slurm::EnvList& env,
                 const std::string& layout_text) {
@@ -245,6 +308,8 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
   // srun here only drives it.
   const slurm::StepSplit split = slurm::SplitStep(*layout, alloc, container->has_value());
   slurm::LocalStep step{opt, alloc, *layout, split.local, slurm::NextStepId(alloc), env};
+  StepRecorder recorder(opt, alloc, *layout, step.step_id, env);
+  step.observer = &recorder;
   std::optional<ControllerNodes> remote;
   if (!split.others.empty()) {
     remote.emplace(opt, alloc, *layout, step.step_id, env, split.others,

@@ -15,6 +15,7 @@ enum class QosKey {
   kPriority,
   kPreempt,
   kPreemptMode,
+  kGraceTime,
   kUsageFactor,
   kMaxTresPerUser,
   kMaxTresPerAccount,
@@ -45,7 +46,7 @@ constexpr KeyName<QosKey> kQosKeys[] = {
     {"MaxWallDurationPerJob", QosKey::kMaxWall},
     {"Description", QosKey::kIgnored},
     {"Flags", QosKey::kIgnored},
-    {"GraceTime", QosKey::kIgnored},
+    {"GraceTime", QosKey::kGraceTime},
     {"GrpJobs", QosKey::kIgnored},
     {"GrpJobsAccrue", QosKey::kIgnored},
     {"GrpSubmitJobs", QosKey::kIgnored},
@@ -221,6 +222,8 @@ Status ReadQosValue(QosKey key, std::string_view name, std::string_view value, c
       q.max_wall = *d;
       return Status::Ok();
     }
+    case QosKey::kGraceTime:
+      return Status::Ok();  // ApplyQos keeps it beside the QoS
     case QosKey::kIgnored:
       ignored.push_back("QOS:" + std::string(name));
       return Status::Ok();
@@ -232,9 +235,16 @@ Status ApplyQos(const Pairs& pairs, ClusterConfig& config) {
   BERTH_ASSIGN_OR_RETURN(std::vector<std::string> names, Names("QOS", pairs[0].second));
   core::QosSpec q;
   std::vector<std::string> ignored;
+  Duration grace = 0;
   for (size_t i = 1; i < pairs.size(); ++i) {
     const KeyName<QosKey>* k = FindKey(kQosKeys, pairs[i].first);
     if (k == nullptr) return Status::InvalidArgument("unknown key '" + pairs[i].first + "'");
+    if (k->id == QosKey::kGraceTime) {  // kept beside the QoS: the controller's, not the core's
+      Result<int64_t> n = ParseInteger(pairs[i].second, 0, 365LL * 24 * 3600);
+      if (!n.ok()) return InvalidValue(k->name, pairs[i].second, n.status().message());
+      grace = *n;
+      continue;
+    }
     BERTH_RETURN_IF_ERROR(ReadQosValue(k->id, k->name, pairs[i].second, q, ignored));
   }
   std::vector<core::QosSpec>& all = config.cluster.qos;
@@ -242,6 +252,7 @@ Status ApplyQos(const Pairs& pairs, ClusterConfig& config) {
   for (const std::string& name : names) {
     q.name = name;
     all.push_back(q);
+    if (grace > 0) config.qos_grace_s[name] = grace;
   }
   NoteIgnored(config, ignored);
   return Status::Ok();

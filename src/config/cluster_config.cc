@@ -185,6 +185,10 @@ Status ApplyTopLevelKey(const std::string& key, const std::string& value, Cluste
     Result<int64_t> mib = ParseMemoryMiB(value);
     if (!mib.ok()) return InvalidValue("ImageCacheSize", value, Reason(mib.status()));
     config.image_cache_mib = *mib;
+  } else if (EqualsIgnoreCase(key, "KillWait")) {
+    Result<int64_t> n = ParseInteger(value, 0, 65533);  // Slurm's ceiling (a uint16)
+    if (!n.ok()) return InvalidValue("KillWait", value, n.status().message());
+    config.kill_wait_s = static_cast<int32_t>(*n);
   } else if (EqualsIgnoreCase(key, "Licenses")) {
     Result<std::vector<core::NamedCount>> lic = ParseLicenses(value, 0);
     if (!lic.ok()) return InvalidValue("Licenses", value, lic.status().message());

@@ -81,6 +81,14 @@ struct ClusterConfig {
   // is its host, as slurmd does (NodeNameOfHost).
   std::map<std::string, std::string> node_hostnames;
   std::map<std::string, std::string> node_addrs;
+  // GraceTime (seconds) of the partitions and QoS that give one: a job picked for preemption is
+  // sent SIGCONT and SIGTERM at once and ended only after its grace time (its QoS's if set, else
+  // its partition's); without one it ends at once (docs/scheduling.md "Preemption").
+  std::map<std::string, Duration> partition_grace_s;
+  std::map<std::string, Duration> qos_grace_s;
+  // KillWait: seconds between the SIGTERM and the SIGKILL that end a job (cancel, time limit,
+  // preemption); -1 = not given (the controller's default, 30 s as Slurm's).
+  int32_t kill_wait_s = -1;
   // Keys berth read but does not act on (each listed once), for a warning. Top-level keys appear
   // as written in Slurm's documentation ("SlurmctldHost"); keys inside a record or a list carry
   // their context ("NodeName:NodeAddr", "SchedulerParameters:bf_continue", "NodeName:State=DOWN").

@@ -26,6 +26,7 @@ enum class PartKey {
   kAllowQos,
   kDefMemPerCpu,
   kDefMemPerNode,
+  kGraceTime,
   kIgnored,
 };
 
@@ -58,7 +59,7 @@ constexpr KeyName<PartKey> kPartKeys[] = {
     {"DisableRootJobs", PartKey::kIgnored},
     {"ExclusiveTopo", PartKey::kIgnored},
     {"ExclusiveUser", PartKey::kIgnored},
-    {"GraceTime", PartKey::kIgnored},
+    {"GraceTime", PartKey::kGraceTime},
     {"Hidden", PartKey::kIgnored},
     {"LLN", PartKey::kIgnored},
     {"MaxCPUsPerNode", PartKey::kIgnored},
@@ -84,6 +85,7 @@ struct PartValues {
   bool all_nodes = false;
   std::optional<int32_t> priority;  // Priority= sets both PriorityTier and PriorityJobFactor
   bool def_mem_per_node = false;
+  std::optional<Duration> grace_time;  // GraceTime=, seconds
 };
 
 Result<int64_t> Integer(std::string_view key, std::string_view value, int64_t max) {
@@ -203,6 +205,8 @@ Status ReadValue(PartKey key, std::string_view name, std::string_view value, Par
     case PartKey::kDefMemPerNode:
       v.def_mem_per_node = true;
       return AssignTo(p.def_mem_per_node_mib, Memory(name, value));
+    case PartKey::kGraceTime:
+      return AssignTo(v.grace_time, Integer(name, value, 365LL * 24 * 3600));
     case PartKey::kIgnored:
       ignored.push_back("PartitionName:" + std::string(name));
   }
@@ -250,6 +254,7 @@ Status ApplyPartitionLine(const std::string& name, const Pairs& own, ClusterConf
   if (v.spec.is_default) {  // as in Slurm, the last Default=YES wins
     for (core::PartitionSpec& p : parts) p.is_default = false;
   }
+  if (v.grace_time && *v.grace_time > 0) config.partition_grace_s[name] = *v.grace_time;
   parts.push_back(std::move(v.spec));
   NoteIgnored(config, ignored);
   return Status::Ok();

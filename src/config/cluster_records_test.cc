@@ -317,8 +317,27 @@ TEST(ClusterPartitionsTest, LastDefaultWinsAndIgnoredKeys) {
       "PartitionName=b Default=YES PreemptMode=requeue,gang\n");
   EXPECT_FALSE(c.cluster.partitions[0].is_default);
   EXPECT_TRUE(c.cluster.partitions[1].is_default);
-  EXPECT_EQ(c.ignored_keys, (std::vector<std::string>{"PartitionName:GraceTime",
-                                                      "PartitionName:PreemptMode=gang"}));
+  EXPECT_EQ(c.ignored_keys, (std::vector<std::string>{"PartitionName:PreemptMode=gang"}));
+  EXPECT_EQ(c.partition_grace_s, (std::map<std::string, Duration>{{"a", 5}}));
+}
+
+TEST(ClusterPartitionsTest, GraceTimeOfPartitionsAndQos) {
+  ClusterConfig c = MustParse(
+      "PartitionName=DEFAULT GraceTime=60\n"
+      "PartitionName=spot\n"
+      "PartitionName=batch GraceTime=0\n"
+      "QOS=low,scavenger GraceTime=120 Priority=1\n"
+      "QOS=high Priority=10\n");
+  EXPECT_EQ(c.partition_grace_s, (std::map<std::string, Duration>{{"spot", 60}}));
+  EXPECT_EQ(c.qos_grace_s, (std::map<std::string, Duration>{{"low", 120}, {"scavenger", 120}}));
+  EXPECT_EQ(c.kill_wait_s, -1);  // not given: the controller's default
+  EXPECT_EQ(MustParse("KillWait=5\n").kill_wait_s, 5);
+  ExpectErrors({
+      {"KillWait=soon", "t.conf:1: invalid KillWait value 'soon': ..."},
+      {"PartitionName=p GraceTime=soon",
+       "t.conf:1: PartitionName=p: invalid GraceTime value 'soon': ..."},
+      {"QOS=q GraceTime=-5", "t.conf:1: QOS=q: invalid GraceTime value '-5': ..."},
+  });
 }
 
 TEST(ClusterPartitionsTest, Errors) {

@@ -104,7 +104,6 @@ constexpr const char* kIgnoredSlurmKeys[] = {
     "JobSubmitPlugins",
     "KeepAliveTime",
     "KillOnBadExit",
-    "KillWait",
     "LaunchParameters",
     "LaunchType",
     "LogTimeFormat",

@@ -150,6 +150,12 @@ struct Controller::Impl {
   std::map<core::JobId, Time> finished_at GUARDED_BY(state_thread);  // records go after min_job_age
   Time next_outcome_purge GUARDED_BY(state_thread) = 0;  // restored outcomes go at the first pass
   std::map<core::JobId, core::PreemptMode> preempting GUARDED_BY(state_thread);  // victims stopping
+  // Victims in their preemption grace time (GraceTime): when each is ended.
+  std::map<core::JobId, Time> grace_ends GUARDED_BY(state_thread);
+  // The grace time a job picked for preemption gets: its QoS's GraceTime, else its partition's.
+  Duration PreemptGrace(const core::Job& job) const REQUIRES(state_thread);
+  // Ends the victims whose grace time is over (every batch).
+  void GraceTick() REQUIRES(state_thread);
   // What operators set on nodes (drain, down), kept in the store's "node_admin" meta key so that
   // a restart, or an agent registering again, does not undo it: name -> {drain, down, reason}.
   nlohmann::json node_admin GUARDED_BY(state_thread) = nlohmann::json::object();
@@ -237,6 +243,9 @@ struct Controller::Impl {
       REQUIRES(state_thread);
   Result<nlohmann::json> StepStatus(const Caller& who, core::JobId id, uint32_t step);
   Status SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal)
+      REQUIRES(state_thread);
+  // srun's record of a step (POST .../steps/N/record): kept in the job's record for sacct.
+  Status RecordStep(const Caller& who, core::JobId id, const api::StepRecord& step, Txn& t)
       REQUIRES(state_thread);
   // A node's report of a step it ran (a status event, or its registration): kept while the job
   // attempt runs; for any other, the node is told to end and forget that job's steps.

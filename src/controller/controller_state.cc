@@ -1,6 +1,7 @@
 // The controller's state thread: runs commands in batches, commits them, schedules, drives the
 // agents, and publishes what API threads read.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -50,9 +51,34 @@ std::chrono::steady_clock::time_point Controller::Impl::NextWake() {
   return std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
 }
 
+Duration Controller::Impl::PreemptGrace(const core::Job& job) const {
+  const std::string qos = job.spec.qos.empty() ? "normal" : job.spec.qos;
+  if (auto q = opt.config.qos_grace_s.find(qos); q != opt.config.qos_grace_s.end()) {
+    return q->second;
+  }
+  auto p = opt.config.partition_grace_s.find(job.partition);
+  return p == opt.config.partition_grace_s.end() ? 0 : p->second;
+}
+
+void Controller::Impl::GraceTick() {
+  const Time now = Now();
+  for (auto it = grace_ends.begin(); it != grace_ends.end();) {
+    const core::Job* job = cs->FindJob(it->first);
+    if (job == nullptr || !core::HoldsResources(job->state) || !preempting.contains(it->first)) {
+      it = grace_ends.erase(it);  // it ended within its grace time
+    } else if (now >= it->second) {
+      if (const JobRecord* r = OwnRecord(it->first)) SendCancel(*r, 0, {}, true);
+      it = grace_ends.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void Controller::Impl::RunBatch(std::deque<Command> batch) {
   Txn t;
   for (Command& c : batch) c(t);
+  if (!grace_ends.empty()) GraceTick();
   CheckNodes(t);
   PowerTick(t);
   if (k8s) k8s_port->OnPass(*k8s, t);  // the Job controller
@@ -106,6 +132,8 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
   if (job.state == core::JobState::kPending) {
     r.cancel_requested = false;
     r.cancelled_by = -1;  // queued again: a later end is its own
+    r.steps.clear();      // and so are its steps
+    r.steps_dropped = 0;
   } else {
     r.reason = core::PendingReason::kNone;
     r.reason_detail.clear();
@@ -174,7 +202,15 @@ void Controller::Impl::SchedulePass(Txn& t) {
     preempting[p.victim] = p.mode;
     auto r = std::make_shared<JobRecord>(*it->second);
     r->cancel_requested = true;
-    SendCancel(*r, 0, {}, true);
+    if (const Duration grace = PreemptGrace(r->job); grace > 0) {
+      // Slurm's preemption with a GraceTime: SIGCONT and SIGTERM to the whole job at once (a
+      // trainer checkpoints in its handler), the usual end once the grace time is over.
+      SendCancel(*r, SIGCONT, {.full = true}, false);
+      SendCancel(*r, SIGTERM, {.full = true}, false);
+      grace_ends[p.victim] = now + grace;
+    } else {
+      SendCancel(*r, 0, {}, true);
+    }
     PutRecord(p.victim, std::move(r));
   }
   for (const core::PlannedCancel& c : plan.cancels) {

@@ -171,6 +171,38 @@ Status Controller::Impl::SignalStep(const Caller& who, core::JobId id, uint32_t 
   return Status::Ok();
 }
 
+Status Controller::Impl::RecordStep(const Caller& who, core::JobId id, const api::StepRecord& step,
+                                    Txn& t) {
+  auto it = own_records().find(id);
+  if (it == own_records().end() || cs->FindJob(id) == nullptr) {
+    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
+  }
+  const JobRecord& r = *it->second;
+  BERTH_RETURN_IF_ERROR(MayStep(who, r));
+  if (!StepsMayRun(cs->FindJob(id), step.attempt)) {
+    return Status::FailedPrecondition("job " + std::to_string(id) + " has no running attempt " +
+                                      std::to_string(step.attempt) + " (" +
+                                      std::string(core::JobStateName(r.job.state)) + ", restarts " +
+                                      std::to_string(r.job.restart_count) + ")");
+  }
+  auto updated = std::make_shared<JobRecord>(r);
+  std::vector<api::StepRecord>& steps = updated->steps;
+  auto at = std::lower_bound(steps.begin(), steps.end(), step.id,
+                             [](const api::StepRecord& s, uint32_t want) { return s.id < want; });
+  if (at != steps.end() && at->id == step.id) {
+    if (at->ended() && !step.ended()) return Status::Ok();  // a late start report: the end stays
+    *at = step;
+  } else if (steps.size() < api::kMaxStepsKept) {
+    steps.insert(at, step);
+  } else {
+    if (step.ended()) return Status::Ok();  // counted when it started
+    ++updated->steps_dropped;
+  }
+  WriteRecord(*updated, /*active=*/true, kNoTime, t);
+  PutRecord(id, std::move(updated));
+  return Status::Ok();
+}
+
 void Controller::Impl::NoteStep(const std::string& node, const json& report) {
   const core::JobId id = report.at("job_id").get<core::JobId>();
   const int32_t attempt = report.at("attempt").get<int32_t>();
@@ -264,6 +296,22 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
   if (p.size() == 5 && req.method == "GET") {
     Result<json> r = StepStatus(who, jid, step);
     return r.ok() ? JsonResponse(200, *r) : Error(r.status());
+  }
+  if (p.size() == 6 && p[5] == "record" && req.method == "POST") {
+    // Checked here, on this connection's thread: the state thread gets a well-formed record.
+    Result<api::StepRecord> rec = api::DecodeStepRecord(body);
+    if (!rec.ok()) return Error(rec.status());
+    if (rec->id != step) {
+      return Error(Status::InvalidArgument("\"id\": " + std::to_string(rec->id) +
+                                           " is not the step of the path (" + std::to_string(step) +
+                                           ")"));
+    }
+    const api::StepRecord record = *rec;
+    Reply r = Call([&](Txn& t, Reply* out) {
+      state_thread.AssertHeld();  // a command: on the state thread
+      out->status = RecordStep(who, jid, record, t);
+    });
+    return r.status.ok() ? JsonResponse(200, json::object()) : Error(r.status);
   }
   if (p.size() == 6 && p[5] == "signal" && req.method == "POST") {
     const int sig =

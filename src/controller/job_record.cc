@@ -123,6 +123,12 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
   }
   if (!r.message.empty()) out["message"] = r.message;
   if (r.cancelled_by >= 0) out["cancelled_by"] = r.cancelled_by;
+  if (!r.steps.empty()) {
+    json steps = json::array();
+    for (const api::StepRecord& s : r.steps) steps.push_back(api::EncodeStepRecord(s));
+    out["steps"] = std::move(steps);
+  }
+  if (r.steps_dropped > 0) out["steps_dropped"] = r.steps_dropped;
   out["slurm"] = EncodeFacts(r.slurm);
   if (r.k8s) out["k8s"] = *r.k8s;
   if (r.k8s_deleted > 0) out["k8s_deleted"] = r.k8s_deleted;
@@ -175,7 +181,9 @@ std::string ExecJsonText(const core::JobExecSpec& exec) {
 const std::string& JobRecord::ListJsonPrefix() const {
   return list_json_.Get([this] {
     json v = EncodeJobRecord(*this, false);
-    for (const char* k : {"priority", "reason", "reason_detail", "expected_start"}) v.erase(k);
+    for (const char* k : {"priority", "reason", "reason_detail", "expected_start", "steps"}) {
+      v.erase(k);  // changing with every pass, or only for sacct (steps)
+    }
     std::string text = v.dump();
     text.pop_back();  // the closing brace
     return text;
@@ -240,6 +248,14 @@ Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
     if (in.contains("allocation")) BERTH_RETURN_IF_ERROR(DecodeAlloc(in.at("allocation"), r));
     r.cancel_requested = in.value("cancel_requested", false);
     r.cancelled_by = in.value("cancelled_by", int64_t{-1});
+    if (in.contains("steps") && in.at("steps").is_array()) {
+      for (const json& s : in.at("steps")) {
+        Result<api::StepRecord> step = api::DecodeStepRecord(s);
+        if (!step.ok()) return Status::InvalidArgument("bad step: " + step.status().message());
+        r.steps.push_back(std::move(*step));
+      }
+    }
+    r.steps_dropped = in.value("steps_dropped", int64_t{0});
     if (in.contains("usage")) {
       const json& u = in.at("usage");
       r.cpu_seconds = u.value("cpu_seconds", 0.0);

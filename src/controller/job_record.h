@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/step_record.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "core/model/job.h"
@@ -78,6 +79,10 @@ struct JobRecord {
   std::string message;            // from the node: what went wrong, what could not be enforced
   bool cancel_requested = false;  // a cancel (or preemption) was sent to its node
   int64_t cancelled_by = -1;      // the uid whose cancel ended it (sacct: "CANCELLED by UID")
+  // The steps srun recorded in this run (sacct's JOB.N rows), by id; at most
+  // api::kMaxStepsKept, the others counted. A requeued job starts with none.
+  std::vector<api::StepRecord> steps;
+  int64_t steps_dropped = 0;
   SlurmFacts slurm;
   // A job made through the Kubernetes API: its Pod's metadata and spec (docs/kubernetes.md), and
   // when a delete of the Pod was asked (0 = not); null and 0 for other jobs.

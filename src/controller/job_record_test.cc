@@ -92,7 +92,9 @@ TEST(JobRecordTest, TheListTextIsTheListFormWithoutThePassFieldsAndComesFresh) {
   JobRecord r = SampleRecord();
   nlohmann::json prefix = nlohmann::json::parse(r.ListJsonPrefix() + "}");
   nlohmann::json expected = EncodeJobRecord(r, false);
-  for (const char* k : {"priority", "reason", "reason_detail", "expected_start"}) expected.erase(k);
+  for (const char* k : {"priority", "reason", "reason_detail", "expected_start", "steps"}) {
+    expected.erase(k);
+  }
   EXPECT_EQ(prefix, expected);
   JobRecord copy = r;  // a copy is made to be changed: it encodes afresh
   copy.job.spec.name = "other";
@@ -100,6 +102,33 @@ TEST(JobRecordTest, TheListTextIsTheListFormWithoutThePassFieldsAndComesFresh) {
   EXPECT_EQ(nlohmann::json::parse(r.ListJsonPrefix() + "}").at("request").at("name"), "train");
   copy = r;
   EXPECT_EQ(nlohmann::json::parse(copy.ListJsonPrefix() + "}").at("request").at("name"), "train");
+}
+
+TEST(JobRecordTest, StepsRoundTripAndStayOutOfTheListText) {
+  JobRecord r = SampleRecord();
+  api::StepRecord s;
+  s.id = 2;
+  s.name = "python3";
+  s.state = "RUNNING";
+  s.start = 1700000100;
+  s.ntasks = 2;
+  s.nodes = "n1";
+  r.steps = {s};
+  r.steps_dropped = 3;
+  const nlohmann::json j = EncodeJobRecord(r, false);
+  ASSERT_EQ(j.at("steps").size(), 1u);
+  EXPECT_EQ(j.at("steps_dropped"), 3);
+  Result<JobRecord> back = DecodeJobRecord(StoredRecordText(j, ExecJsonText(*r.job.exec)));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->steps, r.steps);
+  EXPECT_EQ(back->steps_dropped, 3);
+  EXPECT_FALSE(nlohmann::json::parse(r.ListJsonPrefix() + "}").contains("steps"));
+  // A stored record with a bad step is refused, naming it, not half read.
+  nlohmann::json bad = j;
+  bad["steps"][0]["state"] = "DONE";
+  Result<JobRecord> refused = DecodeJobRecord(bad.dump());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("bad step: \"state\""), std::string::npos);
 }
 
 }  // namespace

@@ -89,8 +89,9 @@ std::optional<SacctJobId> ParseJobItem(const std::string& item) {
   if (dot != std::string_view::npos) {
     if (step == "batch") {
       id.step = SacctJobId::kBatch;
-    } else if (Number(step) && *Number(step) >= 0) {
+    } else if (Number(step) && *Number(step) >= 0 && *Number(step) < 0xfffffff0LL) {
       id.step = SacctJobId::kOtherStep;
+      id.step_id = static_cast<uint32_t>(*Number(step));
     } else {
       return std::nullopt;
     }

@@ -8,8 +8,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 
+#include "common/hostlist.h"
 #include "common/slurm_time.h"
 #include "common/strings.h"
 #include "slurm/sacct_internal.h"
@@ -249,6 +251,64 @@ std::string BatchValue(std::string_view f, const SacctJob& j, const std::string&
   return "";
 }
 
+// A step's peak RSS as sacct prints a usage in KiB: "2081712K" ("0" for none).
+std::string KibText(int64_t kib) {
+  return kib <= 0 ? "0" : std::to_string(kib) + "K";
+}
+
+// The values of a JOB.N row.
+std::string StepRowValue(std::string_view f, const SacctJob& j, const api::StepRecord& s,
+                         const std::string& cluster) {
+  const JobView& v = j.view;
+  const Duration elapsed = (s.ended() ? s.end : std::max(s.start, j.now)) - s.start;
+  const std::string id = std::to_string(s.id);
+  const double total_cpu = s.user_cpu_seconds + s.system_cpu_seconds;
+  size_t nnodes = 0;
+  if (!s.nodes.empty()) {
+    Result<std::vector<std::string>> names = hostlist::Expand(s.nodes);
+    nnodes = names.ok() ? names->size() : 1;
+  }
+  if (f == "Account") return v.account;
+  if (f == "AllocCPUS" || f == "NCPUS") return std::to_string(s.ncpus);
+  if (f == "AllocNodes" || f == "NNodes") return std::to_string(nnodes);
+  if (f == "AveCPU") return SacctCpuTime(s.ntasks > 0 ? total_cpu / s.ntasks : 0);
+  if (f == "AveRSS") return KibText(s.ave_rss_kib);
+  if (f == "Cluster") return cluster;
+  if (f == "CPUTime") return FormatElapsed(elapsed * s.ncpus);
+  if (f == "CPUTimeRAW") return std::to_string(elapsed * s.ncpus);
+  if (f == "Elapsed") return FormatElapsed(elapsed);
+  if (f == "ElapsedRaw") return std::to_string(elapsed);
+  if (f == "Eligible" || f == "Start" || f == "Submit") return TimeOrUnknown(s.start);
+  if (f == "End") return TimeOrUnknown(s.ended() ? s.end : kNoTime);
+  if (f == "ExitCode") return std::to_string(s.exit_code) + ":" + std::to_string(s.term_signal);
+  if (f == "GID") return std::to_string(v.gid);
+  if (f == "Group") return v.group;
+  if (f == "JobID") return JobIdText(v) + "." + id;
+  if (f == "JobIDRaw") return std::to_string(v.job_id) + "." + id;
+  if (f == "JobName") return s.name;
+  if (f == "Layout") return "Block";
+  if (f == "MaxRSS") return KibText(s.max_rss_kib);
+  if (f == "MaxRSSNode" || f == "MinCPUNode") return s.max_rss_node;
+  if (f == "MaxRSSTask") return s.max_rss_node.empty() ? "" : std::to_string(s.max_rss_task);
+  if (f == "MinCPU") return SacctCpuTime(s.min_cpu_seconds);
+  if (f == "MinCPUTask") return s.max_rss_node.empty() ? "" : std::to_string(s.min_cpu_task);
+  if (f == "NodeList") return s.nodes;
+  if (f == "NTasks") return std::to_string(s.ntasks);
+  if (f == "ReqCPUFreq" || f == "ReqCPUFreqMin" || f == "ReqCPUFreqMax" || f == "ReqCPUFreqGov") {
+    return "Unknown";
+  }
+  if (f == "ReqMem") return SacctMemory(v.req_mem_mib);
+  if (f == "State") return s.state;
+  if (f == "Suspended") return "00:00:00";
+  if (f == "SystemCPU") return SacctCpuTime(s.system_cpu_seconds);
+  if (f == "TotalCPU") return SacctCpuTime(total_cpu);
+  if (f == "UID") return std::to_string(v.uid);
+  if (f == "User") return v.user;
+  if (f == "UserCPU") return SacctCpuTime(s.user_cpu_seconds);
+  if (f == "WorkDir") return v.work_dir;
+  return "";
+}
+
 // ---- Selection
 
 bool InList(const std::vector<std::string>& list, const std::string& value) {
@@ -403,6 +463,52 @@ json BatchStepJson(const SacctJob& j) {
             {"allocated", TresList(BatchTres(j))}}}};
 }
 
+json StepJson(const SacctJob& j, const api::StepRecord& s) {
+  const JobView& v = j.view;
+  const Duration elapsed = (s.ended() ? s.end : std::max(s.start, j.now)) - s.start;
+  auto seconds = [](double x) {
+    const auto whole = static_cast<int64_t>(x);
+    return json{{"seconds", whole},
+                {"microseconds", static_cast<int64_t>((x - static_cast<double>(whole)) * 1e6)}};
+  };
+  json time = {{"elapsed", elapsed},
+               {"end", s.ended() ? s.end : 0},
+               {"start", s.start},
+               {"suspended", 0},
+               {"system", seconds(s.system_cpu_seconds)},
+               {"total", seconds(s.user_cpu_seconds + s.system_cpu_seconds)},
+               {"user", seconds(s.user_cpu_seconds)}};
+  json nodes = json::array();
+  if (Result<std::vector<std::string>> names = hostlist::Expand(s.nodes); names.ok()) {
+    nodes = *names;
+  }
+  return {{"time", time},
+          {"exit_code", ExitJson(s.exit_code, s.term_signal)},
+          {"nodes", {{"count", nodes.size()}, {"range", s.nodes}, {"list", nodes}}},
+          {"tasks", {{"count", s.ntasks}}},
+          {"pid", nullptr},
+          {"kill_request_user", nullptr},
+          {"state", s.state},
+          {"step",
+           {{"job_id", v.job_id},
+            {"het", {{"component", nullptr}}},
+            {"id", std::to_string(v.job_id) + "." + std::to_string(s.id)},
+            {"name", s.name}}},
+          {"task", {{"distribution", "Block"}}},
+          {"tres",
+           {{"requested",
+             {{"max", json::array()},
+              {"min", json::array()},
+              {"average", json::array()},
+              {"total", json::array()}}},
+            {"consumed",
+             {{"max", TresList("mem=" + std::to_string(s.max_rss_kib / 1024) + "M")},
+              {"min", json::array()},
+              {"average", TresList("mem=" + std::to_string(s.ave_rss_kib / 1024) + "M")},
+              {"total", json::array()}}},
+            {"allocated", TresList("cpu=" + std::to_string(s.ncpus))}}}};
+}
+
 }  // namespace
 
 // ---- Public
@@ -423,6 +529,18 @@ Result<SacctJob> SacctJobFromJson(const json& record, Time now) {
   }
   if (record.contains("request") && record.at("request").is_object()) {
     j.gpu_type = record.at("request").value("gpu_type", std::string());
+  }
+  j.now = now;
+  if (record.contains("steps") && record.at("steps").is_array()) {
+    const bool ended = core::IsTerminal(j.view.state);
+    for (const json& s : record.at("steps")) {
+      Result<api::StepRecord> step = api::DecodeStepRecord(s);
+      if (!step.ok()) {
+        return Status::InvalidArgument("job " + std::to_string(j.view.job_id) +
+                                       ": bad step: " + step.status().message());
+      }
+      j.steps.push_back(ended ? api::StepAfterJobEnd(*step, j.view.end_time) : *step);
+    }
   }
   return j;
 }
@@ -509,6 +627,11 @@ std::vector<const SacctJob*> SelectSacctJobs(const SacctOptions& opt,
   return out;
 }
 
+std::string StepValue(const std::string& field, const SacctJob& job, const api::StepRecord& step,
+                      const std::string& cluster) {
+  return StepRowValue(field, job, step, cluster);
+}
+
 std::string SacctValue(const std::string& field, const SacctJob& job, bool batch,
                        const std::string& cluster) {
   return batch ? BatchValue(field, job, cluster) : JobValue(field, job, cluster);
@@ -557,8 +680,18 @@ std::string RenderSacct(const SacctOptions& opt, const std::vector<const SacctJo
     }
   }
   for (const SacctJob* j : jobs) {
-    // A -j item with a step shows that step alone (berth has only the batch step).
+    // A -j item with a step shows that step alone; -X shows no step.
     bool job_row = true, batch_row = !opt.allocations && Started(j->view);
+    auto step_row = [&](uint32_t step) {
+      if (opt.allocations) return false;
+      if (opt.jobs.empty()) return true;
+      for (const SacctJobId& id : opt.jobs) {
+        if (!IdMatches(id, j->view)) continue;
+        if (id.step == SacctJobId::kJob) return true;
+        if (id.step == SacctJobId::kOtherStep && id.step_id == step) return true;
+      }
+      return false;
+    };
     if (!opt.jobs.empty()) {
       bool by_job = false, by_batch = false;
       for (const SacctJobId& id : opt.jobs) {
@@ -569,11 +702,17 @@ std::string RenderSacct(const SacctOptions& opt, const std::vector<const SacctJo
       job_row = by_job;
       batch_row = batch_row && (by_job || by_batch);
     }
-    for (bool batch : {false, true}) {
-      if (batch ? !batch_row : !job_row) continue;
-      auto text = [&](const SacctField& f) { return SacctValue(f.name, *j, batch, cluster); };
+    auto emit = [&](const std::function<std::string(const SacctField&)>& text) {
       out += line(text,
                   [&](const SacctField& f) { return FitSacct(text(f), f.width, KindOf(f.name)); });
+    };
+    for (bool batch : {false, true}) {
+      if (batch ? !batch_row : !job_row) continue;
+      emit([&](const SacctField& f) { return SacctValue(f.name, *j, batch, cluster); });
+    }
+    for (const api::StepRecord& s : j->steps) {
+      if (!step_row(s.id)) continue;
+      emit([&](const SacctField& f) { return StepRowValue(f.name, *j, s, cluster); });
     }
   }
   return out;
@@ -588,6 +727,9 @@ json SacctJson(const std::vector<const SacctJob*>& jobs, const std::string& clus
     const Time end = core::IsTerminal(v.state) ? v.end_time : kNoTime;
     json steps = json::array();
     if (started && !allocations) steps.push_back(BatchStepJson(*j));
+    for (const api::StepRecord& s : j->steps) {
+      if (!allocations) steps.push_back(StepJson(*j, s));
+    }
     list.push_back({
         {"account", v.account},
         {"comment",

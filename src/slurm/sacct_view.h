@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/step_record.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "core/model/job_state.h"
@@ -37,6 +38,10 @@ struct SacctJob {
   int64_t batch_mem_mib = 0;
   int32_t batch_gpus = 0;
   std::string gpu_type;
+  // The steps srun recorded (JOB.0, JOB.1, ...), by id; of an ended job, a step still RUNNING
+  // was ended with it (api::StepAfterJobEnd).
+  std::vector<api::StepRecord> steps;
+  Time now = 0;  // a running step's Elapsed counts to this
 };
 Result<SacctJob> SacctJobFromJson(const nlohmann::json& record, Time now);
 
@@ -49,6 +54,7 @@ struct SacctJobId {
   uint32_t job_id = 0;
   int32_t task = kAnyTask;
   int32_t step = kJob;
+  uint32_t step_id = 0;  // with kOtherStep: "12.3" -> 3
 };
 
 // One field of the output: Slurm's name and the width it prints with.
@@ -125,6 +131,9 @@ std::string RenderSacct(const SacctOptions& opt, const std::vector<const SacctJo
 nlohmann::json SacctJson(const std::vector<const SacctJob*>& jobs, const std::string& cluster,
                          bool allocations);
 
+// The value of one field of step `step`'s row (JOB.N) of `job`.
+std::string StepValue(const std::string& field, const SacctJob& job, const api::StepRecord& step,
+                      const std::string& cluster);
 // The value of one field for a row (exposed for tests): `batch` picks the ID.batch row.
 std::string SacctValue(const std::string& field, const SacctJob& job, bool batch,
                        const std::string& cluster);

@@ -348,6 +348,88 @@ TEST_F(SacctTest, StepIdsShowTheStepRowAlone) {
   EXPECT_EQ(Render({"-j", "12", "-n", "-P", "-o", "jobid"}, jobs), "12\n12.batch\n");
 }
 
+// Two steps srun recorded: 12.0 (4 tasks on n1, two of them used 2 s of CPU each) and 12.1,
+// still RUNNING when the job ended (its srun was killed with the job).
+json WithSteps(json record) {
+  api::StepRecord s0;
+  s0.id = 0;
+  s0.name = "python3";
+  s0.state = "COMPLETED";
+  s0.start = kNow - 3590;
+  s0.end = kNow - 3590 + 100;
+  s0.ntasks = 4;
+  s0.ncpus = 4;
+  s0.nodes = "n1";
+  s0.max_rss_kib = 2081712;
+  s0.max_rss_task = 2;
+  s0.max_rss_node = "n1";
+  s0.ave_rss_kib = 1040856;
+  s0.user_cpu_seconds = 3.5;
+  s0.system_cpu_seconds = 0.5;
+  s0.min_cpu_seconds = 0;
+  s0.min_cpu_task = 1;
+  api::StepRecord s1 = s0;
+  s1.id = 1;
+  s1.name = "train.sh";
+  s1.state = "RUNNING";
+  s1.start = kNow - 3400;
+  s1.end = kNoTime;
+  s1.ntasks = 1;
+  s1.ncpus = 1;
+  record["steps"] = {api::EncodeStepRecord(s0), api::EncodeStepRecord(s1)};
+  return record;
+}
+
+TEST_F(SacctTest, StepRowsFollowTheBatchRow) {
+  std::vector<SacctJob> jobs = {Job(WithSteps(Finished(12, "TIMEOUT")))};
+  EXPECT_EQ(Render({}, jobs),
+            "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
+            "------------ ---------- ---------- ---------- ---------- ---------- -------- \n"
+            "12                train        gpu                     4    TIMEOUT      0:0 \n"
+            "12.batch          batch                                4  CANCELLED      0:0 \n"
+            "12.0            python3                                4  COMPLETED      0:0 \n"
+            "12.1           train.sh                                1  CANCELLED      0:0 \n");
+  EXPECT_EQ(Render({"-P", "-n", "-o",
+                    "jobid,ntasks,nodelist,start,end,elapsed,maxrss,maxrsstask,maxrssnode,"
+                    "averss,totalcpu,usercpu,systemcpu,avecpu,mincpu,mincputask"},
+                   jobs),
+            "12||n1|2024-03-01T09:00:00|2024-03-01T09:05:07|00:05:07|||||01:23.500|||||\n"
+            "12.batch|1|n1|2024-03-01T09:00:00|2024-03-01T09:05:07|00:05:07|3180M|0|n1|3180M|"
+            "01:23.500|||01:23.500|01:23.500|0\n"
+            "12.0|4|n1|2024-03-01T09:00:10|2024-03-01T09:01:50|00:01:40|2081712K|2|n1|1040856K|"
+            "00:04.000|00:03.500|00:00.500|00:01.000|00:00.000|1\n"
+            "12.1|1|n1|2024-03-01T09:03:20|2024-03-01T09:05:07|00:01:47|2081712K|2|n1|1040856K|"
+            "00:04.000|00:03.500|00:00.500|00:04.000|00:00.000|1\n");
+  // -X: allocations only; -j 12.1: that step alone.
+  EXPECT_EQ(Render({"-X", "-n", "-P", "-o", "jobid"}, jobs), "12\n");
+  EXPECT_EQ(Render({"-j", "12.1", "-n", "-P", "-o", "jobid,state"}, jobs), "12.1|CANCELLED\n");
+  EXPECT_EQ(Render({"-j", "12.7", "-n", "-P", "-o", "jobid"}, jobs), "");
+  // While the job runs, its running step is RUNNING with no end, its Elapsed counting to now.
+  json running = WithSteps(Finished(12, "RUNNING"));
+  running["end_time"] = -1;
+  std::vector<SacctJob> live = {Job(running)};
+  EXPECT_EQ(Render({"-j", "12.1", "-n", "-P", "-o", "jobid,state,end,elapsed"}, live),
+            "12.1|RUNNING|Unknown|00:56:40\n");
+  // JSON: the steps after the batch step.
+  std::vector<const SacctJob*> sel = {&jobs[0]};
+  json j = SacctJson(sel, "berth", false);
+  ASSERT_EQ(j["jobs"][0]["steps"].size(), 3u);
+  EXPECT_EQ(j["jobs"][0]["steps"][1]["step"]["id"], "12.0");
+  EXPECT_EQ(j["jobs"][0]["steps"][1]["step"]["name"], "python3");
+  EXPECT_EQ(j["jobs"][0]["steps"][1]["tasks"]["count"], 4);
+  EXPECT_EQ(j["jobs"][0]["steps"][2]["state"], "CANCELLED");
+  EXPECT_EQ(SacctJson(sel, "berth", true)["jobs"][0]["steps"].size(), 0u);
+}
+
+TEST_F(SacctTest, ABadStepIsAnErrorNamingTheJob) {
+  json record = WithSteps(Finished(12, "COMPLETED"));
+  record["steps"][0]["state"] = "DONE";
+  Result<SacctJob> j = SacctJobFromJson(record, kNow);
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.status().message().find("job 12: bad step: \"state\""), std::string::npos)
+      << j.status().message();
+}
+
 TEST_F(SacctTest, ArrayTasks) {
   json task = Finished(15, "COMPLETED");
   task["array_job_id"] = 14;

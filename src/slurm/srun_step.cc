@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -45,6 +46,7 @@ struct Task {
   pid_t pid = -1;
   bool ended = false;
   int wait_status = 0;
+  rusage usage{};                            // the kernel's count once it was waited for
   std::vector<std::string> env;              // NAME=value
   int out_fd = -1, err_fd = -1, in_fd = -1;  // what the child gets as 0/1/2 (-1: srun's own)
   LabelledStream out, err;
@@ -187,7 +189,11 @@ bool MakeLabelPipes(Task& t) {
 // To each task's own process, not its children: as slurmstepd signals a step (Slurm's
 // proctrack sends signals other than KILL to the tasks alone), so that a task's handler runs
 // and what it started goes on.
+// Set once srun passed on a signal that ends a step (step_usage.h): the step's state then.
+bool ending_signal_passed = false;
+
 void ForwardSignal(const LocalStep& s, std::vector<Task>& tasks, int sig) {
+  if (EndsStep(sig)) ending_signal_passed = true;
   for (const Task& t : tasks) {
     if (!t.ended && t.pid > 0) kill(t.pid, sig);
   }
@@ -203,7 +209,9 @@ std::vector<TaskEnd> WaitForRemote(const LocalStep& s, int sigfd) {
     if (poll(&p, 1, kPollMillis) > 0 && (p.revents & POLLIN)) {
       signalfd_siginfo info;
       while (read(sigfd, &info, sizeof(info)) == sizeof(info)) {
-        if (info.ssi_signo != SIGCHLD) s.remote->Signal(static_cast<int>(info.ssi_signo));
+        if (info.ssi_signo == SIGCHLD) continue;
+        if (EndsStep(static_cast<int>(info.ssi_signo))) ending_signal_passed = true;
+        s.remote->Signal(static_cast<int>(info.ssi_signo));
       }
     }
   }
@@ -211,12 +219,14 @@ std::vector<TaskEnd> WaitForRemote(const LocalStep& s, int sigfd) {
 
 void Reap(std::vector<Task>& tasks) {
   int status = 0;
+  rusage usage{};
   pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+  while ((pid = wait4(-1, &status, WNOHANG, &usage)) > 0) {
     for (Task& t : tasks) {
       if (t.pid == pid) {
         t.ended = true;
         t.wait_status = status;
+        t.usage = usage;
       }
     }
   }
@@ -347,6 +357,7 @@ int RunLocalStep(const LocalStep& s) {
       close(t.err_fd);
     }
   }
+  if (s.observer != nullptr) s.observer->Started();
   Reap(tasks);
   WaitForTasks(s, tasks, sigfd);
   std::vector<TaskEnd> ends;
@@ -362,6 +373,17 @@ int RunLocalStep(const LocalStep& s) {
   }
   close(sigfd);
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  if (s.observer != nullptr) {
+    auto seconds = [](const timeval& tv) {
+      return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+    };
+    std::vector<TaskUsage> local;
+    for (const Task& t : tasks) {
+      local.push_back({t.global_id, static_cast<int64_t>(t.usage.ru_maxrss),
+                       seconds(t.usage.ru_utime), seconds(t.usage.ru_stime)});
+    }
+    s.observer->Ended(local, ends, ending_signal_passed);
+  }
   return SrunExitCode(ends);
 }
 

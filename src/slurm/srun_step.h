@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "slurm/srun.h"
+#include "slurm/step_usage.h"
 
 namespace berth::slurm {
 
@@ -31,6 +32,18 @@ class RemoteNodes {
   virtual std::optional<std::vector<TaskEnd>> Ended() = 0;
 };
 
+// Told when a step's tasks have started and when the step has ended: the batch node's srun
+// records the step with the controller through it (sacct's JOB.N rows).
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void Started() = 0;
+  // `local`: what this node's tasks used; `ends`: every task of the step, other nodes' too;
+  // `ending_signal_passed`: srun passed on a signal that ends a step (step_usage.h, EndsStep).
+  virtual void Ended(const std::vector<TaskUsage>& local, const std::vector<TaskEnd>& ends,
+                     bool ending_signal_passed) = 0;
+};
+
 struct LocalStep {
   SrunOptions options;
   Allocation alloc;
@@ -43,6 +56,7 @@ struct LocalStep {
   // them first), and the layout's warnings were printed there.
   bool part_of_remote_step = false;
   RemoteNodes* remote = nullptr;  // on the batch node: the other nodes' tasks, if any
+  StepObserver* observer = nullptr;
 };
 
 // Launches the local tasks, forwards signals, waits for them and returns srun's exit code.

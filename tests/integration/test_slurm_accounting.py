@@ -430,6 +430,48 @@ class SrunTest(SlurmCase):
         self.assertEqual(lines[2], 'second step=1')
         self.assertEqual(sorted(lines[3:]), ['0: gpu=0', '1: gpu=1'])
 
+    def test_steps_are_accounted_as_sacct_rows(self):
+        # Each srun is a step with its own row (Slurm's JOB.0, JOB.1, ...): state, exit code,
+        # tasks, node and what its tasks used; -X leaves them out, -j JOB.N shows one alone.
+        j, out = self.batch(
+            "srun -n 2 python3 -c 'x = bytearray(40 << 20); import time; time.sleep(0.3)'\n"
+            "srun -n 1 sh -c 'exit 3'\n"
+            "echo done", ntasks=2)
+        self.assertEqual(j['state'], 'COMPLETED', out)
+        jid = j['id']
+        p = self.run_cmd('sacct', '-j', str(jid), '-P', '-n',
+                         '-o', 'JobID,JobName,State,ExitCode,NTasks,NodeList')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout,
+                         f'{jid}|it|COMPLETED|0:0||node1\n'
+                         f'{jid}.batch|batch|COMPLETED|0:0|1|node1\n'
+                         f'{jid}.0|python3|COMPLETED|0:0|2|node1\n'
+                         f'{jid}.1|sh|FAILED|3:0|1|node1\n')
+        p = self.run_cmd('sacct', '-j', f'{jid}.0', '-P', '-n',
+                         '-o', 'JobID,MaxRSS,MaxRSSTask,MaxRSSNode,Start,End,TotalCPU')
+        fields = p.stdout.strip().split('|')
+        self.assertEqual(fields[0], f'{jid}.0', p.stdout)
+        self.assertTrue(fields[1].endswith('K') and int(fields[1][:-1]) >= 40 << 10, fields)
+        self.assertIn(fields[2], ('0', '1'))
+        self.assertEqual(fields[3], 'node1')
+        self.assertLessEqual(fields[4], fields[5])  # ISO times sort as text
+        self.assertRegex(fields[6], r'^\d\d:\d\d\.\d\d\d$')
+        p = self.run_cmd('sacct', '-j', str(jid), '-X', '-P', '-n', '-o', 'JobID')
+        self.assertEqual(p.stdout, f'{jid}\n')
+
+    def test_a_step_killed_with_its_job_is_cancelled(self):
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir}
+        jid = self.c.submit(self.spec('srun true\nsrun sleep 300', environment=env))
+        self.c.wait(lambda: len(self.c.job(jid).get('steps', [])) == 2 and
+                    self.c.job(jid)['steps'][1]['state'] == 'RUNNING', 'the second step', 30)
+        p = self.run_cmd('scancel', str(jid))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.c.wait_state(jid, 'CANCELLED', 60)
+        p = self.run_cmd('sacct', '-j', str(jid), '-P', '-n', '-o', 'JobID,JobName,State')
+        self.assertEqual(p.stdout.splitlines(),
+                         [f'{jid}|it|CANCELLED by 0', f'{jid}.batch|batch|CANCELLED',
+                          f'{jid}.0|true|COMPLETED', f'{jid}.1|sleep|CANCELLED'])
+
     def test_inside_a_batch_script_refusals_and_exit_codes(self):
         j, out = self.batch(
             "srun -N 2 true; echo rc=$?\n"
@@ -528,6 +570,27 @@ class SrunTwoNodesTest(SlurmCase):
         status, body = self.c.api('GET', f'{base}/7')
         self.assertEqual(body['nodes'][other]['state'], 'COMPLETED', body)
         self.assertEqual(body['nodes'][other]['exit_code'], 0)
+
+        # The accounting record srun sends: checked whole before it reaches the job's record.
+        record = {'id': 9, 'attempt': 0, 'name': 'x', 'state': 'RUNNING', 'exit_code': 0,
+                  'term_signal': 0, 'start': int(time.time()), 'ntasks': 1, 'ncpus': 1,
+                  'nodes': other, 'max_rss_kib': 0, 'max_rss_task': 0, 'max_rss_node': '',
+                  'ave_rss_kib': 0, 'user_cpu_seconds': 0, 'system_cpu_seconds': 0,
+                  'min_cpu_seconds': 0, 'min_cpu_task': 0}
+        for bad, word in ((dict(record, state='DONE'), '"state"'),
+                          (dict(record, state='COMPLETED'), '"end"'),
+                          (dict(record, id=8), 'not the step of the path'),
+                          (dict(record, ntasks=0), '"ntasks"'), ([], 'a JSON object')):
+            status, body = self.c.api('POST', f'{base}/9/record', bad)
+            self.assertEqual(status, 400, (bad, body))
+            self.assertIn(word, body['error']['message'])
+        status, body = self.c.api('POST', f'{base}/9/record', dict(record, attempt=1))
+        self.assertEqual(status, 409, body)  # no such run of the job
+        self.assertEqual(self.c.api('POST', f'/v1/jobs/99999/steps/9/record', record)[0], 404)
+        self.assertEqual(self.c.job(jid).get('steps', []), [])
+        status, body = self.c.api('POST', f'{base}/9/record', record)
+        self.assertEqual(status, 200, body)
+        self.assertEqual([s['id'] for s in self.c.job(jid)['steps']], [9])
 
 
 if __name__ == '__main__':
