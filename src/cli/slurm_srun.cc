@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "image/container_spec.h"
 #include "slurm/job_view.h"
 #include "slurm/srun.h"
+#include "slurm/srun_stdio.h"
 #include "slurm/srun_step.h"
 
 extern char** environ;
@@ -111,6 +113,7 @@ class ControllerNodes : public slurm::RemoteNodes {
     std::vector<std::string> argv = opt_.step_args;
     argv.push_back("--");
     argv.insert(argv.end(), opt_.command.begin(), opt_.command.end());
+    WarnOfLostInput();
     std::string out = FileBehind(STDOUT_FILENO), err = FileBehind(STDERR_FILENO);
     if (out.empty() || err.empty()) {
       std::fprintf(stderr,
@@ -187,6 +190,30 @@ class ControllerNodes : public slurm::RemoteNodes {
   }
 
  private:
+  // srun's input reaches the tasks of its own node only: the other nodes' tasks that would read
+  // it (all of them by default, or the one -i names) read /dev/null there. Said where it
+  // matters: srun's input is not /dev/null (as it is in a batch script).
+  void WarnOfLostInput() const {
+    if (opt_.pty || slurm::IsDevNull(STDIN_FILENO)) return;
+    const slurm::InputMode in = slurm::ParseInputMode(opt_.input, layout_.ntasks);
+    std::vector<std::string> lost;
+    for (size_t n = 0; n < layout_.nodes.size(); ++n) {
+      if (std::find(nodes_.begin(), nodes_.end(), layout_.nodes[n]) == nodes_.end()) continue;
+      const std::vector<int32_t> ids = layout_.TaskIds(n);
+      if (in.kind == slurm::InputMode::Kind::kAll ||
+          (in.kind == slurm::InputMode::Kind::kTask &&
+           std::find(ids.begin(), ids.end(), in.task) != ids.end())) {
+        lost.push_back(layout_.nodes[n]);
+      }
+    }
+    if (lost.empty()) return;
+    std::fprintf(stderr,
+                 "srun: warning: srun's standard input is not forwarded to the tasks on %s (berth "
+                 "forwards it to tasks on srun's own node only): they read /dev/null; use "
+                 "--input=FILE on a shared filesystem\n",
+                 hostlist::Compress(lost).c_str());
+  }
+
   // Seconds srun waits for an answer about the other nodes before it gives their part up.
   static constexpr time_t kControllerGoneSeconds = 60;
   std::string Path() const { return "/v1/jobs/" + std::to_string(alloc_.job_id) + "/steps"; }
@@ -234,6 +261,12 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
       slurm::StepContainer(opt, env, Cwd(), /*new_job=*/false);
   if (!container.ok()) {
     std::fprintf(stderr, "srun: error: %s\n", container.status().message().c_str());
+    return 1;
+  }
+  if (opt.pty && container->has_value()) {
+    std::fprintf(stderr,
+                 "srun: error: --pty with a container is not supported by berth yet (a "
+                 "container's tasks start through the controller, which forwards no terminal)\n");
     return 1;
   }
   Result<slurm::StepLayout> layout = slurm::PlanStep(opt, alloc);

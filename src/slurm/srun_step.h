@@ -8,6 +8,9 @@
 #ifndef BERTH_SLURM_SRUN_STEP_H_
 #define BERTH_SLURM_SRUN_STEP_H_
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -43,6 +46,11 @@ struct LocalStep {
   // them first), and the layout's warnings were printed there.
   bool part_of_remote_step = false;
   RemoteNodes* remote = nullptr;  // on the batch node: the other nodes' tasks, if any
+  // What srun copies to the tasks that read its input (-i, --pty): its standard input, which is
+  // also the terminal --pty puts in raw mode.
+  int input_fd = STDIN_FILENO;
+  // --pty: the window size task 0's terminal starts with (the caller's terminal's).
+  std::optional<winsize> window = std::nullopt;
 };
 
 // Launches the local tasks, forwards signals, waits for them and returns srun's exit code.

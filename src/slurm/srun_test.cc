@@ -59,8 +59,10 @@ TEST(SrunArgsTest, Errors) {
       {{"-n", "x", "true"}, "srun: error: Invalid numeric value \"x\" for --ntasks\n"},
       {{"-N", "3-1", "true"}, "srun: error: invalid node count `3-1'\n"},
       {{"--bogus", "true"}, "Try \"srun --help\" for more information\n"},
-      {{"--pty", "bash"},
-       "srun: error: --pty is not supported by berth yet (no terminal forwarding)\n"},
+      {{"--pty", "-i", "none", "bash"},
+       "srun: error: --error/--input/--output are incompatible with --pty\n"},
+      {{"-o", "x", "--pty", "bash"},
+       "srun: error: --error/--input/--output are incompatible with --pty\n"},
       {{"-m", "cyclic", "true"},
        "srun: error: berth lays tasks out by block only (got --distribution=cyclic)\n"},
   };
