@@ -20,6 +20,7 @@
 #include "api/job_json.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/srun_relay.h"
 #include "common/hostlist.h"
 #include "config/job_options.h"
 #include "image/container_spec.h"
@@ -252,8 +253,43 @@ int RunStepPart(const SrunOptions& opt, const slurm::Allocation& alloc, const sl
   return slurm::RunLocalStep(step);
 }
 
+// The srun inside a job that an srun outside an allocation created: its input (and --pty's
+// window size) come from that srun (srun_relay.h). False when it could not be reached and the
+// step cannot go on without it (--pty); the message is printed.
+bool UseRelay(const SrunOptions& opt, const std::string& path, slurm::LocalStep& step) {
+  Result<InnerRelay> relay = ConnectRelay(path, opt.pty);
+  if (relay.ok()) {
+    step.input_fd = relay->input_fd;
+    step.window = relay->window;
+    step.window_now = relay->window_now;
+    return true;
+  }
+  if (opt.pty) {
+    std::fprintf(stderr,
+                 "srun: error: --pty: cannot reach the srun that created this job (%s): berth "
+                 "forwards a terminal only to a job on srun's own host\n",
+                 relay.status().message().c_str());
+    return false;
+  }
+  std::fprintf(stderr,
+               "srun: warning: srun's standard input is not forwarded (%s): berth forwards it "
+               "only to a job on srun's own host; the tasks read /dev/null\n",
+               relay.status().message().c_str());
+  step.input_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return true;
+}
+
 int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
-                    const slurm::EnvList& env) {
+                    const slurm::EnvList& srun_env) {
+  std::string relay;
+  slurm::EnvList env;
+  for (const auto& [n, v] : srun_env) {
+    if (n == kRelayVariable) {
+      relay = v;
+    } else {
+      env.emplace_back(n, v);
+    }
+  }
   for (const auto& [n, v] : env) {
     if (n == slurm::kStepVariable) return RunStepPart(opt, alloc, env, v);
   }
@@ -278,6 +314,7 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
   // srun here only drives it.
   const slurm::StepSplit split = slurm::SplitStep(*layout, alloc, container->has_value());
   slurm::LocalStep step{opt, alloc, *layout, split.local, slurm::NextStepId(alloc), env};
+  if (!relay.empty() && !UseRelay(opt, relay, step)) return 1;
   std::optional<ControllerNodes> remote;
   if (!split.others.empty()) {
     remote.emplace(opt, alloc, *layout, step.step_id, env, split.others,
@@ -339,9 +376,10 @@ class Tail {
 // Blocks the signals the job mode handles itself, and takes the ones that came.
 class SignalWatch {
  public:
-  SignalWatch() {
+  explicit SignalWatch(bool window) {
     sigemptyset(&mask_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&mask_, sig);
+    if (window) sigaddset(&mask_, SIGWINCH);  // --pty: the terminal's size goes to the job
     sigprocmask(SIG_BLOCK, &mask_, &old_);
   }
   ~SignalWatch() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
@@ -359,7 +397,8 @@ class SignalWatch {
 struct JobMode {
   Client& client;
   uint32_t job_id = 0;
-  std::string dir;  // the temporary folder of the job's output files
+  std::string dir;              // the temporary folder of the job's output files
+  OuterRelay* relay = nullptr;  // srun's input (and terminal) to the job's srun, if forwarded
 };
 
 // The job's record, or nothing while the controller does not answer.
@@ -429,7 +468,17 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
   bool started = false, queued_said = false, aborted = false;
   time_t unreachable_since = 0, abort_deadline = 0;
   for (int tick = 0;; ++tick) {
-    int sig = signals.Wait(kTickMillis);
+    int sig = 0;
+    if (m.relay != nullptr) {
+      m.relay->Poll(kTickMillis);
+      sig = signals.Wait(0);
+    } else {
+      sig = signals.Wait(kTickMillis);
+    }
+    if (sig == SIGWINCH) {
+      m.relay->WindowChanged();
+      sig = 0;
+    }
     if (sig != 0 && !aborted) {
       // Which message fits depends on whether the job has started, which the last poll may not
       // have seen yet: ask before cancelling.
@@ -487,7 +536,8 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
 }
 
 // Builds the job: the allocation options, and the inner srun as its program.
-Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std::string& dir) {
+Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std::string& dir,
+                   const std::string& relay) {
   core::JobSpec spec;
   core::JobExecSpec exec;
   for (const auto& [name, value] : opt.job_options) {
@@ -502,12 +552,14 @@ Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std:
   exec.argv = slurm::InnerSrunArgs(SelfPath(), opt);
   exec.work_dir = opt.chdir.empty() ? Cwd() : opt.chdir;
   exec.environment = Exported(opt.export_env, env);
+  if (!relay.empty()) exec.environment.emplace_back(kRelayVariable, relay);
   exec.stdout_pattern = dir + "/out";
   exec.stderr_pattern = dir + "/err";
   return api::EncodeJob(spec, &exec);
 }
 
 void RemoveDir(const std::string& dir) {
+  unlink((dir + "/io.sock").c_str());
   unlink((dir + "/out").c_str());
   unlink((dir + "/err").c_str());
   rmdir(dir.c_str());
@@ -527,7 +579,21 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
     return 1;
   }
   const std::string dir = tmpl;
-  Result<json> body = JobOf(opt, env, dir);
+  // srun's input goes to the job's srun unless --input names a file or none (Slurm's default
+  // is every task).
+  const slurm::InputMode in = slurm::ParseInputMode(opt.input, INT32_MAX);
+  std::unique_ptr<OuterRelay> relay;
+  if (opt.pty || in.kind == slurm::InputMode::Kind::kAll ||
+      in.kind == slurm::InputMode::Kind::kTask) {
+    Result<std::unique_ptr<OuterRelay>> r = OuterRelay::Listen(dir + "/io.sock", opt.pty);
+    if (!r.ok()) {
+      RemoveDir(dir);
+      std::fprintf(stderr, "srun: error: %s\n", r.status().message().c_str());
+      return 1;
+    }
+    relay = std::move(*r);
+  }
+  Result<json> body = JobOf(opt, env, dir, relay ? dir + "/io.sock" : "");
   if (!body.ok()) {
     RemoveDir(dir);
     std::fprintf(stderr, "srun: error: %s\n", body.status().message().c_str());
@@ -538,7 +604,8 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
     RemoveDir(dir);
     return Fail("srun", c.status());
   }
-  SignalWatch signals;  // from the submission on: Ctrl-C must not leave the job behind
+  // From the submission on: Ctrl-C must not leave the job behind.
+  SignalWatch signals(opt.pty);
   Result<json> r = (*c)->Call("POST", "/v1/jobs", *body);
   if (!r.ok()) {
     RemoveDir(dir);
@@ -546,9 +613,17 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
                  r.status().message().c_str());
     return 1;
   }
-  JobMode m{**c, r->value("job_id", 0u), dir};
+  JobMode m{**c, r->value("job_id", 0u), dir, relay.get()};
   if (opt.verbose > 0) std::fprintf(stderr, "srun: jobid %u submitted\n", m.job_id);
-  int rc = FollowJob(m, signals);
+  int rc;
+  {
+    // --pty: the caller's keys go to the job's terminal as typed (^C too, which then reaches the
+    // task, not srun); put back however srun ends.
+    std::optional<slurm::RawTerminal> raw;
+    if (opt.pty) raw.emplace(STDIN_FILENO);
+    rc = FollowJob(m, signals);
+  }
+  relay.reset();
   RemoveDir(dir);
   return rc;
 }

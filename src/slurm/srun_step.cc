@@ -326,8 +326,13 @@ bool AllEnded(const std::vector<Task>& tasks) {
 // The caller's window size, passed on to --pty's terminal (SIGWINCH).
 void RelayWindowSize(const LocalStep& s, int pty_master) {
   if (pty_master < 0) return;
-  std::optional<winsize> size = TerminalSize(s.input_fd);
-  if (!size) size = TerminalSize(STDOUT_FILENO);
+  std::optional<winsize> size;
+  if (s.window_now) {
+    size = s.window_now();
+  } else {
+    size = TerminalSize(s.input_fd);
+    if (!size) size = TerminalSize(STDOUT_FILENO);
+  }
   if (size) (void)SetTerminalSize(pty_master, *size);
 }
 

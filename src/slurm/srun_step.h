@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -51,6 +52,9 @@ struct LocalStep {
   int input_fd = STDIN_FILENO;
   // --pty: the window size task 0's terminal starts with (the caller's terminal's).
   std::optional<winsize> window = std::nullopt;
+  // --pty: the caller's window size after a SIGWINCH, where input_fd is not the caller's terminal
+  // (the srun inside a job srun created: src/cli/srun_relay.h). Unset: input_fd's size.
+  std::function<std::optional<winsize>()> window_now = nullptr;
 };
 
 // Launches the local tasks, forwards signals, waits for them and returns srun's exit code.
