@@ -635,12 +635,24 @@ int SrunMain(int argc, char** argv) {
   if (!args.empty()) args[0] = "srun";  // getopt's messages name the program
   slurm::SrunParse parsed = slurm::ParseSrunArgs(args);
   if (parsed.done) return PrintParseExit(parsed);
-  const SrunOptions& opt = parsed.options;
+  SrunOptions& opt = parsed.options;
   if (opt.version) {
     std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);
     return 0;
   }
   const slurm::EnvList env = Environment();
+  // The srun a user started, without a terminal: --pty is dropped with Slurm 22.05's words (not
+  // in the sruns berth itself starts for a job or another node's part, whose input is not the
+  // user's: the first srun decided).
+  const bool started_by_berth = std::any_of(env.begin(), env.end(), [](const auto& e) {
+    return e.first == kRelayVariable || e.first == slurm::kStepVariable;
+  });
+  if (opt.pty && !started_by_berth && !isatty(STDIN_FILENO)) {
+    std::fprintf(stderr, "srun: error: ioctl(TIOCGWINSZ): %s\n", std::strerror(ENOTTY));
+    std::fprintf(stderr, "srun: error: Not using a pseudo-terminal, disregarding --pty option\n");
+    opt.pty = false;
+    std::erase(opt.step_args, "--pty");
+  }
   Result<slurm::Allocation> alloc = slurm::AllocationFromEnv(env);
   if (alloc.ok()) return RunInAllocation(opt, *alloc, env);
   if (alloc.status().code() != StatusCode::kNotFound) {
