@@ -19,8 +19,10 @@ import time
 import unittest
 
 from harness import BERTH, Cluster
+from netbed import NetBed
 
 ROOT = os.geteuid() == 0
+WHY_NO_BED = NetBed.available()
 
 
 def set_size(fd, rows, cols):
@@ -252,6 +254,45 @@ class SrunIoTest(unittest.TestCase):
             'srun: error: Not using a pseudo-terminal, disregarding --pty option',
             'srun: error: ioctl(TIOCGWINSZ): Inappropriate ioctl for device',
             'task0-not', 'task1-not', 'rc=0'])
+
+
+@unittest.skipIf(WHY_NO_BED, f'no network-namespace test bed: {WHY_NO_BED}')
+class SrunIoAcrossHostsTest(unittest.TestCase):
+    """A step over two hosts (netbed.py): srun's input reaches its own node's tasks; the other
+    node's read /dev/null, and srun says so; -i FILE reaches every task."""
+
+    def setUp(self):
+        self.bed = NetBed()
+        self.addCleanup(lambda: self.bed.stop(keep=bool(os.environ.get('BERTH_IT_KEEP'))))
+        self.bed.start()
+        self.c = self.bed.cluster
+
+    def test_input_of_a_step_across_hosts(self):
+        out = os.path.join(self.c.dir, 'io.out')
+        err = os.path.join(self.c.dir, 'io.err')
+        infile = os.path.join(self.c.dir, 'in.txt')
+        with open(infile, 'w') as f:
+            f.write('from file\n')
+        spec = {'script': '#!/bin/bash\n'
+                          f'echo piped | {BERTH} srun -n 4 -l cat\n'
+                          f'{BERTH} srun -n 4 -l cat\n'  # the script's input: /dev/null
+                          f'{BERTH} srun -n 4 -l -i {infile} cat\n',
+                'work_dir': self.c.dir, 'nodes': 2, 'ntasks_per_node': 2, 'stdout': out,
+                'stderr': err}
+        job = self.c.submit(spec)
+        j = self.c.wait_state(job, 'COMPLETED', 90)
+        hosts = [n['node'] for n in j['allocation']['nodes']]
+        with open(out) as f:
+            lines = sorted(f.read().splitlines())
+        with open(err) as f:
+            errors = f.read()
+        self.assertEqual(lines, ['0: from file', '0: piped', '1: from file', '1: piped',
+                                 '2: from file', '3: from file'], errors)
+        # Said once, for the piped srun only.
+        self.assertEqual(errors.count('srun: warning:'), 1, errors)
+        self.assertIn(f"srun: warning: srun's standard input is not forwarded to the tasks on "
+                      f"{hosts[1]} (berth forwards it to tasks on srun's own node only): they read "
+                      "/dev/null; use --input=FILE on a shared filesystem", errors)
 
 
 if __name__ == '__main__':
