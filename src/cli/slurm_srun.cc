@@ -615,14 +615,9 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
   }
   JobMode m{**c, r->value("job_id", 0u), dir, relay.get()};
   if (opt.verbose > 0) std::fprintf(stderr, "srun: jobid %u submitted\n", m.job_id);
-  int rc;
-  {
-    // --pty: the caller's keys go to the job's terminal as typed (^C too, which then reaches the
-    // task, not srun); put back however srun ends.
-    std::optional<slurm::RawTerminal> raw;
-    if (opt.pty) raw.emplace(STDIN_FILENO);
-    rc = FollowJob(m, signals);
-  }
+  // --pty: once the job's srun is there, the caller's keys go to the job's terminal as typed (^C
+  // too, which then reaches the task, not srun); the relay puts the terminal back.
+  const int rc = FollowJob(m, signals);
   relay.reset();
   RemoveDir(dir);
   return rc;

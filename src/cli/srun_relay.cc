@@ -62,6 +62,7 @@ OuterRelay::OuterRelay(int listen_fd, std::string path, bool pty)
     : listen_fd_(listen_fd), path_(std::move(path)), pty_(pty) {}
 
 OuterRelay::~OuterRelay() {
+  if (raw_) raw_->Restore();
   if (listen_fd_ >= 0) close(listen_fd_);
   if (conn_fd_ >= 0) close(conn_fd_);
   unlink(path_.c_str());
@@ -109,6 +110,7 @@ void OuterRelay::Accept() {
   listen_fd_ = -1;
   conn_fd_ = fd;
   if (pty_) {
+    raw_.emplace(STDIN_FILENO);
     std::optional<winsize> size = slurm::TerminalSize(STDIN_FILENO);
     if (!size) size = slurm::TerminalSize(STDOUT_FILENO);
     winsize none{};

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "slurm/srun_stdio.h"
 
 namespace berth::cli {
 
@@ -33,7 +34,9 @@ namespace berth::cli {
 inline constexpr char kRelayVariable[] = "BERTH_SRUN_IO";
 
 // The outer srun's side: listens, accepts the inner srun (same uid only), then copies its
-// standard input to it and sends the window size with --pty.
+// standard input to it and sends the window size with --pty. With --pty the caller's terminal
+// goes into raw mode once the inner srun is there (as Slurm's srun does once slurmstepd connects:
+// until then ^C still cancels a job that waits for resources), and back when the relay goes.
 class OuterRelay {
  public:
   // Listens on `path` (in a folder only srun's user may enter).
@@ -54,6 +57,7 @@ class OuterRelay {
   void Flush();
   void Drop();
 
+  std::optional<slurm::RawTerminal> raw_;
   int listen_fd_ = -1;
   int conn_fd_ = -1;
   std::string path_;

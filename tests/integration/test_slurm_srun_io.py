@@ -227,6 +227,24 @@ class SrunIoTest(unittest.TestCase):
         t.read_until('srun-rc=5')
         self.assertEqual(t.wait(), 0)
 
+    def test_pty_ctrl_c_while_the_job_waits_cancels_it(self):
+        # The terminal goes raw only once the job's srun is there (as Slurm's srun, once
+        # slurmstepd connects): until then ^C is srun's SIGINT, which gives the allocation up.
+        blocker = self.c.submit({'name': 'blocker', 'script': '#!/bin/sh\nsleep 60\n',
+                                 'work_dir': self.work, 'time_limit': 120,
+                                 'cpus_per_task': len(os.sched_getaffinity(0))})
+        self.addCleanup(self.c.api, 'POST', '/v1/jobs/cancel', {'ids': [str(blocker)]})
+        self.c.wait_state(blocker, 'RUNNING', 30)
+        t = Terminal(['srun', '--pty', '-J', 'waits', 'true'], self.env, self.work)
+        self.addCleanup(t.close)
+        t.read_until('queued and waiting for resources')
+        t.send(b'\x03')
+        self.assertNotEqual(t.wait(), 0)
+        self.assertIn(b'has been revoked', t.out)
+        status, body = self.c.api('GET', '/v1/jobs?all=1')
+        waits = [j for j in body['jobs'] if j['request'].get('name') == 'waits']
+        self.assertEqual([j['state'] for j in waits], ['CANCELLED'])
+
     def test_pty_terminal_is_restored_when_srun_is_killed(self):
         t = self.terminal('stty -g > before2; srun --pty sh -c "echo ready; sleep 300"; '
                           'echo srun-rc=$?; stty -g > after2')
