@@ -44,10 +44,10 @@ class Terminal:
         self.out = b''
         self.status = None
 
-    def read_until(self, needle, timeout=60):
+    def read_until(self, needle, timeout=60, start=0):
         needle = needle.encode() if isinstance(needle, str) else needle
         end = time.time() + timeout
-        while needle not in self.out:
+        while needle not in self.out[start:]:
             left = end - time.time()
             if left <= 0:
                 raise AssertionError(f'timed out waiting for {needle!r}; got {self.out!r}')
@@ -60,6 +60,21 @@ class Terminal:
                 if not data:
                     raise AssertionError(f'ended before {needle!r}; got {self.out!r}')
                 self.out += data
+
+    def retry(self, keys, needle, tries=10):
+        """Sends `keys` (bytes, or a list sent 0.3 s apart) until `needle` comes back."""
+        keys = keys if isinstance(keys, list) else [keys]
+        for _ in range(tries):
+            for i, k in enumerate(keys):
+                if i:
+                    time.sleep(0.3)
+                self.send(k)
+            try:
+                self.read_until(needle, timeout=1.5)
+                return True
+            except AssertionError:
+                continue
+        return False
 
     def send(self, data):
         os.write(self.fd, data.encode() if isinstance(data, str) else data)
@@ -212,17 +227,18 @@ class SrunIoTest(unittest.TestCase):
         t.send('echo typed-$((6 * 7))\r')  # Enter in raw mode is CR, as from a keyboard
         t.read_until('typed-42')
         # ^Z stops the shell's foreground job, as the terminal's line discipline delivers it.
+        # Keys sent before the job is in the foreground reach the shell, which ignores them:
+        # sent again until they act.
+        # (A key that acts flushes the terminal's unread input: the line is read first.)
         t.send('sleep 300\r')
-        time.sleep(0.5)
-        t.send(b'\x1a')
-        t.read_until('Stopped')
+        t.read_until('sleep 300\r\r\n')
+        self.assertTrue(t.retry(b'\x1a', 'Stopped'), t.out)
         # Back in the foreground, ^C ends it, and the shell (which ignores SIGINT) goes on.
+        seen = len(t.out)
         t.send('fg\r')
-        time.sleep(0.5)
-        t.send(b'\x03')
-        time.sleep(0.5)
-        t.send('echo after-int\r')
-        t.read_until('\nafter-int')
+        t.read_until('fg\r\r\n')
+        t.read_until(b'sleep 300', start=seen + 4)  # the shell names the job it resumes
+        self.assertTrue(t.retry([b'\x03', 'echo after-int\r'], '\nafter-int'), t.out)
         t.send('exit 5\r')
         t.read_until('srun-rc=5')
         self.assertEqual(t.wait(), 0)
