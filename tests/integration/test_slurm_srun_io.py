@@ -97,15 +97,32 @@ class Terminal:
 
     def close(self):
         if self.status is None:
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                os.waitpid(self.pid, 0)
-            except OSError:
-                pass
+            # SIGTERM first: srun then cancels its job and removes its folder; SIGKILL after.
+            for sig, wait in ((signal.SIGTERM, 40), (signal.SIGKILL, 10)):
+                try:
+                    os.killpg(self.pid, sig)
+                except OSError:
+                    pass
+                if self.reaped(wait):
+                    break
         os.close(self.fd)
+
+    def reaped(self, wait):
+        end = time.time() + wait
+        while time.time() < end:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return True
+            if pid == self.pid:
+                self.status = os.waitstatus_to_exitcode(status)
+                return True
+            try:
+                if select.select([self.fd], [], [], 0.1)[0]:
+                    os.read(self.fd, 65536)
+            except OSError:
+                time.sleep(0.1)
+        return False
 
 
 class SrunIoTest(unittest.TestCase):
