@@ -49,6 +49,18 @@ TEST(SrunArgsTest, StepAndJobOptions) {
                                       "hostname", "-n", "5"}));
 }
 
+TEST(SrunArgsTest, InputAndPty) {
+  SrunOptions o = Parse({"-i", "none", "-n2", "cat"});
+  EXPECT_EQ(o.input, "none");
+  EXPECT_FALSE(o.pty);
+  o = Parse({"--pty", "bash", "-i"});
+  EXPECT_TRUE(o.pty);
+  EXPECT_EQ(o.command, (std::vector<std::string>{"bash", "-i"}));
+  // The srun inside a job srun creates makes the terminal.
+  EXPECT_EQ(InnerSrunArgs("/b/berth", o),
+            (std::vector<std::string>{"/b/berth", "srun", "--pty", "--", "bash", "-i"}));
+}
+
 TEST(SrunArgsTest, Errors) {
   struct Case {
     std::vector<std::string> args;

@@ -29,6 +29,12 @@ def set_size(fd, rows, cols):
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack('HHHH', rows, cols, 0, 0))
 
 
+def is_raw(fd):
+    """Whether the terminal (seen from its master: Linux shares the settings) is in raw mode."""
+    lflag = termios.tcgetattr(fd)[3]
+    return not lflag & (termios.ICANON | termios.ECHO | termios.ISIG)
+
+
 class Terminal:
     """A command on a pseudo-terminal of its own (a session whose controlling terminal it is)."""
 
@@ -225,6 +231,7 @@ class SrunIoTest(unittest.TestCase):
             'echo ready; while :; do sleep 0.2; done'
             "'; echo srun-rc=$?; stty -g > after", rows=40, cols=120)
         t.read_until('ready')
+        self.assertTrue(is_raw(t.fd))
         self.assertIn(b'on-a-tty', t.out)
         self.assertIn(b'size 40 120 job=', t.out)
         if ROOT:
@@ -238,6 +245,43 @@ class SrunIoTest(unittest.TestCase):
         with open(os.path.join(self.work, 'before')) as a, \
                 open(os.path.join(self.work, 'after')) as b:
             self.assertEqual(a.read(), b.read())  # raw mode undone
+
+    def test_pty_in_an_allocation_from_a_terminal(self):
+        # As in salloc's shell: srun with the allocation's SLURM_* variables runs the step
+        # itself, task 0 on a terminal fed by the caller's (raw) one.
+        envfile = os.path.join(self.work, 'allocation.env')
+        jid = self.c.submit({'name': 'alloc', 'script': f'#!/bin/sh\nenv > {envfile}.tmp; '
+                             f'mv {envfile}.tmp {envfile}; sleep 120\n', 'work_dir': self.work,
+                             'time_limit': 180, 'gpus_per_node': 1})
+        self.addCleanup(self.c.api, 'POST', '/v1/jobs/cancel', {'ids': [str(jid)]})
+        self.c.wait(lambda: os.path.exists(envfile), 'the allocation', 30)
+        with open(envfile) as f:
+            alloc = dict(line.split('=', 1) for line in f.read().splitlines()
+                         if line.startswith(('SLURM_', 'CUDA_VISIBLE_DEVICES=')))
+        t = Terminal(['sh', '-c',
+                      'stty -g > before3; '
+                      "srun --pty sh -c '"
+                      'echo size $(stty size) job=$SLURM_JOB_ID step=$SLURM_STEP_ID '
+                      'gpus=$CUDA_VISIBLE_DEVICES; '
+                      'trap "echo resized \\$(stty size)" WINCH; trap "echo got-int; exit 6" INT; '
+                      'echo ready; while :; do sleep 0.2; done'
+                      "'; echo srun-rc=$?; stty -g > after3"],
+                     dict(self.env, **alloc), self.work, rows=30, cols=90)
+        self.addCleanup(t.close)
+        t.read_until('ready')
+        self.assertTrue(is_raw(t.fd))
+        self.assertIn(f'size 30 90 job={jid} step=0 gpus={alloc["CUDA_VISIBLE_DEVICES"]}'.encode(),
+                      t.out)
+        set_size(t.fd, 33, 99)
+        t.read_until('resized 33 99')
+        t.send(b'\x03')
+        t.read_until('got-int')
+        t.read_until('srun-rc=6')
+        self.assertEqual(t.wait(), 0)
+        self.assertFalse(is_raw(t.fd))
+        with open(os.path.join(self.work, 'before3')) as a, \
+                open(os.path.join(self.work, 'after3')) as b:
+            self.assertEqual(a.read(), b.read())
 
     def test_pty_shell_reads_what_is_typed_and_exits_with_its_code(self):
         t = self.terminal('srun --pty sh; echo srun-rc=$?')
@@ -271,6 +315,7 @@ class SrunIoTest(unittest.TestCase):
         t = Terminal(['srun', '--pty', '-J', 'waits', 'true'], self.env, self.work)
         self.addCleanup(t.close)
         t.read_until('queued and waiting for resources')
+        self.assertFalse(is_raw(t.fd))
         t.send(b'\x03')
         self.assertNotEqual(t.wait(), 0)
         self.assertIn(b'has been revoked', t.out)
