@@ -22,11 +22,13 @@
 #include "api/step_record.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/srun_relay.h"
 #include "common/hostlist.h"
 #include "config/job_options.h"
 #include "image/container_spec.h"
 #include "slurm/job_view.h"
 #include "slurm/srun.h"
+#include "slurm/srun_stdio.h"
 #include "slurm/srun_step.h"
 
 extern char** environ;
@@ -114,6 +116,7 @@ class ControllerNodes : public slurm::RemoteNodes {
     std::vector<std::string> argv = opt_.step_args;
     argv.push_back("--");
     argv.insert(argv.end(), opt_.command.begin(), opt_.command.end());
+    WarnOfLostInput();
     std::string out = FileBehind(STDOUT_FILENO), err = FileBehind(STDERR_FILENO);
     if (out.empty() || err.empty()) {
       std::fprintf(stderr,
@@ -190,6 +193,30 @@ class ControllerNodes : public slurm::RemoteNodes {
   }
 
  private:
+  // srun's input reaches the tasks of its own node only: the other nodes' tasks that would read
+  // it (all of them by default, or the one -i names) read /dev/null there. Said where it
+  // matters: srun's input is not /dev/null (as it is in a batch script).
+  void WarnOfLostInput() const {
+    if (opt_.pty || slurm::IsDevNull(STDIN_FILENO)) return;
+    const slurm::InputMode in = slurm::ParseInputMode(opt_.input, layout_.ntasks);
+    std::vector<std::string> lost;
+    for (size_t n = 0; n < layout_.nodes.size(); ++n) {
+      if (std::find(nodes_.begin(), nodes_.end(), layout_.nodes[n]) == nodes_.end()) continue;
+      const std::vector<int32_t> ids = layout_.TaskIds(n);
+      if (in.kind == slurm::InputMode::Kind::kAll ||
+          (in.kind == slurm::InputMode::Kind::kTask &&
+           std::find(ids.begin(), ids.end(), in.task) != ids.end())) {
+        lost.push_back(layout_.nodes[n]);
+      }
+    }
+    if (lost.empty()) return;
+    std::fprintf(stderr,
+                 "srun: warning: srun's standard input is not forwarded to the tasks on %s (berth "
+                 "forwards it to tasks on srun's own node only): they read /dev/null; use "
+                 "--input=FILE on a shared filesystem\n",
+                 hostlist::Compress(lost).c_str());
+  }
+
   // Seconds srun waits for an answer about the other nodes before it gives their part up.
   static constexpr time_t kControllerGoneSeconds = 60;
   std::string Path() const { return "/v1/jobs/" + std::to_string(alloc_.job_id) + "/steps"; }
@@ -288,8 +315,43 @@ int RunStepPart(const SrunOptions& opt, const slurm::Allocation& alloc, const sl
   return slurm::RunLocalStep(step);
 }
 
+// The srun inside a job that an srun outside an allocation created: its input (and --pty's
+// window size) come from that srun (srun_relay.h). False when it could not be reached and the
+// step cannot go on without it (--pty); the message is printed.
+bool UseRelay(const SrunOptions& opt, const std::string& path, slurm::LocalStep& step) {
+  Result<InnerRelay> relay = ConnectRelay(path, opt.pty);
+  if (relay.ok()) {
+    step.input_fd = relay->input_fd;
+    step.window = relay->window;
+    step.window_now = relay->window_now;
+    return true;
+  }
+  if (opt.pty) {
+    std::fprintf(stderr,
+                 "srun: error: --pty: cannot reach the srun that created this job (%s): berth "
+                 "forwards a terminal only to a job on srun's own host\n",
+                 relay.status().message().c_str());
+    return false;
+  }
+  std::fprintf(stderr,
+               "srun: warning: srun's standard input is not forwarded (%s): berth forwards it "
+               "only to a job on srun's own host; the tasks read /dev/null\n",
+               relay.status().message().c_str());
+  step.input_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return true;
+}
+
 int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
-                    const slurm::EnvList& env) {
+                    const slurm::EnvList& srun_env) {
+  std::string relay;
+  slurm::EnvList env;
+  for (const auto& [n, v] : srun_env) {
+    if (n == kRelayVariable) {
+      relay = v;
+    } else {
+      env.emplace_back(n, v);
+    }
+  }
   for (const auto& [n, v] : env) {
     if (n == slurm::kStepVariable) return RunStepPart(opt, alloc, env, v);
   }
@@ -297,6 +359,12 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
       slurm::StepContainer(opt, env, Cwd(), /*new_job=*/false);
   if (!container.ok()) {
     std::fprintf(stderr, "srun: error: %s\n", container.status().message().c_str());
+    return 1;
+  }
+  if (opt.pty && container->has_value()) {
+    std::fprintf(stderr,
+                 "srun: error: --pty with a container is not supported by berth yet (a "
+                 "container's tasks start through the controller, which forwards no terminal)\n");
     return 1;
   }
   Result<slurm::StepLayout> layout = slurm::PlanStep(opt, alloc);
@@ -310,6 +378,7 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
   slurm::LocalStep step{opt, alloc, *layout, split.local, slurm::NextStepId(alloc), env};
   StepRecorder recorder(opt, alloc, *layout, step.step_id, env);
   step.observer = &recorder;
+  if (!relay.empty() && !UseRelay(opt, relay, step)) return 1;
   std::optional<ControllerNodes> remote;
   if (!split.others.empty()) {
     remote.emplace(opt, alloc, *layout, step.step_id, env, split.others,
@@ -371,9 +440,10 @@ class Tail {
 // Blocks the signals the job mode handles itself, and takes the ones that came.
 class SignalWatch {
  public:
-  SignalWatch() {
+  explicit SignalWatch(bool window) {
     sigemptyset(&mask_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&mask_, sig);
+    if (window) sigaddset(&mask_, SIGWINCH);  // --pty: the terminal's size goes to the job
     sigprocmask(SIG_BLOCK, &mask_, &old_);
   }
   ~SignalWatch() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
@@ -391,7 +461,8 @@ class SignalWatch {
 struct JobMode {
   Client& client;
   uint32_t job_id = 0;
-  std::string dir;  // the temporary folder of the job's output files
+  std::string dir;              // the temporary folder of the job's output files
+  OuterRelay* relay = nullptr;  // srun's input (and terminal) to the job's srun, if forwarded
 };
 
 // The job's record, or nothing while the controller does not answer.
@@ -461,7 +532,17 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
   bool started = false, queued_said = false, aborted = false;
   time_t unreachable_since = 0, abort_deadline = 0;
   for (int tick = 0;; ++tick) {
-    int sig = signals.Wait(kTickMillis);
+    int sig = 0;
+    if (m.relay != nullptr) {
+      m.relay->Poll(kTickMillis);
+      sig = signals.Wait(0);
+    } else {
+      sig = signals.Wait(kTickMillis);
+    }
+    if (sig == SIGWINCH) {
+      m.relay->WindowChanged();
+      sig = 0;
+    }
     if (sig != 0 && !aborted) {
       // Which message fits depends on whether the job has started, which the last poll may not
       // have seen yet: ask before cancelling.
@@ -519,7 +600,8 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
 }
 
 // Builds the job: the allocation options, and the inner srun as its program.
-Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std::string& dir) {
+Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std::string& dir,
+                   const std::string& relay) {
   core::JobSpec spec;
   core::JobExecSpec exec;
   for (const auto& [name, value] : opt.job_options) {
@@ -534,12 +616,14 @@ Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std:
   exec.argv = slurm::InnerSrunArgs(SelfPath(), opt);
   exec.work_dir = opt.chdir.empty() ? Cwd() : opt.chdir;
   exec.environment = Exported(opt.export_env, env);
+  if (!relay.empty()) exec.environment.emplace_back(kRelayVariable, relay);
   exec.stdout_pattern = dir + "/out";
   exec.stderr_pattern = dir + "/err";
   return api::EncodeJob(spec, &exec);
 }
 
 void RemoveDir(const std::string& dir) {
+  unlink((dir + "/io.sock").c_str());
   unlink((dir + "/out").c_str());
   unlink((dir + "/err").c_str());
   rmdir(dir.c_str());
@@ -559,7 +643,21 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
     return 1;
   }
   const std::string dir = tmpl;
-  Result<json> body = JobOf(opt, env, dir);
+  // srun's input goes to the job's srun unless --input names a file or none (Slurm's default
+  // is every task).
+  const slurm::InputMode in = slurm::ParseInputMode(opt.input, INT32_MAX);
+  std::unique_ptr<OuterRelay> relay;
+  if (opt.pty || in.kind == slurm::InputMode::Kind::kAll ||
+      in.kind == slurm::InputMode::Kind::kTask) {
+    Result<std::unique_ptr<OuterRelay>> r = OuterRelay::Listen(dir + "/io.sock", opt.pty);
+    if (!r.ok()) {
+      RemoveDir(dir);
+      std::fprintf(stderr, "srun: error: %s\n", r.status().message().c_str());
+      return 1;
+    }
+    relay = std::move(*r);
+  }
+  Result<json> body = JobOf(opt, env, dir, relay ? dir + "/io.sock" : "");
   if (!body.ok()) {
     RemoveDir(dir);
     std::fprintf(stderr, "srun: error: %s\n", body.status().message().c_str());
@@ -570,7 +668,8 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
     RemoveDir(dir);
     return Fail("srun", c.status());
   }
-  SignalWatch signals;  // from the submission on: Ctrl-C must not leave the job behind
+  // From the submission on: Ctrl-C must not leave the job behind.
+  SignalWatch signals(opt.pty);
   Result<json> r = (*c)->Call("POST", "/v1/jobs", *body);
   if (!r.ok()) {
     RemoveDir(dir);
@@ -578,9 +677,12 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
                  r.status().message().c_str());
     return 1;
   }
-  JobMode m{**c, r->value("job_id", 0u), dir};
+  JobMode m{**c, r->value("job_id", 0u), dir, relay.get()};
   if (opt.verbose > 0) std::fprintf(stderr, "srun: jobid %u submitted\n", m.job_id);
-  int rc = FollowJob(m, signals);
+  // --pty: once the job's srun is there, the caller's keys go to the job's terminal as typed (^C
+  // too, which then reaches the task, not srun); the relay puts the terminal back.
+  const int rc = FollowJob(m, signals);
+  relay.reset();
   RemoveDir(dir);
   return rc;
 }
@@ -592,12 +694,24 @@ int SrunMain(int argc, char** argv) {
   if (!args.empty()) args[0] = "srun";  // getopt's messages name the program
   slurm::SrunParse parsed = slurm::ParseSrunArgs(args);
   if (parsed.done) return PrintParseExit(parsed);
-  const SrunOptions& opt = parsed.options;
+  SrunOptions& opt = parsed.options;
   if (opt.version) {
     std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);
     return 0;
   }
   const slurm::EnvList env = Environment();
+  // The srun a user started, without a terminal: --pty is dropped with Slurm 22.05's words (not
+  // in the sruns berth itself starts for a job or another node's part, whose input is not the
+  // user's: the first srun decided).
+  const bool started_by_berth = std::any_of(env.begin(), env.end(), [](const auto& e) {
+    return e.first == kRelayVariable || e.first == slurm::kStepVariable;
+  });
+  if (opt.pty && !started_by_berth && !isatty(STDIN_FILENO)) {
+    std::fprintf(stderr, "srun: error: ioctl(TIOCGWINSZ): %s\n", std::strerror(ENOTTY));
+    std::fprintf(stderr, "srun: error: Not using a pseudo-terminal, disregarding --pty option\n");
+    opt.pty = false;
+    std::erase(opt.step_args, "--pty");
+  }
   Result<slurm::Allocation> alloc = slurm::AllocationFromEnv(env);
   if (alloc.ok()) return RunInAllocation(opt, *alloc, env);
   if (alloc.status().code() != StatusCode::kNotFound) {

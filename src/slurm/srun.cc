@@ -277,7 +277,9 @@ std::string ApplyOption(int c, const std::string& value, SrunOptions& o) {
       o.version = true;
       return "";
     case kPty:
-      return "srun: error: --pty is not supported by berth yet (no terminal forwarding)";
+      o.pty = true;
+      o.step_args.push_back("--pty");
+      return "";
     case kX11:
       return "srun: error: --x11 is not supported by berth";
     case 'm':
@@ -350,6 +352,9 @@ SrunParse ParseSrunArgs(const std::vector<std::string>& args) {
   if (o.version) return result;
   o.command = std::move(*operands);
   if (o.command.empty()) return Finish(1, "srun: fatal: No command given to execute.\n");
+  if (o.pty && (!o.error.empty() || !o.input.empty() || !o.output.empty())) {
+    return Finish(1, "srun: error: --error/--input/--output are incompatible with --pty\n");
+  }
   return result;
 }
 
@@ -374,7 +379,9 @@ std::string SrunHelp() {
          "  -l, --label                 prefix each output line with its task id\n"
          "  -o, --output=pattern        task output to a file (%j %s %t %n %N %u %x %%)\n"
          "  -e, --error=pattern         task errors to a file\n"
-         "  -i, --input=pattern         task input from a file\n"
+         "  -i, --input=all|none|taskid|pattern  where the tasks' input comes from (default:\n"
+         "                              srun's standard input, copied to every task)\n"
+         "      --pty                   run task 0 on a pseudo-terminal (an interactive shell)\n"
          "  -w, --nodelist=hosts        the step's nodes\n"
          "  -D, --chdir=path            run the tasks in this directory\n"
          "  -O, --overcommit            allow more tasks than CPUs\n"

@@ -42,6 +42,7 @@ struct SrunOptions {
   int32_t gpus_per_task = 0;
   int32_t ntasks_per_node = 0;
   bool label = false;
+  bool pty = false;                  // --pty: task 0 on a pseudo-terminal (srun_stdio.h)
   std::string output, error, input;  // patterns; "" = the terminal (or the job's files)
   std::string nodelist;              // -w: the step's nodes
   std::string chdir;                 // -D

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "slurm/srun_stdio.h"
+
 extern char** environ;
 
 namespace berth::slurm {
@@ -38,6 +40,7 @@ struct LabelledStream {
   int read_fd = -1;
   int dest_fd = -1;
   std::string partial;
+  bool raw = false;  // a terminal's output: passed on as it comes, not by lines
 };
 
 struct Task {
@@ -49,6 +52,9 @@ struct Task {
   rusage usage{};                            // the kernel's count once it was waited for
   std::vector<std::string> env;              // NAME=value
   int out_fd = -1, err_fd = -1, in_fd = -1;  // what the child gets as 0/1/2 (-1: srun's own)
+  bool input_from_srun = false;  // in_fd is a pipe's read end that srun's input is copied to
+  int input_sink = -1;           // that pipe's write end, for the fanout
+  int pty_slave = -1;            // --pty's task 0: its terminal (0, 1 and 2 at once)
   LabelledStream out, err;
 };
 
@@ -64,6 +70,11 @@ void WriteAll(int fd, const std::string& text) {
 
 // Emits complete lines of `s` with the label; at EOF (`flush`) the rest too.
 void EmitLines(LabelledStream& s, const std::string& label, bool flush) {
+  if (s.raw) {
+    WriteAll(s.dest_fd, s.partial);
+    s.partial.clear();
+    return;
+  }
   size_t start = 0;
   std::string chunk;
   for (size_t nl; (nl = s.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
@@ -109,7 +120,75 @@ PatternContext ContextOf(const LocalStep& s, int32_t task_id) {
   return c;
 }
 
-// Resolves -o/-e/-i into the tasks' file descriptors. Returns an error line, or "".
+// Where each task's standard input comes from (-i, --pty). Returns an error line, or "".
+std::string OpenTaskInputs(const LocalStep& s, std::vector<Task>& tasks) {
+  const InputMode in = ParseInputMode(s.options.input, s.layout.ntasks);
+  int null_fd = -1;
+  auto dev_null = [&]() {
+    if (null_fd < 0) null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return null_fd;
+  };
+  for (Task& t : tasks) {
+    if (s.options.pty) {
+      // Task 0's terminal is its input; the others read nothing (Slurm: --input=0).
+      if (t.global_id != 0) t.in_fd = dev_null();
+      continue;
+    }
+    switch (in.kind) {
+      case InputMode::Kind::kAll:
+        t.input_from_srun = true;
+        break;
+      case InputMode::Kind::kNone:
+        t.in_fd = dev_null();
+        break;
+      case InputMode::Kind::kTask:
+        if (t.global_id == in.task) {
+          t.input_from_srun = true;
+        } else {
+          t.in_fd = dev_null();
+        }
+        break;
+      case InputMode::Kind::kFile:
+        // Each task its own descriptor: every task reads the whole file, as Slurm broadcasts it.
+        t.in_fd = OpenFile(ExpandSrunPattern(in.pattern, ContextOf(s, t.global_id)), true, false);
+        if (t.in_fd < 0) {
+          return std::string("srun: error: Could not open stdin file: ") + std::strerror(errno);
+        }
+        break;
+    }
+    if (t.in_fd < 0 && !t.input_from_srun) {
+      return std::string("srun: error: Could not open stdin file: ") + std::strerror(errno);
+    }
+  }
+  return "";
+}
+
+// Pipes for the tasks that read srun's input, and --pty's terminal for task 0.
+std::string MakeInputPipes(const LocalStep& s, const std::optional<winsize>& window,
+                           std::vector<Task>& tasks, Pty* pty) {
+  for (Task& t : tasks) {
+    if (s.options.pty && t.global_id == 0) {
+      Result<Pty> p = OpenPty(window);
+      if (!p.ok()) return "srun: error: " + p.status().message();
+      *pty = *p;
+      t.pty_slave = p->slave;
+      t.out.read_fd = p->master;
+      t.out.dest_fd = STDOUT_FILENO;
+      t.out.raw = true;
+      continue;
+    }
+    if (!t.input_from_srun) continue;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      return std::string("srun: error: pipe: ") + std::strerror(errno);
+    }
+    t.in_fd = fds[0];
+    t.input_sink = fds[1];
+  }
+  return "";
+}
+
+// Resolves -o/-e into the tasks' file descriptors. Returns an error line, or "".
 std::string OpenTaskFiles(const LocalStep& s, std::vector<Task>& tasks) {
   const SrunOptions& o = s.options;
   std::vector<std::pair<std::string, int>> opened;  // shared files: path -> fd
@@ -125,19 +204,22 @@ std::string OpenTaskFiles(const LocalStep& s, std::vector<Task>& tasks) {
     return fd;
   };
   for (Task& t : tasks) {
+    if (o.pty && t.global_id != 0) {
+      // --pty: the other tasks' output goes nowhere, as Slurm's --pty sets -o/-e to task 0.
+      t.out_fd = t.err_fd = fd_for("/dev/null", t.global_id, false);
+      continue;
+    }
     if (!o.output.empty()) t.out_fd = fd_for(o.output, t.global_id, false);
     if (!o.error.empty()) {
       t.err_fd = fd_for(o.error, t.global_id, false);
     } else if (!o.output.empty()) {
       t.err_fd = t.out_fd;  // -o without -e: both streams to the same file, as srun does
     }
-    if (!o.input.empty()) t.in_fd = fd_for(o.input, t.global_id, true);
-    if ((!o.output.empty() && t.out_fd < 0) || (!o.error.empty() && t.err_fd < 0) ||
-        (!o.input.empty() && t.in_fd < 0)) {
+    if ((!o.output.empty() && t.out_fd < 0) || (!o.error.empty() && t.err_fd < 0)) {
       return std::string("srun: error: cannot open the task's files: ") + std::strerror(errno);
     }
   }
-  return "";
+  return OpenTaskInputs(s, tasks);
 }
 
 // With -l each stream goes through a pipe; its lines go to the task's file or srun's own.
@@ -161,7 +243,17 @@ bool MakeLabelPipes(Task& t) {
 [[noreturn]] void ExecTask(const LocalStep& s, Task& t, const sigset_t& old_mask) {
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   for (int sig : kForwarded) signal(sig, SIG_DFL);
-  setpgid(0, 0);  // its own group: srun alone passes signals on, as from a remote node
+  signal(SIGPIPE, SIG_DFL);  // srun ignores it while it copies input; the task must not
+  if (t.pty_slave >= 0) {
+    // --pty: a session of its own on the pseudo-terminal, so that ^C and ^Z typed there reach
+    // its foreground process group as signals, as on a terminal.
+    if (!BecomeTerminalSession(t.pty_slave)) {
+      std::fprintf(stderr, "slurmstepd: error: pseudo-terminal: %s\n", std::strerror(errno));
+      _exit(1);
+    }
+  } else {
+    setpgid(0, 0);  // its own group: srun alone passes signals on, as from a remote node
+  }
   if (t.in_fd >= 0) dup2(t.in_fd, STDIN_FILENO);
   if (t.out_fd >= 0) dup2(t.out_fd, STDOUT_FILENO);
   if (t.err_fd >= 0) dup2(t.err_fd, STDERR_FILENO);
@@ -186,12 +278,13 @@ bool MakeLabelPipes(Task& t) {
   _exit(err);  // as slurmstepd: the task's exit code is the errno (2 for a missing program)
 }
 
+// Set once srun passed on a signal that ends a step (step_usage.h): the step's state then.
+// One step per srun process.
+bool ending_signal_passed = false;
+
 // To each task's own process, not its children: as slurmstepd signals a step (Slurm's
 // proctrack sends signals other than KILL to the tasks alone), so that a task's handler runs
 // and what it started goes on.
-// Set once srun passed on a signal that ends a step (step_usage.h): the step's state then.
-bool ending_signal_passed = false;
-
 void ForwardSignal(const LocalStep& s, std::vector<Task>& tasks, int sig) {
   if (EndsStep(sig)) ending_signal_passed = true;
   for (const Task& t : tasks) {
@@ -209,7 +302,7 @@ std::vector<TaskEnd> WaitForRemote(const LocalStep& s, int sigfd) {
     if (poll(&p, 1, kPollMillis) > 0 && (p.revents & POLLIN)) {
       signalfd_siginfo info;
       while (read(sigfd, &info, sizeof(info)) == sizeof(info)) {
-        if (info.ssi_signo == SIGCHLD) continue;
+        if (info.ssi_signo == SIGCHLD || info.ssi_signo == SIGWINCH) continue;
         if (EndsStep(static_cast<int>(info.ssi_signo))) ending_signal_passed = true;
         s.remote->Signal(static_cast<int>(info.ssi_signo));
       }
@@ -239,8 +332,23 @@ bool AllEnded(const std::vector<Task>& tasks) {
   return true;
 }
 
-// Waits for the tasks (and, with -l, their output), passing signals on.
-void WaitForTasks(const LocalStep& s, std::vector<Task>& tasks, int sigfd) {
+// The caller's window size, passed on to --pty's terminal (SIGWINCH).
+void RelayWindowSize(const LocalStep& s, int pty_master) {
+  if (pty_master < 0) return;
+  std::optional<winsize> size;
+  if (s.window_now) {
+    size = s.window_now();
+  } else {
+    size = TerminalSize(s.input_fd);
+    if (!size) size = TerminalSize(STDOUT_FILENO);
+  }
+  if (size) (void)SetTerminalSize(pty_master, *size);
+}
+
+// Waits for the tasks (and, with -l or --pty, their output), copying srun's input to them and
+// passing signals on.
+void WaitForTasks(const LocalStep& s, std::vector<Task>& tasks, int sigfd, InputFanout* fanout,
+                  int pty_master) {
   int64_t drain_left = kDrainMillis;
   while (true) {
     std::vector<pollfd> fds = {{sigfd, POLLIN, 0}};
@@ -252,6 +360,8 @@ void WaitForTasks(const LocalStep& s, std::vector<Task>& tasks, int sigfd) {
         streams.push_back(st);
       }
     }
+    const size_t first_input = fds.size();
+    if (fanout != nullptr && !AllEnded(tasks)) fanout->Prepare(fds);
     const bool ended = AllEnded(tasks);
     if (ended && streams.empty()) return;
     if (ended && drain_left <= 0) {
@@ -265,17 +375,20 @@ void WaitForTasks(const LocalStep& s, std::vector<Task>& tasks, int sigfd) {
     const int timeout = ended ? 100 : -1;
     if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) return;
     if (ended) drain_left -= 100;
+    if (fanout != nullptr && fds.size() > first_input) fanout->Handle(fds);
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info;
       while (read(sigfd, &info, sizeof(info)) == sizeof(info)) {
         if (info.ssi_signo == SIGCHLD) {
           Reap(tasks);
+        } else if (info.ssi_signo == SIGWINCH) {
+          RelayWindowSize(s, pty_master);
         } else {
           ForwardSignal(s, tasks, static_cast<int>(info.ssi_signo));
         }
       }
     }
-    for (size_t i = 1; i < fds.size(); ++i) {
+    for (size_t i = 1; i < first_input; ++i) {
       if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       LabelledStream& st = *streams[i - 1];
       const Task* owner = nullptr;
@@ -302,6 +415,8 @@ int RunLocalStep(const LocalStep& s) {
   const bool here = s.local_node < s.layout.nodes.size();
   std::vector<int32_t> ids = here ? s.layout.TaskIds(s.local_node) : std::vector<int32_t>{};
   std::vector<Task> tasks(ids.size());
+  std::optional<winsize> window = s.window;
+  if (s.options.pty && !window) window = TerminalSize(s.input_fd);
   for (size_t i = 0; i < ids.size(); ++i) {
     Task& t = tasks[i];
     t.global_id = ids[i];
@@ -316,6 +431,17 @@ int RunLocalStep(const LocalStep& s) {
     for (const auto& [n, v] : TaskEnvironment(s.base_env, s.layout, who, s.step_id, *gpus)) {
       t.env.push_back(n + "=" + v);
     }
+    if (s.options.pty && window) {  // as Slurm's srun --pty sets them for the step
+      t.env.push_back("SLURM_PTY_WIN_COL=" + std::to_string(window->ws_col));
+      t.env.push_back("SLURM_PTY_WIN_ROW=" + std::to_string(window->ws_row));
+    }
+  }
+  if (s.options.pty && !s.part_of_remote_step && !tasks.empty() && tasks.front().global_id != 0) {
+    std::fprintf(stderr,
+                 "srun: error: --pty: task 0 runs on %s, not on this node: berth gives a terminal "
+                 "to a task on srun's own node only\n",
+                 s.layout.nodes.front().c_str());
+    return 1;
   }
   if (std::string e = OpenTaskFiles(s, tasks); !e.empty()) {
     std::fprintf(stderr, "%s\n", e.c_str());
@@ -323,16 +449,23 @@ int RunLocalStep(const LocalStep& s) {
   }
   if (s.options.label) {
     for (Task& t : tasks) {
+      if (s.options.pty && t.global_id == 0) continue;  // a terminal has no lines to label
       if (!MakeLabelPipes(t)) {
         std::fprintf(stderr, "srun: error: pipe: %s\n", std::strerror(errno));
         return 1;
       }
     }
   }
+  Pty pty;
+  if (std::string e = MakeInputPipes(s, window, tasks, &pty); !e.empty()) {
+    std::fprintf(stderr, "%s\n", e.c_str());
+    return 1;
+  }
   sigset_t mask, old_mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
   for (int sig : kForwarded) sigaddset(&mask, sig);
+  if (s.options.pty) sigaddset(&mask, SIGWINCH);
   sigprocmask(SIG_BLOCK, &mask, &old_mask);
   int sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (s.remote != nullptr && !s.remote->Start()) {
@@ -340,11 +473,21 @@ int RunLocalStep(const LocalStep& s) {
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     return 1;
   }
+  // A task that stops reading its input must not kill srun with SIGPIPE.
+  struct sigaction ignore_pipe = {}, old_pipe = {};
+  ignore_pipe.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore_pipe, &old_pipe);
+  // --pty: the caller's keys go to the task's terminal as they are typed (^C included), until
+  // srun returns, whatever ends the step (the task, a signal srun passes on).
+  std::optional<RawTerminal> raw;
+  if (s.options.pty) raw.emplace(s.input_fd);
   std::fflush(nullptr);
   for (Task& t : tasks) {
     t.pid = fork();
     if (t.pid == 0) ExecTask(s, t, old_mask);
-    if (t.pid > 0) setpgid(t.pid, t.pid);  // also here: a signal may come before the child runs
+    // Also here: a signal may come before the child runs. Not for --pty's task: it makes a
+    // session of its own, which a process group leader may not.
+    if (t.pid > 0 && t.pty_slave < 0) setpgid(t.pid, t.pid);
     if (t.pid < 0) {
       std::fprintf(stderr, "srun: error: fork: %s\n", std::strerror(errno));
       t.ended = true;
@@ -353,13 +496,33 @@ int RunLocalStep(const LocalStep& s) {
   }
   if (s.options.label) {
     for (Task& t : tasks) {
+      if (t.out.read_fd < 0 || t.out.raw) continue;
       close(t.out_fd);  // the write ends now belong to the tasks
       close(t.err_fd);
     }
   }
+  // The read ends of the input pipes and the terminal's slave now belong to the tasks: a task
+  // that ends or closes its input makes srun's writes fail, and the master sees the end.
+  std::optional<InputFanout> fanout;
+  for (Task& t : tasks) {
+    if (t.input_sink >= 0) {
+      close(t.in_fd);
+      if (!fanout) fanout.emplace(s.input_fd);
+      fanout->AddSink(t.input_sink, InputFanout::AtEnd::kClose);
+    }
+    if (t.pty_slave >= 0) {
+      close(t.pty_slave);
+      if (!fanout) fanout.emplace(s.input_fd);
+      fanout->AddSink(dup(pty.master), InputFanout::AtEnd::kEofChar);
+    }
+  }
   if (s.observer != nullptr) s.observer->Started();
   Reap(tasks);
-  WaitForTasks(s, tasks, sigfd);
+  WaitForTasks(s, tasks, sigfd, fanout ? &*fanout : nullptr, pty.master);
+  fanout.reset();
+  if (pty.master >= 0) close(pty.master);
+  if (raw) raw->Restore();
+  sigaction(SIGPIPE, &old_pipe, nullptr);
   std::vector<TaskEnd> ends;
   for (const Task& t : tasks) ends.push_back({t.global_id, t.wait_status});
   if (here) {

@@ -8,7 +8,11 @@
 #ifndef BERTH_SLURM_SRUN_STEP_H_
 #define BERTH_SLURM_SRUN_STEP_H_
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -57,6 +61,14 @@ struct LocalStep {
   bool part_of_remote_step = false;
   RemoteNodes* remote = nullptr;  // on the batch node: the other nodes' tasks, if any
   StepObserver* observer = nullptr;
+  // What srun copies to the tasks that read its input (-i, --pty): its standard input, which is
+  // also the terminal --pty puts in raw mode.
+  int input_fd = STDIN_FILENO;
+  // --pty: the window size task 0's terminal starts with (the caller's terminal's).
+  std::optional<winsize> window = std::nullopt;
+  // --pty: the caller's window size after a SIGWINCH, where input_fd is not the caller's terminal
+  // (the srun inside a job srun created: src/cli/srun_relay.h). Unset: input_fd's size.
+  std::function<std::optional<winsize>()> window_now = nullptr;
 };
 
 // Launches the local tasks, forwards signals, waits for them and returns srun's exit code.

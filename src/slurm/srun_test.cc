@@ -49,6 +49,18 @@ TEST(SrunArgsTest, StepAndJobOptions) {
                                       "hostname", "-n", "5"}));
 }
 
+TEST(SrunArgsTest, InputAndPty) {
+  SrunOptions o = Parse({"-i", "none", "-n2", "cat"});
+  EXPECT_EQ(o.input, "none");
+  EXPECT_FALSE(o.pty);
+  o = Parse({"--pty", "bash", "-i"});
+  EXPECT_TRUE(o.pty);
+  EXPECT_EQ(o.command, (std::vector<std::string>{"bash", "-i"}));
+  // The srun inside a job srun creates makes the terminal.
+  EXPECT_EQ(InnerSrunArgs("/b/berth", o),
+            (std::vector<std::string>{"/b/berth", "srun", "--pty", "--", "bash", "-i"}));
+}
+
 TEST(SrunArgsTest, Errors) {
   struct Case {
     std::vector<std::string> args;
@@ -59,8 +71,10 @@ TEST(SrunArgsTest, Errors) {
       {{"-n", "x", "true"}, "srun: error: Invalid numeric value \"x\" for --ntasks\n"},
       {{"-N", "3-1", "true"}, "srun: error: invalid node count `3-1'\n"},
       {{"--bogus", "true"}, "Try \"srun --help\" for more information\n"},
-      {{"--pty", "bash"},
-       "srun: error: --pty is not supported by berth yet (no terminal forwarding)\n"},
+      {{"--pty", "-i", "none", "bash"},
+       "srun: error: --error/--input/--output are incompatible with --pty\n"},
+      {{"-o", "x", "--pty", "bash"},
+       "srun: error: --error/--input/--output are incompatible with --pty\n"},
       {{"-m", "cyclic", "true"},
        "srun: error: berth lays tasks out by block only (got --distribution=cyclic)\n"},
   };
