@@ -30,10 +30,19 @@ class GraceTimeTest(unittest.TestCase):
         os.makedirs(self.work)
         os.chmod(self.work, 0o777)
 
-    def job(self, body, partition):
-        return self.c.submit({'name': partition, 'script': '#!/bin/sh\n' + body + '\n',
-                              'work_dir': self.work, 'stdout': '/dev/null', 'time_limit': 600,
-                              'cpus_per_task': 2, 'partition': partition})
+    def job(self, body, partition, **extra):
+        spec = {'name': partition, 'script': '#!/bin/sh\n' + body + '\n',
+                'work_dir': self.work, 'stdout': '/dev/null', 'time_limit': 600,
+                'cpus_per_task': 2, 'partition': partition}
+        spec.update(extra)
+        return self.c.submit(spec)
+
+    def output(self, name):
+        """The run-N lines of an output file (the shell also reports the children it lost)."""
+        path = os.path.join(self.work, name)
+        if not os.path.exists(path):
+            return []
+        return [w for w in open(path).read().split() if w.startswith('run-')]
 
     def marker(self):
         path = os.path.join(self.work, 'marker')
@@ -42,9 +51,11 @@ class GraceTimeTest(unittest.TestCase):
     def test_a_trainer_checkpoints_within_its_grace_time_and_is_requeued(self):
         self.start(grace=20)
         # The handler "checkpoints" (notes the signal and the attempt) and exits.
+        # Its output file is opened for appending (--open-mode=append): each run adds to it.
         low = self.job('trap \'echo term-${SLURM_RESTART_COUNT:-0} >> marker; exit 0\' TERM\n'
                        'echo start-${SLURM_RESTART_COUNT:-0} >> marker\n'
-                       'sleep 300 & wait', 'spot')
+                       'echo run-${SLURM_RESTART_COUNT:-0}\n'
+                       'sleep 300 & wait', 'spot', stdout='out-%j.txt', open_mode='append')
         self.c.wait(lambda: self.marker() == ['start-0'], 'the spot job to start', 30)
         t0 = time.time()
         high = self.job('sleep 2', 'urgent')
@@ -55,6 +66,8 @@ class GraceTimeTest(unittest.TestCase):
         self.assertEqual(j['restart_count'], 1, j)
         # Requeued: it runs again (SLURM_RESTART_COUNT=1) once the urgent job is done.
         self.c.wait(lambda: 'start-1' in self.marker(), 'the spot job to run again', 60)
+        self.c.wait(lambda: self.output(f'out-{low}.txt') == ['run-0', 'run-1'],
+                    'both runs in the appended output', 10)
 
     def test_a_job_that_ignores_sigterm_is_ended_after_its_grace_time(self):
         self.start(grace=4)
@@ -78,9 +91,12 @@ class GraceTimeTest(unittest.TestCase):
 
     def test_without_a_grace_time_the_job_ends_at_once(self):
         self.start(grace=0)
+        # Its output file is truncated at each start (the default open mode): the second run's
+        # output replaces the first's.
         low = self.job('trap \'echo term >> marker\' TERM\n'
                        'echo start >> marker\n'
-                       'while true; do sleep 0.2; done', 'spot')
+                       'echo run-${SLURM_RESTART_COUNT:-0}\n'
+                       'while true; do sleep 0.2; done', 'spot', stdout='out-%j.txt')
         self.c.wait(lambda: self.marker() == ['start'], 'the spot job to start', 30)
         t0 = time.time()
         high = self.job('sleep 1', 'urgent')
@@ -88,6 +104,9 @@ class GraceTimeTest(unittest.TestCase):
         self.assertLess(time.time() - t0, 4)  # SIGTERM, KillWait=1, SIGKILL
         self.assertEqual(self.marker()[:2], ['start', 'term'])
         self.assertEqual(self.c.job(low)['restart_count'], 1)
+        self.assertEqual(self.output(f'out-{low}.txt'), ['run-0'])
+        self.c.wait(lambda: self.output(f'out-{low}.txt') == ['run-1'],
+                    'the second run to truncate the output', 30)
 
 
 if __name__ == '__main__':
