@@ -430,6 +430,20 @@ json JobTimes(const JobView& v, Time start, Time end, Duration elapsed) {
           {"user", {{"seconds", 0}, {"microseconds", 0}}}};
 }
 
+// A step's "tres" object as Slurm's REST API gives it: nothing under "requested", its peak (and
+// mean) memory under "consumed", what it holds under "allocated".
+json StepTres(json consumed_max, json consumed_average, json allocated) {
+  auto stats = [](json max, json average) {
+    return json{{"max", std::move(max)},
+                {"min", json::array()},
+                {"average", std::move(average)},
+                {"total", json::array()}};
+  };
+  return {{"requested", stats(json::array(), json::array())},
+          {"consumed", stats(std::move(consumed_max), std::move(consumed_average))},
+          {"allocated", std::move(allocated)}};
+}
+
 json BatchStepJson(const SacctJob& j) {
   const JobView& v = j.view;
   const std::string node = v.node_names.empty() ? "" : v.node_names.front();
@@ -449,18 +463,8 @@ json BatchStepJson(const SacctJob& j) {
             {"id", std::to_string(v.job_id) + ".batch"},
             {"name", "batch"}}},
           {"task", {{"distribution", "Unknown"}}},
-          {"tres",
-           {{"requested",
-             {{"max", json::array()},
-              {"min", json::array()},
-              {"average", json::array()},
-              {"total", json::array()}}},
-            {"consumed",
-             {{"max", TresList("mem=" + std::to_string(v.max_rss_mib) + "M")},
-              {"min", json::array()},
-              {"average", json::array()},
-              {"total", json::array()}}},
-            {"allocated", TresList(BatchTres(j))}}}};
+          {"tres", StepTres(TresList("mem=" + std::to_string(v.max_rss_mib) + "M"), json::array(),
+                            TresList(BatchTres(j)))}};
 }
 
 json StepJson(const SacctJob& j, const api::StepRecord& s) {
@@ -495,18 +499,9 @@ json StepJson(const SacctJob& j, const api::StepRecord& s) {
             {"id", std::to_string(v.job_id) + "." + std::to_string(s.id)},
             {"name", s.name}}},
           {"task", {{"distribution", "Block"}}},
-          {"tres",
-           {{"requested",
-             {{"max", json::array()},
-              {"min", json::array()},
-              {"average", json::array()},
-              {"total", json::array()}}},
-            {"consumed",
-             {{"max", TresList("mem=" + std::to_string(s.max_rss_kib / 1024) + "M")},
-              {"min", json::array()},
-              {"average", TresList("mem=" + std::to_string(s.ave_rss_kib / 1024) + "M")},
-              {"total", json::array()}}},
-            {"allocated", TresList("cpu=" + std::to_string(s.ncpus))}}}};
+          {"tres", StepTres(TresList("mem=" + std::to_string(s.max_rss_kib / 1024) + "M"),
+                            TresList("mem=" + std::to_string(s.ave_rss_kib / 1024) + "M"),
+                            TresList("cpu=" + std::to_string(s.ncpus)))}};
 }
 
 }  // namespace
