@@ -38,7 +38,7 @@ class SlurmCase(unittest.TestCase):
         cls.bin = os.path.join(cls.c.dir, 'bin')
         os.makedirs(cls.bin, exist_ok=True)
         os.chmod(cls.bin, 0o755)
-        for name in ('srun', 'scancel', 'sacct', 'seff'):
+        for name in ('srun', 'scancel', 'sacct', 'seff', 'scontrol'):
             os.symlink(os.path.abspath(BERTH), os.path.join(cls.bin, name))
 
     @classmethod
@@ -429,6 +429,34 @@ class SrunTest(SlurmCase):
                           'rank=1 local=1 node=0 step=0 n=2 nodes=node1'])
         self.assertEqual(lines[2], 'second step=1')
         self.assertEqual(sorted(lines[3:]), ['0: gpu=0', '1: gpu=1'])
+
+    def test_a_lightning_style_trainer_checkpoints_requeues_and_resumes(self):
+        # PyTorch Lightning's SLURM plugin: --signal=USR1@N warns the training step before the
+        # time limit; its handler saves a checkpoint and calls `scontrol requeue`; the job runs
+        # again with SLURM_RESTART_COUNT=1 and resumes from the checkpoint.
+        trainer = (
+            "import os, signal, subprocess, sys, time\n"
+            "restart = os.environ.get('SLURM_RESTART_COUNT', '0')\n"
+            "print('attempt', restart, flush=True)\n"
+            "if restart != '0':\n"
+            "    print('resumed from', open('ckpt').read(), flush=True)\n"
+            "    sys.exit(0)\n"
+            "def on_usr1(sig, frame):\n"
+            "    open('ckpt', 'w').write('step-42')\n"
+            "    subprocess.run(['scontrol', 'requeue', os.environ['SLURM_JOB_ID']], check=True)\n"
+            "    time.sleep(60)\n"
+            "signal.signal(signal.SIGUSR1, on_usr1)\n"
+            "time.sleep(120)\n")
+        with open(os.path.join(self.work, 'train.py'), 'w') as f:
+            f.write(trainer)
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir}
+        jid = self.c.submit(self.spec('srun python3 train.py', environment=env, time_limit=60,
+                                      signal='USR1@56', open_mode='append'))
+        self.c.wait(lambda: self.c.job(jid)['restart_count'] == 1 and
+                    self.c.job(jid)['state'] == 'COMPLETED', 'the job to run again and end', 90)
+        out = read_text(os.path.join(self.work, f'it-{jid}.out')).splitlines()
+        self.assertEqual([line for line in out if not line.startswith('srun:')],
+                         ['attempt 0', 'attempt 1', 'resumed from step-42'], out)
 
     def test_steps_are_accounted_as_sacct_rows(self):
         # Each srun is a step with its own row (Slurm's JOB.0, JOB.1, ...): state, exit code,
