@@ -16,6 +16,7 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/job_json.h"
@@ -254,19 +255,28 @@ class StepRecorder : public slurm::StepObserver {
     record_.nodes = hostlist::Compress(layout.nodes);
   }
 
+  ~StepRecorder() override {
+    if (starting_.joinable()) starting_.join();
+  }
+
+  // The start is sent beside the step, so that srun's loop (signals, output, input) never waits
+  // on the controller; the end once the start is through. The thread starts with srun's signals
+  // blocked (RunLocalStep blocked them first), so it takes none of them.
   void Started() override {
     record_.state = "RUNNING";
     record_.start = std::time(nullptr);
-    Send();
+    starting_ = std::thread([this, body = api::EncodeStepRecord(record_)] { Send(body); });
   }
   void Ended(const std::vector<slurm::TaskUsage>& local, const std::vector<slurm::TaskEnd>& ends,
              bool ending_signal_passed) override {
+    if (starting_.joinable()) starting_.join();
     slurm::FinishStepRecord(local, ends, ending_signal_passed, node_, std::time(nullptr), &record_);
-    Send();
+    Send(api::EncodeStepRecord(record_));
   }
 
  private:
-  void Send() {
+  // One call at a time: the end waits for the start's thread.
+  void Send(const json& body) {
     if (!client_) {
       Result<std::unique_ptr<Client>> c = Client::Connect();
       if (!c.ok()) return Warn(c.status());
@@ -275,7 +285,7 @@ class StepRecorder : public slurm::StepObserver {
     Result<json> r = client_->Call(
         "POST",
         "/v1/jobs/" + std::to_string(job_id_) + "/steps/" + std::to_string(record_.id) + "/record",
-        api::EncodeStepRecord(record_));
+        body);
     if (!r.ok()) Warn(r.status());
   }
   void Warn(const Status& st) {
@@ -290,6 +300,7 @@ class StepRecorder : public slurm::StepObserver {
   api::StepRecord record_;
   std::unique_ptr<Client> client_;
   bool warned_ = false;
+  std::thread starting_;
 };
 
 // On one of a step's other nodes: this node's tasks of the step the batch node's srun laid out.
