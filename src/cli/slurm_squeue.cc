@@ -23,6 +23,16 @@ using nlohmann::json;
 constexpr const char* kProg = "squeue";
 
 slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
+  if (o.steps) {  // step fields: -o letters only
+    slurm::OutputFormat f =
+        o.percent_form ? slurm::ParsePercentFormat(o.format) : slurm::ParseFieldList(o.format, 20);
+    for (const std::string& bad : slurm::ReplaceUnknownFields(
+             f, o.percent_form, [](std::string_view k) { return slurm::IsStepLetter(k); })) {
+      std::fprintf(stderr, "squeue: error: Invalid job step format specification: %s\n",
+                   bad.c_str());
+    }
+    return f;
+  }
   if (!o.percent_form) {
     slurm::OutputFormat f = slurm::ParseFieldList(o.format, 20);
     for (const std::string& bad : slurm::ReplaceUnknownFields(
@@ -65,6 +75,18 @@ int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& 
   // Without -t squeue shows no ended job: the controller leaves them out (of a list that holds
   // every job ended in the last MinJobAge, and would be parsed only to be dropped).
   const bool ended_too = o.json || !o.filter.states.empty();
+  if (o.steps) {  // -s: the running jobs' steps
+    Result<json> r = c.Call("GET", "/v1/jobs?state=RUNNING&steps=1");
+    if (!r.ok()) return Fail(kProg, r.status());
+    static const json kNoJobs = json::array();
+    const json& jobs = r->contains("jobs") ? r->at("jobs") : kNoJobs;
+    std::fputs(
+        slurm::RenderSqueueSteps(format, slurm::SqueueStepRows(jobs, ctx.now, o.filter, o.step_ids),
+                                 o.no_header, ctx.now)
+            .c_str(),
+        stdout);
+    return 0;
+  }
   Result<json> r = c.Call("GET", ended_too ? "/v1/jobs?all=1" : "/v1/jobs");
   if (!r.ok()) return Fail(kProg, r.status());
   static const json kNone = json::array();

@@ -128,10 +128,17 @@ void AddPendingView(const JobRecord& r, const std::unordered_map<core::JobId, Pe
   if (w.expected_start != kNoTime) v["expected_start"] = w.expected_start;
 }
 
-// The list form of a record: its cached text, then the scheduler's word, as text.
+// The list form of a record: its cached text, then the scheduler's word, as text; with
+// `with_steps`, the steps srun recorded (squeue -s).
 void AppendListJson(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
-                    std::string& out) {
+                    bool with_steps, std::string& out) {
   out += r.ListJsonPrefix();
+  if (with_steps && !r.steps.empty()) {
+    json steps = json::array();
+    for (const api::StepRecord& s : r.steps) steps.push_back(api::EncodeStepRecord(s));
+    out += ",\"steps\":";
+    out += steps.dump();
+  }
   const SchedulerWord w = WordOf(r, view);
   out += ",\"priority\":";
   out += std::to_string(w.priority);
@@ -274,6 +281,7 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
   if (!q("array").empty()) f.array = ParseId(q("array")).value_or(0);
   f.all = q("all") == "1" || q("all") == "true";
   const bool with_exec = q("exec") == "1" || q("exec") == "true";
+  const bool with_steps = q("steps") == "1" || q("steps") == "true";
   net::HttpResponse out;
   std::string& body = out.body;
   body = "{\"jobs\":[";
@@ -285,7 +293,7 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
       if (!first) body += ',';
       first = false;
       if (!with_exec) {
-        AppendListJson(*r, *pending_view, body);
+        AppendListJson(*r, *pending_view, with_steps, body);
         continue;
       }
       json v = JobForCaller(who, *r);

@@ -223,6 +223,8 @@ struct Parser {
       case 's':
         steps = true;
         format_env_off = true;
+        o.steps = true;
+        o.step_ids = SplitNonEmpty(value);
         break;
       case 'S':
         o.sort = value;
@@ -310,7 +312,11 @@ struct Parser {
 
   // The mode's defaults: --start, -l, -O or the plain format.
   void ApplyModeDefaults() {
-    if (start && !steps) {
+    if (steps) {
+      if (format.empty() && format_long.empty()) {
+        format = o.long_list ? kSqueueStepLongFormat : kSqueueStepFormat;
+      }
+    } else if (start) {
       if (format.empty() && format_long.empty()) format = kSqueueStartFormat;
       if (o.sort.empty()) o.sort = "S";
       if (states.empty()) states = "PD";
@@ -335,9 +341,6 @@ struct Parser {
     if (!rest.empty()) {
       stop = ExitWith(1, Error("Unrecognized option: " + rest.front()), kUsageText);
       return false;
-    }
-    if (steps) {
-      return Fail(Error("job steps are not listed by berth (srun's steps run inside the job)"));
     }
     if (!jobs.empty()) {
       Result<std::vector<JobIdFilter>> ids = ParseJobIdList(jobs);

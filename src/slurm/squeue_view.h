@@ -92,15 +92,17 @@ struct SqueueFilter {
 // What squeue's command line asks for.
 struct SqueueOptions {
   SqueueFilter filter;
-  std::string format;          // -o / -O / SQUEUE_FORMAT(2), else the mode's default
-  bool percent_form = true;    // false: `format` is a -O list
-  std::string sort;            // -S / SQUEUE_SORT, else the mode's default
-  bool array_tasks = false;    // -r
-  bool long_list = false;      // -l: a date line before the header
-  bool no_header = false;      // -h
-  bool json = false;           // --json
-  bool per_partition = false;  // -P: a pending job once per partition it asked for
-  int iterate = 0;             // -i SECONDS (0: once)
+  std::string format;                 // -o / -O / SQUEUE_FORMAT(2), else the mode's default
+  bool percent_form = true;           // false: `format` is a -O list
+  std::string sort;                   // -S / SQUEUE_SORT, else the mode's default
+  bool array_tasks = false;           // -r
+  bool long_list = false;             // -l: a date line before the header
+  bool no_header = false;             // -h
+  bool json = false;                  // --json
+  bool per_partition = false;         // -P: a pending job once per partition it asked for
+  int iterate = 0;                    // -i SECONDS (0: once)
+  bool steps = false;                 // -s: job steps instead of jobs
+  std::vector<std::string> step_ids;  // -s LIST ("12.0,13.batch"); empty: every step
 };
 
 struct SqueueParse {
@@ -158,6 +160,35 @@ nlohmann::json SqueueJson(const std::vector<SqueueRow>& rows, const SqueueContex
 // squeue's time stamps: "2026-12-02T19:23:56" (or SLURM_TIME_FORMAT's strftime form), "N/A"
 // when unset.
 std::string SqueueTimeText(Time t);
+
+// ---- squeue -s: job steps
+
+inline constexpr char kSqueueStepFormat[] = "%.15i %.8j %.9P %.8u %.9M %N";
+inline constexpr char kSqueueStepLongFormat[] = "%.15i %.8j %.9P %.8u %.9l %.9M %N";
+
+// One running step: a running job's batch step (JOB.batch) or a step srun recorded that still
+// runs (JOB.N; the job record's "steps", GET /v1/jobs?steps=1).
+struct SqueueStepRow {
+  std::string step_id;  // "12.0", "14_2.batch"
+  std::string name;     // "batch", or the program srun ran
+  std::string partition, user, nodes;
+  Time start = kNoTime;
+  int32_t ntasks = 0;
+};
+
+// The running steps of the jobs `filter` selects (its states default to RUNNING), in job order,
+// each job's batch step first, then its steps by id. `step_ids` (squeue -s LIST: "12.0",
+// "12_3.batch") keeps only those steps; empty keeps all.
+std::vector<SqueueStepRow> SqueueStepRows(const nlohmann::json& jobs, Time now, SqueueFilter filter,
+                                          const std::vector<std::string>& step_ids);
+
+// The -o letters squeue knows for steps: i (STEPID), j (NAME), P (PARTITION), u (USER),
+// M (TIME), l (TIME_LIMIT: UNLIMITED, a step has no limit of its own), S (START_TIME),
+// N (NODELIST), A (TASKS).
+bool IsStepLetter(std::string_view key);
+// The table of squeue -s: the header unless `no_header`, then one line per step.
+std::string RenderSqueueSteps(const OutputFormat& format, const std::vector<SqueueStepRow>& rows,
+                              bool no_header, Time now);
 
 }  // namespace berth::slurm
 

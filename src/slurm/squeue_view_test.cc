@@ -7,6 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "api/step_record.h"
+
 namespace berth::slurm {
 namespace {
 
@@ -560,6 +562,71 @@ TEST(SqueueOptions, Errors) {
   p = Parse({"--help"});
   EXPECT_EQ(p.exit.exit_code, 0);
   EXPECT_EQ(p.exit.out.substr(0, 22), "Usage: squeue [OPTIONS");
+}
+
+}  // namespace
+}  // namespace berth::slurm
+
+namespace berth::slurm {
+namespace {
+
+json StepOf(uint32_t id, const std::string& name, const std::string& state, Time start,
+            int32_t ntasks, const std::string& nodes) {
+  api::StepRecord s;
+  s.id = id;
+  s.name = name;
+  s.state = state;
+  s.start = start;
+  if (state != "RUNNING") s.end = start + 5;
+  s.ntasks = ntasks;
+  s.nodes = nodes;
+  return api::EncodeStepRecord(s);
+}
+
+// squeue -s: each running job's batch step, then its steps that still run (an ended step is
+// gone), with Slurm's default step layout.
+TEST(SqueueSteps, RunningStepsOfRunningJobs) {
+  UseUtc();
+  json q = Queue();
+  q[0]["steps"] = {StepOf(0, "hostname", "COMPLETED", kNow - 3700, 2, "gpu[01-02]"),
+                   StepOf(1, "python3", "RUNNING", kNow - 3600, 8, "gpu[01-02]")};
+  SqueueFilter none;
+  const std::vector<SqueueStepRow> rows = SqueueStepRows(q, kNow, none, {});
+  EXPECT_EQ(RenderSqueueSteps(ParsePercentFormat(kSqueueStepFormat), rows, false, kNow),
+            "         STEPID     NAME PARTITION     USER      TIME NODELIST\n"
+            "      101.batch    batch       gpu    alice   1:02:05 gpu01\n"
+            "          101.1  python3       gpu    alice   1:00:00 gpu[01-02]\n"
+            "      105.batch    batch       cpu      bob      0:59 cpu1\n");
+  // -s LIST, -u, -o with the other letters and an unknown one (printed as written).
+  SqueueFilter bob;
+  bob.users_given = true;
+  bob.users = {"bob"};
+  EXPECT_EQ(SqueueStepRows(q, kNow, bob, {}).size(), 1u);
+  const std::vector<SqueueStepRow> one = SqueueStepRows(q, kNow, none, {"101.1"});
+  ASSERT_EQ(one.size(), 1u);
+  OutputFormat f = ParsePercentFormat("%i|%A|%l|%S|%Z");
+  EXPECT_EQ(ReplaceUnknownFields(f, true, [](std::string_view k) { return IsStepLetter(k); }),
+            std::vector<std::string>{"Z"});
+  EXPECT_EQ(RenderSqueueSteps(f, one, true, kNow), "101.1|8|UNLIMITED|2027-01-15T07:00:00|%Z\n");
+}
+
+TEST(SqueueSteps, TheStepsOptionAndItsLayouts) {
+  auto parse = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "squeue");
+    return ParseSqueueArgs(
+        args, [](std::string_view) -> std::optional<std::string> { return std::nullopt; }, 0);
+  };
+  SqueueParse p = parse({"-s"});
+  ASSERT_FALSE(p.exit.done) << p.exit.err;
+  EXPECT_TRUE(p.options.steps);
+  EXPECT_TRUE(p.options.step_ids.empty());
+  EXPECT_EQ(p.options.format, kSqueueStepFormat);
+  p = parse({"--steps=12.0,13.batch", "-l"});
+  ASSERT_FALSE(p.exit.done) << p.exit.err;
+  EXPECT_EQ(p.options.step_ids, (std::vector<std::string>{"12.0", "13.batch"}));
+  EXPECT_EQ(p.options.format, kSqueueStepLongFormat);
+  p = parse({"-s", "-o", "%i %N"});
+  EXPECT_EQ(p.options.format, "%i %N");
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ class SlurmCase(unittest.TestCase):
         cls.bin = os.path.join(cls.c.dir, 'bin')
         os.makedirs(cls.bin, exist_ok=True)
         os.chmod(cls.bin, 0o755)
-        for name in ('srun', 'scancel', 'sacct', 'seff', 'scontrol'):
+        for name in ('srun', 'scancel', 'sacct', 'seff', 'scontrol', 'squeue'):
             os.symlink(os.path.abspath(BERTH), os.path.join(cls.bin, name))
 
     @classmethod
@@ -492,6 +492,12 @@ class SrunTest(SlurmCase):
         jid = self.c.submit(self.spec('srun true\nsrun sleep 300', environment=env))
         self.c.wait(lambda: len(self.c.job(jid).get('steps', [])) == 2 and
                     self.c.job(jid)['steps'][1]['state'] == 'RUNNING', 'the second step', 30)
+        # squeue -s: the batch step and the step that runs (the ended one is gone).
+        p = self.run_cmd('squeue', '-s', '-h', '-j', str(jid), '-o', '%i %j %A %N')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, f'{jid}.batch batch 1 node1\n{jid}.1 sleep 1 node1\n')
+        p = self.run_cmd('squeue', f'--steps={jid}.1', '-h', '-o', '%i')
+        self.assertEqual(p.stdout, f'{jid}.1\n')
         p = self.run_cmd('scancel', str(jid))
         self.assertEqual(p.returncode, 0, p.stderr)
         self.c.wait_state(jid, 'CANCELLED', 60)
