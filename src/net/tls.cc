@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 
+#include "net/no_sigpipe.h"
 #include "net/openssl_errors.h"
 #include "net/socket_io.h"
 
@@ -278,6 +279,7 @@ TlsServerContext::~TlsServerContext() {
 
 void RelayTls(const TlsServerContext& context, int tcp_fd, int plain_fd,
               const std::atomic<bool>& stopping, int handshake_timeout_ms) {
+  NoSigpipeHere no_sigpipe;  // a client gone first is an EPIPE, whatever the process ignores
   SetNonBlocking(tcp_fd);
   SetNonBlocking(plain_fd);
   const int64_t deadline = SteadyNowMs() + handshake_timeout_ms;
@@ -324,6 +326,7 @@ TlsClientContext::~TlsClientContext() {
 Result<std::unique_ptr<TlsClientChannel>> TlsClientChannel::Open(
     std::shared_ptr<const TlsClientContext> context, int tcp_fd, const std::string& server_name,
     int64_t deadline_ms) {
+  NoSigpipeHere no_sigpipe;  // the handshake writes: a server gone first is an EPIPE
   std::unique_ptr<TlsClientChannel> ch(new TlsClientChannel());
   ch->context_ = std::move(context);
   ch->tcp_fd_ = tcp_fd;
@@ -361,6 +364,7 @@ Result<std::unique_ptr<TlsClientChannel>> TlsClientChannel::Open(
   SetNonBlocking(ch->plain_fd_);
   TlsClientChannel* self = ch.get();
   ch->relay_ = std::thread([self] {
+    NoSigpipeHere relay_no_sigpipe;
     SSL* s = static_cast<SSL*>(self->ssl_);
     if (Relay(s, self->tcp_fd_, self->relay_fd_, self->stopping_)) {
       ERR_clear_error();

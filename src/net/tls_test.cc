@@ -13,6 +13,7 @@
 
 #include "net/http.h"
 #include "net/http_test_util.h"
+#include "net/no_sigpipe.h"
 #include "net/tls_pki.h"
 #include "net/tls_token.h"
 
@@ -126,6 +127,27 @@ struct TlsServerFixture {
     EXPECT_TRUE(server.Start().ok());
   }
 };
+
+// With SIGPIPE's default action (as in the CLI), a write to a socket whose peer has gone is an
+// EPIPE in a thread under the guard, and the process lives on; the guard takes the signal.
+TEST(NoSigpipeTest, AWriteToAClosedPeerIsAnErrorNotDeath) {
+  struct sigaction dfl = {}, old = {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, &old);
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  close(fds[1]);
+  {
+    NoSigpipeHere guard;
+    EXPECT_EQ(write(fds[0], "x", 1), -1);
+    EXPECT_EQ(errno, EPIPE);
+  }
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_FALSE(sigismember(&pending, SIGPIPE));
+  close(fds[0]);
+  sigaction(SIGPIPE, &old, nullptr);
+}
 
 TEST(TlsServerTest, RequestsOverOneKeptAliveConnection) {
   TlsServerFixture f;
