@@ -264,6 +264,11 @@ net::HttpResponse Face::Dispatch(Endpoint e, const Call& c) {
     case E::kJobStatusUpdate:
     case E::kJobOther:
       return JobItem(e, c);
+    case E::kNodeMetricsList:
+    case E::kNodeMetricsGet:
+    case E::kPodMetricsList:
+    case E::kPodMetricsGet:
+      return MetricsItem(e, c);
     default:
       return Discovery(e, c.req);
   }

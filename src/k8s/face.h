@@ -109,6 +109,12 @@ class Face {
   net::HttpResponse Discovery(Endpoint e, const net::HttpRequest& req);
   net::HttpResponse ApiDiscovery(bool core, const net::HttpRequest& req);
 
+  // face_metrics.cc: metrics.k8s.io NodeMetrics and PodMetrics (`only`: that one's).
+  http::Objects NodeMetricsObjects(const std::string& only) EXCLUDES(mu_);
+  http::Objects PodMetricsObjects(const std::string& ns, const std::string& only) EXCLUDES(mu_);
+  // The metrics endpoints (kNodeMetricsList, kNodeMetricsGet, kPodMetricsList, kPodMetricsGet).
+  net::HttpResponse MetricsItem(Endpoint e, const Call& c);
+
   // face_namespaces.cc
   http::Objects NamespaceObjects(std::string* rv) EXCLUDES(mu_);
   // The store's write of every namespace (as {"rv": N, "items": {...}}).

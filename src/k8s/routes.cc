@@ -10,6 +10,12 @@ constexpr std::string_view kPods = "/api/v1/namespaces/{namespace}/pods";
 constexpr std::string_view kPod = "/api/v1/namespaces/{namespace}/pods/{name}";
 constexpr std::string_view kJobs = "/apis/batch/v1/namespaces/{namespace}/jobs";
 constexpr std::string_view kJob = "/apis/batch/v1/namespaces/{namespace}/jobs/{name}";
+constexpr std::string_view kMetrics = "/apis/metrics.k8s.io/v1beta1";
+constexpr std::string_view kNodeMetrics = "/apis/metrics.k8s.io/v1beta1/nodes";
+constexpr std::string_view kNodeMetric = "/apis/metrics.k8s.io/v1beta1/nodes/{name}";
+constexpr std::string_view kPodMetrics = "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods";
+constexpr std::string_view kPodMetric =
+    "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}";
 constexpr std::string_view kJobStatus = "/apis/batch/v1/namespaces/{namespace}/jobs/{name}/status";
 
 // Match order matters where patterns overlap: a path's own methods before its "*" route, the
@@ -131,6 +137,23 @@ constexpr Route kRoutes[] = {
     {"PATCH", kJobStatus, E::kJobStatusUpdate},
     {"PUT", kJobStatus, E::kJobStatusUpdate},
     {"*", kJobStatus, E::kJobOther},
+    // metrics.k8s.io/v1beta1.
+    {"GET", "/apis/metrics.k8s.io", E::kMetricsGroup},
+    {"HEAD", "/apis/metrics.k8s.io", E::kMetricsGroup},
+    {"*", "/apis/metrics.k8s.io", E::kDiscoveryNotAllowed},
+    {"GET", kMetrics, E::kMetricsV1beta1},
+    {"HEAD", kMetrics, E::kMetricsV1beta1},
+    {"*", kMetrics, E::kDiscoveryNotAllowed},
+    {"GET", kNodeMetrics, E::kNodeMetricsList},
+    {"*", kNodeMetrics, E::kNotAllowed},
+    {"GET", kNodeMetric, E::kNodeMetricsGet},
+    {"*", kNodeMetric, E::kNotAllowed},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/pods", E::kPodMetricsList},
+    {"*", "/apis/metrics.k8s.io/v1beta1/pods", E::kNotAllowed},
+    {"GET", kPodMetrics, E::kPodMetricsList},
+    {"*", kPodMetrics, E::kNotAllowed},
+    {"GET", kPodMetric, E::kPodMetricsGet},
+    {"*", kPodMetric, E::kNotAllowed},
 };
 
 }  // namespace
