@@ -20,7 +20,8 @@ constexpr const char* kPatchableKinds[][2] = {
     {"/api/v1/namespaces/{namespace}/secrets/{name}", "Secret"},
     {"/api/v1/namespaces/{namespace}/configmaps/{name}", "ConfigMap"}};
 constexpr const char* kPatchableBatchKinds[][2] = {
-    {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "Job"}};
+    {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "Job"},
+    {"/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}", "CronJob"}};
 
 json ResourceList(const std::vector<ResourceInfo>& list, const std::string& group_version) {
   json resources = json::array();
@@ -174,6 +175,13 @@ const std::vector<ResourceInfo>& BatchV1Resources() {
        {"create", "delete", "get", "list", "patch", "update", "watch"},
        {}},
       {"jobs/status", "", "Job", true, {"get"}, {}},
+      {"cronjobs",
+       "cronjob",
+       "CronJob",
+       true,
+       {"create", "delete", "get", "list", "patch", "update", "watch"},
+       {"cj"}},
+      {"cronjobs/status", "", "CronJob", true, {"get"}, {}},
   };
   return kResources;
 }
