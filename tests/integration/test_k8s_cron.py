@@ -2,7 +2,7 @@
 Table's columns as Kubernetes prints them), the Jobs it makes each minute (named
 <cronjob>-<minutes since the epoch>, owned by it, with the scheduled-timestamp annotation) and
 their pods running, status.active / lastScheduleTime / lastSuccessfulTime, suspend, Forbid,
-history limits, `kubectl create job --from=cronjob/NAME`, patch, the 422s of a bad schedule or
+history limits, `kubectl create job --from=cronjob/NAME` (and `kubectl create job --image`), patch, the 422s of a bad schedule or
 time zone, a controller restart that keeps it, and delete (its Jobs go with it).
 
 A CronJob's schedule has minute granularity, so these tests wait for minute boundaries: about
@@ -103,6 +103,12 @@ class CronJobTest(KubeClusterTest):
             c['type'] == 'Complete' and c['status'] == 'True'
             for c in self.get('job', 'by-hand')['status'].get('conditions', [])), 60)
         self.assertIn('by hand', self.k('logs', 'job/by-hand').stdout)
+        # The same protobuf body of a Job made from an image, without a CronJob.
+        self.k('create', 'job', 'plain', '--image=busybox', '--', 'sh', '-c', 'echo plain')
+        self.wait_for('the plain job to complete', lambda: any(
+            c['type'] == 'Complete' and c['status'] == 'True'
+            for c in self.get('job', 'plain')['status'].get('conditions', [])), 60)
+        self.assertIn('plain', self.k('logs', 'job/plain').stdout)
 
     def test_time_zone_and_refusals(self):
         path = os.path.join(self.tmp, 'cj.yaml')
