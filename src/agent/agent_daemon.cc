@@ -12,6 +12,7 @@
 #include "agent/agent_internal.h"
 #include "agent/container_settings.h"
 #include "agent/file_util.h"
+#include "agent/job_usage.h"
 #include "agent/launch.h"
 #include "agent/named_container.h"
 #include "common/prometheus_text.h"
@@ -380,6 +381,7 @@ Status Agent::Impl::Report(net::HttpClient& c) {
   if (images_changed) {
     events.push_back({{"kind", "images"}, {"images", json::parse(images)}});
   }
+  if (std::optional<json> usage = UsageEvent()) events.push_back(std::move(*usage));
   BERTH_ASSIGN_OR_RETURN(
       net::ClientResponse resp,
       c.Request("POST", "/v1/agents/" + node + "/status", json{{"events", events}}.dump()));
@@ -405,6 +407,39 @@ Status Agent::Impl::Report(net::HttpClient& c) {
                              });
   for (const auto& [dir, e] : step_events) (void)WriteFileAtomic(dir + "/reported", "", 0644);
   return Status::Ok();
+}
+
+// The node's and each running job's usage now (job_usage.h), for kubectl top.
+std::optional<json> Agent::Impl::UsageEvent() const {
+  std::optional<TreeUsage> node_usage = NodeUsage();
+  if (!node_usage) return std::nullopt;
+  std::map<pid_t, std::pair<uint32_t, int32_t>> supervisors;
+  for (const std::string& dir : JobDirs()) {
+    std::optional<std::pair<uint32_t, int32_t>> key = JobDirKey(dir);
+    Result<std::string> pid_text = ReadFile(dir + "/supervisor.pid");
+    if (!key || !pid_text.ok() || !SupervisorRunning(dir)) continue;
+    const pid_t pid = static_cast<pid_t>(std::atoi(pid_text->c_str()));
+    if (pid > 0) supervisors[pid] = *key;
+  }
+  std::vector<pid_t> roots;
+  for (const auto& [pid, key] : supervisors) roots.push_back(pid);
+  json jobs = json::array();
+  for (const auto& [pid, u] : ProcessTreeUsage(roots)) {
+    const auto& [id, attempt] = supervisors[pid];
+    jobs.push_back({{"job_id", id},
+                    {"attempt", attempt},
+                    {"cpu_seconds", u.cpu_seconds},
+                    {"memory_bytes", u.memory_bytes}});
+  }
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  return json{
+      {"kind", "usage"},
+      {"time_ms", now_ms},
+      {"node",
+       {{"cpu_seconds", node_usage->cpu_seconds}, {"memory_bytes", node_usage->memory_bytes}}},
+      {"jobs", std::move(jobs)}};
 }
 
 AgentMetricsInput Agent::Impl::MetricsInput() const {

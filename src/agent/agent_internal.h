@@ -152,6 +152,9 @@ struct Agent::Impl {
 
   // ---- GET /metrics (agent_daemon.cc)
   AgentMetricsInput MetricsInput() const;
+  // The "usage" event of a status report: the node's and each running job's CPU time and
+  // memory (metrics.k8s.io); nullopt when /proc cannot be read.
+  std::optional<nlohmann::json> UsageEvent() const;
   net::HttpResponse ServeMetrics(const net::HttpRequest& req) const;
   Result<std::unique_ptr<net::HttpServer>> StartMetrics();
 

@@ -1,6 +1,7 @@
 // The controller's side of the agents: launch and cancel commands, registration (which
 // reconciles what a node runs with what the controller believes), and status reports.
 #include <algorithm>
+#include <chrono>
 #include <variant>
 
 #include "controller/controller_internal.h"
@@ -364,6 +365,30 @@ void Controller::Impl::NoteContainer(const json& e, Txn& t) {
   t.touched.insert(id);
 }
 
+namespace {
+
+// An agent's "usage" event: {"time_ms", "node": {"cpu_seconds", "memory_bytes"}, "jobs":
+// [{"job_id", "attempt", "cpu_seconds", "memory_bytes"}]} (throws when malformed, as the other
+// events do).
+std::pair<k8s::UsageSample, std::vector<UsageTable::JobReading>> DecodeUsage(const json& e) {
+  auto sample = [&](const json& j) {
+    k8s::UsageSample s;
+    s.time_ms = e.at("time_ms").get<int64_t>();
+    s.cpu_seconds = j.at("cpu_seconds").get<double>();
+    s.memory_bytes = j.at("memory_bytes").get<int64_t>();
+    return s;
+  };
+  std::pair<k8s::UsageSample, std::vector<UsageTable::JobReading>> out;
+  out.first = sample(e.at("node"));
+  for (const json& j : e.value("jobs", json::array())) {
+    out.second.push_back(
+        {j.at("job_id").get<uint32_t>(), j.at("attempt").get<int32_t>(), sample(j)});
+  }
+  return out;
+}
+
+}  // namespace
+
 Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node, const json& body,
                                      Txn& t) {
   if (!who.admin && who.agent_node != node) {
@@ -379,6 +404,7 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   std::vector<std::variant<agent::JobResult, const json*>> events;
   std::vector<const json*> containers;
   const json* images = nullptr;
+  std::optional<std::pair<k8s::UsageSample, std::vector<UsageTable::JobReading>>> usage;
   for (const json& e : reported) {
     std::string kind = e.at("kind").get<std::string>();
     if (kind == "ended") {
@@ -396,6 +422,8 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
         return Status::InvalidArgument("an \"images\" event needs an \"images\" array");
       }
       images = &e.at("images");
+    } else if (kind == "usage") {
+      usage = DecodeUsage(e);
     } else if (kind == "step") {
       (void)e.at("job_id").get<core::JobId>();  // what NoteStep reads: throws when malformed
       (void)e.at("attempt").get<int32_t>();
@@ -405,6 +433,12 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   }
   for (const json* e : containers) NoteContainer(*e, t);
   if (images != nullptr) PutNodeImages(node, *images);
+  if (usage) {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    this->usage.Record(node, now_ms, usage->first, usage->second);
+  }
   for (const auto& e : events) {
     if (const auto* ended = std::get_if<agent::JobResult>(&e)) {
       EndOnNode(ended->job_id, *ended, t);

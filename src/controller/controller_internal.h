@@ -37,6 +37,7 @@
 #include "controller/state_loop.h"
 #include "controller/step_table.h"
 #include "controller/txn.h"
+#include "controller/usage_table.h"
 #include "core/sched/scheduler.h"
 #include "core/state/cluster_state.h"
 #include "k8s/face.h"
@@ -237,6 +238,7 @@ struct Controller::Impl {
   // controller_steps.cc: job steps on the other nodes of a job (srun across hosts). Changed by
   // the state thread only; API threads read it (srun polls a step's state).
   StepTable steps;
+  UsageTable usage;  // what agents measured of their nodes and jobs (kubectl top)
   net::HttpResponse StepRoute(const net::HttpRequest& req, const Caller& who,
                               const std::vector<std::string>& parts, const nlohmann::json& body);
   Result<nlohmann::json> StartStep(const Caller& who, core::JobId id, const nlohmann::json& body)

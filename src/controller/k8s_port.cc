@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <set>
 #include <string_view>
 
@@ -352,6 +353,12 @@ std::string K8sPort::OutputFile(uint32_t id) const {
   const std::string pattern = j.exec ? j.exec->stdout_pattern : "";
   return agent::OutputPath(pattern, agent::DefaultStdoutPattern(j.array_job_id != core::kNoJob), f,
                            j.exec ? j.exec->work_dir : "");
+}
+
+k8s::UsageView K8sPort::Usage() const {
+  return im_.usage.View(std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count());
 }
 
 std::vector<k8s::NodeFacts> K8sPort::Nodes() const {

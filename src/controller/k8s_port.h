@@ -31,6 +31,7 @@ class K8sPort : public k8s::ControllerPort {
   std::optional<k8s::PodJob> FindPodJob(uint32_t id) const override;
   std::string OutputFile(uint32_t id) const override;
   std::vector<k8s::NodeFacts> Nodes() const override;
+  k8s::UsageView Usage() const override;
   std::optional<k8s::User> IdentifyUser(const net::HttpRequest& req) const override;
   net::HttpResponse ServeApi(const net::HttpRequest& req) override;
   Result<std::optional<std::string>> GetMeta(const std::string& key) override;

@@ -127,6 +127,7 @@ Status Face::Start() {
     jobs_rv_ = std::max(jobs_rv_, port_.WatchNext());
   }
   BERTH_RETURN_IF_ERROR(LoadJobsAndPods());
+  BERTH_RETURN_IF_ERROR(LoadCronJobs());
   BERTH_RETURN_IF_ERROR(LoadConfigObjects());
   // Nodes known at start-up are as old as this start (berth does not record when a node joined).
   std::vector<NodeFacts> nodes = port_.Nodes();
@@ -264,6 +265,20 @@ net::HttpResponse Face::Dispatch(Endpoint e, const Call& c) {
     case E::kJobStatusUpdate:
     case E::kJobOther:
       return JobItem(e, c);
+    case E::kCronJobList:
+      return CronJobList(c);
+    case E::kCronJobCreate:
+      return CronJobCreate(c);
+    case E::kCronJobGet:
+    case E::kCronJobDelete:
+    case E::kCronJobUpdate:
+    case E::kCronJobOther:
+      return CronJobItem(e, c);
+    case E::kNodeMetricsList:
+    case E::kNodeMetricsGet:
+    case E::kPodMetricsList:
+    case E::kPodMetricsGet:
+      return MetricsItem(e, c);
     default:
       return Discovery(e, c.req);
   }

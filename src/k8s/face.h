@@ -49,6 +49,7 @@ inline constexpr const char* kBuiltinNamespaces[] = {"default", "kube-system", "
 inline constexpr const char* kNamespacesMetaKey = "k8s_namespaces";
 // The store's meta keys of the batch/v1 Jobs: this prefix + "namespace/name".
 inline constexpr const char* kJobMetaPrefix = "k8s_job/";
+inline constexpr const char* kCronJobMetaPrefix = "k8s_cronjob/";
 // The file in the state folder that names the Kubernetes API's URL ("https://127.0.0.1:6443"),
 // written once it listens and removed when it stops.
 inline constexpr const char* kK8sUrlFile = "kubernetes-api.url";
@@ -108,6 +109,12 @@ class Face {
   // face_discovery.cc: health, discovery and OpenAPI (no state but the server's address).
   net::HttpResponse Discovery(Endpoint e, const net::HttpRequest& req);
   net::HttpResponse ApiDiscovery(bool core, const net::HttpRequest& req);
+
+  // face_metrics.cc: metrics.k8s.io NodeMetrics and PodMetrics (`only`: that one's).
+  http::Objects NodeMetricsObjects(const std::string& only) EXCLUDES(mu_);
+  http::Objects PodMetricsObjects(const std::string& ns, const std::string& only) EXCLUDES(mu_);
+  // The metrics endpoints (kNodeMetricsList, kNodeMetricsGet, kPodMetricsList, kPodMetricsGet).
+  net::HttpResponse MetricsItem(Endpoint e, const Call& c);
 
   // face_namespaces.cc
   http::Objects NamespaceObjects(std::string* rv) EXCLUDES(mu_);
@@ -196,6 +203,26 @@ class Face {
   void PutJob(const std::string& key, nlohmann::json job, StateOps& ops) REQUIRES(mu_);
   void DeleteJob(const std::string& key, StateOps& ops) REQUIRES(mu_);
 
+  // face_cronjobs.cc: batch/v1 CronJobs.
+  Status LoadCronJobs() EXCLUDES(mu_);
+  http::Objects CronJobObjects(const std::string& ns, std::string* rv) EXCLUDES(mu_);
+  net::HttpResponse CronJobList(const Call& c);
+  net::HttpResponse CronJobCreate(const Call& c);
+  net::HttpResponse CronJobCreateFrom(const Call& c, const nlohmann::json& body);
+  // One CronJob's path (kCronJobGet, kCronJobDelete, kCronJobUpdate, kCronJobOther).
+  net::HttpResponse CronJobItem(Endpoint e, const Call& c);
+  net::HttpResponse CronJobDelete(const Call& c, const nlohmann::json& current);
+  net::HttpResponse CronJobUpdate(const Call& c, const nlohmann::json& current);
+  // The stored CronJob `key` as served, with `status` (404 when it is gone).
+  net::HttpResponse CronJobAnswer(const Call& c, const std::string& key, int status);
+  // State thread: stores a CronJob (a new resourceVersion) with the command's transaction.
+  void PutCronJob(const std::string& key, nlohmann::json cronjob, StateOps& ops) REQUIRES(mu_);
+  // State thread: deletes a Job and cancels its pods (a cascading delete's Background).
+  void DeleteJobAndPods(const std::string& key, StateOps& ops) REQUIRES(mu_);
+  // State thread: every CronJob's controller step (cronjobs.h ReconcileCronJob): due Jobs made,
+  // Replace and history deletes, status, events.
+  void CronPass(StateOps& ops) EXCLUDES(mu_);
+
   // face_job_controller.cc (state thread): one Job's controller step.
   void ReconcileJob(const std::string& key, const std::shared_ptr<const nlohmann::json>& stored,
                     int64_t now, StateOps& ops) EXCLUDES(mu_);
@@ -229,7 +256,11 @@ class Face {
   // made it; its pods and their last known states), kept in the store under kJobMetaPrefix +
   // "namespace/name". Changed on the state thread only.
   std::map<std::string, std::shared_ptr<const nlohmann::json>> jobs_ GUARDED_BY(mu_);
-  uint64_t jobs_rv_ GUARDED_BY(mu_) = 1;
+  uint64_t jobs_rv_ GUARDED_BY(mu_) = 1;  // also the CronJobs' resourceVersions
+  // batch/v1 CronJobs by "namespace/name": the object as served plus a private "berth" section
+  // (its creator; the events of the controller's last step), kept in the store under
+  // kCronJobMetaPrefix + "namespace/name". Changed on the state thread only.
+  std::map<std::string, std::shared_ptr<const nlohmann::json>> cronjobs_ GUARDED_BY(mu_);
   // Secrets ([kSecret]) and ConfigMaps ([kConfigMap]) by "namespace/name": the object as served
   // plus a private "berth" section (its creator), kept in the store under the kind's meta prefix
   // + "namespace/name". Changed on the state thread only; one resourceVersion counter for both.

@@ -41,6 +41,10 @@ net::HttpResponse Face::Discovery(Endpoint e, const net::HttpRequest& req) {
       return http::JsonResponse(200, LegacyCoreV1Resources());
     case E::kBatchV1:
       return http::JsonResponse(200, LegacyBatchV1Resources());
+    case E::kMetricsGroup:
+      return http::JsonResponse(200, LegacyMetricsGroup());
+    case E::kMetricsV1beta1:
+      return http::JsonResponse(200, LegacyMetricsV1beta1Resources());
     case E::kOpenApiV3Index:
       return http::JsonResponse(200, OpenApiV3Index());
     case E::kOpenApiV3CoreV1:

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstdint>
 #include <random>
 
 #include "k8s/codec.h"
@@ -201,15 +202,61 @@ uint64_t ObjectVersion(const json& object) {
 
 }  // namespace
 
+int64_t NextBookmarkMs(int64_t start_ms, int64_t after_ms, int64_t deadline_ms) {
+  const int64_t periodic =
+      start_ms + ((after_ms - start_ms) / kBookmarkEveryMs + 1) * kBookmarkEveryMs;
+  int64_t next = periodic;
+  if (deadline_ms > 0) {
+    const int64_t last_call = deadline_ms - kBookmarkBeforeDeadlineMs;
+    if (last_call > after_ms && last_call < next) next = last_call;
+    if (next >= deadline_ms) return INT64_MAX;
+  }
+  return next;
+}
+
+Result<WatchOptions> ParseWatchOptions(const net::HttpRequest& req) {
+  WatchOptions o;
+  if (std::string t = Query(req, "timeoutSeconds"); !t.empty()) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size()) {
+      return Status::InvalidArgument("invalid value for timeoutSeconds: \"" + t +
+                                     "\": must be an integer");
+    }
+    o.timeout_s = std::max<int64_t>(0, v);
+  }
+  for (const char* key : {"allowWatchBookmarks", "sendInitialEvents"}) {
+    std::string t = Query(req, key);
+    if (t.empty()) continue;
+    std::optional<bool> v = ParseBool(t);
+    if (!v) {
+      return Status::InvalidArgument(std::string("invalid value for ") + key + ": \"" + t +
+                                     "\": must be a boolean");
+    }
+    (std::string_view(key) == "allowWatchBookmarks" ? o.bookmarks : o.send_initial_events) = *v;
+  }
+  return o;
+}
+
+json BookmarkObject(const ResourceShape& shape, const std::string& rv, bool initial_events_end) {
+  std::string kind = shape.list_kind.substr(0, shape.list_kind.size() - 4);  // "PodList" -> "Pod"
+  json meta = {{"resourceVersion", rv}, {"creationTimestamp", nullptr}};
+  if (initial_events_end) meta["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+  return {{"kind", kind}, {"apiVersion", shape.api_version}, {"metadata", std::move(meta)}};
+}
+
 net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
                                 ControllerPort& port,
                                 std::function<Objects(std::string* rv)> snapshot) {
   const std::string from = Query(req, "resourceVersion");
-  const bool initial = from.empty() || from == "0";
+  Result<WatchOptions> options = ParseWatchOptions(req);
+  if (!options.ok()) return BadRequest(options.status().message());
+  // sendInitialEvents=true asks for every object first (as ADDED), whatever resourceVersion.
+  const bool initial = from.empty() || from == "0" || options->send_initial_events;
   // A watch that resumes from a list's resourceVersion must also deliver what changed between
   // that list and its first snapshot: the objects whose own resourceVersion is newer.
   uint64_t resumed_from = 0;
-  if (!initial) {
+  if (!from.empty()) {
     auto [end, ec] = std::from_chars(from.data(), from.data() + from.size(), resumed_from);
     if (ec != std::errc() || end != from.data() + from.size()) {
       return JsonResponse(
@@ -217,16 +264,17 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
     }
   }
   const bool table = AcceptsTable(req.Header("accept"));
-  int64_t timeout_s = 0;
-  if (std::string t = Query(req, "timeoutSeconds"); !t.empty()) {
-    timeout_s = std::max<int64_t>(1, std::atoll(t.c_str()));
-  }
   Result<Selectors> selectors = ParseSelectors(req, shape);
   if (!selectors.ok()) return BadRequest(selectors.status().message());
   net::HttpResponse r;
   r.content_type = table ? std::string(kTableContentType) : "application/json";
-  r.stream = [=, &port, sel = *selectors](net::ResponseStream& out) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  r.stream = [=, &port, sel = *selectors, opts = *options](net::ResponseStream& out) {
+    using Clock = std::chrono::steady_clock;
+    auto ms_since = [start = Clock::now()] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
+    };
+    const int64_t deadline_ms = opts.timeout_s * 1000;  // 0: none
+    int64_t next_bookmark_ms = opts.bookmarks ? NextBookmarkMs(0, 0, deadline_ms) : INT64_MAX;
     uint64_t next = port.WatchNext();
     // key -> (Comparable(), the object as last sent)
     std::map<std::string, std::pair<std::string, json>> seen;
@@ -237,6 +285,11 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
                                      object["metadata"].value("resourceVersion", ""), port.Now())
                            : object}};
       return out.Write(e.dump() + "\n");
+    };
+    auto bookmark = [&](const std::string& rv, bool initial_events_end) {
+      json object = BookmarkObject(shape, rv, initial_events_end);
+      if (table) object = Table(shape.columns, json::array(), rv);
+      return out.Write(json{{"type", "BOOKMARK"}, {"object", std::move(object)}}.dump() + "\n");
     };
     bool first = true;
     while (!out.Closed()) {
@@ -270,9 +323,19 @@ net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape
         if (!send("DELETED", gone)) return;
         it = seen.erase(it);
       }
+      // The end of the initial events, as the API server marks it for a watch list.
+      if (first && opts.send_initial_events && opts.bookmarks && !bookmark(rv, true)) return;
       first = false;
-      if (timeout_s > 0 && std::chrono::steady_clock::now() >= deadline) return;
-      next = port.WatchWait(next, 1000);
+      int64_t now_ms = ms_since();
+      if (now_ms >= next_bookmark_ms) {
+        if (!bookmark(rv, false)) return;
+        next_bookmark_ms = NextBookmarkMs(0, now_ms, deadline_ms);
+      }
+      if (deadline_ms > 0 && now_ms >= deadline_ms) return;  // the stream ends cleanly
+      int64_t wait_ms = 1000;
+      if (deadline_ms > 0) wait_ms = std::min(wait_ms, deadline_ms - now_ms);
+      if (next_bookmark_ms != INT64_MAX) wait_ms = std::min(wait_ms, next_bookmark_ms - now_ms);
+      next = port.WatchWait(next, static_cast<int>(std::max<int64_t>(1, wait_ms)));
     }
   };
   return r;

@@ -80,10 +80,31 @@ net::HttpResponse ListResponse(const net::HttpRequest& req, const ResourceShape&
                                const Objects& objects, const std::string& rv, int64_t now);
 net::HttpResponse ObjectResponse(const net::HttpRequest& req, const ResourceShape& shape,
                                  const nlohmann::json& object, int status, int64_t now);
+// A watch's options (the API server's query parameters): timeoutSeconds (0: none; a negative one
+// counts as none), allowWatchBookmarks and sendInitialEvents. INVALID_ARGUMENT for one that is
+// not an integer or a boolean.
+struct WatchOptions {
+  int64_t timeout_s = 0;
+  bool bookmarks = false;
+  bool send_initial_events = false;
+};
+Result<WatchOptions> ParseWatchOptions(const net::HttpRequest& req);
+// BOOKMARKs, as the API server's watch cache sends them: about every minute, and 2 s before the
+// watch's deadline (its timeoutSeconds).
+inline constexpr int64_t kBookmarkEveryMs = 60'000;
+inline constexpr int64_t kBookmarkBeforeDeadlineMs = 2'000;
+// When a watch that started at `start_ms`, with `deadline_ms` (0: none) and its last bookmark
+// (or its start) at `after_ms`, sends its next one; INT64_MAX: none before its end.
+int64_t NextBookmarkMs(int64_t start_ms, int64_t after_ms, int64_t deadline_ms);
+// A BOOKMARK's object: only the kind, apiVersion and metadata.resourceVersion (and, ending a
+// watch's initial events, the annotation k8s.io/initial-events-end).
+nlohmann::json BookmarkObject(const ResourceShape& shape, const std::string& rv,
+                              bool initial_events_end);
 // A watch stream: ADDED for what exists (unless the client resumes from a resourceVersion), then
 // ADDED / MODIFIED / DELETED (with the object's last state) as snapshots change, one JSON event
-// per line, until the client goes, the controller stops or timeoutSeconds pass. `snapshot` is
-// called again whenever the port's watch sequence moves.
+// per line, until the client goes, the controller stops or timeoutSeconds pass (the stream then
+// ends cleanly); BOOKMARKs when allowWatchBookmarks asks for them. `snapshot` is called again
+// whenever the port's watch sequence moves.
 net::HttpResponse WatchResponse(const net::HttpRequest& req, const ResourceShape& shape,
                                 ControllerPort& port,
                                 std::function<Objects(std::string* rv)> snapshot);

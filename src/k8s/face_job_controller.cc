@@ -67,6 +67,7 @@ std::vector<uint32_t> PodIds(const json& stored_pods) {
 }  // namespace
 
 void Face::OnPass(StateOps& ops) {
+  CronPass(ops);  // first: the Jobs it makes get their pods in the same pass
   std::vector<std::pair<std::string, std::shared_ptr<const json>>> jobs;
   {
     MutexLock l(mu_);

@@ -20,7 +20,8 @@ constexpr const char* kPatchableKinds[][2] = {
     {"/api/v1/namespaces/{namespace}/secrets/{name}", "Secret"},
     {"/api/v1/namespaces/{namespace}/configmaps/{name}", "ConfigMap"}};
 constexpr const char* kPatchableBatchKinds[][2] = {
-    {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "Job"}};
+    {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "Job"},
+    {"/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}", "CronJob"}};
 
 json ResourceList(const std::vector<ResourceInfo>& list, const std::string& group_version) {
   json resources = json::array();
@@ -40,7 +41,8 @@ json ResourceList(const std::vector<ResourceInfo>& list, const std::string& grou
 
 // One group's versions as aggregated discovery lists them; "pods/log" style entries become
 // subresources of their resource.
-json AggregatedGroup(const std::string& group, const std::vector<ResourceInfo>& list) {
+json AggregatedGroup(const std::string& group, const std::vector<ResourceInfo>& list,
+                     const std::string& version = "v1") {
   json resources = json::array();
   for (const ResourceInfo& r : list) {
     const size_t slash = r.name.find('/');
@@ -49,22 +51,24 @@ json AggregatedGroup(const std::string& group, const std::vector<ResourceInfo>& 
         if (parent["resource"] != r.name.substr(0, slash)) continue;
         parent["subresources"].push_back(
             {{"subresource", r.name.substr(slash + 1)},
-             {"responseKind", {{"group", group}, {"version", "v1"}, {"kind", r.kind}}},
+             {"responseKind", {{"group", group}, {"version", version}, {"kind", r.kind}}},
              {"verbs", r.verbs}});
       }
       continue;
     }
-    resources.push_back({{"resource", r.name},
-                         {"responseKind", {{"group", group}, {"version", "v1"}, {"kind", r.kind}}},
-                         {"scope", r.namespaced ? "Namespaced" : "Cluster"},
-                         {"singularResource", r.singular},
-                         {"shortNames", r.short_names},
-                         {"verbs", r.verbs},
-                         {"subresources", json::array()}});
+    resources.push_back(
+        {{"resource", r.name},
+         {"responseKind", {{"group", group}, {"version", version}, {"kind", r.kind}}},
+         {"scope", r.namespaced ? "Namespaced" : "Cluster"},
+         {"singularResource", r.singular},
+         {"shortNames", r.short_names},
+         {"verbs", r.verbs},
+         {"subresources", json::array()}});
   }
-  return {{"metadata", {{"name", group}}},
-          {"versions",
-           json::array({{{"version", "v1"}, {"freshness", "Current"}, {"resources", resources}}})}};
+  return {
+      {"metadata", {{"name", group}}},
+      {"versions",
+       json::array({{{"version", version}, {"freshness", "Current"}, {"resources", resources}}})}};
 }
 
 json OpenApiV3Document(const std::string& group, const char* const (*kinds)[2], size_t n) {
@@ -171,6 +175,21 @@ const std::vector<ResourceInfo>& BatchV1Resources() {
        {"create", "delete", "get", "list", "patch", "update", "watch"},
        {}},
       {"jobs/status", "", "Job", true, {"get"}, {}},
+      {"cronjobs",
+       "cronjob",
+       "CronJob",
+       true,
+       {"create", "delete", "get", "list", "patch", "update", "watch"},
+       {"cj"}},
+      {"cronjobs/status", "", "CronJob", true, {"get"}, {}},
+  };
+  return kResources;
+}
+
+const std::vector<ResourceInfo>& MetricsV1beta1Resources() {
+  static const std::vector<ResourceInfo> kResources = {
+      {"nodes", "", "NodeMetrics", false, {"get", "list"}, {}},
+      {"pods", "", "PodMetrics", true, {"get", "list"}, {}},
   };
   return kResources;
 }
@@ -186,7 +205,9 @@ json AggregatedGroupsDiscovery(const std::string& version) {
   return {{"kind", "APIGroupDiscoveryList"},
           {"apiVersion", "apidiscovery.k8s.io/" + version},
           {"metadata", json::object()},
-          {"items", json::array({AggregatedGroup("batch", BatchV1Resources())})}};
+          {"items",
+           json::array({AggregatedGroup("batch", BatchV1Resources()),
+                        AggregatedGroup(kMetricsGroup, MetricsV1beta1Resources(), "v1beta1")})}};
 }
 
 std::string AggregatedContentType(const std::string& version) {
@@ -202,11 +223,25 @@ json LegacyApiVersions(const std::string& server_address) {
 
 json LegacyApiGroupList() {
   json v1 = {{"groupVersion", "batch/v1"}, {"version", "v1"}};
-  return {{"kind", "APIGroupList"},
+  json batch = {{"name", "batch"}, {"versions", json::array({v1})}, {"preferredVersion", v1}};
+  json metrics = LegacyMetricsGroup();
+  metrics.erase("kind");
+  metrics.erase("apiVersion");
+  return {
+      {"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", json::array({batch, metrics})}};
+}
+
+json LegacyMetricsGroup() {
+  json v = {{"groupVersion", std::string(kMetricsGroup) + "/v1beta1"}, {"version", "v1beta1"}};
+  return {{"kind", "APIGroup"},
           {"apiVersion", "v1"},
-          {"groups",
-           json::array(
-               {{{"name", "batch"}, {"versions", json::array({v1})}, {"preferredVersion", v1}}})}};
+          {"name", kMetricsGroup},
+          {"versions", json::array({v})},
+          {"preferredVersion", v}};
+}
+
+json LegacyMetricsV1beta1Resources() {
+  return ResourceList(MetricsV1beta1Resources(), std::string(kMetricsGroup) + "/v1beta1");
 }
 
 json LegacyBatchV1Resources() {

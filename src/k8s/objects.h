@@ -33,10 +33,13 @@ struct ResourceInfo {
 // The core/v1 and batch/v1 resources served now ("pods/log": a subresource).
 const std::vector<ResourceInfo>& CoreV1Resources();
 const std::vector<ResourceInfo>& BatchV1Resources();
+// metrics.k8s.io/v1beta1: NodeMetrics ("nodes") and PodMetrics ("pods"), get and list only.
+inline constexpr const char* kMetricsGroup = "metrics.k8s.io";
+const std::vector<ResourceInfo>& MetricsV1beta1Resources();
 
 // GET /api (aggregated; version "v2" or "v2beta1").
 nlohmann::json AggregatedCoreDiscovery(const std::string& version);
-// GET /apis (aggregated): the batch group.
+// GET /apis (aggregated): the batch and metrics.k8s.io groups.
 nlohmann::json AggregatedGroupsDiscovery(const std::string& version);
 // The Content-Type of an aggregated discovery answer of that version.
 std::string AggregatedContentType(const std::string& version);
@@ -44,7 +47,9 @@ std::string AggregatedContentType(const std::string& version);
 nlohmann::json LegacyApiVersions(const std::string& server_address);
 nlohmann::json LegacyApiGroupList();
 nlohmann::json LegacyCoreV1Resources();
-nlohmann::json LegacyBatchV1Resources();  // GET /apis/batch/v1
+nlohmann::json LegacyBatchV1Resources();         // GET /apis/batch/v1
+nlohmann::json LegacyMetricsGroup();             // GET /apis/metrics.k8s.io
+nlohmann::json LegacyMetricsV1beta1Resources();  // GET /apis/metrics.k8s.io/v1beta1
 
 // GET /openapi/v3, and the document it points to for api/v1 (a PATCH operation per kind with a
 // fieldValidation parameter: what kubectl's default validation looks for).

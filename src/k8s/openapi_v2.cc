@@ -104,7 +104,8 @@ const std::vector<OpenApiKind>& OpenApiV2Kinds() {
                                                   {"", "v1", "Event", "events", true},
                                                   {"", "v1", "Secret", "secrets", true},
                                                   {"", "v1", "ConfigMap", "configmaps", true},
-                                                  {"batch", "v1", "Job", "jobs", true}};
+                                                  {"batch", "v1", "Job", "jobs", true},
+                                                  {"batch", "v1", "CronJob", "cronjobs", true}};
   return kKinds;
 }
 

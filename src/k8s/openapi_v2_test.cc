@@ -138,6 +138,8 @@ TEST(K8sOpenApiV2Test, EveryServedKindHasAPatchWithFieldValidation) {
        "group: \"\"\nkind: ConfigMap\nversion: v1\n"},
       {"/apis/batch/v1/namespaces/{namespace}/jobs/{name}", "patchBatchV1NamespacedJob",
        "group: batch\nkind: Job\nversion: v1\n"},
+      {"/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}", "patchBatchV1NamespacedCronJob",
+       "group: batch\nkind: CronJob\nversion: v1\n"},
   };
   std::vector<PatchPath> got = ReadPaths(OpenApiV2Protobuf(OpenApiV2Kinds()));
   ASSERT_EQ(got.size(), std::size(want));

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "k8s/metrics.h"
 #include "k8s/objects.h"
 #include "k8s/pods.h"
 #include "net/http.h"
@@ -128,6 +129,10 @@ class ControllerPort {
   // berth's nodes as Nodes show them (all but `created` and `berth_version`, which the face
   // fills in).
   virtual std::vector<NodeFacts> Nodes() const = 0;
+
+  // The usage the agents measured of each node and each running job (metrics.k8s.io); none by
+  // default.
+  virtual UsageView Usage() const { return {}; }
 
   // The user a request's bearer token names; nullopt for none (or not a user's).
   virtual std::optional<User> IdentifyUser(const net::HttpRequest& req) const = 0;

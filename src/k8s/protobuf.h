@@ -23,6 +23,14 @@ Result<nlohmann::json> DecodeProtobufObjectMeta(std::string_view body);
 // INVALID_ARGUMENT for another kind or a malformed body.
 Result<nlohmann::json> DecodeProtobufConfigObject(std::string_view body);
 
+// A batch/v1 Job or CronJob in the envelope, as JSON (protobuf_workloads.cc): what `kubectl
+// create job` (also --from=cronjob/NAME) and `kubectl create cronjob` send. Read: metadata
+// (name, generateName, namespace, labels, annotations, ownerReferences), the specs down to the
+// pod template's containers (command, args, env, envFrom, resources, volumeMounts, image, ...),
+// volumes (hostPath, emptyDir, secret, configMap); other fields are skipped. INVALID_ARGUMENT for
+// another kind or a malformed body.
+Result<nlohmann::json> DecodeProtobufWorkload(std::string_view body);
+
 }  // namespace berth::k8s
 
 #endif  // BERTH_K8S_PROTOBUF_H_

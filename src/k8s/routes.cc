@@ -10,6 +10,16 @@ constexpr std::string_view kPods = "/api/v1/namespaces/{namespace}/pods";
 constexpr std::string_view kPod = "/api/v1/namespaces/{namespace}/pods/{name}";
 constexpr std::string_view kJobs = "/apis/batch/v1/namespaces/{namespace}/jobs";
 constexpr std::string_view kJob = "/apis/batch/v1/namespaces/{namespace}/jobs/{name}";
+constexpr std::string_view kCronJobs = "/apis/batch/v1/namespaces/{namespace}/cronjobs";
+constexpr std::string_view kCronJob = "/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}";
+constexpr std::string_view kCronJobStatus =
+    "/apis/batch/v1/namespaces/{namespace}/cronjobs/{name}/status";
+constexpr std::string_view kMetrics = "/apis/metrics.k8s.io/v1beta1";
+constexpr std::string_view kNodeMetrics = "/apis/metrics.k8s.io/v1beta1/nodes";
+constexpr std::string_view kNodeMetric = "/apis/metrics.k8s.io/v1beta1/nodes/{name}";
+constexpr std::string_view kPodMetrics = "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods";
+constexpr std::string_view kPodMetric =
+    "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}";
 constexpr std::string_view kJobStatus = "/apis/batch/v1/namespaces/{namespace}/jobs/{name}/status";
 
 // Match order matters where patterns overlap: a path's own methods before its "*" route, the
@@ -131,6 +141,38 @@ constexpr Route kRoutes[] = {
     {"PATCH", kJobStatus, E::kJobStatusUpdate},
     {"PUT", kJobStatus, E::kJobStatusUpdate},
     {"*", kJobStatus, E::kJobOther},
+    // batch/v1 CronJobs.
+    {"GET", "/apis/batch/v1/cronjobs", E::kCronJobList},
+    {"*", "/apis/batch/v1/cronjobs", E::kNotAllowed},
+    {"GET", kCronJobs, E::kCronJobList},
+    {"POST", kCronJobs, E::kCronJobCreate},
+    {"*", kCronJobs, E::kNotAllowed},
+    {"GET", kCronJob, E::kCronJobGet},
+    {"HEAD", kCronJob, E::kCronJobGet},
+    {"DELETE", kCronJob, E::kCronJobDelete},
+    {"PATCH", kCronJob, E::kCronJobUpdate},
+    {"PUT", kCronJob, E::kCronJobUpdate},
+    {"*", kCronJob, E::kCronJobOther},
+    {"GET", kCronJobStatus, E::kCronJobGet},
+    {"HEAD", kCronJobStatus, E::kCronJobGet},
+    {"*", kCronJobStatus, E::kCronJobOther},
+    // metrics.k8s.io/v1beta1.
+    {"GET", "/apis/metrics.k8s.io", E::kMetricsGroup},
+    {"HEAD", "/apis/metrics.k8s.io", E::kMetricsGroup},
+    {"*", "/apis/metrics.k8s.io", E::kDiscoveryNotAllowed},
+    {"GET", kMetrics, E::kMetricsV1beta1},
+    {"HEAD", kMetrics, E::kMetricsV1beta1},
+    {"*", kMetrics, E::kDiscoveryNotAllowed},
+    {"GET", kNodeMetrics, E::kNodeMetricsList},
+    {"*", kNodeMetrics, E::kNotAllowed},
+    {"GET", kNodeMetric, E::kNodeMetricsGet},
+    {"*", kNodeMetric, E::kNotAllowed},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/pods", E::kPodMetricsList},
+    {"*", "/apis/metrics.k8s.io/v1beta1/pods", E::kNotAllowed},
+    {"GET", kPodMetrics, E::kPodMetricsList},
+    {"*", kPodMetrics, E::kNotAllowed},
+    {"GET", kPodMetric, E::kPodMetricsGet},
+    {"*", kPodMetric, E::kNotAllowed},
 };
 
 }  // namespace

@@ -78,6 +78,20 @@ enum class Endpoint : uint8_t {
   kJobUpdate,        // PATCH (a server-side apply may create), PUT
   kJobStatusUpdate,  // PATCH, PUT of the status subresource (as of the Job; never creates)
   kJobOther,         // another method on a Job: 404, 403 or 405
+  // batch/v1 CronJobs.
+  kCronJobList,  // and watch
+  kCronJobCreate,
+  kCronJobGet,  // and its status subresource
+  kCronJobDelete,
+  kCronJobUpdate,  // PATCH (a server-side apply may create), PUT
+  kCronJobOther,   // another method on a CronJob: 404, 403 or 405
+  // metrics.k8s.io/v1beta1 (get and list only; {namespace} absent: all namespaces).
+  kMetricsGroup,    // /apis/metrics.k8s.io
+  kMetricsV1beta1,  // /apis/metrics.k8s.io/v1beta1
+  kNodeMetricsList,
+  kNodeMetricsGet,
+  kPodMetricsList,
+  kPodMetricsGet,
 };
 
 struct Route {

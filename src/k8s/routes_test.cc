@@ -102,7 +102,21 @@ constexpr Case kCases[] = {
     {"POST", "/apis/batch/v1/namespaces/default/jobs/train/status", E::kJobOther},
     {"GET", "/apis/batch/v1/namespaces/default/jobs/train/scale", E::kNotFound},
     {"GET", "/apis/batch/v1/namespaces/default", E::kNotFound},
-    {"GET", "/apis/batch/v1/cronjobs", E::kNotFound},
+    {"GET", "/apis/batch/v1/cronjobs", E::kCronJobList},
+    {"POST", "/apis/batch/v1/namespaces/default/cronjobs", E::kCronJobCreate},
+    {"GET", "/apis/batch/v1/namespaces/default/cronjobs/nightly", E::kCronJobGet},
+    {"PATCH", "/apis/batch/v1/namespaces/default/cronjobs/nightly", E::kCronJobUpdate},
+    {"DELETE", "/apis/batch/v1/namespaces/default/cronjobs/nightly", E::kCronJobDelete},
+    {"POST", "/apis/batch/v1/namespaces/default/cronjobs/nightly", E::kCronJobOther},
+    {"GET", "/apis/batch/v1/namespaces/default/cronjobs/nightly/status", E::kCronJobGet},
+    {"GET", "/apis/metrics.k8s.io", E::kMetricsGroup},
+    {"GET", "/apis/metrics.k8s.io/v1beta1", E::kMetricsV1beta1},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/nodes", E::kNodeMetricsList},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/nodes/node1", E::kNodeMetricsGet},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/pods", E::kPodMetricsList},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/namespaces/ml/pods", E::kPodMetricsList},
+    {"GET", "/apis/metrics.k8s.io/v1beta1/namespaces/ml/pods/p", E::kPodMetricsGet},
+    {"DELETE", "/apis/metrics.k8s.io/v1beta1/namespaces/ml/pods/p", E::kNotAllowed},
 };
 
 TEST(K8sRoutesTest, EachPathReachesItsEndpoint) {

@@ -594,8 +594,8 @@ class KubectlWorkloadsTest(unittest.TestCase):
                          [])
 
     def test_testdata_manifests(self):
-        """Every batch/v1 Job and v1 Pod manifest in the shared testdata is taken; kinds berth
-        does not serve are refused by kubectl itself."""
+        """Every batch/v1 Job and CronJob and v1 Pod manifest in the shared testdata is taken;
+        kinds berth does not serve are refused by kubectl itself."""
         files = sorted(glob.glob(os.path.join(TESTDATA, '*.yaml')))
         if not files:
             self.skipTest('no testdata')
@@ -604,8 +604,9 @@ class KubectlWorkloadsTest(unittest.TestCase):
             p = self.k('create', '-f', path, '--dry-run=server', '-o', 'json', check=False)
             with open(path) as f:
                 text = f.read()
-            ours = ('kind: Job' in text and 'apiVersion: batch/v1' in text) or \
-                   ('"Job"' in text and '"batch/v1"' in text)
+            ours = (('kind: Job' in text or 'kind: CronJob' in text) and
+                    'apiVersion: batch/v1' in text) or \
+                   (('"Job"' in text or '"CronJob"' in text) and '"batch/v1"' in text)
             if p.returncode == 0:
                 taken += 1
                 self.assertTrue(ours, path)

@@ -1,0 +1,56 @@
+// The agents' measured usage: rates from recent readings, jobs forgotten when their node stops
+// reporting them, new attempts and stale nodes.
+#include "controller/usage_table.h"
+
+#include <gtest/gtest.h>
+
+namespace berth::controller {
+namespace {
+
+k8s::UsageSample At(int64_t ms, double cpu, int64_t mem = 0) {
+  return {ms, cpu, mem};
+}
+
+TEST(UsageTableTest, OneReadingIsNoRateTwoAre) {
+  UsageTable t;
+  t.Record("n1", 1000, At(1000, 10), {{7, 0, At(1000, 1, 100)}});
+  EXPECT_TRUE(t.View(1000).nodes.empty());
+  t.Record("n1", 6000, At(6000, 20), {{7, 0, At(6000, 3.5, 200)}});
+  k8s::UsageView v = t.View(6000);
+  EXPECT_EQ(v.nodes.at("n1").cpu_nanocores, 2'000'000'000);
+  EXPECT_EQ(v.jobs.at(7).cpu_nanocores, 500'000'000);
+  EXPECT_EQ(v.jobs.at(7).memory_bytes, 200);
+  EXPECT_EQ(v.jobs.at(7).window_ms, 5000);
+}
+
+TEST(UsageTableTest, ReadingsCloserThanASecondWidenTheWindow) {
+  UsageTable t;
+  t.Record("n1", 0, At(0, 0), {});
+  t.Record("n1", 5000, At(5000, 5), {});
+  t.Record("n1", 5050, At(5050, 5.05), {});  // a report right after a job ended
+  EXPECT_EQ(t.View(5050).nodes.at("n1").window_ms, 5050);
+}
+
+TEST(UsageTableTest, AJobNoLongerReportedOrOnANewAttemptStartsAfresh) {
+  UsageTable t;
+  t.Record("n1", 0, At(0, 0), {{7, 0, At(0, 0)}, {8, 0, At(0, 0)}});
+  t.Record("n1", 5000, At(5000, 1), {{7, 0, At(5000, 1)}, {8, 0, At(5000, 1)}});
+  t.Record("n1", 10000, At(10000, 2), {{7, 1, At(10000, 0.1)}});
+  k8s::UsageView v = t.View(10000);
+  EXPECT_FALSE(v.jobs.count(7));  // its new attempt has one reading
+  EXPECT_FALSE(v.jobs.count(8));  // ended
+  EXPECT_TRUE(v.nodes.count("n1"));
+}
+
+TEST(UsageTableTest, AStaleNodeShowsNothingAndForgettingDropsItsJobs) {
+  UsageTable t;
+  t.Record("n1", 0, At(0, 0), {{7, 0, At(0, 0)}});
+  t.Record("n1", 5000, At(5000, 1), {{7, 0, At(5000, 1)}});
+  EXPECT_TRUE(t.View(5000 + UsageTable::kStaleMs).nodes.count("n1"));
+  EXPECT_TRUE(t.View(5001 + UsageTable::kStaleMs).nodes.empty());
+  t.ForgetNode("n1");
+  EXPECT_TRUE(t.View(5000).jobs.empty());
+}
+
+}  // namespace
+}  // namespace berth::controller
