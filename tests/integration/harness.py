@@ -13,8 +13,15 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 
 BERTH = os.environ.get('BERTH_BINARY', 'build/berth')
+
+# The sanitizer build's run (tests/CMakeLists.txt sets BERTH_SANITIZED=1): tests that mostly wait
+# on the clock run in the default build only, as CI's budget asks of slow integration tests.
+SANITIZED = os.environ.get('BERTH_SANITIZED') == '1'
+slow_in_one_build = unittest.skipIf(
+    SANITIZED, 'waits on the clock (minute boundaries); the default build runs it')
 
 
 class UnixHTTPConnection(http.client.HTTPConnection):

@@ -5,8 +5,9 @@ their pods running, status.active / lastScheduleTime / lastSuccessfulTime, suspe
 history limits, `kubectl create job --from=cronjob/NAME` (and `kubectl create job --image`), patch, the 422s of a bad schedule or
 time zone, a controller restart that keeps it, and delete (its Jobs go with it).
 
-A CronJob's schedule has minute granularity, so these tests wait for minute boundaries: about
-three minutes in all. Skipped only where kubectl is not installed.
+A CronJob's schedule has minute granularity, so two tests wait for minute boundaries (about three
+minutes): they run in the default build only, not again under the sanitizers (slow_in_one_build).
+Skipped where kubectl is not installed.
 Run: BERTH_BINARY=build/berth python3 -m unittest -v test_k8s_cron (from this folder).
 """
 import json
@@ -14,6 +15,7 @@ import os
 import time
 import unittest
 
+from harness import slow_in_one_build
 from test_k8s_nodes import KUBECTL, KubeClusterTest
 
 
@@ -38,6 +40,7 @@ class CronJobTest(KubeClusterTest):
             time.sleep(1)
         self.fail(f'timed out waiting for {what}')
 
+    @slow_in_one_build
     def test_every_minute_jobs_status_history_restart_and_delete(self):
         self.k('create', 'cronjob', 'tick', '--image=busybox', '--schedule=* * * * *',
                '--', 'sh', '-c', 'echo tick')
@@ -139,6 +142,7 @@ class CronJobTest(KubeClusterTest):
                 self.assertIn('is invalid', p.stderr)
                 self.assertIn(words, p.stderr)
 
+    @slow_in_one_build
     def test_forbid_waits_for_the_running_job(self):
         self.k('create', 'cronjob', 'slow', '--image=busybox', '--schedule=* * * * *',
                '--', 'sleep', '300')
