@@ -7,6 +7,10 @@
 #include <string>
 #include <thread>
 
+#include "net/http.h"
+#include "net/http_test_util.h"
+#include "net/tls_pki.h"
+
 namespace berth::net::ws {
 namespace {
 
@@ -225,6 +229,99 @@ TEST(WsConnectionTest, ProtocolErrorsAndIdlePeersAreClosedWithACode) {
   WsConnection gone(sv[0], true, Role::kClient, WsLimits{});
   ::close(sv[1]);
   EXPECT_EQ(gone.Receive(&m, SteadyNowMs() + 5000, nullptr, &error), WsConnection::Got::kClosed);
+}
+
+// A server that upgrades /echo and answers each message with "echo:" + it.
+HttpResponse EchoHandler(const HttpRequest& req) {
+  HttpResponse r;
+  if (req.path != "/echo" || req.Header("Upgrade") != "websocket") {
+    r.status = 400;
+    r.body = "no upgrade";
+    return r;
+  }
+  r.status = 101;
+  r.headers = {{"Upgrade", "websocket"},
+               {"Sec-WebSocket-Accept", AcceptKey(req.Header("Sec-WebSocket-Key"))}};
+  r.upgrade = [](UpgradedConnection& c) {
+    WsConnection ws(c.fd, false, Role::kServer, WsLimits{}, c.already_read);
+    Frame m;
+    std::string error;
+    while (ws.Receive(&m, -1, c.stopping, &error) == WsConnection::Got::kMessage) {
+      if (!ws.Send(m.opcode, "echo:" + m.payload).ok()) return;
+    }
+  };
+  return r;
+}
+
+void EchoOver(const std::string& address, const ClientOptions& options) {
+  Result<std::unique_ptr<HttpClient>> client = HttpClient::Connect(address, options);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  // A plain request first: the connection is kept alive, then upgraded.
+  Result<ClientResponse> plain = (*client)->Request("GET", "/other");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->status, 400);
+  int fd = -1;
+  std::string already;
+  const std::string key = NewClientKey();
+  Result<ClientResponse> up = (*client)->Upgrade(
+      "/echo",
+      {{"Upgrade", "websocket"}, {"Sec-WebSocket-Key", key}, {"Sec-WebSocket-Version", "13"}}, &fd,
+      &already);
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  ASSERT_EQ(up->status, 101);
+  EXPECT_EQ(up->headers["sec-websocket-accept"], AcceptKey(key));
+  WsConnection ws(fd, false, Role::kClient, WsLimits{}, already);
+  for (std::string text : {std::string("a"), std::string(70000, 'b')}) {
+    ASSERT_TRUE(ws.Send(Opcode::kBinary, text).ok());
+    Frame m;
+    std::string error;
+    ASSERT_EQ(ws.Receive(&m, SteadyNowMs() + 10000, nullptr, &error), WsConnection::Got::kMessage)
+        << error;
+    EXPECT_EQ(m.payload, "echo:" + text);
+  }
+  ws.SendClose(kCloseNormal, "done");
+  Frame m;
+  std::string error;
+  EXPECT_EQ(ws.Receive(&m, SteadyNowMs() + 10000, nullptr, &error), WsConnection::Got::kClosed);
+}
+
+TEST(WsUpgradeTest, UpgradesOverTcpAndTls) {
+  HttpServer server(EchoHandler);
+  ASSERT_TRUE(server.ListenTcp("127.0.0.1", 0).ok());
+  ASSERT_TRUE(server.Start().ok());
+  EchoOver("tcp:127.0.0.1:" + std::to_string(server.port()), ClientOptions{});
+
+  testing::TempDir dir;
+  Result<PkiFiles> pki = EnsurePki(dir.File("pki"), {"localhost"}, {"127.0.0.1"});
+  ASSERT_TRUE(pki.ok()) << pki.status().ToString();
+  HttpServer tls(EchoHandler);
+  ASSERT_TRUE(tls.ListenTls("127.0.0.1", 0, pki->cert, pki->key).ok());
+  ASSERT_TRUE(tls.Start().ok());
+  ClientOptions options;
+  options.tls_ca_file = pki->ca_cert;
+  EchoOver("tls:127.0.0.1:" + std::to_string(tls.port()), options);
+}
+
+TEST(WsUpgradeTest, StopEndsAnOpenWebSocket) {
+  auto server = std::make_unique<HttpServer>(EchoHandler);
+  ASSERT_TRUE(server->ListenTcp("127.0.0.1", 0).ok());
+  ASSERT_TRUE(server->Start().ok());
+  Result<std::unique_ptr<HttpClient>> client =
+      HttpClient::Connect("tcp:127.0.0.1:" + std::to_string(server->port()));
+  ASSERT_TRUE(client.ok());
+  int fd = -1;
+  std::string already;
+  Result<ClientResponse> up = (*client)->Upgrade(
+      "/echo", {{"Upgrade", "websocket"}, {"Sec-WebSocket-Key", NewClientKey()}}, &fd, &already);
+  ASSERT_TRUE(up.ok());
+  ASSERT_EQ(up->status, 101);
+  const int64_t start = SteadyNowMs();
+  server->Stop();
+  EXPECT_LT(SteadyNowMs() - start, 3000);
+  WsConnection ws(fd, false, Role::kClient, WsLimits{}, already);
+  Frame m;
+  std::string error;
+  EXPECT_EQ(ws.Receive(&m, SteadyNowMs() + 5000, nullptr, &error), WsConnection::Got::kClosed);
 }
 
 }  // namespace
