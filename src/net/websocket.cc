@@ -266,7 +266,8 @@ WsConnection::WsConnection(int fd, bool owned, Role role, WsLimits limits, std::
       role_(role),
       limits_(limits),
       in_(std::move(already_read)),
-      assembler_(role, limits.max_message) {}
+      assembler_(role, limits.max_message),
+      last_frame_ms_(SteadyNowMs()) {}
 
 WsConnection::~WsConnection() {
   if (owned_ && fd_ >= 0) ::close(fd_);
@@ -297,8 +298,7 @@ void WsConnection::SendClose(uint16_t code, std::string_view reason) {
 
 WsConnection::Got WsConnection::Receive(Frame* message, int64_t deadline_ms,
                                         const std::atomic<bool>* stopping, std::string* error) {
-  int64_t idle_deadline =
-      limits_.idle_timeout_ms > 0 ? SteadyNowMs() + limits_.idle_timeout_ms : -1;
+  bool read_once = false;
   for (;;) {
     uint16_t code = 0;
     DecodeResult r = assembler_.Next(&in_, message, &code, error);
@@ -307,7 +307,7 @@ WsConnection::Got WsConnection::Receive(Frame* message, int64_t deadline_ms,
       return Got::kClosed;
     }
     if (r == DecodeResult::kFrame) {
-      if (idle_deadline >= 0) idle_deadline = SteadyNowMs() + limits_.idle_timeout_ms;
+      last_frame_ms_ = SteadyNowMs();
       switch (message->opcode) {
         case Opcode::kPing:
           (void)Send(Opcode::kPong, message->payload);
@@ -328,37 +328,26 @@ WsConnection::Got WsConnection::Receive(Frame* message, int64_t deadline_ms,
           return Got::kMessage;
       }
     }
-    // Wait for more bytes, a slice at a time so that `stopping` is noticed.
-    int64_t until = deadline_ms;
-    if (idle_deadline >= 0 && (until < 0 || idle_deadline < until)) until = idle_deadline;
-    for (;;) {
-      if (stopping != nullptr && stopping->load()) {
-        *error = "stopping";
-        SendClose(kCloseGoingAway, "server stopping");
+    const int64_t idle_deadline =
+        limits_.idle_timeout_ms > 0 ? last_frame_ms_ + limits_.idle_timeout_ms : -1;
+    if (deadline_ms == 0) {  // no wait: one read of what is there
+      if (idle_deadline >= 0 && SteadyNowMs() >= idle_deadline) {
+        *error = "idle for " + std::to_string(limits_.idle_timeout_ms / 1000) + " s";
+        SendClose(kCloseGoingAway, "idle timeout");
         return Got::kClosed;
       }
-      int64_t now = SteadyNowMs();
-      if (until >= 0 && now >= until) {
-        if (idle_deadline >= 0 && now >= idle_deadline) {
-          *error = "idle for " + std::to_string(limits_.idle_timeout_ms / 1000) + " s";
-          SendClose(kCloseGoingAway, "idle timeout");
-          return Got::kClosed;
-        }
-        return Got::kTimeout;
-      }
-      int wait = 250;
-      if (until >= 0) wait = static_cast<int>(std::min<int64_t>(until - now, 250));
-      pollfd p{fd_, POLLIN, 0};
-      int n = ::poll(&p, 1, wait);
-      if (n < 0 && errno != EINTR) {
-        *error = ErrnoMessage("poll", errno);
-        return Got::kClosed;
-      }
-      if (n > 0) break;
+      if (read_once) return Got::kTimeout;
+      read_once = true;
+    } else if (!WaitForBytes(deadline_ms, idle_deadline, stopping, error)) {
+      return error->empty() ? Got::kTimeout : Got::kClosed;
     }
     char buf[16384];
     ssize_t n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      if (deadline_ms == 0) return Got::kTimeout;
+      continue;
+    }
     if (n <= 0) {
       *error = n == 0 ? "connection closed" : ErrnoMessage("recv", errno);
       return Got::kClosed;
@@ -366,6 +355,40 @@ WsConnection::Got WsConnection::Receive(Frame* message, int64_t deadline_ms,
     // No bound needed here: DecodeFrame refuses a frame over the limit from its header, so in_
     // never holds more than one frame's worth past the limit.
     in_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+bool WsConnection::WaitForBytes(int64_t deadline_ms, int64_t idle_deadline,
+                                const std::atomic<bool>* stopping, std::string* error) {
+  error->clear();
+  {
+    // Wait for more bytes, a slice at a time so that `stopping` is noticed.
+    int64_t until = deadline_ms;
+    if (idle_deadline >= 0 && (until < 0 || idle_deadline < until)) until = idle_deadline;
+    for (;;) {
+      if (stopping != nullptr && stopping->load()) {
+        *error = "stopping";
+        SendClose(kCloseGoingAway, "server stopping");
+        return false;
+      }
+      int64_t now = SteadyNowMs();
+      if (until >= 0 && now >= until) {
+        if (idle_deadline >= 0 && now >= idle_deadline) {
+          *error = "idle for " + std::to_string(limits_.idle_timeout_ms / 1000) + " s";
+          SendClose(kCloseGoingAway, "idle timeout");
+        }
+        return false;
+      }
+      int wait = 250;
+      if (until >= 0) wait = static_cast<int>(std::min<int64_t>(until - now, 250));
+      pollfd p{fd_, POLLIN, 0};
+      int n = ::poll(&p, 1, wait);
+      if (n < 0 && errno != EINTR) {
+        *error = ErrnoMessage("poll", errno);
+        return false;
+      }
+      if (n > 0) return true;
+    }
   }
 }
 

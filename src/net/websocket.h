@@ -97,7 +97,7 @@ class MessageAssembler {
 
 struct WsLimits {
   size_t max_message = 1 << 20;  // a larger message closes the connection with 1009
-  int idle_timeout_ms = 0;       // Receive's wait with no frame at all; 0: the caller's deadline
+  int idle_timeout_ms = 0;  // no frame for this long closes the connection (1001); 0: no limit
 };
 
 // One open WebSocket on a connected socket it owns (or borrows: `owned` false).
@@ -120,7 +120,8 @@ class WsConnection {
 
   enum class Got { kMessage, kTimeout, kClosed };
   // Waits until a data message arrives (answering pings, ignoring pongs) or deadline_ms (a
-  // SteadyNowMs() time; -1: none) passes. kClosed: the peer sent close (answered), closed the
+  // SteadyNowMs() time; -1: none; 0: no wait, only what one read without blocking brings)
+  // passes. kClosed: the peer sent close (answered), closed the
   // socket, or broke the protocol (answered with the close code, *error says why);
   // `stopping` true also ends the wait with kClosed. One reader at a time.
   Got Receive(Frame* message, int64_t deadline_ms, const std::atomic<bool>* stopping,
@@ -130,12 +131,19 @@ class WsConnection {
   bool HasBuffered() const { return !in_.empty(); }
 
  private:
+  // Waits until the socket is readable: true. False when the deadline or the idle deadline
+  // passed (*error empty for the deadline; the idle timeout and `stopping` send close and say
+  // why in *error) or poll failed.
+  bool WaitForBytes(int64_t deadline_ms, int64_t idle_deadline, const std::atomic<bool>* stopping,
+                    std::string* error);
+
   const int fd_;
   const bool owned_;
   const Role role_;
   const WsLimits limits_;
   std::string in_;
   MessageAssembler assembler_;
+  int64_t last_frame_ms_;  // when the last frame arrived (the idle timeout counts from it)
   Mutex send_mu_;
   bool close_sent_ GUARDED_BY(send_mu_) = false;
 };
