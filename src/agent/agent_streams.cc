@@ -6,6 +6,7 @@
 
 #include "agent/agent_internal.h"
 #include "agent/file_util.h"
+#include "agent/job_cgroup.h"
 
 namespace berth::agent {
 namespace {
@@ -65,7 +66,9 @@ void Agent::Impl::ServeStream(const StreamCommand& c, const std::atomic<bool>& s
   if (!spec->container.empty()) {
     return Refuse(conn, "exec into a pod that runs in a container image is not supported yet");
   }
-  Result<PodContext> context = ReadPodContext(static_cast<pid_t>(std::atoll(pid_text->c_str())));
+  Result<PodContext> context =
+      ReadPodContext(static_cast<pid_t>(std::atoll(pid_text->c_str())),
+                     JobCgroupName(c.target.job_id, c.target.attempt, dir), c.target.job_id);
   if (!context.ok()) return Refuse(conn, context.status().message());
   ServeExec(conn, *request, *context, stopping);
 }

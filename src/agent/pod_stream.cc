@@ -379,23 +379,32 @@ std::vector<std::string> CgroupProcsFiles(std::string_view mountinfo,
   return out;
 }
 
-Result<PodContext> ReadPodContext(pid_t pid) {
+Result<PodContext> ReadPodContext(pid_t pid, std::string_view job_group, uint32_t job_id) {
   const std::string proc = "/proc/" + std::to_string(pid);
   PodContext c;
   c.pid = pid;
   std::string status = ReadWhole(proc + "/status");
-  if (status.empty())
+  if (status.empty()) {
     return Status::NotFound("the pod's process " + std::to_string(pid) + " has ended");
+  }
   BERTH_RETURN_IF_ERROR(ParseStatusIds(status, &c));
   c.environment = ParseEnviron(ReadWhole(proc + "/environ"));
   char cwd[4096];
   ssize_t n = ::readlink((proc + "/cwd").c_str(), cwd, sizeof(cwd) - 1);
   if (n > 0) c.cwd.assign(cwd, static_cast<size_t>(n));
-  c.cgroup_procs = CgroupProcsFiles(ReadWhole("/proc/self/mountinfo"), ReadWhole(proc + "/cgroup"));
-  // Only the groups that are the pod's own: a group berth made (its name has "berth"), so that
-  // a pod without cgroups does not pull the command into the agent's own groups.
-  std::erase_if(c.cgroup_procs,
-                [](const std::string& f) { return f.find("berth") == std::string::npos; });
+  std::vector<std::string> all =
+      CgroupProcsFiles(ReadWhole("/proc/self/mountinfo"), ReadWhole(proc + "/cgroup"));
+  // Only the job's own groups: the command must not join the agent's or the system's.
+  const std::string component = "/" + std::string(job_group) + "/";
+  for (const std::string& f : all) {
+    if (!job_group.empty() && f.find(component) != std::string::npos) c.cgroup_procs.push_back(f);
+  }
+  const bool in_job_groups = !c.cgroup_procs.empty();
+  const bool job_env = EnvValue(c.environment, "SLURM_JOB_ID") == std::to_string(job_id);
+  if (!in_job_groups && !job_env) {
+    return Status::FailedPrecondition("process " + std::to_string(pid) + " is not job " +
+                                      std::to_string(job_id) + "'s");
+  }
   return c;
 }
 

@@ -65,8 +65,12 @@ std::vector<std::string> ParseEnviron(std::string_view environ);
 // The cgroup.procs files of the groups a /proc/PID/cgroup text names, under the mounts of a
 // /proc/self/mountinfo text (v1 hierarchies by their controllers or name=, cgroup2 for "0::").
 std::vector<std::string> CgroupProcsFiles(std::string_view mountinfo, std::string_view proc_cgroup);
-// Reads the context of process `pid` from /proc. NOT_FOUND when it has ended.
-Result<PodContext> ReadPodContext(pid_t pid);
+// Reads the context of process `pid` from /proc, keeping the cgroups whose path has the
+// component `job_group` (the job's own: JobCgroupName; "" keeps none). NOT_FOUND when it has
+// ended; FAILED_PRECONDITION when it is not the job's (its groups are others', or, without
+// groups, its environment has no SLURM_JOB_ID=`job_id`): a pid the system gave to another
+// process since.
+Result<PodContext> ReadPodContext(pid_t pid, std::string_view job_group, uint32_t job_id);
 
 // `name` found as the pod's PATH finds it (a name with a slash is taken as it is, relative to
 // cwd); NOT_FOUND with exec's words when nothing executable is there.

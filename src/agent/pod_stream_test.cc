@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <map>
 #include <thread>
 
@@ -67,12 +70,29 @@ TEST(PodStreamTest, ReadsAProcessContext) {
                                       "/sys/fs/cgroup/cpu,cpuacct/cgroup.procs",
                                       "/sys/fs/cgroup/pids/berth/job_1_0/cgroup.procs"}));
 
-  Result<PodContext> self = ReadPodContext(::getpid());
-  ASSERT_TRUE(self.ok());
-  EXPECT_EQ(self->uid, ::getuid());
-  EXPECT_FALSE(self->environment.empty());
-  EXPECT_FALSE(self->cwd.empty());
-  EXPECT_EQ(ReadPodContext(999999999).status().code(), StatusCode::kNotFound);
+  // A process that stands for a job: its SLURM_JOB_ID says so, as a pod's environment does.
+  pid_t child = ::fork();
+  if (child == 0) {
+    char* const argv[] = {const_cast<char*>("sleep"), const_cast<char*>("30"), nullptr};
+    char* const envp[] = {const_cast<char*>("SLURM_JOB_ID=4242"), const_cast<char*>("A=b"),
+                          nullptr};
+    ::chdir("/tmp");
+    ::execve("/bin/sleep", argv, envp);
+    ::_exit(127);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // until it has exec'd
+  Result<PodContext> job = ReadPodContext(child, "no-such-group", 4242);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_EQ(job->uid, ::getuid());
+  EXPECT_EQ(job->environment, (std::vector<std::string>{"SLURM_JOB_ID=4242", "A=b"}));
+  EXPECT_EQ(job->cwd, "/tmp");
+  EXPECT_TRUE(job->cgroup_procs.empty());  // none of its groups is the job's
+  // A pid that is not the job's (the system gave it to another process since) is refused.
+  EXPECT_EQ(ReadPodContext(child, "no-such-group", 7).status().code(),
+            StatusCode::kFailedPrecondition);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(ReadPodContext(999999999, "g", 1).status().code(), StatusCode::kNotFound);
 }
 
 TEST(PodStreamTest, ResolvesCommandsAsThePodsPathDoes) {
@@ -100,6 +120,17 @@ TEST(PodStreamTest, TheErrorChannelsStatusIsKubeletsOne) {
             "exit code 3");
   json not_started = OutcomeStatus({false, 0, "exec: \"x\": not found"}, {"x"});
   EXPECT_EQ(not_started["reason"], "InternalError");
+}
+
+// This test process as the pod: its user, environment and folder, no cgroups to join.
+Result<PodContext> SelfContext() {
+  PodContext c;
+  c.pid = ::getpid();
+  c.uid = ::getuid();
+  c.gid = ::getgid();
+  for (char** e = environ; *e != nullptr; ++e) c.environment.emplace_back(*e);
+  c.cwd = "/tmp";
+  return c;
 }
 
 // A client on the other end of a socketpair: what arrived on each channel.
@@ -132,8 +163,7 @@ ExecOutcome Serve(const PodStreamRequest& request, const std::function<void(Clie
                   Client* seen) {
   int sv[2];
   EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  Result<PodContext> context = ReadPodContext(::getpid());
-  EXPECT_TRUE(context.ok());
+  Result<PodContext> context = SelfContext();
   std::atomic<bool> stopping{false};
   ExecOutcome outcome;
   std::thread server([&] {
@@ -202,7 +232,7 @@ TEST(ServeExecTest, AClientThatLeavesHangsTheCommandUp) {
   r.command = {"sleep", "60"};
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  Result<PodContext> context = ReadPodContext(::getpid());
+  Result<PodContext> context = SelfContext();
   std::atomic<bool> stopping{false};
   ws::WsConnection conn(sv[0], true, ws::Role::kServer, {});
   std::thread leave([&] {
