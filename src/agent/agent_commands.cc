@@ -98,6 +98,14 @@ Result<AgentCommand> DecodeObject(const json& j) {
     BERTH_RETURN_IF_ERROR(OptionalField(j, "signal", &c.signal));
     return AgentCommand(c);
   }
+  if (kind == "stream") {
+    StreamCommand c{t, "", ""};
+    BERTH_RETURN_IF_ERROR(Field(j, "stream_id", &c.stream_id));
+    auto it = j.find("request");
+    if (it == j.end() || !it->is_object()) return Status::InvalidArgument("no \"request\" object");
+    c.request = it->dump();
+    return AgentCommand(std::move(c));
+  }
   return Status::InvalidArgument("unknown kind \"" + kind + "\"");
 }
 
@@ -136,6 +144,13 @@ std::string EncodeAgentCommand(const AgentCommand& command) {
                        json j = Head("step_signal", c.target);
                        j["step_id"] = c.step_id;
                        j["signal"] = c.signal;
+                       return j;
+                     },
+                     [](const StreamCommand& c) {
+                       json j = Head("stream", c.target);
+                       j["stream_id"] = c.stream_id;
+                       j["request"] = json::parse(c.request, nullptr, false);
+                       if (j["request"].is_discarded()) j["request"] = json::object();
                        return j;
                      },
                      [](const NoopCommand&) {

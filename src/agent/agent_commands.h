@@ -10,6 +10,7 @@
 //   {"kind": "step", "job_id": 12, "attempt": 0, "step_id": 3, "spec": {...}}
 //   {"kind": "end_steps", "job_id": 12, "attempt": 0}
 //   {"kind": "step_signal", "job_id": 12, "attempt": 0, "step_id": 3, "signal": 15}
+//   {"kind": "stream", "job_id": 12, "attempt": 0, "stream_id": "9f..", "request": {...}}
 //   {"kind": "noop"}     (a launch the controller no longer means to deliver)
 //
 // The delivery adds "seq" (the command's number in the node's queue); Decode ignores it.
@@ -75,11 +76,19 @@ struct StepSignalCommand {
   uint32_t step_id = 0;
   int32_t signal = 15;
 };
+// Opens a pod stream (kubectl exec; docs/adr/0006-pod-streams.md): the agent connects back to
+// GET /v1/agents/NODE/streams/STREAM_ID and serves `request` (pod_stream.h) there.
+struct StreamCommand {
+  CommandTarget target;
+  std::string stream_id;
+  std::string request;  // a JSON object, kept as text: the controller does not read it
+};
 // Nothing to do (it only advances the node's sequence).
 struct NoopCommand {};
 
-using AgentCommand = std::variant<LaunchCommand, CancelCommand, SignalCommand, TimeLimitCommand,
-                                  StepCommand, EndStepsCommand, StepSignalCommand, NoopCommand>;
+using AgentCommand =
+    std::variant<LaunchCommand, CancelCommand, SignalCommand, TimeLimitCommand, StepCommand,
+                 EndStepsCommand, StepSignalCommand, StreamCommand, NoopCommand>;
 
 std::string EncodeAgentCommand(const AgentCommand& command);
 // InvalidArgument, naming what is wrong, for text that is not a command this build knows.

@@ -31,6 +31,7 @@ std::vector<AgentCommand> EveryKind() {
           StepCommand{t, 3, SomeSpec()},
           EndStepsCommand{t},
           StepSignalCommand{t, 3, 2},
+          StreamCommand{t, "ab12", R"({"command":["ls"],"kind":"exec","tty":true})"},
           NoopCommand{}};
 }
 
@@ -107,6 +108,9 @@ TEST(AgentCommandsTest, MalformedCommandsAreClearErrors) {
       {R"({"kind": "signal", "job_id": 1, "attempt": 0, "batch_only": 1})",
        "\"batch_only\" is not a boolean"},
       {R"({"kind": "time_limit", "job_id": 1, "attempt": 0})", "no \"time_limit\""},
+      {R"({"kind": "stream", "job_id": 1, "attempt": 0, "request": {}})", "no \"stream_id\""},
+      {R"({"kind": "stream", "job_id": 1, "attempt": 0, "stream_id": "x", "request": []})",
+       "no \"request\" object"},
       {R"({"kind": "step_signal", "job_id": 1, "attempt": 0, "step_id": 2.5})",
        "\"step_id\" is not an integer"},
   };

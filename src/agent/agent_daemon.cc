@@ -725,6 +725,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   im.loop_done = true;
   reporter.join();
   im.StopLaunchers();
+  im.streams.StopAll();
   return result;
 }
 

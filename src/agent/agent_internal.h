@@ -32,6 +32,7 @@
 #include "agent/node_info.h"
 #include "agent/node_metrics.h"
 #include "agent/nvml.h"
+#include "agent/pod_stream.h"
 #include "agent/supervisor.h"
 #include "common/status.h"
 #include "common/thread_annotations.h"
@@ -96,6 +97,8 @@ struct Agent::Impl {
   std::map<StepDirKey, bool> step_launching GUARDED_BY(launch_mu);
   bool launch_stop GUARDED_BY(launch_mu) = false;
   std::vector<std::thread> launchers;  // Run's thread only
+  // Pod streams (kubectl exec), each on a thread of its own; stopped when Run returns.
+  PodStreams streams;
 
   // ---- folders (agent_daemon.cc)
   // The folders of job attempts (the batch step), and of job steps' parts on this node (both in
@@ -168,7 +171,11 @@ struct Agent::Impl {
   void Do(StepCommand& c) EXCLUDES(launch_mu);
   void Do(const EndStepsCommand& c) EXCLUDES(launch_mu);
   void Do(const StepSignalCommand& c);
+  void Do(const StreamCommand& c);
   void Do(const NoopCommand&) {}
+  // ---- pod streams (agent_streams.cc): the stream's thread connects back to the controller
+  // and serves the request there.
+  void ServeStream(const StreamCommand& c, const std::atomic<bool>& stopping);
   std::set<StepDirKey> StartingSteps() EXCLUDES(launch_mu);
   // Folders of launches that never got as far as a supervisor: see agent_actions.cc.
   void RemoveUnstarted();

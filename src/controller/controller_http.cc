@@ -185,6 +185,8 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
          out->status = im.AgentStatus(who, node, body, t);
        }, 200);
      }},
+    {Endpoint::kAgentStream,
+     [](Impl& im, const ApiCall& c) { return im.AgentStreamRoute(c); }},
     {Endpoint::kAgentOther,
      [](Impl&, const ApiCall& c) {
        return Error(Status::NotFound("no such endpoint: " + c.req.path));

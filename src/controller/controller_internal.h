@@ -36,6 +36,7 @@
 #include "controller/routes.h"
 #include "controller/state_loop.h"
 #include "controller/step_table.h"
+#include "controller/stream_rendezvous.h"
 #include "controller/txn.h"
 #include "controller/usage_table.h"
 #include "core/sched/scheduler.h"
@@ -345,6 +346,9 @@ struct Controller::Impl {
   net::HttpResponse NodeActionRoute(const ApiCall& c);
   // GET /v1/agents/NODE/commands: the node's commands after ?after=SEQ, waiting up to ?wait_ms.
   net::HttpResponse AgentCommands(const ApiCall& c);
+  // controller_streams.cc: GET /v1/agents/{node}/streams/{id}, the agent's side of a pod stream
+  // (ADR 0006), upgraded to a WebSocket and handed to the face waiting in `streams`.
+  net::HttpResponse AgentStreamRoute(const ApiCall& c);
 
   // controller_auth.cc: POST /v1/agents/join and POST /v1/tokens (docs/security.md); the route
   // table has checked who may ask.
@@ -367,6 +371,7 @@ struct Controller::Impl {
   // The Kubernetes face (src/k8s, docs/kubernetes.md) on its own TLS server, and its port over
   // this Impl (k8s_port.h: the face reaches the controller only through it). Set by StartK8s
   // before the state thread starts; the face is destroyed before its port.
+  StreamRendezvous streams;  // pod streams meeting their agents (thread-safe)
   std::unique_ptr<K8sPort> k8s_port;
   std::unique_ptr<k8s::Face> k8s;
   // k8s_port.cc: makes the face and starts it (the PKI and token secret on the first start; the

@@ -39,6 +39,10 @@ class K8sPort : public k8s::ControllerPort {
                   const std::function<void(const std::string&, const std::string&)>& fn) override;
   Status PutMetaNow(const std::string& key, const std::string& value) override;
   Status Run(const std::function<Status(k8s::StateOps&)>& fn) override;
+  // controller_streams.cc
+  Result<std::unique_ptr<k8s::AgentStream>> OpenAgentStream(
+      const k8s::PodJob& job, const nlohmann::json& request,
+      const std::atomic<bool>& stopping) override;
 
   // The controller's per-batch hook (state thread): the face's Job controller over `t`.
   void OnPass(k8s::Face& face, Txn& t);

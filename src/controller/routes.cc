@@ -52,6 +52,7 @@ constexpr Route kApiRoutes[] = {
      kAgentRefusal},
     {"GET", "/v1/agents/{node}/commands", kAgents, Endpoint::kAgentCommands, kAgentRefusal},
     {"POST", "/v1/agents/{node}/status", kAgents, Endpoint::kAgentStatus, kAgentRefusal},
+    {"GET", "/v1/agents/{node}/streams/{id}", kAgents, Endpoint::kAgentStream, kAgentRefusal},
     {"*", "/v1/agents/join", kAllowOperators, Endpoint::kAgentOther, kAgentRefusal},
     {"*", "/v1/agents/register/{...}", kAllowOperators | kAllowAnyNode, Endpoint::kAgentOther,
      kAgentRefusal},

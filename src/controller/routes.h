@@ -54,7 +54,8 @@ enum class Endpoint : uint8_t {
   kRegisterAgent,
   kAgentCommands,
   kAgentStatus,
-  kAgentOther,  // anything else under /v1/agents: 404
+  kAgentStream,  // GET /v1/agents/{node}/streams/{id}: a pod stream's agent side (ADR 0006)
+  kAgentOther,   // anything else under /v1/agents: 404
 };
 
 // Who a route serves: a set of these bits.

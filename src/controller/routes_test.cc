@@ -103,6 +103,7 @@ TEST(RoutesTest, UsersReachTheApiButNotTheAgentEndpoints) {
       {"user", User(), "POST", "/v1/agents/register", Verdict::kRefused},
       {"user", User(), "GET", "/v1/agents/n1/commands", Verdict::kRefused},
       {"user", User(), "GET", "/v1/agents/n1/whatever/else", Verdict::kRefused},
+      {"user", User(), "GET", "/v1/agents/n1/streams/ab12", Verdict::kRefused},
       {"user", User(), "GET", "/nothing", Verdict::kOutsideApi},
   });
 }
@@ -132,6 +133,9 @@ TEST(RoutesTest, ANodeCredentialActsForItsOwnAgentOnly) {
       {"node", Node("n1"), "POST", "/v1/agents/n1/status", Verdict::kAllowed,
        Endpoint::kAgentStatus},
       {"node", Node("n1"), "GET", "/v1/agents/n1/other", Verdict::kAllowed, Endpoint::kAgentOther},
+      {"node", Node("n1"), "GET", "/v1/agents/n1/streams/ab12", Verdict::kAllowed,
+       Endpoint::kAgentStream},
+      {"node", Node("n1"), "GET", "/v1/agents/n2/streams/ab12", Verdict::kOutOfScope},
       {"node", Node("n1"), "GET", "/v1/agents/n2/commands", Verdict::kOutOfScope},
       {"node", Node("n1"), "POST", "/v1/agents/n2/status", Verdict::kOutOfScope},
       {"node", Node("n1"), "POST", "/v1/agents/join", Verdict::kOutOfScope},

@@ -198,13 +198,14 @@ TEST(K8sDiscoveryTest, DocumentsKubectlReads) {
   json core = AggregatedCoreDiscovery("v2beta1");
   EXPECT_EQ(core["apiVersion"], "apidiscovery.k8s.io/v2beta1");
   const json& resources = core["items"][0]["versions"][0]["resources"];
-  // pods/log is a subresource of pods, not a resource of its own.
-  ASSERT_EQ(resources.size(), CoreV1Resources().size() - 1);
+  // pods/log and pods/exec are subresources of pods, not resources of their own.
+  ASSERT_EQ(resources.size(), CoreV1Resources().size() - 2);
   EXPECT_EQ(resources[1]["resource"], "nodes");
   EXPECT_EQ(resources[1]["scope"], "Cluster");
   EXPECT_EQ(resources[2]["resource"], "pods");
   EXPECT_EQ(resources[2]["scope"], "Namespaced");
   EXPECT_EQ(resources[2]["subresources"][0]["subresource"], "log");
+  EXPECT_EQ(resources[2]["subresources"][1]["subresource"], "exec");
   json groups = AggregatedGroupsDiscovery("v2");
   EXPECT_EQ(groups["items"][0]["metadata"]["name"], "batch");
   EXPECT_EQ(groups["items"][0]["versions"][0]["resources"][0]["resource"], "jobs");

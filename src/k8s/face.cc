@@ -241,6 +241,12 @@ net::HttpResponse Face::Dispatch(Endpoint e, const Call& c) {
       return PodUpdate(c);
     case E::kPodLog:
       return PodLog(c);
+    case E::kPodExec:
+      return PodStream(c, "exec");
+    case E::kPodAttach:
+      return PodStream(c, "attach");
+    case E::kPodPortForward:
+      return PodStream(c, "portforward");
     case E::kEventList:
       return EventList(c);
     case E::kEventGet:

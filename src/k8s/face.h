@@ -157,6 +157,9 @@ class Face {
   Result<uint32_t> SubmitPod(const User& who, const PodMapping& m, StateOps& ops) EXCLUDES(mu_);
   // face_pod_log.cc: pods/log.
   net::HttpResponse PodLog(const Call& c);
+  // face_stream.cc: pods/exec, pods/attach, pods/portforward ("exec", ...): a WebSocket relayed
+  // to the pod's agent (docs/adr/0006-pod-streams.md).
+  net::HttpResponse PodStream(const Call& c, std::string_view subresource);
   // face_events.cc. The Events of the Pods in `ns` ("" = all; `only`: of that Pod only) and the
   // Job controller's; `rv` gets the list's resourceVersion.
   http::Objects EventObjects(const std::string& ns, const std::string& only, std::string* rv)

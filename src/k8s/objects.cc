@@ -149,6 +149,7 @@ const std::vector<ResourceInfo>& CoreV1Resources() {
        {"create", "delete", "get", "list", "patch", "update", "watch"},
        {"po"}},
       {"pods/log", "", "Pod", true, {"get"}, {}},
+      {"pods/exec", "", "PodExecOptions", true, {"create", "get"}, {}},
       {"events", "event", "Event", true, {"get", "list", "watch"}, {"ev"}},
       {"secrets",
        "secret",

@@ -20,6 +20,7 @@
 #ifndef BERTH_K8S_PORT_H_
 #define BERTH_K8S_PORT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -65,6 +66,16 @@ struct PodJob {
 struct PodOutcome {
   std::string state;
   int exit_code = 0;
+};
+
+// The agent's end of a pod stream (kubectl exec; docs/adr/0006-pod-streams.md): a WebSocket on
+// which the pod's agent is the client, lent to the face until the object is destroyed.
+class AgentStream {
+ public:
+  virtual ~AgentStream() = default;
+  virtual int fd() const = 0;
+  // What the agent sent after its request (the start of its first frames).
+  virtual const std::string& already_read() const = 0;
 };
 
 // The commands a state-thread command may run (see the file comment).
@@ -148,6 +159,18 @@ class ControllerPort {
       const std::function<void(const std::string& key, const std::string& value)>& fn) = 0;
   virtual Status PutMetaNow(const std::string& key, const std::string& value) = 0;
 
+  // Asks the agent of the node that runs `job` to open a pod stream serving `request` (a JSON
+  // object, src/agent/pod_stream.h) and waits up to 30 s (or until `stopping`) for it to connect
+  // back. FAILED_PRECONDITION: the job runs on no node; UNAVAILABLE: the agent did not come;
+  // RESOURCE_EXHAUSTED: too many streams are opening at once.
+  virtual Result<std::unique_ptr<AgentStream>> OpenAgentStream(const PodJob& job,
+                                                               const nlohmann::json& request,
+                                                               const std::atomic<bool>& stopping) {
+    (void)job;
+    (void)request;
+    (void)stopping;
+    return Status::FailedPrecondition("pod streams are not served here");
+  }
   // Runs `fn` on the state thread all-or-nothing and waits until its change is durable: when it
   // returns an error (or throws), everything it did through the StateOps is undone. UNAVAILABLE
   // when the controller is stopping (fn did not run).

@@ -89,6 +89,12 @@ constexpr Route kRoutes[] = {
     {"PUT", kPod, E::kPodUpdate},
     {"*", kPod, E::kPodOther},
     {"*", "/api/v1/namespaces/{namespace}/pods/{name}/log", E::kPodLog},
+    {"GET", "/api/v1/namespaces/{namespace}/pods/{name}/exec", E::kPodExec},
+    {"POST", "/api/v1/namespaces/{namespace}/pods/{name}/exec", E::kPodExec},
+    {"GET", "/api/v1/namespaces/{namespace}/pods/{name}/attach", E::kPodAttach},
+    {"POST", "/api/v1/namespaces/{namespace}/pods/{name}/attach", E::kPodAttach},
+    {"GET", "/api/v1/namespaces/{namespace}/pods/{name}/portforward", E::kPodPortForward},
+    {"POST", "/api/v1/namespaces/{namespace}/pods/{name}/portforward", E::kPodPortForward},
     {"GET", "/api/v1/namespaces/{namespace}/pods/{name}/status", E::kPodGet},
     {"HEAD", "/api/v1/namespaces/{namespace}/pods/{name}/status", E::kPodGet},
     // core/v1 Events (an event's path may go on: its first segment names it).

@@ -61,6 +61,9 @@ enum class Endpoint : uint8_t {
   kPodUpdate,  // PATCH (a server-side apply may create), PUT
   kPodOther,   // another method on a pod: 404 for an unknown pod, else 405
   kPodLog,
+  kPodExec,         // pods/exec (WebSocket)
+  kPodAttach,       // pods/attach
+  kPodPortForward,  // pods/portforward
   // core/v1 Events.
   kEventList,  // and watch
   kEventGet,

@@ -57,6 +57,17 @@ class ResponseStream {
   virtual bool Closed() const = 0;
 };
 
+// A connection handed over by a "101 Switching Protocols" response (HttpResponse::upgrade): it is
+// no longer HTTP. `fd` is the connection's socket (on a TLS listener the plaintext end of the
+// relay), borrowed: the server closes it once the upgrade function returns. `already_read` holds
+// what the client sent after the request. The function must return when `stopping` becomes
+// true (the server is stopping) or the peer goes away.
+struct UpgradedConnection {
+  int fd = -1;
+  std::string already_read;
+  const std::atomic<bool>* stopping = nullptr;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
@@ -65,6 +76,10 @@ struct HttpResponse {
   // When set, the server sends the status and headers with chunked encoding, then calls this
   // (on the connection's thread) to produce the body; `body` is ignored.
   std::function<void(ResponseStream&)> stream;
+  // When set and status is 101, the server sends the status line and headers with
+  // "Connection: Upgrade" (no body), then calls this on the connection's thread and closes the
+  // connection when it returns. Ignored (500) for another status.
+  std::function<void(UpgradedConnection&)> upgrade;
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
@@ -157,6 +172,16 @@ class HttpClient {
   // error (UNAVAILABLE), so a watcher knows to re-watch.
   Result<int> Stream(const std::string& method, const std::string& target,
                      const std::function<bool(std::string_view)>& on_data, int idle_timeout_ms = 0);
+
+  // Sends `GET target` with `headers` and "Connection: Upgrade" (the caller names the protocol
+  // in an "Upgrade" header). On "101 Switching Protocols" the connection stops being HTTP:
+  // *fd is its socket (the plaintext end for tls: addresses), still owned by this client and
+  // valid until it is destroyed, *already_read what the server sent after the head, and the
+  // client must not send another request. Any other status: the whole response is read and
+  // returned, and the client stays usable. Errors as Request's.
+  Result<ClientResponse> Upgrade(const std::string& target,
+                                 const std::vector<std::pair<std::string, std::string>>& headers,
+                                 int* fd, std::string* already_read);
 
  private:
   HttpClient() = default;

@@ -90,6 +90,7 @@ struct HttpClient::Impl {
   int timeout_ms = 30000;
   std::shared_ptr<const TlsClientContext> tls;  // "tls:" addresses
   std::vector<std::pair<std::string, std::string>> extra_headers;
+  bool accept_upgrade = false;  // Begin returns a 101 head instead of waiting past it
 
   UniqueFd fd;  // the socket, or the plaintext end of `channel`
   std::unique_ptr<TlsClientChannel> channel;
@@ -295,6 +296,10 @@ Result<ResponseHead> HttpClient::Impl::Begin(std::string_view method, std::strin
   for (;;) {
     ResponseHead head;
     ParseResult r = ParseResponseHead(in.view(), kMaxResponseHead, method == "HEAD", resp, &head);
+    if (r == ParseResult::kOk && resp->status == 101 && accept_upgrade) {
+      in.Consume(head.head_bytes);
+      return head;
+    }
     if (r == ParseResult::kOk && resp->status >= 100 && resp->status < 200) {
       in.Consume(head.head_bytes);  // "100 Continue" and friends: the real answer follows
       continue;
@@ -426,6 +431,44 @@ Result<int> HttpClient::Stream(const std::string& method, const std::string& tar
   impl_->Finish(head, complete);
   if (!s.ok()) return s;
   return resp.status;
+}
+
+Result<ClientResponse> HttpClient::Upgrade(
+    const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers,
+    int* fd, std::string* already_read) {
+  for (const auto& [name, value] : headers) {
+    if (!ValidRequestLinePart(name) || value.find_first_of("\r\n") != std::string::npos) {
+      return Status::InvalidArgument("bad header: " + name);
+    }
+  }
+  auto saved = impl_->extra_headers;
+  impl_->extra_headers.insert(impl_->extra_headers.end(), headers.begin(), headers.end());
+  impl_->extra_headers.emplace_back("Connection", "Upgrade");
+  impl_->accept_upgrade = true;
+  ClientResponse resp;
+  Deadline deadline{SteadyNowMs() + impl_->timeout_ms, 0};
+  Result<ResponseHead> head = impl_->BeginWithRetry("GET", target, "", "", deadline.at, &resp);
+  impl_->extra_headers = std::move(saved);
+  impl_->accept_upgrade = false;
+  if (!head.ok()) return head.status();
+  if (resp.status == 101) {
+    *fd = impl_->fd.get();
+    already_read->assign(impl_->in.view());
+    impl_->in.Clear();
+    return resp;
+  }
+  bool complete = false;
+  Status s = impl_->ReadBody(
+      *head, deadline,
+      [&resp](std::string_view data) {
+        if (resp.body.size() + data.size() > (1u << 20)) return false;
+        resp.body.append(data);
+        return true;
+      },
+      &complete);
+  impl_->Finish(*head, complete);
+  if (!s.ok()) return s;
+  return resp;
 }
 
 }  // namespace berth::net

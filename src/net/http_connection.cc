@@ -190,6 +190,7 @@ bool HttpConnection::Respond(const RequestHead& head) {
     response.content_type = "text/plain";
     response.body = "internal server error\n";
   }
+  if (response.upgrade && response.status == 101) return SendUpgrade(response);
   // 1xx would confuse the client's framing, and the status line has three digits.
   int status = response.status < 200 || response.status > 999 ? 500 : response.status;
   bool head_only = request_.method == "HEAD";
@@ -224,6 +225,29 @@ bool HttpConnection::SendStreamed(const HttpResponse& response, int status, bool
   }
   if (writer.failed()) return false;
   return chunked && SendBytes(fd_, "0\r\n\r\n");
+}
+
+bool HttpConnection::SendUpgrade(const HttpResponse& response) {
+  out_ = "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n";
+  for (const auto& header : response.headers) {
+    if (!HeaderAllowed(header)) continue;
+    out_ += header.first;
+    out_ += ": ";
+    out_ += header.second;
+    out_ += "\r\n";
+  }
+  out_ += "\r\n";
+  if (!SendBytes(fd_, out_)) return false;
+  UpgradedConnection connection;
+  connection.fd = fd_;
+  connection.already_read.assign(in_.view());
+  connection.stopping = &stopping_;
+  in_.Clear();
+  try {
+    response.upgrade(connection);
+  } catch (...) {  // the connection is the upgrade's: all we can do is cut it
+  }
+  return false;  // never HTTP again: close
 }
 
 void HttpConnection::BuildHead(const HttpResponse& response, int status, bool keep_alive,

@@ -37,6 +37,8 @@ class HttpConnection {
   // Calls the handler and sends its response. False when the connection must close at once
   // (send failed, stream cut); head.keep_alive then decides whether it stays open.
   bool Respond(const RequestHead& head);
+  // "101 Switching Protocols", then the connection is response.upgrade's; false (close) after.
+  bool SendUpgrade(const HttpResponse& response);
   bool SendWhole(const HttpResponse& response, int status, bool head_only, bool keep_alive);
   // `chunked` is false for HTTP/1.0 peers, who get the raw bytes and then the close.
   bool SendStreamed(const HttpResponse& response, int status, bool head_only, bool keep_alive,

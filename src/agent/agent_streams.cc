@@ -1,0 +1,76 @@
+// Pod streams on the agent (docs/adr/0006-pod-streams.md): for a stream command, a thread of its
+// own connects back to the controller (GET /v1/agents/NODE/streams/ID, upgraded to a
+// WebSocket, with the agent's usual address and credential) and serves the request there in
+// the pod's process context (pod_stream.h).
+#include <nlohmann/json.hpp>
+
+#include "agent/agent_internal.h"
+#include "agent/file_util.h"
+#include "agent/job_cgroup.h"
+
+namespace berth::agent {
+namespace {
+
+namespace ws = net::ws;
+
+// Ends the stream with a Status on the error channel (3) that kubectl prints.
+void Refuse(ws::WsConnection& conn, const std::string& message) {
+  ExecOutcome outcome;
+  outcome.error = message;
+  std::string m(1, '\x03');
+  m += OutcomeStatus(outcome, {}).dump();
+  (void)conn.Send(ws::Opcode::kBinary, m);
+  conn.SendClose(ws::kCloseNormal, "");
+}
+
+}  // namespace
+
+void Agent::Impl::Do(const StreamCommand& c) {
+  Status st =
+      streams.Start([this, c](const std::atomic<bool>& stopping) { ServeStream(c, stopping); });
+  if (!st.ok()) Log("pod stream: %s", st.message());
+}
+
+void Agent::Impl::ServeStream(const StreamCommand& c, const std::atomic<bool>& stopping) {
+  Result<std::unique_ptr<net::HttpClient>> client = Connect(10000);
+  if (!client.ok()) {
+    Log("pod stream: %s", client.status().message());
+    return;
+  }
+  int fd = -1;
+  std::string already;
+  Result<net::ClientResponse> up =
+      (*client)->Upgrade("/v1/agents/" + node + "/streams/" + c.stream_id,
+                         {{"Upgrade", "websocket"},
+                          {"Sec-WebSocket-Key", ws::NewClientKey()},
+                          {"Sec-WebSocket-Version", "13"}},
+                         &fd, &already);
+  if (!up.ok() || up->status != 101) {
+    Log("pod stream: the controller refused it: %s",
+        up.ok() ? std::to_string(up->status) + " " + up->body : up.status().message());
+    return;
+  }
+  // What came with the 101 is the start of the first frames (the client's stdin may be there).
+  ws::WsConnection conn(fd, false, ws::Role::kClient, ws::WsLimits{.max_message = 1 << 20},
+                        std::move(already));
+  Result<PodStreamRequest> request =
+      DecodePodStreamRequest(nlohmann::json::parse(c.request, nullptr, false));
+  if (!request.ok()) return Refuse(conn, request.status().message());
+  const std::string dir = FolderOf(c.target.job_id, c.target.attempt);
+  Result<LaunchSpec> spec = ReadSpec(dir);
+  Result<std::string> pid_text = ReadFile(dir + "/job.pid");
+  if (!spec.ok() || !pid_text.ok() || ReadResult(dir)) {
+    return Refuse(conn, "the pod's job " + std::to_string(c.target.job_id) +
+                            " is not running on node " + node);
+  }
+  if (!spec->container.empty()) {
+    return Refuse(conn, "exec into a pod that runs in a container image is not supported yet");
+  }
+  Result<PodContext> context =
+      ReadPodContext(static_cast<pid_t>(std::atoll(pid_text->c_str())),
+                     JobCgroupName(c.target.job_id, c.target.attempt, dir), c.target.job_id);
+  if (!context.ok()) return Refuse(conn, context.status().message());
+  ServeExec(conn, *request, *context, stopping);
+}
+
+}  // namespace berth::agent

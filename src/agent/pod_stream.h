@@ -1,0 +1,127 @@
+// The agent's side of pod streams (kubectl exec; docs/adr/0006-pod-streams.md): the request the
+// Kubernetes face sends in a stream command, the pod's process context read from its main
+// process, the command started in that context, and the loop that serves one stream over the
+// WebSocket the agent opened back to the controller.
+//
+// The request (a JSON object, written by src/k8s/face_stream.cc):
+//   {"kind": "exec", "command": ["sh", "-c", "..."], "tty": false, "stdin": true,
+//    "stdout": true, "stderr": true, "protocol": "v5.channel.k8s.io"}
+//
+// On the WebSocket every binary message is one of the client's channel messages (its first byte
+// the channel: 0 stdin, 1 stdout, 2 stderr, 3 error, 4 resize, 255 close in v5), relayed by the
+// controller unread.
+//
+// Thread safety: the parse functions are pure; ServeExec runs on its caller's thread (the
+// agent's stream thread) and owns the process it starts. PodStreams is thread-safe.
+// Used by: the agent daemon (agent_actions.cc, StreamCommand); tests (pod_stream_test.cc).
+#ifndef BERTH_AGENT_POD_STREAM_H_
+#define BERTH_AGENT_POD_STREAM_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "agent/cgroup_layout.h"
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "net/websocket.h"
+
+namespace berth::agent {
+
+struct PodStreamRequest {
+  std::string kind = "exec";
+  std::vector<std::string> command;
+  bool tty = false;
+  bool stdin = false;
+  bool stdout = true;
+  bool stderr = true;
+  std::string protocol = "v5.channel.k8s.io";
+};
+// INVALID_ARGUMENT naming the field for a request that is not one.
+Result<PodStreamRequest> DecodePodStreamRequest(const nlohmann::json& j);
+
+// Who and where the pod's main process is: what an exec'd command inherits.
+struct PodContext {
+  pid_t pid = -1;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  std::vector<std::string> environment;  // "NAME=value", as the process was started with
+  std::string cwd;
+  std::vector<std::string> cgroup_procs;  // the cgroup.procs file of each of its groups
+};
+
+// The real uid, gid and supplementary groups of a /proc/PID/status text.
+Status ParseStatusIds(std::string_view status, PodContext* out);
+// The NUL-separated entries of a /proc/PID/environ text.
+std::vector<std::string> ParseEnviron(std::string_view environ);
+// The cgroup.procs files of the groups a /proc/PID/cgroup text names, under the mounts of a
+// /proc/self/mountinfo text (v1 hierarchies by their controllers or name=, cgroup2 for "0::").
+std::vector<std::string> CgroupProcsFiles(std::string_view mountinfo, std::string_view proc_cgroup);
+// Reads the context of process `pid` from /proc, keeping the cgroups whose path has the
+// component `job_group` (the job's own: JobCgroupName; "" keeps none). NOT_FOUND when it has
+// ended; FAILED_PRECONDITION when it is not the job's (its groups are others', or, without
+// groups, its environment has no SLURM_JOB_ID=`job_id`): a pid the system gave to another
+// process since.
+Result<PodContext> ReadPodContext(pid_t pid, std::string_view job_group, uint32_t job_id);
+
+// `name` found as the pod's PATH finds it (a name with a slash is taken as it is, relative to
+// cwd); NOT_FOUND with exec's words when nothing executable is there.
+Result<std::string> ResolveCommand(const std::string& name, const PodContext& context);
+
+// The end of one stream, as the error channel reports it.
+struct ExecOutcome {
+  bool started = false;
+  int exit_code = 0;  // 128 + the signal when one ended it
+  std::string error;  // why it did not start
+};
+
+// The v1 Status the error channel carries for an outcome (Success; NonZeroExitCode with the
+// code in details.causes; InternalError for a command that did not start).
+nlohmann::json OutcomeStatus(const ExecOutcome& outcome, const std::vector<std::string>& command);
+
+// Limits of one stream.
+struct StreamLimits {
+  size_t max_stdin_buffer = 1 << 20;  // stdin not yet taken by the process; more waits
+  int drain_after_exit_ms = 1000;     // output still read after the process ended
+  int hangup_grace_ms = 10000;        // after the client left: SIGHUP, then SIGKILL after this
+};
+
+// Runs request.command in `context` and serves it on `ws` until it ends and its outcome went
+// out on the error channel, the client goes away (the process then gets SIGHUP, and SIGKILL
+// after the grace), or `stopping`. Returns the outcome.
+ExecOutcome ServeExec(net::ws::WsConnection& ws, const PodStreamRequest& request,
+                      const PodContext& context, const std::atomic<bool>& stopping,
+                      const StreamLimits& limits = {});
+
+// The agent's stream threads: at most kMax at once, each joined by StopAll (or when another
+// starts after it ended).
+class PodStreams {
+ public:
+  static constexpr size_t kMax = 64;
+  ~PodStreams() { StopAll(); }
+  // Runs fn(stopping) on a thread of its own; RESOURCE_EXHAUSTED at kMax.
+  Status Start(std::function<void(const std::atomic<bool>&)> fn) EXCLUDES(mu_);
+  // Sets `stopping` and joins every thread.
+  void StopAll() EXCLUDES(mu_);
+
+ private:
+  struct Slot {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  Mutex mu_;
+  std::vector<Slot> slots_ GUARDED_BY(mu_);
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace berth::agent
+
+#endif  // BERTH_AGENT_POD_STREAM_H_
