@@ -157,7 +157,30 @@ class Cluster:
             p.wait(timeout=30)
         setattr(self, which, None)
 
+    def end_jobs(self, timeout=10):
+        """Cancels every job still active and waits (bounded) for them to end: a pod's processes
+        need not name the test's folder, so their cgroup, which the agent ends, is what reaches
+        them. A controller that is down already is left to the kills below."""
+        active = ('PENDING', 'CONFIGURING', 'RUNNING', 'SUSPENDED', 'COMPLETING')
+        try:
+            status, body = self.api('GET', '/v1/jobs')
+            ids = [str(j['id']) for j in body.get('jobs', []) if j.get('state') in active]
+            if not ids:
+                return
+            self.api('POST', '/v1/jobs/cancel', {'ids': ids})
+            deadline = time.time() + timeout
+            while time.time() < deadline:
+                status, body = self.api('GET', '/v1/jobs')
+                if not any(j.get('state') in ('RUNNING', 'COMPLETING')
+                           for j in body.get('jobs', [])):
+                    return
+                time.sleep(0.2)
+        except (OSError, ValueError, AttributeError):
+            pass
+
     def stop(self, keep=False):
+        if self.controller is not None and self.controller.poll() is None:
+            self.end_jobs()
         self.kill('agent', signal.SIGTERM)
         self.kill('controller', signal.SIGTERM)
         # Jobs still running (their supervisors outlive the agent): stop them, and then what the
