@@ -53,7 +53,7 @@ TEST(PodStreamTest, ReadsAProcessContext) {
   EXPECT_EQ(c.gid, 100u);
   EXPECT_EQ(c.groups, (std::vector<gid_t>{100, 27}));
   EXPECT_FALSE(ParseStatusIds("Name: x\n", &c).ok());
-  EXPECT_EQ(ParseEnviron(std::string("A=1\0B=two words\0\0", 19)),
+  EXPECT_EQ(ParseEnviron(std::string("A=1\0B=two words\0\0", 17)),
             (std::vector<std::string>{"A=1", "B=two words"}));
 
   const std::string mountinfo =
