@@ -8,7 +8,6 @@
 #include "k8s/face.h"
 #include "k8s/jobs.h"
 #include "k8s/patch.h"
-#include "k8s/protobuf.h"
 
 namespace berth::k8s {
 
@@ -224,20 +223,9 @@ net::HttpResponse Face::CronJobList(const Call& c) {
 }
 
 net::HttpResponse Face::CronJobCreate(const Call& c) {
-  json body = json::parse(c.req.body, nullptr, false);
-  if (c.req.Header("content-type").starts_with("application/vnd.kubernetes.protobuf")) {
-    Result<json> decoded = DecodeProtobufWorkload(c.req.body);  // kubectl create cronjob
-    if (!decoded.ok()) return BadRequest(decoded.status().message());
-    body = std::move(*decoded);
-  }
-  if (!body.is_object()) return BadRequest("the body is not a JSON object");
-  if (body.contains("metadata") && body["metadata"].is_object() &&
-      body["metadata"].contains("namespace") && body["metadata"]["namespace"] != c.Namespace()) {
-    return BadRequest(
-        "the namespace of the provided object does not match the namespace sent on the "
-        "request");
-  }
-  return CronJobCreateFrom(c, body);
+  Result<json> body = WorkloadCreateBody(c.req, c.Namespace());
+  if (!body.ok()) return BadRequest(body.status().message());
+  return CronJobCreateFrom(c, *body);
 }
 
 net::HttpResponse Face::CronJobCreateFrom(const Call& c, const json& body) {

@@ -14,6 +14,7 @@
 #include "k8s/objects.h"
 #include "k8s/patch.h"
 #include "k8s/pods.h"
+#include "k8s/protobuf.h"
 #include "k8s/status.h"
 
 namespace berth::k8s::http {
@@ -44,6 +45,21 @@ std::string Query(const net::HttpRequest& req, const char* key) {
 
 net::HttpResponse BadRequest(const std::string& message) {
   return JsonResponse(400, StatusBody(400, "BadRequest", message, nullptr));
+}
+
+Result<json> WorkloadCreateBody(const net::HttpRequest& req, const std::string& ns) {
+  json body = json::parse(req.body, nullptr, false);
+  if (req.Header("content-type").starts_with("application/vnd.kubernetes.protobuf")) {
+    BERTH_ASSIGN_OR_RETURN(body, DecodeProtobufWorkload(req.body));  // kubectl create job|cronjob
+  }
+  if (!body.is_object()) return Status::InvalidArgument("the body is not a JSON object");
+  if (body.contains("metadata") && body["metadata"].is_object() &&
+      body["metadata"].contains("namespace") && body["metadata"]["namespace"] != ns) {
+    return Status::InvalidArgument(
+        "the namespace of the provided object does not match the namespace sent on the "
+        "request");
+  }
+  return body;
 }
 
 net::HttpResponse MethodNotAllowedHere() {

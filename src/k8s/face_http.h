@@ -62,6 +62,10 @@ bool Matches(const Selectors& s, const ResourceShape& shape, const nlohmann::jso
 
 std::string Query(const net::HttpRequest& req, const char* key);
 net::HttpResponse BadRequest(const std::string& message);
+// The object of a create request for a workload (a Job, a CronJob): its JSON, or the protobuf
+// body kubectl sends for one. InvalidArgument (for a 400) when it is neither a JSON object nor
+// such a body, or when it names another namespace than `ns`, the path's.
+Result<nlohmann::json> WorkloadCreateBody(const net::HttpRequest& req, const std::string& ns);
 net::HttpResponse MethodNotAllowedHere();
 // 404 NotFound for a path the server does not serve.
 net::HttpResponse NotFoundPath();

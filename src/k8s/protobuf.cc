@@ -5,77 +5,22 @@
 #include <optional>
 
 #include "k8s/config_objects.h"
+#include "k8s/protobuf_reader.h"
 
 namespace berth::k8s {
 namespace {
 
 using nlohmann::json;
 
-// One field of a protobuf message: its number, and its bytes when length-delimited.
-struct Field {
-  uint32_t number = 0;
-  std::string_view bytes;
-};
-
-// Reads messages field by field; every read is bounds-checked.
-class Reader {
- public:
-  explicit Reader(std::string_view data) : data_(data) {}
-
-  // The next length-delimited field (other wire types are skipped); nullopt at the end. Sets
-  // failed() on malformed input.
-  std::optional<Field> Next() {
-    while (pos_ < data_.size()) {
-      std::optional<uint64_t> key = Varint();
-      if (!key) return Fail();
-      const uint32_t wire = static_cast<uint32_t>(*key & 7);
-      const uint32_t number = static_cast<uint32_t>(*key >> 3);
-      if (wire == 0) {
-        if (!Varint()) return Fail();
-      } else if (wire == 1 || wire == 5) {
-        size_t n = wire == 1 ? 8 : 4;
-        if (data_.size() - pos_ < n) return Fail();
-        pos_ += n;
-      } else if (wire == 2) {
-        std::optional<uint64_t> len = Varint();
-        if (!len || *len > data_.size() - pos_) return Fail();
-        Field f{number, data_.substr(pos_, static_cast<size_t>(*len))};
-        pos_ += static_cast<size_t>(*len);
-        return f;
-      } else {
-        return Fail();
-      }
-    }
-    return std::nullopt;
-  }
-  bool failed() const { return failed_; }
-
- private:
-  std::optional<uint64_t> Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
-      uint8_t b = static_cast<uint8_t>(data_[pos_++]);
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    return std::nullopt;
-  }
-  std::optional<Field> Fail() {
-    failed_ = true;
-    pos_ = data_.size();
-    return std::nullopt;
-  }
-
-  std::string_view data_;
-  size_t pos_ = 0;
-  bool failed_ = false;
-};
+// The fields read here are length-delimited ones (ProtoReader::NextBytes).
+using Field = ProtoField;
+using Reader = ProtoReader;
 
 // A map<string,string> entry {1 key, 2 value}.
 bool ReadMapEntry(std::string_view entry, json* map) {
   Reader r(entry);
   std::string key, value;
-  while (std::optional<Field> f = r.Next()) {
+  while (std::optional<Field> f = r.NextBytes()) {
     if (f->number == 1) key = f->bytes;
     if (f->number == 2) value = f->bytes;
   }
@@ -88,7 +33,7 @@ Result<json> ReadObjectMeta(std::string_view bytes) {
   json meta = json::object();
   json labels = json::object(), annotations = json::object();
   Reader r(bytes);
-  while (std::optional<Field> f = r.Next()) {
+  while (std::optional<Field> f = r.NextBytes()) {
     // gogo-protobuf writes empty strings too: an empty one is one not given.
     if (f->bytes.empty()) continue;
     if (f->number == 1) meta["name"] = std::string(f->bytes);
@@ -112,10 +57,10 @@ Status ReadEnvelope(std::string_view body, json* object, std::string_view* raw) 
   body.remove_prefix(kMagic.size());
   bool bad_type = false;
   Reader envelope(body);
-  while (std::optional<Field> f = envelope.Next()) {
+  while (std::optional<Field> f = envelope.NextBytes()) {
     if (f->number == 1) {
       Reader type(f->bytes);
-      while (std::optional<Field> t = type.Next()) {
+      while (std::optional<Field> t = type.NextBytes()) {
         if (t->number == 1) (*object)["apiVersion"] = std::string(t->bytes);
         if (t->number == 2) (*object)["kind"] = std::string(t->bytes);
       }
@@ -139,7 +84,7 @@ Result<json> DecodeProtobufObjectMeta(std::string_view body) {
   BERTH_RETURN_IF_ERROR(ReadEnvelope(body, &object, &raw));
   Reader object_reader(raw);
   object["metadata"] = json::object();
-  while (std::optional<Field> f = object_reader.Next()) {
+  while (std::optional<Field> f = object_reader.NextBytes()) {
     if (f->number != 1) continue;
     BERTH_ASSIGN_OR_RETURN(object["metadata"], ReadObjectMeta(f->bytes));
   }
@@ -161,7 +106,7 @@ Result<json> DecodeProtobufConfigObject(std::string_view body) {
   json data = json::object(), second = json::object();
   Reader r(raw);
   bool bad = false;
-  while (std::optional<Field> f = r.Next()) {
+  while (std::optional<Field> f = r.NextBytes()) {
     if (f->number == 1) {
       BERTH_ASSIGN_OR_RETURN(object["metadata"], ReadObjectMeta(f->bytes));
     } else if (f->number == 2) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "k8s/protobuf.h"
+#include "k8s/protobuf_reader.h"
 
 namespace berth::k8s {
 namespace {
@@ -29,62 +30,8 @@ struct Msg {
   std::vector<F> fields;
 };
 
-// One field as read: its number, wire type and value.
-struct Wire {
-  uint32_t number = 0, type = 0;
-  uint64_t varint = 0;
-  std::string_view bytes;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view data) : data_(data) {}
-  std::optional<Wire> Next() {
-    if (pos_ >= data_.size()) return std::nullopt;
-    std::optional<uint64_t> key = Varint();
-    if (!key) return Fail();
-    Wire w;
-    w.type = static_cast<uint32_t>(*key & 7);
-    w.number = static_cast<uint32_t>(*key >> 3);
-    if (w.type == 0) {
-      std::optional<uint64_t> v = Varint();
-      if (!v) return Fail();
-      w.varint = *v;
-    } else if (w.type == 1 || w.type == 5) {
-      const size_t n = w.type == 1 ? 8 : 4;
-      if (data_.size() - pos_ < n) return Fail();
-      pos_ += n;
-    } else if (w.type == 2) {
-      std::optional<uint64_t> len = Varint();
-      if (!len || *len > data_.size() - pos_) return Fail();
-      w.bytes = data_.substr(pos_, static_cast<size_t>(*len));
-      pos_ += static_cast<size_t>(*len);
-    } else {
-      return Fail();
-    }
-    return w;
-  }
-  bool failed() const { return failed_; }
-
- private:
-  std::optional<uint64_t> Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
-      const uint8_t b = static_cast<uint8_t>(data_[pos_++]);
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) return v;
-    }
-    return std::nullopt;
-  }
-  std::optional<Wire> Fail() {
-    failed_ = true;
-    pos_ = data_.size();
-    return std::nullopt;
-  }
-  std::string_view data_;
-  size_t pos_ = 0;
-  bool failed_ = false;
-};
+using Wire = ProtoField;
+using Reader = ProtoReader;
 
 // The schema: the messages of a CronJob and a Job down to their containers.
 const Msg* LocalRef() {

@@ -97,7 +97,7 @@ class MessageAssembler {
 
 struct WsLimits {
   size_t max_message = 1 << 20;  // a larger message closes the connection with 1009
-  int idle_timeout_ms = 0;  // no frame for this long closes the connection (1001); 0: no limit
+  int idle_timeout_ms = 0;       // no frame for this long closes the connection (1001); 0: no limit
 };
 
 // One open WebSocket on a connected socket it owns (or borrows: `owned` false).
