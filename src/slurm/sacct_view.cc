@@ -19,6 +19,15 @@
 namespace berth::slurm {
 namespace {
 
+using sacct_internal::ExitJson;
+using sacct_internal::FormatElapsed;
+using sacct_internal::JobIdText;
+using sacct_internal::StepJson;
+using sacct_internal::StepRowValue;
+using sacct_internal::StepTres;
+using sacct_internal::TimeOrUnknown;
+using sacct_internal::TresList;
+
 using sacct_internal::Number;
 
 using nlohmann::json;
@@ -82,10 +91,6 @@ bool Started(const JobView& v) {
   return !v.node_names.empty() || (v.state != core::JobState::kPending && v.start_time != kNoTime);
 }
 
-std::string TimeOrUnknown(Time t) {
-  return SlurmTimeText(t);
-}
-
 // sacct lists TRES by name ("billing=4,cpu=4,gres/gpu=1,mem=16G,node=1"); scontrol keeps
 // slurmctld's order.
 std::string SortedTres(const std::string& tres) {
@@ -104,10 +109,6 @@ std::string BatchTres(const SacctJob& j) {
   }
   if (j.batch_mem_mib > 0) t += ",mem=" + SacctMemory(j.batch_mem_mib);
   return SortedTres(t + ",node=1");
-}
-
-std::string JobIdText(const JobView& v) {
-  return v.display_id;
 }
 
 // The batch step's state: what the script's end looked like (a timed out or preempted job's
@@ -147,10 +148,6 @@ std::string JobExitCode(const JobView& v) {
 std::string TimelimitRaw(Duration limit) {
   if (limit >= kInfinite) return "UNLIMITED";
   return std::to_string((limit + 59) / 60);
-}
-
-std::string FormatElapsed(Duration secs) {
-  return FormatTimeLimit(std::max<Duration>(0, secs));
 }
 
 // The values of the job row; "" = empty.
@@ -251,64 +248,6 @@ std::string BatchValue(std::string_view f, const SacctJob& j, const std::string&
   return "";
 }
 
-// A step's peak RSS as sacct prints a usage in KiB: "2081712K" ("0" for none).
-std::string KibText(int64_t kib) {
-  return kib <= 0 ? "0" : std::to_string(kib) + "K";
-}
-
-// The values of a JOB.N row.
-std::string StepRowValue(std::string_view f, const SacctJob& j, const api::StepRecord& s,
-                         const std::string& cluster) {
-  const JobView& v = j.view;
-  const Duration elapsed = (s.ended() ? s.end : std::max(s.start, j.now)) - s.start;
-  const std::string id = std::to_string(s.id);
-  const double total_cpu = s.user_cpu_seconds + s.system_cpu_seconds;
-  size_t nnodes = 0;
-  if (!s.nodes.empty()) {
-    Result<std::vector<std::string>> names = hostlist::Expand(s.nodes);
-    nnodes = names.ok() ? names->size() : 1;
-  }
-  if (f == "Account") return v.account;
-  if (f == "AllocCPUS" || f == "NCPUS") return std::to_string(s.ncpus);
-  if (f == "AllocNodes" || f == "NNodes") return std::to_string(nnodes);
-  if (f == "AveCPU") return SacctCpuTime(s.ntasks > 0 ? total_cpu / s.ntasks : 0);
-  if (f == "AveRSS") return KibText(s.ave_rss_kib);
-  if (f == "Cluster") return cluster;
-  if (f == "CPUTime") return FormatElapsed(elapsed * s.ncpus);
-  if (f == "CPUTimeRAW") return std::to_string(elapsed * s.ncpus);
-  if (f == "Elapsed") return FormatElapsed(elapsed);
-  if (f == "ElapsedRaw") return std::to_string(elapsed);
-  if (f == "Eligible" || f == "Start" || f == "Submit") return TimeOrUnknown(s.start);
-  if (f == "End") return TimeOrUnknown(s.ended() ? s.end : kNoTime);
-  if (f == "ExitCode") return std::to_string(s.exit_code) + ":" + std::to_string(s.term_signal);
-  if (f == "GID") return std::to_string(v.gid);
-  if (f == "Group") return v.group;
-  if (f == "JobID") return JobIdText(v) + "." + id;
-  if (f == "JobIDRaw") return std::to_string(v.job_id) + "." + id;
-  if (f == "JobName") return s.name;
-  if (f == "Layout") return "Block";
-  if (f == "MaxRSS") return KibText(s.max_rss_kib);
-  if (f == "MaxRSSNode" || f == "MinCPUNode") return s.max_rss_node;
-  if (f == "MaxRSSTask") return s.max_rss_node.empty() ? "" : std::to_string(s.max_rss_task);
-  if (f == "MinCPU") return SacctCpuTime(s.min_cpu_seconds);
-  if (f == "MinCPUTask") return s.max_rss_node.empty() ? "" : std::to_string(s.min_cpu_task);
-  if (f == "NodeList") return s.nodes;
-  if (f == "NTasks") return std::to_string(s.ntasks);
-  if (f == "ReqCPUFreq" || f == "ReqCPUFreqMin" || f == "ReqCPUFreqMax" || f == "ReqCPUFreqGov") {
-    return "Unknown";
-  }
-  if (f == "ReqMem") return SacctMemory(v.req_mem_mib);
-  if (f == "State") return s.state;
-  if (f == "Suspended") return "00:00:00";
-  if (f == "SystemCPU") return SacctCpuTime(s.system_cpu_seconds);
-  if (f == "TotalCPU") return SacctCpuTime(total_cpu);
-  if (f == "UID") return std::to_string(v.uid);
-  if (f == "User") return v.user;
-  if (f == "UserCPU") return SacctCpuTime(s.user_cpu_seconds);
-  if (f == "WorkDir") return v.work_dir;
-  return "";
-}
-
 // ---- Selection
 
 bool InList(const std::vector<std::string>& list, const std::string& value) {
@@ -377,44 +316,6 @@ SacctKind KindOf(const std::string& name) {
   return f != nullptr ? f->kind : SacctKind::kText;
 }
 
-json TresList(const std::string& tres) {
-  json out = json::array();
-  static const std::pair<const char*, int> kIds[] = {
-      {"cpu", 1}, {"mem", 2}, {"energy", 3}, {"node", 4}, {"billing", 5}};
-  for (const std::string& item : SplitList(tres)) {
-    size_t eq = item.find('=');
-    if (eq == std::string::npos) continue;
-    std::string type = item.substr(0, eq), name;
-    int id = 1001;
-    for (const auto& [n, i] : kIds) {
-      if (type == n) id = i;
-    }
-    if (size_t slash = type.find('/'); slash != std::string::npos) {
-      name = type.substr(slash + 1);
-      type = type.substr(0, slash);
-    }
-    std::string value = item.substr(eq + 1);
-    int64_t count = 0;
-    std::sscanf(value.c_str(), "%ld", &count);
-    if (type == "mem") {
-      if (value.back() == 'G') count *= 1024;
-      if (value.back() == 'T') count *= 1024 * 1024;
-    }
-    out.push_back({{"type", type},
-                   {"name", name.empty() ? json(nullptr) : json(name)},
-                   {"id", id},
-                   {"count", count}});
-  }
-  return out;
-}
-
-json ExitJson(int code, int signal) {
-  std::string status = signal != 0 ? "SIGNALED" : (code != 0 ? "FAILED" : "SUCCESS");
-  json j = {{"status", status}, {"return_code", code}};
-  if (signal != 0) j["signal"] = {{"signal_id", signal}, {"name", ""}};
-  return j;
-}
-
 json JobTimes(const JobView& v, Time start, Time end, Duration elapsed) {
   const int64_t cpu_s = static_cast<int64_t>(v.cpu_seconds);
   const int64_t cpu_us = static_cast<int64_t>((v.cpu_seconds - cpu_s) * 1e6);
@@ -428,20 +329,6 @@ json JobTimes(const JobView& v, Time start, Time end, Duration elapsed) {
           {"limit", v.time_limit >= kInfinite ? 0 : v.time_limit / 60},
           {"total", {{"seconds", cpu_s}, {"microseconds", cpu_us}}},
           {"user", {{"seconds", 0}, {"microseconds", 0}}}};
-}
-
-// A step's "tres" object as Slurm's REST API gives it: nothing under "requested", its peak (and
-// mean) memory under "consumed", what it holds under "allocated".
-json StepTres(json consumed_max, json consumed_average, json allocated) {
-  auto stats = [](json max, json average) {
-    return json{{"max", std::move(max)},
-                {"min", json::array()},
-                {"average", std::move(average)},
-                {"total", json::array()}};
-  };
-  return {{"requested", stats(json::array(), json::array())},
-          {"consumed", stats(std::move(consumed_max), std::move(consumed_average))},
-          {"allocated", std::move(allocated)}};
 }
 
 json BatchStepJson(const SacctJob& j) {
@@ -465,43 +352,6 @@ json BatchStepJson(const SacctJob& j) {
           {"task", {{"distribution", "Unknown"}}},
           {"tres", StepTres(TresList("mem=" + std::to_string(v.max_rss_mib) + "M"), json::array(),
                             TresList(BatchTres(j)))}};
-}
-
-json StepJson(const SacctJob& j, const api::StepRecord& s) {
-  const JobView& v = j.view;
-  const Duration elapsed = (s.ended() ? s.end : std::max(s.start, j.now)) - s.start;
-  auto seconds = [](double x) {
-    const auto whole = static_cast<int64_t>(x);
-    return json{{"seconds", whole},
-                {"microseconds", static_cast<int64_t>((x - static_cast<double>(whole)) * 1e6)}};
-  };
-  json time = {{"elapsed", elapsed},
-               {"end", s.ended() ? s.end : 0},
-               {"start", s.start},
-               {"suspended", 0},
-               {"system", seconds(s.system_cpu_seconds)},
-               {"total", seconds(s.user_cpu_seconds + s.system_cpu_seconds)},
-               {"user", seconds(s.user_cpu_seconds)}};
-  json nodes = json::array();
-  if (Result<std::vector<std::string>> names = hostlist::Expand(s.nodes); names.ok()) {
-    nodes = *names;
-  }
-  return {{"time", time},
-          {"exit_code", ExitJson(s.exit_code, s.term_signal)},
-          {"nodes", {{"count", nodes.size()}, {"range", s.nodes}, {"list", nodes}}},
-          {"tasks", {{"count", s.ntasks}}},
-          {"pid", nullptr},
-          {"kill_request_user", nullptr},
-          {"state", s.state},
-          {"step",
-           {{"job_id", v.job_id},
-            {"het", {{"component", nullptr}}},
-            {"id", std::to_string(v.job_id) + "." + std::to_string(s.id)},
-            {"name", s.name}}},
-          {"task", {{"distribution", "Block"}}},
-          {"tres", StepTres(TresList("mem=" + std::to_string(s.max_rss_kib / 1024) + "M"),
-                            TresList("mem=" + std::to_string(s.ave_rss_kib / 1024) + "M"),
-                            TresList("cpu=" + std::to_string(s.ncpus)))}};
 }
 
 }  // namespace
@@ -806,6 +656,72 @@ std::string SacctCpuTime(double seconds) {
 }  // namespace berth::slurm
 
 namespace berth::slurm::sacct_internal {
+
+using nlohmann::json;
+
+std::string TimeOrUnknown(Time t) {
+  return SlurmTimeText(t);
+}
+
+std::string JobIdText(const JobView& v) {
+  return v.display_id;
+}
+
+std::string FormatElapsed(Duration secs) {
+  return FormatTimeLimit(std::max<Duration>(0, secs));
+}
+
+json TresList(const std::string& tres) {
+  json out = json::array();
+  static const std::pair<const char*, int> kIds[] = {
+      {"cpu", 1}, {"mem", 2}, {"energy", 3}, {"node", 4}, {"billing", 5}};
+  for (const std::string& item : SplitList(tres)) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    std::string type = item.substr(0, eq), name;
+    int id = 1001;
+    for (const auto& [n, i] : kIds) {
+      if (type == n) id = i;
+    }
+    if (size_t slash = type.find('/'); slash != std::string::npos) {
+      name = type.substr(slash + 1);
+      type = type.substr(0, slash);
+    }
+    std::string value = item.substr(eq + 1);
+    int64_t count = 0;
+    std::sscanf(value.c_str(), "%ld", &count);
+    if (type == "mem") {
+      if (value.back() == 'G') count *= 1024;
+      if (value.back() == 'T') count *= 1024 * 1024;
+    }
+    out.push_back({{"type", type},
+                   {"name", name.empty() ? json(nullptr) : json(name)},
+                   {"id", id},
+                   {"count", count}});
+  }
+  return out;
+}
+
+json ExitJson(int code, int signal) {
+  std::string status = signal != 0 ? "SIGNALED" : (code != 0 ? "FAILED" : "SUCCESS");
+  json j = {{"status", status}, {"return_code", code}};
+  if (signal != 0) j["signal"] = {{"signal_id", signal}, {"name", ""}};
+  return j;
+}
+
+// A step's "tres" object as Slurm's REST API gives it: nothing under "requested", its peak (and
+// mean) memory under "consumed", what it holds under "allocated".
+json StepTres(json consumed_max, json consumed_average, json allocated) {
+  auto stats = [](json max, json average) {
+    return json{{"max", std::move(max)},
+                {"min", json::array()},
+                {"average", std::move(average)},
+                {"total", json::array()}};
+  };
+  return {{"requested", stats(json::array(), json::array())},
+          {"consumed", stats(std::move(consumed_max), std::move(consumed_average))},
+          {"allocated", std::move(allocated)}};
+}
 
 std::optional<int64_t> Number(std::string_view s) {
   int64_t v = 0;
