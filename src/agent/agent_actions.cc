@@ -43,7 +43,8 @@ void Agent::Impl::Do(const CancelCommand& c) {
 }
 
 void Agent::Impl::Do(const SignalCommand& c) {
-  (void)SignalJob(FolderOf(c.target.job_id, c.target.attempt), c.signal, {c.batch_only, c.full});
+  (void)SignalJob(FolderOf(c.target.job_id, c.target.attempt), c.signal,
+                  {c.batch_only, c.full, c.step});
 }
 
 void Agent::Impl::Do(const TimeLimitCommand& c) {

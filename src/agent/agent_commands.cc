@@ -78,6 +78,8 @@ Result<AgentCommand> DecodeObject(const json& j) {
     BERTH_RETURN_IF_ERROR(OptionalField(j, "signal", &c.signal));
     BERTH_RETURN_IF_ERROR(OptionalField(j, "batch_only", &c.batch_only));
     BERTH_RETURN_IF_ERROR(OptionalField(j, "full", &c.full));
+    BERTH_RETURN_IF_ERROR(OptionalField(j, "step", &c.step));
+    if (c.step < -1) return Status::InvalidArgument("'step' must be a step number");
     return AgentCommand(c);
   }
   if (kind == "time_limit") {
@@ -126,6 +128,7 @@ std::string EncodeAgentCommand(const AgentCommand& command) {
                        j["signal"] = c.signal;
                        j["batch_only"] = c.batch_only;
                        if (c.full) j["full"] = true;
+                       if (c.step >= 0) j["step"] = c.step;
                        return j;
                      },
                      [](const TimeLimitCommand& c) {

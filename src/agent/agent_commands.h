@@ -54,6 +54,7 @@ struct SignalCommand {
   int32_t signal = 15;
   bool batch_only = false;
   bool full = false;
+  int32_t step = -1;  // scancel JOB.STEP: that step's tasks on the batch node (-1: every step)
 };
 // A running attempt's new time limit, in seconds from its start.
 struct TimeLimitCommand {

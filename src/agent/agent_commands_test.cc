@@ -57,6 +57,12 @@ TEST(AgentCommandsTest, DecodedFieldsAreThoseEncoded) {
   c = DecodeAgentCommand(EncodeAgentCommand(SignalCommand{{7, 1}, 12, false, true}));
   ASSERT_TRUE(c.ok());
   EXPECT_TRUE(std::get<SignalCommand>(*c).full);
+  EXPECT_EQ(std::get<SignalCommand>(*c).step, -1);
+  c = DecodeAgentCommand(EncodeAgentCommand(SignalCommand{{7, 1}, 9, false, false, 3}));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(std::get<SignalCommand>(*c).step, 3);
+  EXPECT_FALSE(
+      DecodeAgentCommand(R"({"kind": "signal", "job_id": 1, "attempt": 0, "step": -4})").ok());
 
   c = DecodeAgentCommand(EncodeAgentCommand(LaunchCommand{{12, 2}, SomeSpec(), "tok"}));
   ASSERT_TRUE(c.ok());

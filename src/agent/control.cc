@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "agent/file_util.h"
@@ -27,6 +28,7 @@ Json ToJson(const ControlRequest& r) {
     j["signal"] = r.signal;
     j["batch_only"] = r.batch_only;
     if (r.full) j["full"] = true;
+    if (r.step >= 0) j["step"] = r.step;
   }
   return j;
 }
@@ -56,6 +58,13 @@ Result<ControlRequest> FromJson(const Json& j) {
     if (j.contains("full")) {
       if (!j["full"].is_boolean()) return Status::InvalidArgument("'full' must be a boolean");
       r.full = j["full"].get<bool>();
+    }
+    if (j.contains("step")) {
+      if (!j["step"].is_number_integer() || j["step"].get<int64_t>() < 0 ||
+          j["step"].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+        return Status::InvalidArgument("'step' must be a step number");
+      }
+      r.step = j["step"].get<int32_t>();
     }
   } else if (action == "time_limit") {
     r.action = ControlRequest::Action::kTimeLimit;

@@ -29,6 +29,7 @@ namespace berth::agent {
 struct SignalScope {
   bool batch_only = false;
   bool full = false;
+  int32_t step = -1;  // one step only (scancel JOB.STEP): its tasks; -1: every step
 };
 
 struct ControlRequest {
@@ -38,6 +39,7 @@ struct ControlRequest {
   int32_t signal = 0;       // kSignal only
   bool batch_only = false;  // kSignal only: the batch shell alone
   bool full = false;        // kSignal only: every process (else the job's steps)
+  int32_t step = -1;        // kSignal only: that step alone (-1: all of them)
   int64_t time_limit = 0;   // kTimeLimit only: the new limit in seconds from the job's start
 };
 

@@ -29,7 +29,17 @@ TEST(ControlTest, AppendsInOrderWithSequenceNumbers) {
   EXPECT_TRUE((*got)[0].batch_only);
   EXPECT_EQ((*got)[1].seq, 2);
   EXPECT_EQ((*got)[1].action, ControlRequest::Action::kCancel);
+  ControlRequest step{0, ControlRequest::Action::kSignal, 9, false};
+  step.step = 2;
+  ASSERT_TRUE(AppendControlRequest(dir, step).ok());
+  got = ReadControlRequests(dir);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)[3].step, 2);
+  EXPECT_EQ((*got)[0].step, -1);
   std::ofstream(dir + "/control") << R"({"requests": [{"seq": 1, "action": "explode"}]})";
+  EXPECT_FALSE(ReadControlRequests(dir).ok());
+  std::ofstream(dir + "/control")
+      << R"({"requests": [{"seq": 1, "action": "signal", "signal": 9, "step": "x"}]})";
   EXPECT_FALSE(ReadControlRequests(dir).ok());
   std::filesystem::remove_all(dir);
 }

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -104,15 +105,48 @@ bool IsStepLauncher(const std::vector<std::string>& argv) {
   return argv.size() > at + 1 && BaseName(argv[at]) == "berth" && argv[at + 1] == "srun";
 }
 
-StepProcesses FindStepProcesses(pid_t root) {
+int32_t StepIdOfEnviron(std::string_view environ) {
+  constexpr std::string_view kKey = "SLURM_STEP_ID=";
+  size_t start = 0;
+  while (start < environ.size()) {
+    size_t end = environ.find('\0', start);
+    if (end == std::string_view::npos) end = environ.size();
+    std::string_view entry = environ.substr(start, end - start);
+    if (entry.substr(0, kKey.size()) == kKey) {
+      std::string_view value = entry.substr(kKey.size());
+      int32_t id = 0;
+      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), id);
+      return ec == std::errc() && p == value.data() + value.size() && id >= 0 ? id : -1;
+    }
+    start = end + 1;
+  }
+  return -1;
+}
+
+StepProcesses FindStepProcesses(pid_t root, int32_t step) {
   const ChildMap children = ReadChildren();
   StepProcesses out;
   Walk(children, root, [&](pid_t p) {
-    out.outside.push_back(p);
-    if (!IsStepLauncher(CmdlineOf(p))) return true;
-    out.launchers.push_back(p);
+    if (!IsStepLauncher(CmdlineOf(p))) {
+      out.outside.push_back(p);
+      return true;
+    }
+    std::vector<pid_t> tasks;
     auto [lo, hi] = children.equal_range(p);
-    for (auto it = lo; it != hi; ++it) out.tasks.push_back(it->second);
+    for (auto it = lo; it != hi; ++it) tasks.push_back(it->second);
+    if (step >= 0) {
+      bool ours = false;
+      for (pid_t t : tasks) {
+        Result<std::string> env = ReadFile("/proc/" + std::to_string(t) + "/environ");
+        ours = ours || (env.ok() && StepIdOfEnviron(*env) == step);
+      }
+      if (!ours) return false;  // another step's launcher: neither it nor its tasks
+    }
+    out.outside.push_back(p);
+    out.launchers.push_back(p);
+    out.tasks.insert(out.tasks.end(), tasks.begin(), tasks.end());
+    std::vector<pid_t> below = Below(children, p);
+    out.below.insert(out.below.end(), below.begin(), below.end());
     return false;  // a launcher below a launcher belongs to its step
   });
   return out;

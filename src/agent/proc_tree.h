@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,8 +34,14 @@ struct StepProcesses {
   std::vector<pid_t> launchers;
   std::vector<pid_t> tasks;
   std::vector<pid_t> outside;  // every other process: not below a launcher (launchers included)
+  std::vector<pid_t> below;    // everything below the launchers (tasks and what they started)
 };
-StepProcesses FindStepProcesses(pid_t root);
+// With `step` >= 0, only the launchers whose tasks are that step's (SLURM_STEP_ID in a task's
+// environment, as srun sets it) and what is below them.
+StepProcesses FindStepProcesses(pid_t root, int32_t step = -1);
+
+// The SLURM_STEP_ID of a NUL-separated environment (a /proc/PID/environ text); -1 without one.
+int32_t StepIdOfEnviron(std::string_view environ);
 
 }  // namespace berth::agent
 

@@ -41,6 +41,7 @@ TEST(ProcTreeTest, FindsTheStepsAndTheirTasks) {
   pid_t launcher = fork();
   ASSERT_GE(launcher, 0);
   if (launcher == 0) {
+    setpgid(0, 0);  // a group of its own, so that the test ends all below it at once
     if (fork() == 0) {
       execl("/bin/sh", "srun", "-c", "sleep 30; true", static_cast<char*>(nullptr));
       _exit(127);
@@ -51,6 +52,7 @@ TEST(ProcTreeTest, FindsTheStepsAndTheirTasks) {
   pid_t other = fork();
   ASSERT_GE(other, 0);
   if (other == 0) {
+    setpgid(0, 0);
     execl("/bin/sh", "sh", "-c", "sleep 30; true", static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -71,12 +73,65 @@ TEST(ProcTreeTest, FindsTheStepsAndTheirTasks) {
   for (pid_t t : steps.tasks) {
     EXPECT_EQ(std::count(steps.outside.begin(), steps.outside.end(), t), 0);
   }
-  for (pid_t p : DescendantsOf(launcher)) kill(p, SIGKILL);
+  // Each group whole: a process forked while a list of pids was being killed would survive.
   for (pid_t p : {launcher, other}) {
-    kill(p, SIGKILL);
+    kill(-p, SIGKILL);
+    kill(p, SIGKILL);  // not yet in its group: then nothing below it yet either
     waitpid(p, nullptr, 0);
   }
-  for (pid_t p : DescendantsOf(getpid())) kill(p, SIGKILL);  // the other shell's sleep
+}
+
+TEST(ProcTreeTest, StepIdOfEnviron) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(StepIdOfEnviron("A=1\0SLURM_STEP_ID=3\0B=2\0"sv), 3);
+  EXPECT_EQ(StepIdOfEnviron("SLURM_STEP_ID=12"sv), 12);
+  EXPECT_EQ(StepIdOfEnviron("A=1\0B=2\0"sv), -1);
+  EXPECT_EQ(StepIdOfEnviron("XSLURM_STEP_ID=3\0"sv), -1);
+  EXPECT_EQ(StepIdOfEnviron("SLURM_STEP_ID=\0"sv), -1);
+  EXPECT_EQ(StepIdOfEnviron("SLURM_STEP_ID=-1\0"sv), -1);
+  EXPECT_EQ(StepIdOfEnviron("SLURM_STEP_ID=4x\0"sv), -1);
+  EXPECT_EQ(StepIdOfEnviron(""sv), -1);
+}
+
+TEST(ProcTreeTest, OneStepByTheStepIdOfItsTasks) {
+  // Two launchers (shells named srun), each with a task whose environment names its step.
+  auto launch = [](const char* step) {
+    pid_t launcher = fork();
+    if (launcher == 0) {
+      setpgid(0, 0);
+      if (fork() == 0) {
+        setenv("SLURM_STEP_ID", step, 1);
+        execl("/bin/sh", "sh", "-c", "sleep 30; true", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      execl("/bin/sh", "srun", "-c", "sleep 30; true", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return launcher;
+  };
+  pid_t zero = launch("0");
+  pid_t one = launch("1");
+  ASSERT_GT(zero, 0);
+  ASSERT_GT(one, 0);
+  StepProcesses step1;
+  for (int i = 0; i < 300; ++i) {
+    step1 = FindStepProcesses(getpid(), 1);
+    // The task's own sleep is below it, so "below" holds the task and that sleep.
+    if (step1.launchers.size() == 1 && step1.below.size() >= 2) break;
+    usleep(10000);
+  }
+  EXPECT_EQ(step1.launchers, std::vector<pid_t>{one});
+  EXPECT_EQ(step1.tasks.size(), 2u);  // the task and the launcher's own sleep
+  for (pid_t p : DescendantsOf(zero)) {
+    EXPECT_EQ(std::count(step1.below.begin(), step1.below.end(), p), 0);
+  }
+  EXPECT_EQ(FindStepProcesses(getpid(), 7).launchers.size(), 0u);
+  EXPECT_EQ(FindStepProcesses(getpid()).launchers.size(), 2u);
+  for (pid_t l : {zero, one}) {
+    kill(-l, SIGKILL);
+    kill(l, SIGKILL);
+    waitpid(l, nullptr, 0);
+  }
 }
 
 TEST(ProcTreeTest, FindsChildrenAndGrandchildren) {

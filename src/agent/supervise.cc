@@ -248,7 +248,7 @@ void Supervisor::HandleControl() {
     } else if (r.full) {
       SignalFull(r.signal);
     } else {
-      SignalSteps(r.signal);
+      SignalSteps(r.signal, r.step);
     }
   }
 }
@@ -308,15 +308,28 @@ void Supervisor::SignalFull(int signal) {
   }
 }
 
-void Supervisor::SignalSteps(int signal) {
-  StepProcesses steps = FindStepProcesses(getpid());
+void Supervisor::SignalSteps(int signal, int32_t step) {
+  StepProcesses steps = FindStepProcesses(getpid(), step);
+  const char* name = sigabbrev_np(signal);
+  const std::string what = (name ? std::string(name) : std::to_string(signal));
+  if (step >= 0 && signal == SIGKILL) {
+    // scancel JOB.STEP: the step's tasks and all they started end (Slurm kills the step's
+    // cgroup); its srun sees them killed and reports the step's end.
+    for (pid_t p : steps.below) kill(p, SIGKILL);
+    Log(dir_, "step " + std::to_string(step) + " killed: " + std::to_string(steps.below.size()) +
+                  " process(es)");
+    return;
+  }
   const bool passed_on = PassedOnBySrun(signal);
   for (pid_t p : passed_on ? steps.launchers : steps.tasks) kill(p, signal);
-  const char* name = sigabbrev_np(signal);
-  Log(dir_,
-      "signal " + (name ? std::string(name) : std::to_string(signal)) + ": " +
-          (steps.launchers.empty() ? "no job step runs (the batch shell is not signalled)"
-                                   : std::to_string(steps.launchers.size()) + " job step(s)"));
+  if (step >= 0) {
+    Log(dir_, "signal " + what + " to step " + std::to_string(step) + ": " +
+                  (steps.launchers.empty() ? "it has no task on this node" : "sent"));
+    return;
+  }
+  Log(dir_, "signal " + what + ": " +
+                (steps.launchers.empty() ? "no job step runs (the batch shell is not signalled)"
+                                         : std::to_string(steps.launchers.size()) + " job step(s)"));
 }
 
 void Supervisor::KillAll() {

@@ -88,8 +88,9 @@ class Supervisor {
   void SetTimeLimit(Duration seconds);
   void SignalAll(int signal);
   // The job's steps only (what its srun launched), as Slurm's scancel --signal and sbatch's
-  // --signal without B: reach them; the batch shell is left alone.
-  void SignalSteps(int signal);
+  // --signal without B: reach them; the batch shell is left alone. `step` >= 0: that step only
+  // (scancel JOB.STEP; SIGKILL there ends the step's tasks and all below them).
+  void SignalSteps(int signal, int32_t step = -1);
   // scancel --full: every process of the batch step (the shell, its children, srun itself) and
   // the steps' tasks, but not what the tasks start, as Slurm 22.05 does; KILL reaches all.
   void SignalFull(int signal);

@@ -252,6 +252,7 @@ Status SignalJob(const std::string& dir, int signal, SignalScope scope) {
   r.signal = signal;
   r.batch_only = scope.batch_only;
   r.full = scope.full;
+  r.step = scope.step;
   return SendRequest(dir, r);
 }
 

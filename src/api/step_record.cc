@@ -59,6 +59,7 @@ json EncodeStepRecord(const StepRecord& s) {
             {"min_cpu_seconds", s.min_cpu_seconds},
             {"min_cpu_task", s.min_cpu_task}};
   if (s.ended()) j["end"] = s.end;
+  if (s.cancelled_by >= 0) j["cancelled_by"] = s.cancelled_by;
   return j;
 }
 
@@ -103,6 +104,10 @@ Result<StepRecord> DecodeStepRecord(const json& j) {
   BERTH_RETURN_IF_ERROR(GetSeconds(at("min_cpu_seconds"), "min_cpu_seconds", &s.min_cpu_seconds));
   BERTH_RETURN_IF_ERROR(
       GetIntAs(at("min_cpu_task"), "min_cpu_task", 0, 1'000'000, &s.min_cpu_task));
+  if (j.contains("cancelled_by")) {
+    BERTH_RETURN_IF_ERROR(
+        GetInt(at("cancelled_by"), "cancelled_by", 0, UINT32_MAX - 1, &s.cancelled_by));
+  }
   return s;
 }
 

@@ -45,6 +45,9 @@ struct StepRecord {
   double system_cpu_seconds = 0;
   double min_cpu_seconds = 0;
   int32_t min_cpu_task = 0;
+  // Who cancelled it (scancel JOB.STEP), for sacct's "CANCELLED by UID"; -1: nobody. Kept by the
+  // controller, never sent by srun.
+  int64_t cancelled_by = -1;
 
   bool ended() const { return end != kNoTime; }
   friend bool operator==(const StepRecord&, const StepRecord&) = default;

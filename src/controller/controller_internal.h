@@ -296,6 +296,10 @@ struct Controller::Impl {
       REQUIRES(state_thread);
   Status CancelJob(const Caller& who, core::JobId id, int signal, agent::SignalScope scope, Txn& t)
       REQUIRES(state_thread);
+  // scancel JOB.STEP: `signal` (0: SIGKILL, and the step is CANCELLED by the caller) to that
+  // step's tasks on every node it has; the job goes on.
+  Status CancelStep(const Caller& who, core::JobId id, uint32_t step, int signal, Txn& t)
+      REQUIRES(state_thread);
   Status HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold, Txn& t)
       REQUIRES(state_thread);
   Status RequeueJob(const Caller& who, core::JobId id, Txn& t) REQUIRES(state_thread);

@@ -1,7 +1,9 @@
 // The controller's commands on jobs and nodes (run on the state thread).
 #include <pwd.h>
 
+#include <algorithm>
 #include <charconv>
+#include <csignal>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -90,9 +92,22 @@ json Controller::Impl::CancelMany(const Caller& who, const CancelManyRequest& re
   json results = json::array();
   for (const std::string& text : request.ids) {
     json r = {{"id", text}};
-    Result<core::JobId> id = ResolveJobId(who, text, t);
-    Status st = id.ok() ? CancelJob(who, *id, request.signal, {request.batch_only, request.full}, t)
-                        : id.status();
+    // "JOB.STEP" (scancel 12.0): that step of the job.
+    const size_t dot = text.find('.');
+    std::optional<uint32_t> step;
+    if (dot != std::string::npos) {
+      uint32_t n = 0;
+      const char* end = text.data() + text.size();
+      auto [p, ec] = std::from_chars(text.data() + dot + 1, end, n);
+      if (ec == std::errc() && p == end && dot + 1 < text.size()) step = n;
+    }
+    Result<core::JobId> id =
+        dot != std::string::npos && !step
+            ? Result<core::JobId>(Status::InvalidArgument("Invalid job id specified: " + text))
+            : ResolveJobId(who, text.substr(0, dot), t);
+    Status st = !id.ok() ? id.status()
+                : step   ? CancelStep(who, *id, *step, request.signal, t)
+                         : CancelJob(who, *id, request.signal, {request.batch_only, request.full}, t);
     if (!st.ok()) {
       r["error"] = st.message();
       r["code"] = api::HttpStatusOf(st.code());
@@ -252,6 +267,54 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
   SendCancel(*updated, 0, {}, /*cancel=*/true);
   PutRecord(id, updated);
   t.touched.insert(id);
+  return Status::Ok();
+}
+
+Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t step,
+                                    int signal, Txn& t) {
+  BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
+                         OwnedRecord(own_records(), who, id));
+  const JobRecord& r = *record;
+  if (core::IsTerminal(r.job.state)) {
+    return Status::FailedPrecondition("Job/step already completing or completed: " +
+                                      std::to_string(id) + "." + std::to_string(step));
+  }
+  if (r.job.state != core::JobState::kRunning && r.job.state != core::JobState::kSuspended) {
+    return Status::FailedPrecondition("job " + std::to_string(id) + " is pending");
+  }
+  // The step as its srun reported it for this run of the job.
+  auto at = std::find_if(r.steps.begin(), r.steps.end(), [&](const api::StepRecord& s) {
+    return s.id == step && s.attempt == r.job.restart_count;
+  });
+  if (at == r.steps.end()) {
+    return Status::NotFound("Invalid job id specified: " + std::to_string(id) + "." +
+                            std::to_string(step));
+  }
+  if (at->ended()) {
+    return Status::FailedPrecondition("Job/step already completing or completed: " +
+                                      std::to_string(id) + "." + std::to_string(step));
+  }
+  // Without --signal the step is killed (as slurm_kill_job_step(..., SIGKILL)); the job goes on.
+  const int sig = signal != 0 ? signal : SIGKILL;
+  if (signal == 0 && at->cancelled_by < 0) {
+    auto updated = std::make_shared<JobRecord>(r);
+    for (api::StepRecord& s : updated->steps) {
+      if (s.id == step && s.attempt == r.job.restart_count) s.cancelled_by = who.uid;
+    }
+    WriteRecord(*updated, /*active=*/true, kNoTime, t);
+    PutRecord(id, std::move(updated));
+  }
+  const agent::CommandTarget target{id, r.job.restart_count};
+  if (!r.node_names.empty()) {
+    SendCommand(r.node_names.front(),
+                agent::SignalCommand{target, sig, false, false, static_cast<int32_t>(step)});
+  }
+  // Its parts on the job's other nodes (srun across hosts).
+  if (const std::optional<StepState> parts = steps.Find(id, step)) {
+    for (const auto& [name, n] : parts->nodes) {
+      if (!n.result) SendCommand(name, agent::StepSignalCommand{target, step, sig});
+    }
+  }
   return Status::Ok();
 }
 

@@ -189,11 +189,18 @@ Status Controller::Impl::RecordStep(const Caller& who, core::JobId id, const api
   std::vector<api::StepRecord>& steps = updated->steps;
   auto at = std::lower_bound(steps.begin(), steps.end(), step.id,
                              [](const api::StepRecord& s, uint32_t want) { return s.id < want; });
+  api::StepRecord kept = step;
+  kept.cancelled_by = -1;  // the controller's to say, never srun's
   if (at != steps.end() && at->id == step.id) {
     if (at->ended() && !step.ended()) return Status::Ok();  // a late start report: the end stays
-    *at = step;
+    kept.cancelled_by = at->cancelled_by;
+    // scancel JOB.STEP ended it: its tasks died of the KILL, srun saw a signal.
+    if (kept.cancelled_by >= 0 && kept.ended() && kept.state != "COMPLETED") {
+      kept.state = "CANCELLED";
+    }
+    *at = std::move(kept);
   } else if (steps.size() < api::kMaxStepsKept) {
-    steps.insert(at, step);
+    steps.insert(at, std::move(kept));
   } else {
     if (step.ended()) return Status::Ok();  // counted when it started
     ++updated->steps_dropped;

@@ -64,7 +64,13 @@ std::string StepRowValue(std::string_view f, const SacctJob& j, const api::StepR
     return "Unknown";
   }
   if (f == "ReqMem") return SacctMemory(v.req_mem_mib);
-  if (f == "State") return s.state;
+  if (f == "State") {
+    // As for jobs: a step ended by scancel JOB.STEP says who.
+    if (s.state == "CANCELLED" && s.cancelled_by >= 0) {
+      return s.state + " by " + std::to_string(s.cancelled_by);
+    }
+    return s.state;
+  }
   if (f == "Suspended") return "00:00:00";
   if (f == "SystemCPU") return SacctCpuTime(s.system_cpu_seconds);
   if (f == "TotalCPU") return SacctCpuTime(total_cpu);

@@ -456,14 +456,11 @@ ScancelSelection SelectScancelTargets(const ScancelOptions& opt, const std::vect
   for (const JobView& j : jobs) {
     if (!IsFinished(j.state)) active.push_back(&j);
   }
-  // _verify_job_ids: each id must name an active job. Steps other than the batch script are not
-  // known to berth's controller (srun's steps are local processes), so "12.0" names nothing.
+  // _verify_job_ids: each id must name an active job; a step's ("12.0") is checked by the
+  // controller, which knows the steps srun reported.
   std::vector<bool> id_found(opt.ids.size(), false);
   for (size_t k = 0; k < opt.ids.size(); ++k) {
-    for (const JobView* j : active) {
-      id_found[k] =
-          id_found[k] || (opt.ids[k].step == ScancelId::kBatchStep && Matches(opt.ids[k], *j));
-    }
+    for (const JobView* j : active) id_found[k] = id_found[k] || Matches(opt.ids[k], *j);
     if (id_found[k]) continue;
     sel.exit_code = 1;
     if (opt.verbose < 0) continue;
@@ -487,11 +484,22 @@ ScancelSelection SelectScancelTargets(const ScancelOptions& opt, const std::vect
     if (opt.HasFilters() && !PassesFilters(opt, *j, filter_nodes)) continue;
     ++matches;
     std::vector<const ScancelId*> naming;
+    std::vector<ScancelTarget>& list = j->state == core::JobState::kPending ? pending : others;
+    bool whole = opt.ids.empty();
     for (size_t k = 0; k < opt.ids.size(); ++k) {
-      if (id_found[k] && Matches(opt.ids[k], *j)) naming.push_back(&opt.ids[k]);
+      if (!id_found[k] || !Matches(opt.ids[k], *j)) continue;
+      if (opt.ids[k].step == ScancelId::kBatchStep) {
+        naming.push_back(&opt.ids[k]);
+        whole = true;
+        continue;
+      }
+      // A step of this job: a target of its own ("12.0", "12_3.0").
+      const std::string base =
+          j->array_task_id >= 0 ? j->display_id : std::to_string(j->job_id);
+      const std::string text = base + "." + std::to_string(opt.ids[k].step);
+      list.push_back(ScancelTarget{{text}, text, j});
     }
-    if (!opt.ids.empty() && naming.empty()) continue;
-    (j->state == core::JobState::kPending ? pending : others).push_back(TargetOf(*j, naming));
+    if (whole) list.push_back(TargetOf(*j, naming));
   }
   if (matches == 0 && opt.verbose > 0 && opt.HasFilters()) {
     sel.errors.push_back("scancel: error: No active jobs match ALL job filters, including: " +
@@ -515,6 +523,10 @@ std::vector<ScancelTarget> IdTargets(const ScancelOptions& opt) {
 }
 
 std::string VerboseLine(const ScancelOptions& opt, const std::string& display_id) {
+  if (display_id.find('.') != std::string::npos) {
+    if (opt.IsKill()) return "scancel: Terminating step " + display_id;
+    return "scancel: Signal " + std::to_string(opt.signal) + " to step " + display_id;
+  }
   std::string kind = opt.full ? "full " : (opt.batch ? "batch " : "");
   if (opt.signal_name.empty()) return "scancel: Terminating " + kind + "job " + display_id;
   return "scancel: Signal " + std::to_string(opt.signal) + " to " + kind + "job " + display_id;
@@ -523,7 +535,8 @@ std::string VerboseLine(const ScancelOptions& opt, const std::string& display_id
 std::string ConfirmPrompt(const ScancelTarget& t) {
   std::string name = t.job != nullptr ? t.job->name : "";
   std::string partition = t.job != nullptr ? t.job->partition : "";
-  return "Cancel job_id=" + t.display_id + " name=" + name + " partition=" + partition + " [y/n]? ";
+  const bool step = t.display_id.find('.') != std::string::npos;
+  return std::string(step ? "Cancel step_id=" : "Cancel job_id=") + t.display_id + " name=" + name + " partition=" + partition + " [y/n]? ";
 }
 
 SlurmError SlurmErrorOf(const CancelFailure& f) {
@@ -543,6 +556,15 @@ SlurmError SlurmErrorOf(const CancelFailure& f) {
 FailureReport ReportFailure(const ScancelOptions& opt, const std::string& display_id,
                             const CancelFailure& failure) {
   SlurmError e = SlurmErrorOf(failure);
+  if (display_id.find('.') != std::string::npos) {
+    // _cancel_step_id: only a step that already ended goes unsaid (and, for a KILL, uncounted).
+    FailureReport r;
+    if (opt.verbose > 0 || e.number != kAlreadyDone) {
+      r.line = "scancel: error: Kill job error on job step id " + display_id + ": " + e.text;
+    }
+    r.exit_code = e.number == kAlreadyDone && opt.IsKill() ? 0 : e.number;
+    return r;
+  }
   const bool ignorable = e.number == kAlreadyDone || e.number == kInvalidJobId;
   FailureReport r;
   if (opt.verbose > 0 || !ignorable) {

@@ -277,12 +277,36 @@ TEST_F(ScancelSelectTest, UnknownAndEndedIdsAreInvalidWithExitCodeOne) {
   EXPECT_EQ(Requests(s), std::vector<std::string>{"10"});
 }
 
-TEST_F(ScancelSelectTest, StepsAreUnknownToTheController) {
-  ScancelSelection s = SelectScancelTargets(Options({"10.0"}), jobs_);
+TEST_F(ScancelSelectTest, AStepOfAnActiveJobIsATargetOfItsOwn) {
+  // The controller checks the step itself (srun reported it); the job must be active here.
+  ScancelSelection s = SelectScancelTargets(Options({"10.0", "10.3", "99.1"}), jobs_);
   EXPECT_EQ(s.exit_code, 1);
   EXPECT_EQ(s.errors, std::vector<std::string>{"scancel: error: Kill job error on job step id "
-                                               "10.0: Invalid job id specified"});
-  EXPECT_TRUE(s.targets.empty());
+                                               "99.1: Invalid job id specified"});
+  EXPECT_EQ(Requests(s), (std::vector<std::string>{"10.0", "10.3"}));
+  ASSERT_EQ(s.targets.size(), 2u);
+  EXPECT_EQ(s.targets[0].display_id, "10.0");
+  EXPECT_EQ(ConfirmPrompt(s.targets[0]).substr(0, 20), "Cancel step_id=10.0 ");
+  // The job and one of its steps: both.
+  s = SelectScancelTargets(Options({"10", "10.2"}), jobs_);
+  EXPECT_EQ(Requests(s), (std::vector<std::string>{"10.2", "10"}));
+}
+
+TEST(ScancelStepTest, VerboseLinesAndFailuresNameTheStep) {
+  EXPECT_EQ(VerboseLine(Options({"12.0"}), "12.0"), "scancel: Terminating step 12.0");
+  EXPECT_EQ(VerboseLine(Options({"-s", "USR1", "12.0"}), "12.0"), "scancel: Signal 10 to step 12.0");
+  // An ended step: silent and exit 0 for a KILL, an error for another signal.
+  FailureReport r = ReportFailure(Options({"12.0"}), "12.0",
+                                  {409, "Job/step already completing or completed: 12.0"});
+  EXPECT_EQ(r.line, "");
+  EXPECT_EQ(r.exit_code, 0);
+  r = ReportFailure(Options({"-s", "USR1", "12.0"}), "12.0",
+                    {409, "Job/step already completing or completed: 12.0"});
+  EXPECT_EQ(r.exit_code, 2021);  // ESLURM_ALREADY_DONE (exits 229)
+  // An unknown step is said, whatever the signal.
+  r = ReportFailure(Options({"12.7"}), "12.7", {404, "Invalid job id specified: 12.7"});
+  EXPECT_EQ(r.line, "scancel: error: Kill job error on job step id 12.7: Invalid job id specified");
+  EXPECT_EQ(r.exit_code, 2017);  // ESLURM_INVALID_JOB_ID, cut to 8 bits at exit
 }
 
 TEST_F(ScancelSelectTest, QuietDropsTheMessagesNotTheExitCode) {

@@ -506,6 +506,43 @@ class SrunTest(SlurmCase):
                          [f'{jid}|it|CANCELLED by 0', f'{jid}.batch|batch|CANCELLED',
                           f'{jid}.0|true|COMPLETED', f'{jid}.1|sleep|CANCELLED'])
 
+    def test_scancel_of_one_step_signals_or_ends_that_step_and_the_job_goes_on(self):
+        # scancel's man page: JOB.STEP names one step; a --signal goes to its tasks, and without
+        # one the step is killed (its state CANCELLED) while the batch script carries on.
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir}
+        jid = self.c.submit(self.spec(
+            "srun sh -c 'trap \"echo step got USR1\" USR1; echo ready; "
+            "while true; do sleep 0.1; done'\n"
+            "echo step0 over\n"
+            "srun echo step1 ran\n", environment=env))
+        out = os.path.join(self.work, f'it-{jid}.out')
+        self.c.wait(lambda: os.path.exists(out) and 'ready' in read_text(out), 'the step')
+        p = self.run_cmd('scancel', '--signal=USR1', f'{jid}.0')
+        self.assertEqual((p.returncode, p.stderr), (0, ''))
+        self.c.wait(lambda: 'step got USR1' in read_text(out), 'the step to get USR1')
+        self.assertEqual(self.c.job(jid)['state'], 'RUNNING')
+        # A step srun never reported: said, as Slurm's ESLURM_INVALID_JOB_ID.
+        p = self.run_cmd('scancel', f'{jid}.7')
+        self.assertEqual(p.stderr,
+                         f'scancel: error: Kill job error on job step id {jid}.7: '
+                         'Invalid job id specified\n')
+        self.assertNotEqual(p.returncode, 0)
+        p = self.run_cmd('scancel', '-v', f'{jid}.0')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f'scancel: Terminating step {jid}.0', p.stderr)
+        self.assertEqual(self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 60)['state'],
+                         'COMPLETED', read_text(out))
+        self.assertIn('step0 over\nstep1 ran\n', read_text(out))
+        p = self.run_cmd('sacct', '-j', str(jid), '-P', '-n', '-o', 'JobID,State')
+        self.assertEqual(p.stdout.splitlines(),
+                         [f'{jid}|COMPLETED', f'{jid}.batch|COMPLETED',
+                          f'{jid}.0|CANCELLED by 0', f'{jid}.1|COMPLETED'])
+        # The job has ended: scancel checks a step's job first (_verify_job_ids), as Slurm's.
+        p = self.run_cmd('scancel', f'{jid}.0')
+        self.assertEqual((p.returncode, p.stderr),
+                         (1, f'scancel: error: Kill job error on job step id {jid}.0: '
+                             'Invalid job id specified\n'))
+
     def test_inside_a_batch_script_refusals_and_exit_codes(self):
         j, out = self.batch(
             "srun -N 2 true; echo rc=$?\n"
