@@ -9,7 +9,6 @@
 #include <sys/types.h>
 
 #include <cstdint>
-
 #include <string>
 #include <string_view>
 #include <vector>

@@ -327,9 +327,10 @@ void Supervisor::SignalSteps(int signal, int32_t step) {
                   (steps.launchers.empty() ? "it has no task on this node" : "sent"));
     return;
   }
-  Log(dir_, "signal " + what + ": " +
-                (steps.launchers.empty() ? "no job step runs (the batch shell is not signalled)"
-                                         : std::to_string(steps.launchers.size()) + " job step(s)"));
+  Log(dir_,
+      "signal " + what + ": " +
+          (steps.launchers.empty() ? "no job step runs (the batch shell is not signalled)"
+                                   : std::to_string(steps.launchers.size()) + " job step(s)"));
 }
 
 void Supervisor::KillAll() {

@@ -107,7 +107,7 @@ json Controller::Impl::CancelMany(const Caller& who, const CancelManyRequest& re
             : ResolveJobId(who, text.substr(0, dot), t);
     Status st = !id.ok() ? id.status()
                 : step   ? CancelStep(who, *id, *step, request.signal, t)
-                         : CancelJob(who, *id, request.signal, {request.batch_only, request.full}, t);
+                       : CancelJob(who, *id, request.signal, {request.batch_only, request.full}, t);
     if (!st.ok()) {
       r["error"] = st.message();
       r["code"] = api::HttpStatusOf(st.code());
@@ -270,8 +270,8 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
   return Status::Ok();
 }
 
-Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t step,
-                                    int signal, Txn& t) {
+Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t step, int signal,
+                                    Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
                          OwnedRecord(own_records(), who, id));
   const JobRecord& r = *record;

@@ -494,8 +494,7 @@ ScancelSelection SelectScancelTargets(const ScancelOptions& opt, const std::vect
         continue;
       }
       // A step of this job: a target of its own ("12.0", "12_3.0").
-      const std::string base =
-          j->array_task_id >= 0 ? j->display_id : std::to_string(j->job_id);
+      const std::string base = j->array_task_id >= 0 ? j->display_id : std::to_string(j->job_id);
       const std::string text = base + "." + std::to_string(opt.ids[k].step);
       list.push_back(ScancelTarget{{text}, text, j});
     }
@@ -536,7 +535,8 @@ std::string ConfirmPrompt(const ScancelTarget& t) {
   std::string name = t.job != nullptr ? t.job->name : "";
   std::string partition = t.job != nullptr ? t.job->partition : "";
   const bool step = t.display_id.find('.') != std::string::npos;
-  return std::string(step ? "Cancel step_id=" : "Cancel job_id=") + t.display_id + " name=" + name + " partition=" + partition + " [y/n]? ";
+  return std::string(step ? "Cancel step_id=" : "Cancel job_id=") + t.display_id + " name=" + name +
+         " partition=" + partition + " [y/n]? ";
 }
 
 SlurmError SlurmErrorOf(const CancelFailure& f) {

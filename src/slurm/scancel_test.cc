@@ -294,7 +294,8 @@ TEST_F(ScancelSelectTest, AStepOfAnActiveJobIsATargetOfItsOwn) {
 
 TEST(ScancelStepTest, VerboseLinesAndFailuresNameTheStep) {
   EXPECT_EQ(VerboseLine(Options({"12.0"}), "12.0"), "scancel: Terminating step 12.0");
-  EXPECT_EQ(VerboseLine(Options({"-s", "USR1", "12.0"}), "12.0"), "scancel: Signal 10 to step 12.0");
+  EXPECT_EQ(VerboseLine(Options({"-s", "USR1", "12.0"}), "12.0"),
+            "scancel: Signal 10 to step 12.0");
   // An ended step: silent and exit 0 for a KILL, an error for another signal.
   FailureReport r = ReportFailure(Options({"12.0"}), "12.0",
                                   {409, "Job/step already completing or completed: 12.0"});
