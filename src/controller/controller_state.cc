@@ -132,7 +132,8 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
   if (job.state == core::JobState::kPending) {
     r.cancel_requested = false;
     r.cancelled_by = -1;  // queued again: a later end is its own
-    r.steps.clear();      // and so are its steps
+    r.preempt_end = kNoTime;
+    r.steps.clear();  // and so are its steps
     r.steps_dropped = 0;
   } else {
     r.reason = core::PendingReason::kNone;
@@ -208,6 +209,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
       SendCancel(*r, SIGCONT, {.full = true}, false);
       SendCancel(*r, SIGTERM, {.full = true}, false);
       grace_ends[p.victim] = now + grace;
+      r->preempt_end = now + grace;  // its EndTime, as Slurm shows it
     } else {
       SendCancel(*r, 0, {}, true);
     }

@@ -115,6 +115,7 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
   if (r.expected_start != kNoTime) out["expected_start"] = r.expected_start;
   if (!core::IsTerminal(j.state) && j.state != core::JobState::kPending) {
     out["cancel_requested"] = r.cancel_requested;
+    if (r.preempt_end != kNoTime) out["preempt_end_time"] = r.preempt_end;
   }
   if (j.start_time != kNoTime) {
     out["usage"] = {{"cpu_seconds", r.cpu_seconds},
@@ -248,6 +249,7 @@ Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
     if (in.contains("allocation")) BERTH_RETURN_IF_ERROR(DecodeAlloc(in.at("allocation"), r));
     r.cancel_requested = in.value("cancel_requested", false);
     r.cancelled_by = in.value("cancelled_by", int64_t{-1});
+    r.preempt_end = in.value("preempt_end_time", kNoTime);
     if (in.contains("steps") && in.at("steps").is_array()) {
       for (const json& s : in.at("steps")) {
         Result<api::StepRecord> step = api::DecodeStepRecord(s);

@@ -79,6 +79,8 @@ struct JobRecord {
   std::string message;            // from the node: what went wrong, what could not be enforced
   bool cancel_requested = false;  // a cancel (or preemption) was sent to its node
   int64_t cancelled_by = -1;      // the uid whose cancel ended it (sacct: "CANCELLED by UID")
+  // Preempted with a GraceTime: when the grace ends (Slurm moves the job's EndTime there).
+  Time preempt_end = kNoTime;
   // The steps srun recorded in this run (sacct's JOB.N rows), by id; at most
   // api::kMaxStepsKept, the others counted. A requeued job starts with none.
   std::vector<api::StepRecord> steps;

@@ -395,6 +395,11 @@ void SetTimes(const json& r, const core::JobSpec& s, const ClusterFacts& f, Time
     v.end_time = end;
   } else {
     v.end_time = limit >= kInfinite ? kNoTime : start + limit;
+    // Preempted with a GraceTime: it ends when the grace does (Slurm moves EndTime there).
+    const Time preempt_end = TimeOf(r, "preempt_end_time");
+    if (preempt_end != kNoTime && (v.end_time == kNoTime || preempt_end < v.end_time)) {
+      v.end_time = preempt_end;
+    }
   }
   Time stop = core::IsTerminal(v.state) && end != kNoTime ? end : now;
   v.run_time = std::max<Duration>(0, stop - start);

@@ -82,7 +82,14 @@ class GraceTimeTest(unittest.TestCase):
         self.c.wait(lambda: self.marker()[:2] == ['start', 'term'], 'the first SIGTERM', 10)
         first = time.time() - t0
         self.assertLess(first, 3.5)  # at once, not after the grace time
-        self.assertEqual(self.c.job(low)['state'], 'RUNNING')
+        j = self.c.job(low)
+        self.assertEqual(j['state'], 'RUNNING')
+        # Its EndTime moved to the end of the grace time, as Slurm's preemption guide says (not
+        # its start + the 600 s limit).
+        self.assertLessEqual(abs(j['preempt_end_time'] - (t0 + 4)), 3, j)
+        out = self.c.cli('squeue', '-h', '-j', str(low), '-o', '%e').stdout
+        end = time.mktime(time.strptime(out.strip(), '%Y-%m-%dT%H:%M:%S'))
+        self.assertLessEqual(abs(end - j['preempt_end_time']), 1, out)
         self.c.wait_state(high, 'RUNNING', 30)
         waited = time.time() - t0
         self.assertGreaterEqual(waited, 4)  # the grace time was given
