@@ -168,3 +168,38 @@ class ScontrolTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class DefaultAccountTest(unittest.TestCase):
+    """A job that names no account runs in its user's default account (the association's
+    DefaultAccount, as sacctmgr keeps it in Slurm), and squeue and scontrol show that account."""
+
+    CONF = ('NodeName=node1 CPUs=2 RealMemory=2000\n'
+            'PartitionName=main Nodes=node1 Default=YES\n'
+            'Account=physics\n'
+            'Account=chem\n'
+            'User=root Account=chem,physics DefaultAccount=physics\n')
+
+    def setUp(self):
+        self.c = Cluster(gpus=0)
+        path = os.path.join(self.c.dir, 'cluster.conf')
+        with open(path, 'w') as f:
+            f.write(self.CONF)
+        self.c.controller_args += ['--config', path]
+        self.c.start()
+        self.addCleanup(lambda: self.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1'))
+
+    def test_the_users_default_account_is_shown(self):
+        work = os.path.join(self.c.dir, 'work')
+        os.makedirs(work)
+        base = {'name': 'acct', 'script': script('true'), 'work_dir': work, 'time_limit': 60,
+                'hold': True}
+        plain = self.c.submit(dict(base))
+        named = self.c.submit(dict(base, account='chem'))
+        p = self.c.cli('scontrol', '-o', 'show', 'job', str(plain))
+        self.assertEqual(fields(p.stdout)['Account'], 'physics', p.stdout)
+        p = self.c.cli('scontrol', '-o', 'show', 'job', str(named))
+        self.assertEqual(fields(p.stdout)['Account'], 'chem', p.stdout)
+        p = self.c.cli('squeue', '-h', '-o', '%i %a', '-j', f'{plain},{named}')
+        self.assertEqual(sorted(p.stdout.splitlines()),
+                         sorted([f'{plain} physics', f'{named} chem']))
