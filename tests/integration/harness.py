@@ -185,36 +185,165 @@ class Cluster:
         self.kill('controller', signal.SIGTERM)
         # Jobs still running (their supervisors outlive the agent): stop them, and then what the
         # jobs started (a supervisor killed with -9 no longer stops its job's processes).
+        named = processes_naming(self.dir)
+        groups = job_cgroups_of(named + descendants_of(named))
         subprocess.run(['pkill', '-9', '-f', f'supervise {self.dir}'], check=False)
         kill_processes_naming(self.dir)
         remove_containers(self.dir)
+        # The jobs' cgroups too (a supervisor killed with -9 leaves its job's groups), and what is
+        # still in them (a process that does not name the folder, such as a pod's).
+        remove_cgroups(groups)
         for f in self.logs:
             f.close()
+        # SIGKILL is not instant: give the kernel a moment before calling anything a leak.
+        deadline = time.time() + 5
+        while True:
+            left = processes_naming(self.dir)
+            groups_left = [g for g in groups if os.path.isdir(g)]
+            if not (left or groups_left) or time.time() > deadline:
+                break
+            kill_processes_naming(self.dir)
+            remove_cgroups(groups_left)
+            time.sleep(0.1)
         if keep:
             print(f'kept {self.dir}')
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
+        if left or groups_left:
+            # A test must end every process and cgroup it started: fail the one that did not.
+            raise AssertionError(f'the test left processes {left} and cgroups {groups_left}')
 
 
-def kill_processes_naming(folder):
-    """SIGKILL every other process whose command line or environment names `folder` (a test's
+def processes_naming(folder):
+    """Every other live process whose command line or environment names `folder` (a test's
     jobs: their scripts run from it, and their environment holds its paths)."""
     needle = folder.encode()
+    found = []
     for pid in os.listdir('/proc'):
         if not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
+            with open(f'/proc/{pid}/stat', 'rb') as f:
+                if f.read().rsplit(b')', 1)[-1].split()[0] == b'Z':
+                    continue  # a zombie: ended, only not reaped yet
             with open(f'/proc/{pid}/cmdline', 'rb') as f:
                 seen = f.read()
             with open(f'/proc/{pid}/environ', 'rb') as f:
                 seen += f.read()
-        except OSError:
+        except (OSError, IndexError):
             continue
         if needle in seen:
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except OSError:
-                pass
+            found.append(int(pid))
+    return found
+
+
+def descendants_of(pids):
+    """Every live descendant of the processes (a pod's processes need not name the folder, but
+    they are below its supervisor)."""
+    children = {}
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f'/proc/{pid}/stat', 'rb') as f:
+                ppid = int(f.read().rsplit(b')', 1)[-1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(pid))
+    out, frontier = [], list(pids)
+    while frontier:
+        nxt = []
+        for p in frontier:
+            nxt += children.get(p, [])
+        out += nxt
+        frontier = nxt
+    return out
+
+
+def kill_processes_naming(folder):
+    """SIGKILL every process processes_naming(folder) finds."""
+    for pid in processes_naming(folder):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def cgroup_mounts():
+    """cgroup hierarchy -> (its root as mounted, mount point): '' for cgroup2, else the v1
+    controllers (or name=)."""
+    mounts = {}
+    try:
+        with open('/proc/self/mountinfo') as f:
+            for line in f:
+                left, _, right = line.partition(' - ')
+                fields, more = left.split(), right.split()
+                if len(fields) < 5 or len(more) < 3:
+                    continue
+                if more[0] == 'cgroup2':
+                    mounts.setdefault('', (fields[3], fields[4]))
+                elif more[0] == 'cgroup':
+                    opts = [o for o in more[2].split(',')
+                            if o not in ('rw', 'ro') and not o.startswith('relatime')]
+                    mounts.setdefault(','.join(sorted(opts)), (fields[3], fields[4]))
+    except OSError:
+        pass
+    return mounts
+
+
+def job_cgroups_of(pids):
+    """The berth job cgroups (a path component job_ID_ATTEMPT_TAG) the processes are in, as
+    folders under the mounted hierarchies, deepest first."""
+    mounts = cgroup_mounts()
+    groups = set()
+    for pid in pids:
+        try:
+            with open(f'/proc/{pid}/cgroup') as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            _, controllers, path = line.split(':', 2)
+            parts = path.split('/')
+            at = [i for i, part in enumerate(parts) if part.startswith('job_')]
+            key = ','.join(sorted(controllers.split(','))) if controllers else ''
+            if not at or key not in mounts:
+                continue
+            root, point = mounts[key]
+            rel = '/'.join(parts[:at[0] + 1])
+            if root != '/':
+                if not rel.startswith(root + '/'):
+                    continue  # outside what this mount shows
+                rel = rel[len(root):]
+            groups.add(point + rel)
+    return sorted(groups, key=len, reverse=True)
+
+
+def remove_cgroups(groups):
+    """Kills what is left in each group (and its children) and removes the groups."""
+    for group in groups:
+        for _ in range(50):
+            if not os.path.isdir(group):
+                break
+            inner = []
+            for root, _, files in os.walk(group, topdown=False):
+                inner.append(root)
+                if 'cgroup.procs' in files:
+                    try:
+                        with open(os.path.join(root, 'cgroup.procs')) as f:
+                            for pid in f.read().split():
+                                try:
+                                    os.kill(int(pid), signal.SIGKILL)
+                                except OSError:
+                                    pass
+                    except OSError:
+                        pass
+            for d in inner:  # deepest first
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+            time.sleep(0.05)
 
 
 def remove_containers(folder):
