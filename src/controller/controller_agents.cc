@@ -312,7 +312,11 @@ void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t inde
     const core::Job* job = cs->FindJob(id);
     bool ours = job && core::HoldsResources(job->state) && job->restart_count == attempt &&
                 !job->alloc.nodes.empty() && job->alloc.nodes.front().node == index;
-    if (!ours) SendCommand(name, agent::CancelCommand{{id, attempt}});
+    if (!ours) {
+      SendCommand(name, agent::CancelCommand{{id, attempt}});
+    } else {
+      ResendCancel(name, id, attempt);
+    }
   }
   std::vector<core::JobId> expected = cs->node(index).jobs;
   for (core::JobId id : expected) {
@@ -325,11 +329,21 @@ void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t inde
     if (job->state == core::JobState::kRunning && job->start_time + 10 > now) {
       // Started moments ago: its launch command may have been lost with the old agent.
       if (auto rec = own_records().find(id); rec != own_records().end()) SendLaunch(*rec->second);
+      ResendCancel(name, id, job->restart_count);
       continue;
     }
     // The node does not know a job it should run: it was lost with the node.
     FailNodeJob(id, t);
   }
+}
+
+void Controller::Impl::ResendCancel(const std::string& node, core::JobId id, int32_t attempt) {
+  // A cancel (scancel, requeue, preemption) queued before the agent registered was dropped with
+  // its queue: the job would run on with cancel_requested set. A preemption still in its grace
+  // time gets its cancel when the grace ends (GraceTick).
+  const JobRecord* r = OwnRecord(id);
+  if (r == nullptr || !r->cancel_requested || grace_ends.contains(id)) return;
+  SendCommand(node, agent::CancelCommand{{id, attempt}});
 }
 
 void Controller::Impl::ReconcileAgentSteps(const std::string& name, const json& reported) {

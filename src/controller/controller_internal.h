@@ -269,6 +269,9 @@ struct Controller::Impl {
                           Txn& t) REQUIRES(state_thread);
   void ReconcileAgentSteps(const std::string& name, const nlohmann::json& steps)
       REQUIRES(state_thread);
+  // A job the registering agent runs (or is sent again) whose cancel was asked: asked again.
+  void ResendCancel(const std::string& node, core::JobId id, int32_t attempt)
+      REQUIRES(state_thread);
   // How long an agent may go without reaching the controller before it stops its jobs (fencing):
   // half the node timeout, so that they are dead well before the controller calls the node down
   // and requeues them elsewhere (docs/security.md).

@@ -153,6 +153,21 @@ class DaemonTest(unittest.TestCase):
         self.assertEqual(j['restart_count'], 0)
         self.assertIn('survived', read_text(os.path.join(self.work, f'it-{jid}.out')))
 
+    def test_a_cancel_queued_for_an_agent_that_registers_again_is_not_lost(self):
+        # A registration drops what was queued for the agent (it reconciles afresh): a cancel
+        # asked just before must reach the job all the same (it used to be lost when the cancel
+        # met an agent registering again, and the job ran on with cancel_requested set).
+        jid = self.c.submit(self.spec('sleep 300'))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.agent.send_signal(signal.SIGSTOP)  # the cancel waits in the agent's queue
+        try:
+            status, _ = self.c.api('POST', f'/v1/jobs/{jid}/cancel')
+            self.assertEqual(status, 200)
+        finally:
+            self.c.kill('agent')
+        self.c.start_agent()
+        self.c.wait_state(jid, 'CANCELLED', 30)
+
     @unittest.skipUnless(ROOT, 'needs root to create users')
     def test_jobs_run_as_their_user_who_cannot_cancel_others(self):
         alice, bob = f'bit{os.getpid() % 10000}a', f'bit{os.getpid() % 10000}b'
