@@ -80,6 +80,27 @@ Result<int> ConnectLoopback(uint16_t port) {
   return Status::Unavailable(why);
 }
 
+// The socket for `port` on the loopback, if one of the pod's processes listens there.
+Result<int> ConnectToPod(const PortForwardPod& pod, uint16_t port) {
+  std::set<uint64_t> listening = ListeningInodes(ReadWhole("/proc/net/tcp"), port);
+  for (uint64_t inode : ListeningInodes(ReadWhole("/proc/net/tcp6"), port)) listening.insert(inode);
+  if (listening.empty()) {
+    return Status::Unavailable("nothing listens on port " + std::to_string(port) +
+                               " in the pod (dial tcp 127.0.0.1:" + std::to_string(port) +
+                               ": connect: connection refused)");
+  }
+  std::set<uint64_t> pods;
+  for (pid_t pid : pod.processes()) SocketInodesOf(pid, &pods);
+  bool owned = false;
+  for (uint64_t inode : listening) owned = owned || pods.count(inode) != 0;
+  if (!owned) {
+    return Status::PermissionDenied("port " + std::to_string(port) +
+                                    " is not the pod's: another process on the node listens "
+                                    "there, and only the pod's own ports are forwarded");
+  }
+  return ConnectLoopback(port);
+}
+
 // One forwarded connection: kubectl's error and data streams and the socket to the pod's port.
 struct Forward {
   uint16_t port = 0;
@@ -92,6 +113,10 @@ struct Forward {
   int64_t opened_ms = 0;
   int64_t took_ms = 0;  // when the socket last took bytes (or the connection opened)
 };
+
+// Writes what the socket takes of f.to_pod; shuts its writing once the client's end came and
+// everything is written.
+void WriteTo(Forward& f);
 
 class Session {
  public:
@@ -121,7 +146,7 @@ class Session {
   void Finish(const std::string& request_id, const std::string& error);
   // Reads what the pod's socket has; false when it ended.
   bool ReadPod(const std::string& request_id, Forward& f);
-  void WritePod(Forward& f);
+  void WritePod(Forward& f) { WriteTo(f); }
   // Protocol failure: GOAWAY and the end of the session.
   bool Fail(const std::string& why) {
     error_ = why;
@@ -131,8 +156,6 @@ class Session {
   std::string PortError(uint16_t port, const std::string& why) const {
     return "error forwarding port " + std::to_string(port) + " to pod " + request_.pod + ": " + why;
   }
-  // The socket for `port`, if one of the pod's processes listens there.
-  Result<int> ConnectToPod(uint16_t port);
   bool Blocked() const {
     for (const auto& [id, f] : forwards_) {
       if (f.to_pod.size() >= limits_.max_buffer) return true;
@@ -193,6 +216,8 @@ void Session::Run() {
     }
     const bool ready = read_ws && ws_.HasBuffered();
     if (::poll(fds.data(), fds.size(), ready ? 0 : 250) < 0 && errno != EINTR) break;
+    // The controller's end is gone while the tunnel is not read: nobody will read it again.
+    if (!read_ws && (fds[0].revents & (POLLHUP | POLLERR))) break;
     if (read_ws && (ready || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))) {
       ws::WsConnection::Got got = ws::WsConnection::Got::kTimeout;
       bool over = false;
@@ -310,31 +335,11 @@ void Session::Start(const std::string& request_id, Forward& f) {
                   PortError(f.port, "more than " + std::to_string(limits_.max_connections) +
                                         " connections are forwarded at once"));
   }
-  Result<int> fd = ConnectToPod(f.port);
+  Result<int> fd = ConnectToPod(pod_, f.port);
   if (!fd.ok()) return Finish(request_id, PortError(f.port, fd.status().message()));
   f.fd = *fd;
   f.took_ms = net::SteadyNowMs();
   if (!f.to_pod.empty() || f.client_done) WritePod(f);
-}
-
-Result<int> Session::ConnectToPod(uint16_t port) {
-  std::set<uint64_t> listening = ListeningInodes(ReadWhole("/proc/net/tcp"), port);
-  for (uint64_t inode : ListeningInodes(ReadWhole("/proc/net/tcp6"), port)) listening.insert(inode);
-  if (listening.empty()) {
-    return Status::Unavailable("nothing listens on port " + std::to_string(port) +
-                               " in the pod (dial tcp 127.0.0.1:" + std::to_string(port) +
-                               ": connect: connection refused)");
-  }
-  std::set<uint64_t> pods;
-  for (pid_t pid : pod_.processes()) SocketInodesOf(pid, &pods);
-  bool owned = false;
-  for (uint64_t inode : listening) owned = owned || pods.count(inode) != 0;
-  if (!owned) {
-    return Status::PermissionDenied("port " + std::to_string(port) +
-                                    " is not the pod's: another process on the node listens "
-                                    "there, and only the pod's own ports are forwarded");
-  }
-  return ConnectLoopback(port);
 }
 
 void Session::Finish(const std::string& request_id, const std::string& error) {
@@ -364,7 +369,7 @@ bool Session::ReadPod(const std::string& request_id, Forward& f) {
   return Send(spdy::DataFrame(f.data_stream, buf, false));
 }
 
-void Session::WritePod(Forward& f) {
+void WriteTo(Forward& f) {
   while (!f.to_pod.empty()) {
     const ssize_t n = ::send(f.fd, f.to_pod.data(), f.to_pod.size(), MSG_NOSIGNAL);
     if (n < 0) {
@@ -381,6 +386,140 @@ void Session::WritePod(Forward& f) {
   }
 }
 
+// A v4.channel.k8s.io session (kPortForwardV4): one connection per port, opened at the start.
+class ChannelSession {
+ public:
+  ChannelSession(ws::WsConnection& ws, const PortForwardRequest& request, const PortForwardPod& pod,
+                 const std::atomic<bool>& stopping, const PortForwardLimits& limits)
+      : ws_(ws), request_(request), pod_(pod), stopping_(stopping), limits_(limits) {}
+  ~ChannelSession() {
+    for (Forward& f : ports_) {
+      if (f.fd >= 0) ::close(f.fd);
+    }
+  }
+
+  void Run();
+
+ private:
+  static std::string On(size_t channel, std::string_view data) {
+    std::string m(1, static_cast<char>(channel));
+    m += data;
+    return m;
+  }
+  bool Send(const std::string& message) {
+    if (!broken_ && !ws_.Send(ws::Opcode::kBinary, message).ok()) broken_ = true;
+    return !broken_;
+  }
+  void End(size_t i, const std::string& error) {
+    Forward& f = ports_[i];
+    if (f.fd >= 0) ::close(f.fd);
+    f.fd = -1;
+    f.to_pod.clear();
+    f.shut = true;  // done
+    if (!error.empty()) {
+      (void)Send(On(2 * i + 1, "error forwarding port " + std::to_string(f.port) + " to pod " +
+                                   request_.pod + ": " + error));
+    }
+  }
+  bool Blocked() const {
+    for (const Forward& f : ports_) {
+      if (f.to_pod.size() >= limits_.max_buffer) return true;
+    }
+    return false;
+  }
+
+  ws::WsConnection& ws_;
+  const PortForwardRequest& request_;
+  const PortForwardPod& pod_;
+  const std::atomic<bool>& stopping_;
+  const PortForwardLimits limits_;
+  std::vector<Forward> ports_;  // `shut`: the port's connection has ended
+  bool broken_ = false;
+};
+
+void ChannelSession::Run() {
+  ports_.resize(request_.ports.size());
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    ports_[i].port = request_.ports[i];
+    const char port_le[2] = {static_cast<char>(ports_[i].port & 0xff),
+                             static_cast<char>(ports_[i].port >> 8)};
+    (void)Send(On(2 * i, std::string_view(port_le, 2)));
+    (void)Send(On(2 * i + 1, std::string_view(port_le, 2)));
+  }
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    Result<int> fd = ConnectToPod(pod_, ports_[i].port);
+    if (!fd.ok()) {
+      End(i, fd.status().message());
+      continue;
+    }
+    ports_[i].fd = *fd;
+    ports_[i].took_ms = net::SteadyNowMs();
+  }
+  int64_t next_check = 0;
+  ws::Frame m;
+  std::string error;
+  while (!stopping_ && !broken_) {
+    size_t open = 0;
+    for (const Forward& f : ports_) open += f.fd >= 0;
+    if (open == 0) break;
+    const int64_t now = net::SteadyNowMs();
+    if (now >= next_check) {
+      next_check = now + limits_.pod_check_ms;
+      if (!pod_.running()) break;
+      for (size_t i = 0; i < ports_.size(); ++i) {
+        if (ports_[i].fd >= 0 && ports_[i].to_pod.size() >= limits_.max_buffer &&
+            now - ports_[i].took_ms > limits_.stalled_ms) {
+          End(i, "the pod took no bytes for " + std::to_string(limits_.stalled_ms / 1000) + " s");
+        }
+      }
+    }
+    const bool read_ws = !Blocked();
+    std::vector<pollfd> fds = {{ws_.fd(), static_cast<short>(read_ws ? POLLIN : 0), 0}};
+    std::vector<size_t> which;
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      if (ports_[i].fd < 0) continue;
+      fds.push_back(
+          {ports_[i].fd, static_cast<short>(POLLIN | (ports_[i].to_pod.empty() ? 0 : POLLOUT)), 0});
+      which.push_back(i);
+    }
+    const bool ready = read_ws && ws_.HasBuffered();
+    if (::poll(fds.data(), fds.size(), ready ? 0 : 250) < 0 && errno != EINTR) break;
+    if (!read_ws && (fds[0].revents & (POLLHUP | POLLERR))) break;
+    if (read_ws && (ready || (fds[0].revents & (POLLIN | POLLHUP | POLLERR)))) {
+      ws::WsConnection::Got got = ws::WsConnection::Got::kTimeout;
+      while (!Blocked() &&
+             (got = ws_.Receive(&m, 0, &stopping_, &error)) == ws::WsConnection::Got::kMessage) {
+        if (m.opcode != ws::Opcode::kBinary || m.payload.empty()) continue;
+        const size_t channel = static_cast<uint8_t>(m.payload[0]);
+        // Data channels only: the error channels are the server's to write.
+        if (channel % 2 != 0 || channel / 2 >= ports_.size()) continue;
+        Forward& f = ports_[channel / 2];
+        if (f.fd < 0) continue;
+        f.to_pod.append(m.payload, 1);
+        WriteTo(f);
+      }
+      if (!Blocked() && got == ws::WsConnection::Got::kClosed) break;
+    }
+    for (size_t k = 1; k < fds.size(); ++k) {
+      const size_t i = which[k - 1];
+      Forward& f = ports_[i];
+      if (f.fd < 0) continue;
+      if (fds[k].revents & POLLOUT) WriteTo(f);
+      if (fds[k].revents & (POLLIN | POLLHUP | POLLERR)) {
+        std::string buf(limits_.read_chunk, '\0');
+        const ssize_t n = ::read(f.fd, buf.data(), buf.size());
+        if (n > 0) {
+          buf.resize(static_cast<size_t>(n));
+          (void)Send(On(2 * i, buf));
+        } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+          End(i, "");
+        }
+      }
+    }
+  }
+  ws_.SendClose(ws::kCloseNormal, "");
+}
+
 }  // namespace
 
 Result<PortForwardRequest> DecodePortForwardRequest(const nlohmann::json& j) {
@@ -394,8 +533,21 @@ Result<PortForwardRequest> DecodePortForwardRequest(const nlohmann::json& j) {
     if (!p->is_string()) return Status::InvalidArgument("\"protocol\" must be a string");
     r.protocol = p->get<std::string>();
   }
-  if (r.protocol != kPortForwardSpdy) {
+  if (r.protocol != kPortForwardSpdy && r.protocol != kPortForwardV4) {
     return Status::InvalidArgument("unknown port-forward protocol \"" + r.protocol + "\"");
+  }
+  if (auto ports = j.find("ports"); ports != j.end()) {
+    if (!ports->is_array()) return Status::InvalidArgument("\"ports\" must be an array");
+    for (const nlohmann::json& port : *ports) {
+      if (!port.is_number_integer() || port.get<int64_t>() < 1 || port.get<int64_t>() > 65535) {
+        return Status::InvalidArgument("\"ports\" must hold ports (1 to 65535)");
+      }
+      r.ports.push_back(static_cast<uint16_t>(port.get<int64_t>()));
+    }
+  }
+  if (r.protocol == kPortForwardV4 && (r.ports.empty() || r.ports.size() > kMaxV4Ports)) {
+    return Status::InvalidArgument("a v4.channel.k8s.io port-forward needs 1 to " +
+                                   std::to_string(kMaxV4Ports) + " ports");
   }
   auto pod = j.find("pod");
   if (pod != j.end() && pod->is_string()) r.pod = pod->get<std::string>();
@@ -427,7 +579,11 @@ std::set<uint64_t> ListeningInodes(std::string_view proc_net_tcp, uint16_t port)
 void ServePortForward(ws::WsConnection& ws, const PortForwardRequest& request,
                       const PortForwardPod& pod, const std::atomic<bool>& stopping,
                       const PortForwardLimits& limits) {
-  Session(ws, request, pod, stopping, limits).Run();
+  if (request.protocol == kPortForwardV4) {
+    ChannelSession(ws, request, pod, stopping, limits).Run();
+  } else {
+    Session(ws, request, pod, stopping, limits).Run();
+  }
 }
 
 }  // namespace berth::agent

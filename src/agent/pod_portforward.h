@@ -12,6 +12,7 @@
 //
 // The request (a JSON object, written by src/k8s/face_stream.cc):
 //   {"kind": "portforward", "protocol": "SPDY/3.1+portforward.k8s.io", "pod": "NAME"}
+//   {"kind": "portforward", "protocol": "v4.channel.k8s.io", "pod": "NAME", "ports": [8080]}
 //
 // Thread safety: ServePortForward runs on its caller's thread (the agent's stream thread) and
 // owns every socket it opens; the other functions are pure or read /proc only.
@@ -36,10 +37,16 @@
 namespace berth::agent {
 
 constexpr std::string_view kPortForwardSpdy = "SPDY/3.1+portforward.k8s.io";
+// Without SPDY, for other clients (the Python client's portforward): one connection per port
+// for the whole session; channel 2i carries port i's bytes both ways and 2i+1 its error text,
+// and the first message the server sends on each starts with the port (2 bytes, little-endian).
+constexpr std::string_view kPortForwardV4 = "v4.channel.k8s.io";
+constexpr size_t kMaxV4Ports = 127;  // channels are one byte
 
 struct PortForwardRequest {
   std::string protocol = std::string(kPortForwardSpdy);
-  std::string pod;  // the pod's name, for messages
+  std::string pod;              // the pod's name, for messages
+  std::vector<uint16_t> ports;  // v4: the ports, from the request's ?ports=
 };
 // INVALID_ARGUMENT naming the field for a request that is not one.
 Result<PortForwardRequest> DecodePortForwardRequest(const nlohmann::json& j);
@@ -68,9 +75,10 @@ struct PortForwardLimits {
   size_t read_chunk = 32 << 10;  // bytes read from a pod's socket at once (one DATA frame)
 };
 
-// Serves the session on `ws` until kubectl goes away (every forwarded socket is closed), the
-// pod ends (GOAWAY, then the WebSocket closes: kubectl ends), the session breaks the protocol
-// (GOAWAY with PROTOCOL_ERROR), or `stopping`.
+// Serves the session on `ws` (SPDY or v4, as the request says) until kubectl goes away (every
+// forwarded socket is closed), the pod ends (GOAWAY, then the WebSocket closes: kubectl ends), the
+// session breaks the protocol (GOAWAY with PROTOCOL_ERROR), or `stopping`. A v4 session also ends
+// when every port's connection has ended, as the kubelet's does.
 void ServePortForward(net::ws::WsConnection& ws, const PortForwardRequest& request,
                       const PortForwardPod& pod, const std::atomic<bool>& stopping,
                       const PortForwardLimits& limits = {});

@@ -24,6 +24,10 @@ TEST(PortForwardRequestTest, Decodes) {
       {{"kind", "portforward"}, {"protocol", kPortForwardSpdy}, {"pod", "web"}});
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->pod, "web");
+  r = DecodePortForwardRequest(
+      {{"kind", "portforward"}, {"protocol", kPortForwardV4}, {"ports", {80, 8080}}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->ports, (std::vector<uint16_t>{80, 8080}));
   struct Case {
     nlohmann::json j;
     const char* error;
@@ -32,8 +36,12 @@ TEST(PortForwardRequestTest, Decodes) {
       {nlohmann::json::array(), "must be an object"},
       {{{"kind", "exec"}}, "not a port-forward request"},
       {{{"kind", "portforward"}, {"protocol", 4}}, "\"protocol\" must be a string"},
-      {{{"kind", "portforward"}, {"protocol", "v4.channel.k8s.io"}},
-       "unknown port-forward protocol \"v4.channel.k8s.io\""},
+      {{{"kind", "portforward"}, {"protocol", "v5.channel.k8s.io"}},
+       "unknown port-forward protocol \"v5.channel.k8s.io\""},
+      {{{"kind", "portforward"}, {"protocol", "v4.channel.k8s.io"}}, "needs 1 to 127 ports"},
+      {{{"kind", "portforward"}, {"protocol", "v4.channel.k8s.io"}, {"ports", {0}}},
+       "must hold ports (1 to 65535)"},
+      {{{"kind", "portforward"}, {"ports", "80"}}, "\"ports\" must be an array"},
   };
   for (const Case& c : cases) {
     Result<PortForwardRequest> bad = DecodePortForwardRequest(c.j);
@@ -114,6 +122,8 @@ class Kubectl {
     }
   }
 
+  ws::WsConnection& conn() { return conn_; }
+
  private:
   ws::WsConnection conn_;
   spdy::HeaderCompressor out_;
@@ -155,7 +165,7 @@ class PortForwardSessionTest : public ::testing::Test {
     return ntohs(a.sin_port);
   }
 
-  PortForwardRequest request_{.protocol = std::string(kPortForwardSpdy), .pod = "web"};
+  PortForwardRequest request_{.protocol = std::string(kPortForwardSpdy), .pod = "web", .ports = {}};
   PortForwardPod pod_;
   std::atomic<bool> running_{true};
   std::atomic<bool> stopping_{false};
@@ -277,6 +287,46 @@ TEST_F(PortForwardSessionTest, ThePodsEndEndsTheSession) {
   spdy::Frame f = kubectl_->NextOf(spdy::Type::kGoAway);
   EXPECT_EQ(f.value, 0u);
   EXPECT_EQ(kubectl_->Next().stream_id, 0u);  // closed
+}
+
+// v4.channel.k8s.io: each port's channels start with the port; a port nothing listens on is an
+// error on its error channel; the session ends when every port's connection has.
+TEST_F(PortForwardSessionTest, ChannelProtocolV4) {
+  const uint16_t port = Listen();
+  request_.protocol = std::string(kPortForwardV4);
+  request_.ports = {port, 1};
+  Start();
+  ws::WsConnection& c = kubectl_->conn();
+  auto next = [&c] {
+    ws::Frame m;
+    std::string error;
+    if (c.Receive(&m, net::SteadyNowMs() + 10000, nullptr, &error) !=
+        ws::WsConnection::Got::kMessage) {
+      return std::string("closed");
+    }
+    return m.payload;
+  };
+  const std::string le(1, static_cast<char>(port & 0xff));
+  const std::string p = le + static_cast<char>(port >> 8);
+  EXPECT_EQ(next(), std::string(1, '\0') + p);
+  EXPECT_EQ(next(), std::string(1, '\1') + p);
+  EXPECT_EQ(next(), std::string("\2\1\0", 3));
+  EXPECT_EQ(next(), std::string("\3\1\0", 3));
+  const std::string error = next();
+  EXPECT_EQ(error[0], '\3');
+  EXPECT_NE(error.find("error forwarding port 1 to pod web: nothing listens on port 1"),
+            std::string::npos)
+      << error;
+  const int pod = ::accept(listener_, nullptr, nullptr);
+  ASSERT_GE(pod, 0);
+  ASSERT_TRUE(c.Send(ws::Opcode::kBinary, std::string(1, '\0') + "hello").ok());
+  char buf[16];
+  ASSERT_EQ(::read(pod, buf, sizeof(buf)), 5);
+  EXPECT_EQ(std::string(buf, 5), "hello");
+  ASSERT_EQ(::write(pod, "back", 4), 4);
+  EXPECT_EQ(next(), std::string(1, '\0') + "back");
+  ::close(pod);
+  EXPECT_EQ(next(), "closed");
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // v5.channel.k8s.io or v4.channel.k8s.io, and relayed message by message to the stream the
 // pod's agent opens back to the controller (ControllerPort::OpenAgentStream). pods/portforward
 // takes the same path with the subprotocol SPDY/3.1+portforward.k8s.io (the agent terminates the
-// SPDY session); pods/attach is answered with a clear BadRequest.
+// SPDY session) or v4.channel.k8s.io with ?ports=; pods/attach is answered with a clear
+// BadRequest.
 #include <poll.h>
 #include <strings.h>
 
@@ -144,6 +145,26 @@ void RelayEachWay(ws::WsConnection& client, ws::WsConnection& agent,
   agent.SendClose(code, "");
 }
 
+// The ports of a v4.channel.k8s.io port-forward: every `ports` parameter, each a comma-separated
+// list.
+Result<std::vector<int>> PortsOf(const net::HttpRequest& req) {
+  std::vector<int> out;
+  for (const std::string& list : QueryAll(req, "ports")) {
+    std::stringstream in(list);
+    for (std::string p; std::getline(in, p, ',');) {
+      char* end = nullptr;
+      const long v = std::strtol(p.c_str(), &end, 10);
+      if (p.empty() || *end != '\0' || v < 1 || v > 65535) {
+        return Status::InvalidArgument("unable to parse \"" + p + "\" as a port (1 to 65535)");
+      }
+      out.push_back(static_cast<int>(v));
+    }
+  }
+  if (out.empty()) return Status::InvalidArgument("query parameter \"ports\" is required");
+  if (out.size() > 127) return Status::InvalidArgument("at most 127 ports at once");
+  return out;
+}
+
 // The upgrade of a pods/portforward request for a pod that runs, or why not.
 net::HttpResponse PortForwardUpgrade(const net::HttpRequest& req, const PodJob& job,
                                      const std::string& pod, ControllerPort& port) {
@@ -157,22 +178,29 @@ net::HttpResponse PortForwardUpgrade(const net::HttpRequest& req, const PodJob& 
                       (upgrade.empty() ? std::string("plain HTTP") : upgrade));
   }
   bool spdy = false;
+  bool v4 = false;
   std::stringstream in(offered);
   for (std::string p; std::getline(in, p, ',');) {
     p.erase(0, p.find_first_not_of(" \t"));
     p.erase(p.find_last_not_of(" \t") + 1);
     spdy = spdy || p == kSpdyTunnel;
+    v4 = v4 || p == kV4;
   }
-  if (!spdy) {
-    return BadRequest(how + "; none of the offered subprotocols (" + offered +
-                      ") is (the v4.channel.k8s.io port-forward protocol is not served)");
+  if (!spdy && !v4) {
+    return BadRequest("none of the offered subprotocols (" + offered + ") is spoken here: " +
+                      std::string(kSpdyTunnel) + " (kubectl 1.31 and newer), " + std::string(kV4));
   }
-  const json request = {{"kind", "portforward"}, {"protocol", kSpdyTunnel}, {"pod", pod}};
+  json request = {{"kind", "portforward"}, {"protocol", spdy ? kSpdyTunnel : kV4}, {"pod", pod}};
+  if (!spdy) {  // v4: the ports are the request's, as the kubelet reads them
+    Result<std::vector<int>> ports = PortsOf(req);
+    if (!ports.ok()) return BadRequest(ports.status().message());
+    request["ports"] = *ports;
+  }
   net::HttpResponse r;
   r.status = 101;
   r.headers = {{"Upgrade", "websocket"},
                {"Sec-WebSocket-Accept", ws::AcceptKey(req.Header("sec-websocket-key"))},
-               {"Sec-WebSocket-Protocol", std::string(kSpdyTunnel)}};
+               {"Sec-WebSocket-Protocol", std::string(spdy ? kSpdyTunnel : kV4)}};
   r.upgrade = [&port, job, request](net::UpgradedConnection& conn) {
     ws::WsConnection client(
         conn.fd, false, ws::Role::kServer,

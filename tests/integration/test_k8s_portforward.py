@@ -10,15 +10,21 @@ port-forward protocol:
   not the pod's and is refused;
 - only the pod's owner (or an operator) may forward; a kubectl that speaks only plain SPDY is told
   which version to use;
-- kubectl ends when the pod ends.
+- kubectl ends when the pod ends;
+- the v4.channel.k8s.io port-forward protocol (no SPDY; other clients), spoken here by a small
+  WebSocket client of the test's own: each port's channels start with the port, bytes go both
+  ways on its data channel, errors come on its error channel.
 
 Process mode (no images are run). Skipped only where kubectl is not installed.
 Run: BERTH_BINARY=build/berth python3 -m unittest -v test_k8s_portforward (from this folder).
 """
+import base64
 import json
 import os
 import shutil
 import socket
+import ssl
+import struct
 import subprocess
 import tempfile
 import textwrap
@@ -73,6 +79,84 @@ def echo(port, data, timeout=60):
             got += b
         t.join()
         return bytes(got)
+
+
+class V4Client:
+    """A WebSocket client of pods/portforward with v4.channel.k8s.io, from a kubeconfig."""
+
+    def __init__(self, kubeconfig, path, protocol='v4.channel.k8s.io'):
+        with open(kubeconfig) as f:
+            cfg = json.load(f)
+        cluster = cfg['clusters'][0]['cluster']
+        token = cfg['users'][0]['user']['token']
+        host, port = cluster['server'].split('//')[1].split(':')
+        ctx = ssl.create_default_context(
+            cadata=base64.b64decode(cluster['certificate-authority-data']).decode())
+        ctx.check_hostname = False
+        raw = socket.create_connection((host, int(port)), timeout=30)
+        self.s = ctx.wrap_socket(raw, server_hostname=host)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.s.sendall((f'GET {path} HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\n'
+                        f'Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n'
+                        f'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: {protocol}\r\n'
+                        f'Authorization: Bearer {token}\r\n\r\n').encode())
+        self.buf = b''
+        while b'\r\n\r\n' not in self.buf:
+            b = self.s.recv(4096)
+            if not b:
+                break
+            self.buf += b
+        head, _, self.buf = self.buf.partition(b'\r\n\r\n')
+        self.status = int(head.split()[1])
+        self.head = head.decode(errors='replace')
+        if self.status != 101:  # the body follows: read what is there
+            self.s.settimeout(2)
+            try:
+                while True:
+                    b = self.s.recv(4096)
+                    if not b:
+                        break
+                    self.buf += b
+            except OSError:
+                pass
+
+    def send(self, channel, data):
+        payload = bytes([channel]) + data
+        mask = os.urandom(4)
+        n = len(payload)
+        head = bytes([0x82]) + (bytes([0x80 | n]) if n < 126 else
+                                bytes([0x80 | 126]) + struct.pack('>H', n) if n < 65536 else
+                                bytes([0x80 | 127]) + struct.pack('>Q', n))
+        self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def _need(self, n):
+        while len(self.buf) < n:
+            b = self.s.recv(65536)
+            if not b:
+                raise EOFError('the connection ended')
+            self.buf += b
+
+    def recv(self):
+        """(channel, data) of the next data message; None once the server closed."""
+        while True:
+            self._need(2)
+            op, n = self.buf[0] & 0x0f, self.buf[1] & 0x7f
+            at = 2
+            if n == 126:
+                self._need(4)
+                n, at = struct.unpack('>H', self.buf[2:4])[0], 4
+            elif n == 127:
+                self._need(10)
+                n, at = struct.unpack('>Q', self.buf[2:10])[0], 10
+            self._need(at + n)
+            payload, self.buf = self.buf[at:at + n], self.buf[at + n:]
+            if op == 8:
+                return None
+            if op == 2:
+                return payload[0], payload[1:]
+
+    def close(self):
+        self.s.close()
 
 
 class PortForward:
@@ -273,6 +357,40 @@ class KubectlPortForwardTest(unittest.TestCase):
         self.k('delete', 'pod', 'short', '--wait=false')
         self.assertIsNotNone(f.wait(60), f'kubectl still runs: {f.output()}')
         self.assertIn('lost connection to pod', f.output())
+
+    def test_the_v4_channel_protocol_without_spdy(self):
+        dead = free_port()
+        path = f'/api/v1/namespaces/default/pods/echo/portforward?ports={self.port},{dead}'
+        c = V4Client(self.config_path, path)
+        try:
+            self.assertEqual(c.status, 101, c.head + repr(c.buf))
+            self.assertIn('Sec-WebSocket-Protocol: v4.channel.k8s.io', c.head)
+            first = [c.recv() for _ in range(4)]
+            self.assertEqual(first, [(0, struct.pack('<H', self.port)),
+                                     (1, struct.pack('<H', self.port)),
+                                     (2, struct.pack('<H', dead)),
+                                     (3, struct.pack('<H', dead))])
+            channel, error = c.recv()
+            self.assertEqual(channel, 3)
+            self.assertIn(f'error forwarding port {dead} to pod echo: nothing listens',
+                          error.decode())
+            c.send(0, b'over v4')
+            got = b''
+            while got != b'over v4':
+                channel, data = c.recv()
+                self.assertEqual(channel, 0)
+                got += data
+        finally:
+            c.close()
+        # No ports, or a protocol berth does not speak: 400 naming the problem.
+        c = V4Client(self.config_path, '/api/v1/namespaces/default/pods/echo/portforward')
+        c.close()
+        self.assertEqual(c.status, 400)
+        self.assertIn(b'query parameter \\"ports\\" is required', c.buf)
+        c = V4Client(self.config_path, path, protocol='v5.channel.k8s.io')
+        c.close()
+        self.assertEqual(c.status, 400)
+        self.assertIn(b'is spoken here: SPDY/3.1+portforward.k8s.io', c.buf)
 
 
 if __name__ == '__main__':
