@@ -241,7 +241,7 @@ void Session::Run() {
       }
     }
   }
-  ws_.SendClose(ws::kCloseNormal, error_);
+  ws_.SendClose(error_.empty() ? ws::kCloseNormal : ws::kCloseProtocolError, error_);
 }
 
 bool Session::HandleInput() {
