@@ -207,6 +207,28 @@ TEST_F(PortForwardSessionTest, CopiesBytesBothWaysAndEndsTheStreams) {
   EXPECT_EQ(f.value, 7u);
 }
 
+TEST_F(PortForwardSessionTest, WhenKubectlGoesAwayEverySocketCloses) {
+  const uint16_t port = Listen();
+  Start();
+  for (uint32_t i = 0; i < 2; ++i) {
+    kubectl_->OpenStream(1 + 4 * i, "error", port, std::to_string(i).c_str());
+    kubectl_->OpenStream(3 + 4 * i, "data", port, std::to_string(i).c_str());
+  }
+  int pods[2];
+  for (int& pod : pods) {
+    pod = ::accept(listener_, nullptr, nullptr);
+    ASSERT_GE(pod, 0);
+    const timeval wait{.tv_sec = 10, .tv_usec = 0};  // a failure, not a hang
+    ::setsockopt(pod, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  }
+  kubectl_.reset();  // its end of the socketpair closes
+  for (int pod : pods) {
+    char c;
+    EXPECT_EQ(::read(pod, &c, 1), 0);  // the agent closed its socket
+    ::close(pod);
+  }
+}
+
 TEST_F(PortForwardSessionTest, AConnectionFailureIsTextOnItsErrorStream) {
   Start();
   kubectl_->OpenStream(1, "error", 1, "0");
