@@ -2,11 +2,15 @@
 // own connects back to the controller (GET /v1/agents/NODE/streams/ID, upgraded to a
 // WebSocket, with the agent's usual address and credential) and serves the request there in
 // the pod's process context (pod_stream.h).
+#include <signal.h>
+
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_internal.h"
 #include "agent/file_util.h"
 #include "agent/job_cgroup.h"
+#include "agent/pod_portforward.h"
+#include "agent/proc_tree.h"
 
 namespace berth::agent {
 namespace {
@@ -21,6 +25,28 @@ void Refuse(ws::WsConnection& conn, const std::string& message) {
   m += OutcomeStatus(outcome, {}).dump();
   (void)conn.Send(ws::Opcode::kBinary, m);
   conn.SendClose(ws::kCloseNormal, "");
+}
+
+// kubectl port-forward (pod_portforward.h): the pod must run; its processes are its main
+// process and every descendant (the job's supervisor is a subreaper: none escapes).
+void ServePortForwardStream(ws::WsConnection& conn, const nlohmann::json& body,
+                            const std::string& dir, const std::string& node, uint32_t job_id,
+                            const std::atomic<bool>& stopping) {
+  Result<PortForwardRequest> request = DecodePortForwardRequest(body);
+  if (!request.ok()) return Refuse(conn, request.status().message());
+  Result<std::string> pid_text = ReadFile(dir + "/job.pid");
+  const pid_t pid = pid_text.ok() ? static_cast<pid_t>(std::atoll(pid_text->c_str())) : -1;
+  auto running = [&dir, pid] { return pid > 0 && !ReadResult(dir) && ::kill(pid, 0) == 0; };
+  if (!running()) {
+    return Refuse(conn,
+                  "the pod's job " + std::to_string(job_id) + " is not running on node " + node);
+  }
+  PortForwardPod pod{.running = running, .processes = [pid] {
+                       std::vector<pid_t> all = DescendantsOf(pid);
+                       all.push_back(pid);
+                       return all;
+                     }};
+  ServePortForward(conn, *request, pod, stopping);
 }
 
 }  // namespace
@@ -53,10 +79,13 @@ void Agent::Impl::ServeStream(const StreamCommand& c, const std::atomic<bool>& s
   // What came with the 101 is the start of the first frames (the client's stdin may be there).
   ws::WsConnection conn(fd, false, ws::Role::kClient, ws::WsLimits{.max_message = 1 << 20},
                         std::move(already));
-  Result<PodStreamRequest> request =
-      DecodePodStreamRequest(nlohmann::json::parse(c.request, nullptr, false));
-  if (!request.ok()) return Refuse(conn, request.status().message());
+  const nlohmann::json body = nlohmann::json::parse(c.request, nullptr, false);
   const std::string dir = FolderOf(c.target.job_id, c.target.attempt);
+  if (body.is_object() && body.value("kind", "") == "portforward") {
+    return ServePortForwardStream(conn, body, dir, node, c.target.job_id, stopping);
+  }
+  Result<PodStreamRequest> request = DecodePodStreamRequest(body);
+  if (!request.ok()) return Refuse(conn, request.status().message());
   Result<LaunchSpec> spec = ReadSpec(dir);
   Result<std::string> pid_text = ReadFile(dir + "/job.pid");
   if (!spec.ok() || !pid_text.ok() || ReadResult(dir)) {

@@ -1,13 +1,16 @@
 // pods/exec (docs/kubernetes.md, docs/adr/0006-pod-streams.md): the request is checked (the pod,
 // who may, the container, the command, the protocol), upgraded to a WebSocket with
 // v5.channel.k8s.io or v4.channel.k8s.io, and relayed message by message to the stream the
-// pod's agent opens back to the controller (ControllerPort::OpenAgentStream). pods/attach and
-// pods/portforward are answered with a clear BadRequest.
+// pod's agent opens back to the controller (ControllerPort::OpenAgentStream). pods/portforward
+// takes the same path with the subprotocol SPDY/3.1+portforward.k8s.io (the agent terminates the
+// SPDY session) or v4.channel.k8s.io with ?ports=; pods/attach is answered with a clear
+// BadRequest.
 #include <poll.h>
 #include <strings.h>
 
 #include <atomic>
 #include <sstream>
+#include <thread>
 
 #include "k8s/face.h"
 #include "net/socket_io.h"
@@ -113,6 +116,109 @@ void Relay(ws::WsConnection& client, ws::WsConnection& agent, const std::atomic<
   agent.SendClose(ws::kCloseGoingAway, "");
 }
 
+// ---- pods/portforward
+
+constexpr std::string_view kSpdyTunnel = "SPDY/3.1+portforward.k8s.io";
+
+// Relays as Relay does, with a thread per direction: the two directions of a port-forward's
+// SPDY session must not wait on each other (the agent stops reading kubectl while a pod's socket
+// is behind, and its answers must still get out).
+void RelayEachWay(ws::WsConnection& client, ws::WsConnection& agent,
+                  const std::atomic<bool>& stopping) {
+  std::atomic<bool> done{false};
+  auto pump = [&](ws::WsConnection& from, ws::WsConnection& to) {
+    ws::Frame m;
+    std::string error;
+    while (!done && !stopping) {
+      // No `stopping` for Receive: it would close with "server stopping"; the loop checks.
+      ws::WsConnection::Got got = from.Receive(&m, net::SteadyNowMs() + 250, nullptr, &error);
+      if (got == ws::WsConnection::Got::kTimeout) continue;
+      if (got == ws::WsConnection::Got::kClosed || !to.Send(m.opcode, m.payload).ok()) break;
+    }
+    done = true;
+  };
+  std::thread from_agent([&] { pump(agent, client); });
+  pump(client, agent);
+  from_agent.join();
+  const uint16_t code = stopping ? ws::kCloseGoingAway : ws::kCloseNormal;
+  client.SendClose(code, "");
+  agent.SendClose(code, "");
+}
+
+// The ports of a v4.channel.k8s.io port-forward: every `ports` parameter, each a comma-separated
+// list.
+Result<std::vector<int>> PortsOf(const net::HttpRequest& req) {
+  std::vector<int> out;
+  for (const std::string& list : QueryAll(req, "ports")) {
+    std::stringstream in(list);
+    for (std::string p; std::getline(in, p, ',');) {
+      char* end = nullptr;
+      const long v = std::strtol(p.c_str(), &end, 10);
+      if (p.empty() || *end != '\0' || v < 1 || v > 65535) {
+        return Status::InvalidArgument("unable to parse \"" + p + "\" as a port (1 to 65535)");
+      }
+      out.push_back(static_cast<int>(v));
+    }
+  }
+  if (out.empty()) return Status::InvalidArgument("query parameter \"ports\" is required");
+  if (out.size() > 127) return Status::InvalidArgument("at most 127 ports at once");
+  return out;
+}
+
+// The upgrade of a pods/portforward request for a pod that runs, or why not.
+net::HttpResponse PortForwardUpgrade(const net::HttpRequest& req, const PodJob& job,
+                                     const std::string& pod, ControllerPort& port) {
+  const std::string upgrade = req.Header("upgrade");
+  const std::string offered = req.Header("sec-websocket-protocol");
+  const std::string how =
+      "berth serves pods/portforward as SPDY/3.1 tunnelled in a WebSocket only (subprotocol " +
+      std::string(kSpdyTunnel) + "): use kubectl 1.31 or newer";
+  if (::strcasecmp(upgrade.c_str(), "websocket") != 0 || req.Header("sec-websocket-key").empty()) {
+    return BadRequest(how + " (without KUBECTL_PORT_FORWARD_WEBSOCKETS=false), not " +
+                      (upgrade.empty() ? std::string("plain HTTP") : upgrade));
+  }
+  bool spdy = false;
+  bool v4 = false;
+  std::stringstream in(offered);
+  for (std::string p; std::getline(in, p, ',');) {
+    p.erase(0, p.find_first_not_of(" \t"));
+    p.erase(p.find_last_not_of(" \t") + 1);
+    spdy = spdy || p == kSpdyTunnel;
+    v4 = v4 || p == kV4;
+  }
+  if (!spdy && !v4) {
+    return BadRequest("none of the offered subprotocols (" + offered + ") is spoken here: " +
+                      std::string(kSpdyTunnel) + " (kubectl 1.31 and newer), " + std::string(kV4));
+  }
+  json request = {{"kind", "portforward"}, {"protocol", spdy ? kSpdyTunnel : kV4}, {"pod", pod}};
+  if (!spdy) {  // v4: the ports are the request's, as the kubelet reads them
+    Result<std::vector<int>> ports = PortsOf(req);
+    if (!ports.ok()) return BadRequest(ports.status().message());
+    request["ports"] = *ports;
+  }
+  net::HttpResponse r;
+  r.status = 101;
+  r.headers = {{"Upgrade", "websocket"},
+               {"Sec-WebSocket-Accept", ws::AcceptKey(req.Header("sec-websocket-key"))},
+               {"Sec-WebSocket-Protocol", std::string(spdy ? kSpdyTunnel : kV4)}};
+  r.upgrade = [&port, job, request](net::UpgradedConnection& conn) {
+    ws::WsConnection client(
+        conn.fd, false, ws::Role::kServer,
+        ws::WsLimits{.max_message = kMaxMessage, .idle_timeout_ms = kClientIdleMs},
+        std::move(conn.already_read));
+    Result<std::unique_ptr<AgentStream>> link = port.OpenAgentStream(job, request, *conn.stopping);
+    if (!link.ok()) {
+      // No channel to carry a Status: the close frame's reason is what kubectl can show.
+      client.SendClose(ws::kCloseGoingAway, link.status().message().substr(0, 120));
+      return;
+    }
+    ws::WsConnection agent((*link)->fd(), false, ws::Role::kServer,
+                           ws::WsLimits{.max_message = kMaxMessage}, (*link)->already_read());
+    RelayEachWay(client, agent, *conn.stopping);
+  };
+  return r;
+}
+
 }  // namespace
 
 net::HttpResponse Face::PodStream(const Call& c, std::string_view subresource) {
@@ -132,7 +238,7 @@ net::HttpResponse Face::PodStream(const Call& c, std::string_view subresource) {
                             "\" in API group \"\" in the namespace \"" + c.Namespace() +
                             "\": only the pod's owner or an operator may"));
   }
-  if (subresource != "exec") {
+  if (subresource != "exec" && subresource != "portforward") {
     return BadRequest("berth does not serve " + resource +
                       " yet (kubectl exec does work; docs/kubernetes.md)");
   }
@@ -149,6 +255,7 @@ net::HttpResponse Face::PodStream(const Call& c, std::string_view subresource) {
     return BadRequest("container \"" + container + "\" in pod \"" + name +
                       "\" is waiting to start: ContainerCreating");
   }
+  if (subresource == "portforward") return PortForwardUpgrade(req, *job, name, port_);
   const std::vector<std::string> command = QueryAll(req, "command");
   if (command.empty()) return BadRequest("you must specify at least one command for the container");
   const bool tty = QueryTrue(req, "tty");
