@@ -174,6 +174,9 @@ void VisitJobResult(Visitor&& v, R& r) {
   v("end_time", r.end_time);
   v("cpu_seconds", r.cpu_seconds);
   v("max_rss_mib", r.max_rss_mib);
+  v("user_cpu_seconds", r.user_cpu_seconds);
+  v("system_cpu_seconds", r.system_cpu_seconds);
+  v("max_task_rss_kib", r.max_task_rss_kib);
   v("gpu_utilization", r.gpu_utilization);
   v("message", r.message);
   v("fenced", r.fenced);

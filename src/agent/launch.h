@@ -89,8 +89,14 @@ struct JobResult {
   int32_t term_signal = 0;  // the signal that killed it, if any
   Time start_time = 0;
   Time end_time = 0;
-  double cpu_seconds = 0;       // user + system CPU time of all its processes
-  int64_t max_rss_mib = 0;      // memory high-water mark
+  double cpu_seconds = 0;   // user + system CPU time of all its processes
+  int64_t max_rss_mib = 0;  // memory high-water mark
+  // The kernel's count of its waited processes (getrusage RUSAGE_CHILDREN): user and system CPU
+  // time, and the peak RSS of the largest one. A step's part on another node reports its tasks'
+  // usage with these (sacct's UserCPU, SystemCPU and MaxRSS of JOB.N).
+  double user_cpu_seconds = 0;
+  double system_cpu_seconds = 0;
+  int64_t max_task_rss_kib = 0;
   double gpu_utilization = -1;  // mean over its GPUs in percent; -1 when not measured
   std::string message;          // for humans: why it failed to start, what it could not enforce
   // The agent killed it after losing the controller for its fence time (docs/security.md): the

@@ -395,6 +395,11 @@ JobResult Supervisor::BuildResult() const {
                       static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   r.cpu_seconds = rusage_cpu;
   r.max_rss_mib = usage.ru_maxrss / 1024;  // the largest single process (KiB)
+  r.user_cpu_seconds = static_cast<double>(usage.ru_utime.tv_sec) +
+                       static_cast<double>(usage.ru_utime.tv_usec) / 1e6;
+  r.system_cpu_seconds = static_cast<double>(usage.ru_stime.tv_sec) +
+                         static_cast<double>(usage.ru_stime.tv_usec) / 1e6;
+  r.max_task_rss_kib = usage.ru_maxrss;
   if (cgroup_) {
     if (double cpu = cgroup_->CpuSeconds(); cpu >= 0) r.cpu_seconds = cpu;
     if (int64_t peak = cgroup_->PeakMemoryBytes(); peak >= 0) r.max_rss_mib = peak / kMiB;

@@ -35,8 +35,9 @@ struct StepRecord {
   int32_t ntasks = 0;
   int32_t ncpus = 0;
   std::string nodes;  // Slurm's hostlist of its nodes
-  // Usage of the tasks the batch node's srun ran itself (as the kernel counts a waited child):
-  // largest peak RSS and its task, mean peak RSS, CPU time summed and the least of one task.
+  // Usage of the step's tasks (as the kernel counts a waited child): largest peak RSS, its task
+  // and node, and CPU time summed over every node's tasks; mean peak RSS and the least CPU of
+  // one task over the batch node's tasks (those srun ran itself).
   int64_t max_rss_kib = 0;
   int32_t max_rss_task = 0;
   std::string max_rss_node;

@@ -175,9 +175,22 @@ class ControllerNodes : public slurm::RemoteNodes {
       return std::vector<slurm::TaskEnd>{{-1, SIGKILL}};
     }
     std::vector<slurm::TaskEnd> ends;
+    usage_.clear();
     for (const std::string& n : nodes_) {
       if (!nodes.contains(n) || !nodes[n].value("ended", false)) return std::nullopt;
       const json& e = nodes[n];
+      // What its tasks used there, for the step's record (absent from an older agent).
+      slurm::NodeUsage u;
+      u.node = n;
+      for (size_t i = 0; i < layout_.nodes.size(); ++i) {
+        if (layout_.nodes[i] != n) continue;
+        const std::vector<int32_t> ids = layout_.TaskIds(i);
+        if (!ids.empty()) u.first_task = ids.front();
+      }
+      u.max_rss_kib = NumberOr(e, "max_task_rss_kib", int64_t{0});
+      u.user_seconds = NumberOr(e, "user_cpu_seconds", 0.0);
+      u.system_seconds = NumberOr(e, "system_cpu_seconds", 0.0);
+      usage_.push_back(u);
       const int code = e.value("exit_code", 0), sig = e.value("term_signal", 0);
       const std::string state = e.value("state", "");
       if (state == "NODE_FAIL" || (state != "COMPLETED" && code == 0 && sig == 0)) {
@@ -193,7 +206,18 @@ class ControllerNodes : public slurm::RemoteNodes {
     return ends;
   }
 
+  // The other nodes' usage, once Ended() saw every part end.
+  const std::vector<slurm::NodeUsage>& usage() const { return usage_; }
+
  private:
+  template <typename T>
+  static T NumberOr(const json& e, const char* key, T fallback) {
+    auto it = e.find(key);
+    if (it == e.end() || !it->is_number()) return fallback;
+    const T v = it->get<T>();
+    return v >= T{0} ? v : fallback;
+  }
+
   // srun's input reaches the tasks of its own node only: the other nodes' tasks that would read
   // it (all of them by default, or the one -i names) read /dev/null there. Said where it
   // matters: srun's input is not /dev/null (as it is in a batch script).
@@ -231,6 +255,7 @@ class ControllerNodes : public slurm::RemoteNodes {
   json container_;
   std::unique_ptr<Client> client_;
   time_t trouble_since_ = 0;
+  std::vector<slurm::NodeUsage> usage_;
 };
 
 // Records the step with the controller when its tasks start and when it ends (POST
@@ -270,9 +295,14 @@ class StepRecorder : public slurm::StepObserver {
   void Ended(const std::vector<slurm::TaskUsage>& local, const std::vector<slurm::TaskEnd>& ends,
              bool ending_signal_passed) override {
     if (starting_.joinable()) starting_.join();
-    slurm::FinishStepRecord(local, ends, ending_signal_passed, node_, std::time(nullptr), &record_);
+    slurm::FinishStepRecord(
+        local, ends, ending_signal_passed, node_, std::time(nullptr), &record_,
+        remote_ != nullptr ? remote_->usage() : std::vector<slurm::NodeUsage>{});
     Send(api::EncodeStepRecord(record_));
   }
+
+  // The step's other nodes, whose usage joins the record.
+  void set_remote(const ControllerNodes* remote) { remote_ = remote; }
 
  private:
   // One call at a time: the end waits for the start's thread.
@@ -298,6 +328,7 @@ class StepRecorder : public slurm::StepObserver {
   uint32_t job_id_;
   std::string node_;
   api::StepRecord record_;
+  const ControllerNodes* remote_ = nullptr;
   std::unique_ptr<Client> client_;
   bool warned_ = false;
   std::thread starting_;
@@ -395,6 +426,7 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
     remote.emplace(opt, alloc, *layout, step.step_id, env, split.others,
                    *container ? image::EncodeContainerSpec(**container) : json());
     step.remote = &*remote;
+    recorder.set_remote(&*remote);
   }
   return slurm::RunLocalStep(step);
 }

@@ -48,7 +48,10 @@ json ResultJson(const agent::JobResult& r) {
   return {{"state", r.state},
           {"exit_code", r.exit_code},
           {"term_signal", r.term_signal},
-          {"message", r.message}};
+          {"message", r.message},
+          {"user_cpu_seconds", r.user_cpu_seconds},
+          {"system_cpu_seconds", r.system_cpu_seconds},
+          {"max_task_rss_kib", r.max_task_rss_kib}};
 }
 
 }  // namespace

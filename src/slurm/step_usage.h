@@ -24,6 +24,16 @@ struct TaskUsage {
   double system_seconds = 0;
 };
 
+// What a step's part on another node used (its supervisor's count of the tasks it ran there):
+// folded into the step's CPU times and MaxRSS; AveRSS and MinCPU stay the batch node's tasks'.
+struct NodeUsage {
+  std::string node;
+  int32_t first_task = 0;  // the node's first task id (MaxRSSTask when its peak is the step's)
+  int64_t max_rss_kib = 0;
+  double user_seconds = 0;
+  double system_seconds = 0;
+};
+
 // Completes `s` (its identity, start, tasks and nodes already set) for a step that ended at
 // `end`: the state (CANCELLED when srun passed on a signal that ends a step, SIGINT, SIGTERM,
 // SIGHUP or SIGQUIT, and a task then died of a signal; FAILED when a task exited non-zero or died
@@ -31,7 +41,7 @@ struct TaskUsage {
 // (the worst task), and the usage of the tasks this node ran (`local`, run on `node`).
 void FinishStepRecord(const std::vector<TaskUsage>& local, const std::vector<TaskEnd>& ends,
                       bool ending_signal_passed, const std::string& node, Time end,
-                      api::StepRecord* s);
+                      api::StepRecord* s, const std::vector<NodeUsage>& remote = {});
 
 // Whether srun passing on `sig` means the step is being ended (Ctrl-C, scancel, a hang-up).
 bool EndsStep(int sig);

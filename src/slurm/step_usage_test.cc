@@ -84,6 +84,31 @@ TEST(StepUsageTest, UsageIsTheLocalTasks) {
   EXPECT_EQ(none.max_rss_node, "");
 }
 
+TEST(StepUsageTest, TheOtherNodesPartsJoinTheCpuTimesAndMaxRss) {
+  api::StepRecord s = Started();
+  const std::vector<TaskUsage> local = {{0, 5000, 1.0, 0.5}, {1, 7000, 2.0, 0.5}};
+  std::vector<NodeUsage> remote = {{"n2", 2, 9000, 3.0, 1.0}, {"n3", 4, 100, 0.5, 0.25}};
+  FinishStepRecord(local, {{0, Exited(0)}}, false, "n1", 1010, &s, remote);
+  EXPECT_EQ(s.max_rss_kib, 9000);  // the largest, wherever it ran
+  EXPECT_EQ(s.max_rss_node, "n2");
+  EXPECT_EQ(s.max_rss_task, 2);
+  EXPECT_DOUBLE_EQ(s.user_cpu_seconds, 1.0 + 2.0 + 3.0 + 0.5);
+  EXPECT_DOUBLE_EQ(s.system_cpu_seconds, 0.5 + 0.5 + 1.0 + 0.25);
+  EXPECT_EQ(s.ave_rss_kib, 6000);  // the batch node's tasks only
+  EXPECT_EQ(s.min_cpu_task, 0);
+  // The batch node's tasks hold the peak: theirs, and a tie is theirs too.
+  remote = {{"n2", 2, 7000, 0, 0}};
+  FinishStepRecord(local, {{0, Exited(0)}}, false, "n1", 1010, &s, remote);
+  EXPECT_EQ(s.max_rss_kib, 7000);
+  EXPECT_EQ(s.max_rss_node, "n1");
+  EXPECT_EQ(s.max_rss_task, 1);
+  // No task on the batch node (a step on other nodes only).
+  FinishStepRecord({}, {{0, Exited(0)}}, false, "n1", 1010, &s, {{"n2", 0, 300, 1, 1}});
+  EXPECT_EQ(s.max_rss_kib, 300);
+  EXPECT_EQ(s.max_rss_node, "n2");
+  EXPECT_DOUBLE_EQ(s.user_cpu_seconds, 1);
+}
+
 TEST(StepUsageTest, EndingSignals) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) EXPECT_TRUE(EndsStep(sig)) << sig;
   for (int sig : {SIGUSR1, SIGUSR2, SIGCONT}) EXPECT_FALSE(EndsStep(sig)) << sig;

@@ -605,6 +605,29 @@ class SrunTwoNodesTest(SlurmCase):
             f'srun: error: {other}: task 1: Exited with exit code 5']), out)
         self.assertEqual(lines[6], 'rc=5')
 
+    def test_the_other_nodes_tasks_count_in_the_steps_usage(self):
+        # The task on the other node holds 60 MiB and burns CPU; the batch node's does neither:
+        # sacct's MaxRSS, MaxRSSNode and TotalCPU of the step are the other node's.
+        env = {'PATH': f'{self.bin}:/usr/local/bin:/usr/bin:/bin', 'TMPDIR': self.c.dir,
+               'BERTH_SOCKET': self.c.sock}
+        work = ("import os, time\n"
+                "if os.environ['SLURM_NODEID'] == '1':\n"
+                "    x = bytearray(60 << 20)\n"
+                "    t = time.process_time()\n"
+                "    while time.process_time() - t < 0.5: pass\n")
+        jid = self.c.submit(self.spec(f"srun python3 -c \"{work}\"", nodes=2, environment=env))
+        j = self.c.wait_state(jid, ['COMPLETED', 'FAILED'], 60)
+        self.assertEqual(j['state'], 'COMPLETED',
+                         read_text(os.path.join(self.work, f'it-{jid}.out')))
+        other = j['allocation']['nodes'][1]['node']
+        p = self.run_cmd('sacct', '-j', f'{jid}.0', '-P', '-n',
+                         '-o', 'JobID,MaxRSS,MaxRSSNode,MaxRSSTask,TotalCPU')
+        fields = p.stdout.strip().split('|')
+        self.assertEqual(fields[0], f'{jid}.0', p.stdout)
+        self.assertTrue(fields[1].endswith('K') and int(fields[1][:-1]) >= 60 << 10, fields)
+        self.assertEqual(fields[2:4], [other, '1'], fields)
+        minutes, seconds = fields[4].split(':')
+        self.assertGreaterEqual(int(minutes) * 60 + float(seconds), 0.5, fields)
 
     def test_the_step_endpoints_check_what_they_are_given(self):
         jid = self.c.submit(self.spec('sleep 60', nodes=2))
