@@ -5,9 +5,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "net/socket_io.h"
 
@@ -202,6 +205,78 @@ TEST(ContainerExecTest, ReadsTheTargetFromTheJobsFolder) {
   ASSERT_FALSE(older.ok());
   EXPECT_NE(older.status().message().find("older berth agent"), std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+// ServeCommand with a start of the test's own (as ContainerExec::Start plugs in): the hang-up
+// goes through the process's signal hook, and a start's error reaches the client.
+TEST(ServeCommandTest, TheHangUpGoesThroughTheStartsSignalHook) {
+  PodStreamRequest r;
+  r.command = {"sleep", "60"};
+  std::vector<int> signals;
+  pid_t child = -1;
+  auto start = [&](const winsize&) -> Result<StreamProcess> {
+    child = ::fork();
+    if (child == 0) {
+      ::setsid();
+      ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    StreamProcess p;
+    p.pid = child;
+    p.signal = [&signals, pid = child](int sig) {
+      signals.push_back(sig);
+      ::kill(pid, sig);
+    };
+    return p;
+  };
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  std::atomic<bool> stopping{false};
+  net::ws::WsConnection conn(sv[0], true, net::ws::Role::kServer, {});
+  std::thread leave([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::close(sv[1]);
+  });
+  ExecOutcome o = ServeCommand(conn, r, start, stopping, StreamLimits{.hangup_grace_ms = 2000});
+  leave.join();
+  EXPECT_TRUE(o.started);
+  EXPECT_EQ(o.exit_code, 128 + SIGHUP);
+  ASSERT_GE(signals.size(), 1u);
+  EXPECT_EQ(signals.front(), SIGHUP);
+}
+
+TEST(ServeCommandTest, AStartsErrorIsTheClientsInternalError) {
+  PodStreamRequest r;
+  r.command = {"no-such-command-here"};
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  std::atomic<bool> stopping{false};
+  ExecOutcome o;
+  {
+    net::ws::WsConnection conn(sv[0], true, net::ws::Role::kServer, {});
+    o = ServeCommand(
+        conn, r,
+        [](const winsize&) -> Result<StreamProcess> {
+          return Status::NotFound(
+              "exec: \"no-such-command-here\": executable file not found in $PATH");
+        },
+        stopping);
+  }
+  EXPECT_FALSE(o.started);
+  EXPECT_EQ(o.error, "exec: \"no-such-command-here\": executable file not found in $PATH");
+  // The error channel's Status went out before the close.
+  net::ws::WsConnection client(sv[1], true, net::ws::Role::kClient, {});
+  net::ws::Frame m;
+  std::string error;
+  ASSERT_EQ(client.Receive(&m, net::SteadyNowMs() + 5000, nullptr, &error),
+            net::ws::WsConnection::Got::kMessage)
+      << error;
+  ASSERT_FALSE(m.payload.empty());
+  EXPECT_EQ(m.payload[0], '\x03');
+  json status = json::parse(m.payload.substr(1));
+  EXPECT_EQ(status["reason"], "InternalError");
+  EXPECT_NE(status["message"].get<std::string>().find("executable file not found in $PATH"),
+            std::string::npos);
 }
 
 }  // namespace
