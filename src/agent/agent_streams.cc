@@ -1,12 +1,14 @@
 // Pod streams on the agent (docs/adr/0006-pod-streams.md): for a stream command, a thread of its
 // own connects back to the controller (GET /v1/agents/NODE/streams/ID, upgraded to a
 // WebSocket, with the agent's usual address and credential) and serves the request there in
-// the pod's process context (pod_stream.h).
+// the pod's process context (pod_stream.h), or for a pod in a container image with `runc exec`
+// in its container (container_exec.h); port-forward in pod_portforward.h.
 #include <signal.h>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_internal.h"
+#include "agent/container_exec.h"
 #include "agent/file_util.h"
 #include "agent/job_cgroup.h"
 #include "agent/pod_portforward.h"
@@ -93,7 +95,13 @@ void Agent::Impl::ServeStream(const StreamCommand& c, const std::atomic<bool>& s
                             " is not running on node " + node);
   }
   if (!spec->container.empty()) {
-    return Refuse(conn, "exec into a pod that runs in a container image is not supported yet");
+    // In the pod's container, with runc exec (container_exec.h).
+    Result<RuncTarget> target = ReadRuncTarget(dir);
+    if (!target.ok()) return Refuse(conn, target.status().message());
+    ContainerExec exec(*target);
+    ServeCommand(
+        conn, *request, [&](const winsize& size) { return exec.Start(*request, size); }, stopping);
+    return;
   }
   Result<PodContext> context =
       ReadPodContext(static_cast<pid_t>(std::atoll(pid_text->c_str())),

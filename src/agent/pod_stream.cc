@@ -60,14 +60,8 @@ bool Executable(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0;
 }
 
-// A process started in the pod: its pid (the leader of its own session and process group) and
-// the parent's ends of its stdio.
-struct Started {
-  pid_t pid = -1;
-  int in = -1;   // its stdin (the pty master with a terminal); -1 without stdin
-  int out = -1;  // its stdout (the pty master with a terminal)
-  int err = -1;  // its stderr; -1 with a terminal
-};
+// A process started in the pod: its pid is the leader of its own session and process group.
+using Started = StreamProcess;
 
 // What the child reports through its close-on-exec pipe when it cannot exec.
 struct ChildFailure {
@@ -263,9 +257,17 @@ int ExitCodeOf(int status) {
 
 // Ends a process the client left: SIGHUP to its group (what a hang-up does), SIGKILL after the
 // grace. Returns its wait status.
-int HangUp(pid_t pid, int grace_ms) {
-  ::kill(-pid, SIGHUP);
-  ::kill(-pid, SIGCONT);
+int HangUp(const StreamProcess& p, int grace_ms) {
+  const pid_t pid = p.pid;
+  auto signal = [&](int sig) {
+    if (p.signal) {
+      p.signal(sig);
+    } else {
+      ::kill(-pid, sig);
+    }
+  };
+  signal(SIGHUP);
+  signal(SIGCONT);
   const int64_t until = SteadyNowMs() + grace_ms;
   int status = 0;
   while (SteadyNowMs() < until) {
@@ -273,7 +275,7 @@ int HangUp(pid_t pid, int grace_ms) {
     if (r == pid || (r < 0 && errno != EINTR)) return status;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ::kill(-pid, SIGKILL);
+  signal(SIGKILL);
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return status;
@@ -454,6 +456,16 @@ json OutcomeStatus(const ExecOutcome& outcome, const std::vector<std::string>& c
 ExecOutcome ServeExec(ws::WsConnection& conn, const PodStreamRequest& request,
                       const PodContext& context, const std::atomic<bool>& stopping,
                       const StreamLimits& limits) {
+  auto start = [&](const winsize& size) -> Result<StreamProcess> {
+    BERTH_ASSIGN_OR_RETURN(std::string path, ResolveCommand(request.command.front(), context));
+    return StartInPod(path, request.command, context, request, size);
+  };
+  return ServeCommand(conn, request, start, stopping, limits);
+}
+
+ExecOutcome ServeCommand(ws::WsConnection& conn, const PodStreamRequest& request,
+                         const StreamStarter& start, const std::atomic<bool>& stopping,
+                         const StreamLimits& limits) {
   ExecOutcome outcome;
   std::string stdin_buffer;
   bool stdin_closed = false;  // the client closed its stdin (v5)
@@ -484,9 +496,7 @@ ExecOutcome ServeExec(ws::WsConnection& conn, const PodStreamRequest& request,
       if (got == ws::WsConnection::Got::kMessage) take(m, -1);
     }
   }
-  Result<std::string> path = ResolveCommand(request.command.front(), context);
-  Result<Started> started = path.ok() ? StartInPod(*path, request.command, context, request, size)
-                                      : Result<Started>(path.status());
+  Result<StreamProcess> started = start(size);
   if (!started.ok()) {
     outcome.error = started.status().message();
     (void)SendChannel(conn, kError, OutcomeStatus(outcome, request.command).dump());
@@ -580,7 +590,7 @@ ExecOutcome ServeExec(ws::WsConnection& conn, const PodStreamRequest& request,
   CloseFd(&p.err);
   if (!exited) {
     if (client_gone) {
-      status = HangUp(p.pid, limits.hangup_grace_ms);
+      status = HangUp(p, limits.hangup_grace_ms);
     } else {
       while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
       }

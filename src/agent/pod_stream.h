@@ -17,6 +17,7 @@
 #ifndef BERTH_AGENT_POD_STREAM_H_
 #define BERTH_AGENT_POD_STREAM_H_
 
+#include <sys/ioctl.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -100,6 +101,27 @@ struct StreamLimits {
 ExecOutcome ServeExec(net::ws::WsConnection& ws, const PodStreamRequest& request,
                       const PodContext& context, const std::atomic<bool>& stopping,
                       const StreamLimits& limits = {});
+
+// A command started for a stream: the process the stream waits for and the parent's ends of its
+// stdio (non-blocking; the caller of ServeCommand owns and closes them).
+struct StreamProcess {
+  pid_t pid = -1;  // a child of the caller, reaped by ServeCommand; its exit status is the outcome
+  int in = -1;     // its stdin (the pty master with a terminal); -1 without stdin
+  int out = -1;    // its stdout (the pty master with a terminal)
+  int err = -1;    // its stderr; -1 with a terminal
+  // Sends a signal to what the client's hang-up ends; empty: kill(-pid, sig), the process group
+  // of `pid`.
+  std::function<void(int sig)> signal;
+};
+// Starts the request's command once the terminal's size is known (zero without a terminal, or
+// when the client sent none); an error's message goes to the client as why it did not start.
+using StreamStarter = std::function<Result<StreamProcess>(const winsize& size)>;
+
+// ServeExec with the start of the command left to `start`: the same stdio, resize, hang-up and
+// exit status handling for whatever runs the command (the pod's process context, `runc exec`).
+ExecOutcome ServeCommand(net::ws::WsConnection& ws, const PodStreamRequest& request,
+                         const StreamStarter& start, const std::atomic<bool>& stopping,
+                         const StreamLimits& limits = {});
 
 // The agent's stream threads: at most kMax at once, each joined by StopAll (or when another
 // starts after it ended).

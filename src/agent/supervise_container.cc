@@ -533,6 +533,14 @@ void Supervisor::LaunchContainer(const JobExec& exec) {
   started_ = Clock::now();
   start_time_ = WallNow();
   job_pid_ = init;
+  // For `kubectl exec` into the container (container_exec.h): how to reach it with runc.
+  (void)WriteFileAtomic(
+      dir_ + "/ctr/runc.json",
+      nlohmann::json{
+          {"runc", containers_.runc}, {"root", containers_.runc_root}, {"id", container_id_}}
+              .dump() +
+          "\n",
+      0600);
   (void)WriteFileAtomic(dir_ + "/job.pid", std::to_string(job_pid_) + "\n");
   (void)WriteFileAtomic(dir_ + "/container.json", nlohmann::json{{"phase", "started"},
                                                                  {"image", container_->image},

@@ -8,6 +8,7 @@ when it stops (harness.Cluster.stop, registry.Registry.stop).
 import base64
 import json
 import os
+import pwd
 import shutil
 import signal
 import subprocess
@@ -312,9 +313,167 @@ class PodsInImages(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
+        if cls.exec_user:
+            subprocess.run(cls.k.argv('delete', 'pods', '--all', '--timeout=60s'),
+                           capture_output=True, timeout=90)
         cls.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
         cls.reg.stop()
+        if cls.exec_user:
+            harness.remove_user(cls.exec_user)
         shutil.rmtree(cls.work, ignore_errors=True)
+
+    exec_user = None  # the owner of the exec tests' pod, made by the first of them
+
+    def exec_pod(self):
+        """kubectl of a user of its own (not root) and that user's running pod 'execbox' in the
+        image, shared by the exec tests."""
+        from test_k8s_nodes import Kubectl, write_kubeconfig
+        cls = type(self)
+        if cls.exec_user is None:
+            cls.exec_user = 'bcx%db' % (os.getpid() % 10000)
+            harness.make_user(cls.exec_user)
+            path = os.path.join(cls.work, 'kubeconfig-' + cls.exec_user)
+            write_kubeconfig(cls.c, path, user=cls.exec_user)
+            cache = os.path.join(cls.work, 'cache-' + cls.exec_user)
+            os.makedirs(cache)
+            shutil.chown(cache, cls.exec_user)
+            cls.ku = Kubectl(path, cache, user=cls.exec_user)
+            # Its own pull secret: a pod may use only its owner's.
+            cls.ku('create', 'secret', 'docker-registry', 'regcred-exec', '--docker-server=' +
+                   cls.reg.host, '--docker-username=bob', '--docker-password=pw')
+            pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': 'execbox'},
+                   'spec': {'restartPolicy': 'Never',
+                            'imagePullSecrets': [{'name': 'regcred-exec'}],
+                            'containers': [{'name': 'main', 'image': cls.reg.host + '/team/pi:1',
+                                            'env': [{'name': 'MARK', 'value': 'from-the-pod'}],
+                                            'args': ['cat /proc/self/cgroup; echo ready; '
+                                                     'sleep 600']}]}}
+            pod_path = os.path.join(cls.work, 'execbox.json')
+            with open(pod_path, 'w') as f:
+                json.dump(pod, f)
+            os.chmod(pod_path, 0o644)
+            cls.ku('apply', '-f', pod_path)
+            try:
+                self.c.wait(lambda: 'ready' in cls.ku('logs', 'execbox', check=False).stdout,
+                            'pod execbox to run', 90)
+            except AssertionError:
+                raise AssertionError(cls.ku('get', 'pod', 'execbox', '-o', 'json').stdout[-1500:])
+        return cls.ku
+
+    def kexec(self, *args, input=None, k=None):
+        k = k or self.exec_pod()
+        return subprocess.run(k.argv('exec', *args), capture_output=True, text=True, input=input,
+                              timeout=60)
+
+    def test_exec_runs_in_the_pods_container_as_its_user(self):
+        p = self.kexec('execbox', '--', 'cat', '/etc/marker')  # a file only the image has
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, 'inside-the-image\n', ''))
+        p = self.kexec('execbox', '--', 'sh', '-c', 'id -u; id -g; echo "$MARK $IMAGE_VAR"; pwd; '
+                       'cat /proc/sys/kernel/hostname')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        user = pwd.getpwnam(self.exec_user)
+        self.assertEqual(p.stdout.splitlines(),
+                         [str(user.pw_uid), str(user.pw_gid), 'from-the-pod image', '/',
+                          'execbox'])
+        # In the pod's cgroups (the container's, within the job's): limited and ended with it.
+        p = self.kexec('execbox', '--', 'cat', '/proc/self/cgroup')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        pods = [line for line in self.ku('logs', 'execbox').stdout.splitlines() if ':' in line]
+        self.assertTrue([line for line in pods if 'berth' in line], pods)
+        execs = p.stdout.splitlines()
+        if any(not line.startswith('0::') for line in pods):
+            # A v1 or hybrid host: the v1 hierarchies' groups are the container's. (On a hybrid
+            # host runc puts an exec in the cgroup2 group it made for the container, not in the
+            # job's, where berth moved the pod's process: docs/containers.md.)
+            pods = [line for line in pods if not line.startswith('0::')]
+            execs = [line for line in execs if not line.startswith('0::')]
+        self.assertEqual(sorted(execs), sorted(pods))
+
+    def test_exec_exit_codes_and_stdin(self):
+        p = self.kexec('execbox', '--', 'sh', '-c', 'echo to-out; echo to-err >&2; exit 7')
+        self.assertEqual(p.returncode, 7, p.stderr)
+        self.assertEqual(p.stdout, 'to-out\n')
+        self.assertIn('to-err\n', p.stderr)
+        self.assertIn('command terminated with exit code 7', p.stderr)
+        p = self.kexec('execbox', '--', 'sh', '-c', 'kill -9 $$')
+        self.assertEqual(p.returncode, 137, p.stderr)
+        p = self.kexec('-i', 'execbox', '--', 'cat', input='hi\n')
+        self.assertEqual((p.returncode, p.stdout), (0, 'hi\n'), p.stderr)
+        big = 'x' * 300000
+        p = self.kexec('-i', 'execbox', '--', 'busybox', 'wc', '-c', input=big)
+        self.assertEqual(p.stdout.strip(), '300000', p.stderr)
+
+    def test_exec_of_a_command_the_image_lacks(self):
+        p = self.kexec('execbox', '--', 'no-such-command-here')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('executable file not found in $PATH', p.stderr)
+        self.assertEqual(p.stdout, '')
+        # /bin/bash is the host's, not the image's.
+        p = self.kexec('execbox', '--', '/bin/bash', '-c', 'true')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('stat /bin/bash: no such file or directory', p.stderr)
+
+    def test_exec_with_a_terminal_of_the_callers_size(self):
+        from test_k8s_exec import PtyKubectl
+        argv = self.exec_pod().argv('exec', '-it', 'execbox', '--', 'sh', '-c',
+                                    'busybox stty size; busybox tty; id -u; read a; '
+                                    'busybox stty size; echo "a=$a"; exit 5')
+        argv[0] = shutil.which(argv[0])  # runuser: PtyKubectl execs a path
+        t = PtyKubectl(argv, rows=33, cols=101)
+        try:
+            t.read_until('33 101')
+            t.read_until('/dev/pts/')
+            t.read_until(str(pwd.getpwnam(self.exec_user).pw_uid))
+            t.resize(40, 120)
+            time.sleep(0.5)  # kubectl sends the new size on SIGWINCH
+            t.write('typed\r')
+            t.read_until('a=typed')
+            self.assertIn('40 120', t.out.decode(errors='replace'))
+            self.assertEqual(t.wait(), 5)
+            self.assertIn('command terminated with exit code 5', t.out.decode(errors='replace'))
+        finally:
+            t.close()
+
+    def test_exec_ends_when_the_client_goes_away_and_with_the_pod(self):
+        k = self.exec_pod()
+        # The client goes away: what it started in the container gets SIGHUP.
+        kubectl = subprocess.Popen(k.argv('exec', 'execbox', '--', 'sh', '-c',
+                                          'sleep 300 & echo $!; wait'),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   start_new_session=True)
+        try:
+            pid = int(kubectl.stdout.readline())
+            self.assertTrue(os.path.exists('/proc/%d' % pid))
+        finally:
+            os.killpg(kubectl.pid, signal.SIGKILL)  # runuser and its kubectl
+            kubectl.communicate()
+        self.c.wait(lambda: not os.path.exists('/proc/%d' % pid),
+                    'the exec\'d process to end with its client', 30)
+        # The same with a terminal (runc detached, the command reaped by berth's watcher).
+        from test_k8s_exec import PtyKubectl
+        argv = k.argv('exec', '-it', 'execbox', '--', 'sh', '-c', 'echo "pid=$$."; sleep 300')
+        argv[0] = shutil.which(argv[0])
+        t = PtyKubectl(argv, rows=24, cols=80)
+        try:
+            out = t.read_until('.\r\n')
+            pid = int(out.split('pid=')[1].split('.')[0])
+            self.assertTrue(os.path.exists('/proc/%d' % pid))
+        finally:
+            t.close()
+        self.c.wait(lambda: not os.path.exists('/proc/%d' % pid),
+                    'the exec\'d process on a terminal to end with its client', 30)
+        # The pod's end ends what an exec left running in its container.
+        self.apply('execend', {'image': self.reg.host + '/team/pi:1',
+                               'args': ['echo ready; sleep 600']})
+        self.c.wait(lambda: 'ready' in self.k('logs', 'execend', check=False).stdout,
+                    'pod execend to run', 90)
+        p = self.kexec('execend', '--', 'sh', '-c', 'sleep 300 >/dev/null 2>&1 & echo $!', k=self.k)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        pid = int(p.stdout.strip())
+        self.assertTrue(os.path.exists('/proc/%d' % pid))
+        self.k('delete', 'pod', 'execend', '--wait=false')
+        self.c.wait(lambda: not os.path.exists('/proc/%d' % pid),
+                    'the exec\'d process to end with its pod', 60)
 
     def apply(self, name, container, pull_secret=True, volumes=None):
         pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name},
