@@ -128,6 +128,15 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
            },
            200);
      }},
+    {Endpoint::kFairshare,
+     [](Impl& im, const ApiCall&) {
+       return im.CallResponse(
+           [&im](Txn&, Reply* out) {
+             im.state_thread.AssertHeld();  // a command: on the state thread
+             out->body = im.FairshareView();
+           },
+           200);
+     }},
     {Endpoint::kConfig,
      [](Impl& im, const ApiCall&) { return im.ConfigView(); }},
     {Endpoint::kKubeconfig,

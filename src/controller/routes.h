@@ -46,6 +46,7 @@ enum class Endpoint : uint8_t {
   kPartitions,
   kWatch,
   kPriorities,
+  kFairshare,  // GET /v1/fairshare: sshare's tree
   kConfig,
   kKubeconfig,
   kAccounting,
