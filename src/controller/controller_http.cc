@@ -137,6 +137,8 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
            },
            200);
      }},
+    {Endpoint::kJobUsage,
+     [](Impl& im, const ApiCall&) { return JsonResponse(200, im.JobUsageView()); }},
     {Endpoint::kConfig,
      [](Impl& im, const ApiCall&) { return im.ConfigView(); }},
     {Endpoint::kKubeconfig,

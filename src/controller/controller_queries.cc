@@ -3,6 +3,7 @@
 // (computed on the state thread, which owns the cluster state) and `scontrol show config` (from
 // the options, which do not change after start).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "api/job_json.h"
@@ -242,6 +243,23 @@ json Controller::Impl::FairshareView() const {
           {"algorithm", fair_tree ? "fair_tree" : "classic"},
           {"half_life", fc.half_life},
           {"rows", std::move(rows)}};
+}
+
+json Controller::Impl::JobUsageView() const {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  json jobs = json::array();
+  for (const UsageTable::JobLatest& j : usage.Latest(now_ms)) {
+    jobs.push_back({{"job_id", j.job},
+                    {"attempt", j.attempt},
+                    {"node", j.node},
+                    {"time_ms", j.latest.time_ms},
+                    {"cpu_seconds", j.latest.cpu_seconds},
+                    {"memory_bytes", j.latest.memory_bytes},
+                    {"max_memory_bytes", j.max_memory_bytes}});
+  }
+  return {{"jobs", std::move(jobs)}};
 }
 
 net::HttpResponse Controller::Impl::ConfigView() const {
