@@ -30,6 +30,8 @@ const std::vector<Command>& Commands() {
       {"scontrol", "show and change jobs, nodes, partitions (Slurm's scontrol)", &ScontrolMain},
       {"sacct", "accounting of finished and running jobs (Slurm's sacct)", &SacctMain},
       {"sprio", "pending jobs' priorities and their factors (Slurm's sprio)", &SprioMain},
+      {"sshare", "the fair-share tree of accounts and users (Slurm's sshare)", &SshareMain},
+      {"sstat", "CPU and memory of running jobs, as measured (Slurm's sstat)", &SstatMain},
       {"seff", "a job's CPU, memory and GPU efficiency, with advice (Slurm's seff)", &SeffMain},
       {"eff", "the same as seff", &SeffMain},
       {"report", "usage review: requested vs used per user and account, right-sizing advice",

@@ -128,6 +128,17 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
            },
            200);
      }},
+    {Endpoint::kFairshare,
+     [](Impl& im, const ApiCall&) {
+       return im.CallResponse(
+           [&im](Txn&, Reply* out) {
+             im.state_thread.AssertHeld();  // a command: on the state thread
+             out->body = im.FairshareView();
+           },
+           200);
+     }},
+    {Endpoint::kJobUsage,
+     [](Impl& im, const ApiCall&) { return JsonResponse(200, im.JobUsageView()); }},
     {Endpoint::kConfig,
      [](Impl& im, const ApiCall&) { return im.ConfigView(); }},
     {Endpoint::kKubeconfig,

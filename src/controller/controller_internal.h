@@ -374,6 +374,10 @@ struct Controller::Impl {
   net::HttpResponse ConfigView() const;
   // GET /v1/priorities: sprio's view.
   nlohmann::json PriorityView() const REQUIRES(state_thread);
+  // GET /v1/fairshare: sshare's tree, with the scheduler's fair-share settings as of now.
+  nlohmann::json FairshareView() const REQUIRES(state_thread);
+  // GET /v1/usage/jobs: the agents' latest measurements of running jobs (any thread).
+  nlohmann::json JobUsageView() const;
 
   // The Kubernetes face (src/k8s, docs/kubernetes.md) on its own TLS server, and its port over
   // this Impl (k8s_port.h: the face reaches the controller only through it). Set by StartK8s

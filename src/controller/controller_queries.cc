@@ -1,8 +1,10 @@
 // Read-only answers: the jobs, nodes, watch and accounting endpoints, which read the published
-// view and never wait for the state thread; sprio's priorities (computed on the state thread,
-// which owns the cluster state) and `scontrol show config` (from the options, which do not change
-// after start).
+// view and never wait for the state thread; sprio's priorities and sshare's fair-share tree
+// (computed on the state thread, which owns the cluster state) and `scontrol show config` (from
+// the options, which do not change after start).
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 
 #include "api/job_json.h"
 #include "common/slurm_time.h"
@@ -10,6 +12,7 @@
 #include "controller/controller_internal.h"
 #include "core/model/partition.h"
 #include "core/sched/scheduler.h"
+#include "core/sched/share_tree.h"
 
 namespace berth::controller {
 
@@ -211,6 +214,52 @@ json Controller::Impl::PriorityView() const {
     out["jobs"].push_back(std::move(job));
   }
   return out;
+}
+
+json Controller::Impl::FairshareView() const {
+  const core::FairshareConfig& fc = scheduler->config().fairshare;
+  const core::FairshareTable t = core::ComputeFairshare(*cs, Now(), fc);
+  json rows = json::array();
+  for (const core::ShareRow& r : core::ShareTreeRows(*cs, t, fc.algorithm)) {
+    json row = {{"id", r.id},
+                {"depth", r.depth},
+                {"account", r.account},
+                {"parent", r.parent},
+                {"raw_shares", nullptr},
+                {"norm_shares", r.norm_shares},
+                {"raw_usage", r.raw_usage},
+                {"norm_usage", r.norm_usage},
+                {"effective_usage", r.effective_usage},
+                {"fairshare", nullptr},
+                {"level_fs", r.level_fs}};
+    if (!r.user.empty()) row["user"] = r.user;
+    if (r.raw_shares >= 0) row["raw_shares"] = r.raw_shares;
+    if (r.has_fairshare) row["fairshare"] = r.fairshare;
+    if (std::isinf(r.level_fs)) row["level_fs"] = "inf";  // JSON has no infinity
+    rows.push_back(std::move(row));
+  }
+  const bool fair_tree = fc.algorithm == core::FairshareAlgorithm::kFairTree;
+  return {{"cluster", opt.config.cluster.name},
+          {"algorithm", fair_tree ? "fair_tree" : "classic"},
+          {"half_life", fc.half_life},
+          {"rows", std::move(rows)}};
+}
+
+json Controller::Impl::JobUsageView() const {
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  json jobs = json::array();
+  for (const UsageTable::JobLatest& j : usage.Latest(now_ms)) {
+    jobs.push_back({{"job_id", j.job},
+                    {"attempt", j.attempt},
+                    {"node", j.node},
+                    {"time_ms", j.latest.time_ms},
+                    {"cpu_seconds", j.latest.cpu_seconds},
+                    {"memory_bytes", j.latest.memory_bytes},
+                    {"max_memory_bytes", j.max_memory_bytes}});
+  }
+  return {{"jobs", std::move(jobs)}};
 }
 
 net::HttpResponse Controller::Impl::ConfigView() const {

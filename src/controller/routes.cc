@@ -43,6 +43,8 @@ constexpr Route kApiRoutes[] = {
     {"GET", "/v1/partitions", kEveryone, Endpoint::kPartitions},
     {"GET", "/v1/watch", kEveryone, Endpoint::kWatch},
     {"GET", "/v1/priorities", kEveryone, Endpoint::kPriorities},
+    {"GET", "/v1/fairshare", kEveryone, Endpoint::kFairshare},
+    {"GET", "/v1/usage/jobs", kEveryone, Endpoint::kJobUsage},
     {"GET", "/v1/config", kEveryone, Endpoint::kConfig},
     {"GET", "/v1/kubeconfig", kEveryone, Endpoint::kKubeconfig},
     {"GET", "/v1/accounting/jobs", kEveryone, Endpoint::kAccounting},

@@ -46,6 +46,8 @@ enum class Endpoint : uint8_t {
   kPartitions,
   kWatch,
   kPriorities,
+  kFairshare,  // GET /v1/fairshare: sshare's tree
+  kJobUsage,   // GET /v1/usage/jobs: sstat's measurements of running jobs
   kConfig,
   kKubeconfig,
   kAccounting,

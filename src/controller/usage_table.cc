@@ -1,6 +1,7 @@
 // The agents' measured usage (usage_table.h).
 #include "controller/usage_table.h"
 
+#include <algorithm>
 #include <set>
 
 namespace berth::controller {
@@ -12,6 +13,7 @@ void UsageTable::Add(Series& s, int64_t now_ms, const k8s::UsageSample& r) {
     s.readings.clear();  // a clock step back or a restarted counter: start again
   }
   s.readings.push_back(r);
+  s.max_memory_bytes = std::max(s.max_memory_bytes, r.memory_bytes);
   while (s.readings.size() > 2 && r.time_ms - s.readings[1].time_ms >= kKeepMs) {
     s.readings.pop_front();
   }
@@ -35,7 +37,7 @@ void UsageTable::Record(const std::string& node, int64_t now_ms,
   for (const JobReading& j : jobs) {
     reported.insert(j.job);
     auto& [where, series] = jobs_[j.job];
-    if (where != node || series.attempt != j.attempt) series = Series{j.attempt, {}, 0};
+    if (where != node || series.attempt != j.attempt) series = Series{j.attempt, {}, 0, 0};
     where = node;
     Add(series, now_ms, j.sample);
   }
@@ -62,6 +64,17 @@ k8s::UsageView UsageTable::View(int64_t now_ms) const {
     if (auto u = UsageOf(entry.second, now_ms)) v.jobs[id] = *u;
   }
   return v;
+}
+
+std::vector<UsageTable::JobLatest> UsageTable::Latest(int64_t now_ms) const {
+  std::vector<JobLatest> out;
+  MutexLock l(mu_);
+  for (const auto& [id, entry] : jobs_) {
+    const Series& s = entry.second;
+    if (s.readings.empty() || s.received_ms < now_ms - kStaleMs) continue;
+    out.push_back({id, entry.first, s.attempt, s.readings.back(), s.max_memory_bytes});
+  }
+  return out;
 }
 
 }  // namespace berth::controller

@@ -41,6 +41,18 @@ class UsageTable {
   // `now_ms - kStaleMs` (an agent that stopped reporting shows none).
   k8s::UsageView View(int64_t now_ms) const EXCLUDES(mu_);
 
+  // sstat's view of a running job: its latest reading and the largest working set of all its
+  // attempt's readings (sampled each heartbeat: a peak between two readings is missed).
+  struct JobLatest {
+    uint32_t job = 0;
+    std::string node;
+    int32_t attempt = 0;
+    k8s::UsageSample latest;
+    int64_t max_memory_bytes = 0;
+  };
+  // Every job with a reading received after `now_ms - kStaleMs`, by id.
+  std::vector<JobLatest> Latest(int64_t now_ms) const EXCLUDES(mu_);
+
   static constexpr int64_t kMinWindowMs = 1000;
   static constexpr int64_t kStaleMs = 60'000;
 
@@ -49,6 +61,7 @@ class UsageTable {
     int32_t attempt = 0;
     std::deque<k8s::UsageSample> readings;  // the agent's, oldest first, the last kKeepMs
     int64_t received_ms = 0;                // when the last one came
+    int64_t max_memory_bytes = 0;           // the largest working set of the attempt
   };
   static void Add(Series& s, int64_t now_ms, const k8s::UsageSample& r);
   static std::optional<k8s::MeasuredUsage> UsageOf(const Series& s, int64_t now_ms);

@@ -23,6 +23,26 @@ TEST(UsageTableTest, OneReadingIsNoRateTwoAre) {
   EXPECT_EQ(v.jobs.at(7).window_ms, 5000);
 }
 
+// sstat's view: the latest reading and the attempt's largest working set, even with one reading;
+// a new attempt starts its peak afresh, and a stale job is left out.
+TEST(UsageTableTest, LatestKeepsTheAttemptsPeakMemory) {
+  UsageTable t;
+  t.Record("n1", 1000, At(1000, 10), {{7, 0, At(1000, 1, 100)}});
+  ASSERT_EQ(t.Latest(1000).size(), 1u);
+  t.Record("n1", 6000, At(6000, 20), {{7, 0, At(6000, 3.5, 500)}});
+  t.Record("n1", 11000, At(11000, 30), {{7, 0, At(11000, 6, 200)}});
+  std::vector<UsageTable::JobLatest> l = t.Latest(11000);
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].job, 7u);
+  EXPECT_EQ(l[0].node, "n1");
+  EXPECT_DOUBLE_EQ(l[0].latest.cpu_seconds, 6);
+  EXPECT_EQ(l[0].latest.memory_bytes, 200);
+  EXPECT_EQ(l[0].max_memory_bytes, 500);
+  t.Record("n1", 12000, At(12000, 31), {{7, 1, At(12000, 0.5, 50)}});
+  EXPECT_EQ(t.Latest(12000)[0].max_memory_bytes, 50);
+  EXPECT_TRUE(t.Latest(12000 + UsageTable::kStaleMs + 1).empty());
+}
+
 TEST(UsageTableTest, ReadingsCloserThanASecondWidenTheWindow) {
   UsageTable t;
   t.Record("n1", 0, At(0, 0), {});

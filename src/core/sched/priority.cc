@@ -32,6 +32,10 @@ std::vector<ShareChild> ChildrenOf(const ClusterState& cs, const AccountInfo& a,
   return out;
 }
 
+ShareLevel& LevelOf(const ShareChild& k, FairshareTable& t) {
+  return k.is_assoc ? t.assoc_level[k.id] : t.account_level[k.id];
+}
+
 // Fair Tree: siblings ordered by level fair-share S/U (higher first), depth first; users get
 // ranks in the order visited, and factor = rank / number of users.
 void FairTreeVisit(const ClusterState& cs, int32_t account, FairshareTable& t,
@@ -42,14 +46,18 @@ void FairTreeVisit(const ClusterState& cs, int32_t account, FairshareTable& t,
     share_sum += k.shares;
     usage_sum += k.usage;
   }
-  auto level_fs = [&](const ShareChild& k) {
-    double s = share_sum > 0 ? k.shares / share_sum : 0;
-    double u = usage_sum > 0 ? k.usage / usage_sum : 0;
-    if (u <= 0) return s > 0 ? std::numeric_limits<double>::infinity() : 0.0;
-    return s / u;
-  };
+  for (const ShareChild& k : kids) {
+    ShareLevel& l = LevelOf(k, t);
+    l.norm_shares = share_sum > 0 ? k.shares / share_sum : 0;
+    l.effective_usage = usage_sum > 0 ? k.usage / usage_sum : 0;
+    if (l.effective_usage <= 0) {
+      l.level_fs = l.norm_shares > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    } else {
+      l.level_fs = l.norm_shares / l.effective_usage;
+    }
+  }
   std::stable_sort(kids.begin(), kids.end(), [&](const ShareChild& a, const ShareChild& b) {
-    double fa = level_fs(a), fb = level_fs(b);
+    double fa = LevelOf(a, t).level_fs, fb = LevelOf(b, t).level_fs;
     if (fa != fb) return fa > fb;
     return *a.name < *b.name;
   });
@@ -73,8 +81,9 @@ void ClassicVisit(const ClusterState& cs, int32_t account, double parent_share, 
     double s_norm = parent_share * frac;
     double u_raw = total_usage > 0 ? k.usage / total_usage : 0;
     double u_eff = u_raw + (parent_ueff - u_raw) * frac;
+    LevelOf(k, t) = {s_norm, u_eff, 0};
     if (k.is_assoc) {
-      t.factor[k.id] = s_norm > 0 ? std::exp2(-u_eff / s_norm) : 0;
+      t.factor[k.id] = ClassicFairshareFactor(u_eff, s_norm);
     } else {
       ClassicVisit(cs, k.id, s_norm, u_eff, total_usage, t);
     }
@@ -83,6 +92,10 @@ void ClassicVisit(const ClusterState& cs, int32_t account, double parent_share, 
 
 }  // namespace
 
+double ClassicFairshareFactor(double effective_usage, double norm_shares) {
+  return norm_shares > 0 ? std::exp2(-effective_usage / norm_shares) : 0;
+}
+
 FairshareTable ComputeFairshare(const ClusterState& cs, Time now, const FairshareConfig& cfg) {
   FairshareTable t;
   const auto& assocs = cs.assocs();
@@ -90,6 +103,8 @@ FairshareTable ComputeFairshare(const ClusterState& cs, Time now, const Fairshar
   t.factor.assign(assocs.size(), 0);
   t.usage.assign(assocs.size(), 0);
   t.account_usage.assign(accounts.size(), 0);
+  t.assoc_level.assign(assocs.size(), {});
+  t.account_level.assign(accounts.size(), {});
   for (const AssocInfo& a : assocs) t.usage[a.index] = a.usage.At(now, cfg.half_life);
   for (JobId id : cs.running_ids()) {
     const JobEntry* e = cs.FindEntry(id);

@@ -13,12 +13,29 @@
 
 namespace berth::core {
 
-// Fair-share factor (0..1) per association, computed once per pass.
-struct FairshareTable {
-  std::vector<double> factor;         // by association id
-  std::vector<double> usage;          // effective decayed usage by association, as of the pass
-  std::vector<double> account_usage;  // by account id (subtree)
+// One node's place among its siblings (an account's sub-accounts and user associations), as
+// `sshare` shows it. Fair Tree: norm_shares = shares / siblings' shares, effective_usage = usage /
+// siblings' usage, level_fs = norm_shares / effective_usage (+inf with no usage, 0 with no
+// shares). Classic: norm_shares = the product of those fractions up to the root, effective_usage
+// = the usage propagated from the parent (Slurm's usage_efctv); level_fs is not computed (0).
+struct ShareLevel {
+  double norm_shares = 0;
+  double effective_usage = 0;
+  double level_fs = 0;
 };
+
+// Fair-share factor (0..1) per association, computed once per pass, with how each account and
+// association stands among its siblings (the root account's level stays zero).
+struct FairshareTable {
+  std::vector<double> factor;             // by association id
+  std::vector<double> usage;              // effective decayed usage by association, as of the pass
+  std::vector<double> account_usage;      // by account id (subtree)
+  std::vector<ShareLevel> assoc_level;    // by association id
+  std::vector<ShareLevel> account_level;  // by account id
+};
+
+// The classic algorithm's factor, 2^(-effective_usage / norm_shares); 0 without shares.
+double ClassicFairshareFactor(double effective_usage, double norm_shares);
 
 // Computes every association's fair-share factor as of `now`, counting the decayed usage of
 // finished work plus the part of running jobs already run.

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "core/sched/share_tree.h"
 #include "core/state/usage.h"
 #include "core/testing/builders.h"
 
@@ -374,6 +375,73 @@ TEST(FairshareTest, FairTreeNestedAccounts) {
   EXPECT_DOUBLE_EQ(t.account_usage[0], 140);
 }
 
+// sshare's rows (share_tree.h) carry the table's numbers, in Slurm's order: an account, its
+// users, then its sub-accounts. Same tree and usage as FairTreeNestedAccounts.
+TEST(ShareTreeTest, FairTreeRowsFollowTheTable) {
+  ClusterState cs = MakeCluster()
+                        .Nodes("n", 1, 8, 8000)
+                        .Account(Acct("A"))
+                        .Account(Acct("A1", 1, "A"))
+                        .Account(Acct("B", 3))
+                        .User(UserIn("x1", "A1"))
+                        .User(UserIn("a1", "A"))
+                        .User(UserIn("b1", "B"))
+                        .Build();
+  FairshareConfig fc;
+  fc.half_life = 0;
+  cs.SetFairshareConfig(fc);
+  EndAt(cs, StartOn(cs, MakeJob().User("x1").Obj(), "n01", 1, 0), 10);
+  EndAt(cs, StartOn(cs, MakeJob().User("a1").Obj(), "n01", 1, 0), 30);
+  EndAt(cs, StartOn(cs, MakeJob().User("b1").Obj(), "n01", 1, 0), 100);
+  FairshareTable t = ComputeFairshare(cs, 1000, fc);
+  std::vector<ShareRow> rows = ShareTreeRows(cs, t, fc.algorithm);
+  std::vector<std::string> order;
+  for (const ShareRow& r : rows) order.push_back(r.account + "/" + r.user);
+  EXPECT_EQ(order, (std::vector<std::string>{"root/", "A/", "A/a1", "A1/", "A1/x1", "B/", "B/b1"}));
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0].id, 1);
+  EXPECT_EQ(rows[0].raw_shares, -1);
+  EXPECT_EQ(rows[0].depth, 0);
+  EXPECT_DOUBLE_EQ(rows[0].raw_usage, 140);
+  EXPECT_DOUBLE_EQ(rows[0].effective_usage, 1.0);
+  EXPECT_FALSE(rows[0].has_fairshare);
+  // A: 1 of 4 shares, 40 of 140 used: LevelFS 0.25 / (40/140) = 0.875.
+  EXPECT_EQ(rows[1].depth, 1);
+  EXPECT_EQ(rows[1].parent, "root");
+  EXPECT_DOUBLE_EQ(rows[1].norm_shares, 0.25);
+  EXPECT_DOUBLE_EQ(rows[1].raw_usage, 40);
+  EXPECT_DOUBLE_EQ(rows[1].effective_usage, 40.0 / 140);
+  EXPECT_DOUBLE_EQ(rows[1].level_fs, 0.25 / (40.0 / 140));
+  EXPECT_DOUBLE_EQ(rows[1].norm_usage, 40.0 / 140);
+  // a1 among A's children {A1 (10), a1 (30)}: half the shares, 3/4 of the usage.
+  EXPECT_EQ(rows[2].depth, 2);
+  EXPECT_EQ(rows[2].raw_shares, 1);
+  EXPECT_DOUBLE_EQ(rows[2].norm_shares, 0.5);
+  EXPECT_DOUBLE_EQ(rows[2].effective_usage, 0.75);
+  EXPECT_DOUBLE_EQ(rows[2].level_fs, 0.5 / 0.75);
+  for (const ShareRow& r : rows) {
+    if (r.user.empty()) continue;
+    EXPECT_TRUE(r.has_fairshare);
+    EXPECT_DOUBLE_EQ(r.fairshare, t.factor[AssocOf(cs, r.user)]) << r.user;
+    EXPECT_DOUBLE_EQ(r.raw_usage, t.usage[AssocOf(cs, r.user)]) << r.user;
+  }
+  EXPECT_EQ(rows[4].depth, 3);  // x1 under A1 under A
+}
+
+// Without usage a node's LevelFS is infinite (Slurm prints "inf").
+TEST(ShareTreeTest, NoUsageMeansInfiniteLevel) {
+  ClusterState cs =
+      MakeCluster().Nodes("n", 1, 8, 8000).Account(Acct("A")).User(UserIn("a1", "A")).Build();
+  FairshareConfig fc;
+  cs.SetFairshareConfig(fc);
+  FairshareTable t = ComputeFairshare(cs, 1000, fc);
+  std::vector<ShareRow> rows = ShareTreeRows(cs, t, fc.algorithm);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_TRUE(std::isinf(rows[2].level_fs));
+  EXPECT_DOUBLE_EQ(rows[2].norm_shares, 1.0);
+  EXPECT_DOUBLE_EQ(rows[2].fairshare, 1.0);
+}
+
 // ---- Classic: F = 2^(-Ueff / S).
 // root -> A (1 share) {a1}, B (3 shares) {b1, b2}; usage a1 100, b1 100, b2 0 (total 200).
 //   A: S = 1/4 = 0.25, U = 0.5, Ueff = 0.5 + (1 - 0.5) x 0.25 = 0.625.
@@ -402,6 +470,38 @@ TEST(FairshareTest, ClassicFormula) {
   EXPECT_NEAR(t.factor[AssocOf(cs, "a1")], 0.176777, 1e-6);
   EXPECT_NEAR(t.factor[AssocOf(cs, "b1")], 0.280616, 1e-6);
   EXPECT_NEAR(t.factor[AssocOf(cs, "b2")], 0.445449, 1e-6);
+}
+
+// Classic rows: NormShares is the product down the tree, EffectvUsage the propagated usage, and
+// accounts get a FairShare too (same tree as ClassicFormula).
+TEST(ShareTreeTest, ClassicRows) {
+  ClusterState cs = MakeCluster()
+                        .Nodes("n", 1, 8, 8000)
+                        .Account(Acct("A", 1))
+                        .Account(Acct("B", 3))
+                        .User(UserIn("a1", "A"))
+                        .User(UserIn("b1", "B"))
+                        .User(UserIn("b2", "B"))
+                        .Build();
+  FairshareConfig fc;
+  fc.algorithm = FairshareAlgorithm::kClassic;
+  fc.half_life = 0;
+  cs.SetFairshareConfig(fc);
+  EndAt(cs, StartOn(cs, MakeJob().User("a1").Obj(), "n01", 1, 0), 100);
+  EndAt(cs, StartOn(cs, MakeJob().User("b1").Obj(), "n01", 1, 0), 100);
+  FairshareTable t = ComputeFairshare(cs, 500, fc);
+  std::vector<ShareRow> rows = ShareTreeRows(cs, t, fc.algorithm);
+  ASSERT_EQ(rows.size(), 6u);  // root, A, a1, B, b1, b2
+  EXPECT_EQ(rows[3].account, "B");
+  EXPECT_DOUBLE_EQ(rows[3].norm_shares, 0.75);
+  EXPECT_DOUBLE_EQ(rows[3].effective_usage, 0.875);
+  EXPECT_TRUE(rows[3].has_fairshare);
+  EXPECT_DOUBLE_EQ(rows[3].fairshare, std::exp2(-0.875 / 0.75));
+  EXPECT_EQ(rows[4].user, "b1");
+  EXPECT_DOUBLE_EQ(rows[4].norm_shares, 0.375);
+  EXPECT_DOUBLE_EQ(rows[4].effective_usage, 0.6875);
+  EXPECT_NEAR(rows[4].fairshare, 0.280616, 1e-6);
+  EXPECT_DOUBLE_EQ(rows[0].fairshare, 0.0);  // the root has no shares
 }
 
 // ---- Usage decay (core/state/usage.h), against the closed forms.
