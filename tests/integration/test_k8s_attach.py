@@ -11,6 +11,7 @@ behaviour:
   second attach can write more; with stdinOnce the first client's end of stdin is the process's;
 - with tty: true the process runs on a terminal: attach -it gets it (the caller's size, Ctrl-C);
 - `kubectl run -it --rm` and `kubectl run -i` with piped stdin work end to end;
+- the terminal and the stdin are the supervisor's: they survive an agent restart;
 - only the pod's owner (or an operator) may attach; a completed pod is kubectl's own error.
 
 Process mode (no images are run). Skipped only where kubectl is not installed.
@@ -147,6 +148,45 @@ class KubectlAttachTest(unittest.TestCase):
         self.assertIn('spec.containers[0].tty', p.stderr)
         self.assertIn('requires -i/--stdin', p.stderr)
 
+    def test_a_jobs_pod_template_keeps_them(self):
+        path = os.path.join(self.tmp, 'job.yaml')
+        with open(path, 'w') as f:
+            f.write(textwrap.dedent('''\
+                apiVersion: batch/v1
+                kind: Job
+                metadata: {name: feeder}
+                spec:
+                  template:
+                    spec:
+                      restartPolicy: Never
+                      containers:
+                      - name: main
+                        image: busybox
+                        command: ["sh", "-c", "echo ready; read l; echo got:$l"]
+                        stdin: true
+                        stdinOnce: true
+                '''))
+        self.k('apply', '-f', path)
+        self.addCleanup(lambda: subprocess.run(
+            self.k.argv('delete', 'job', 'feeder', '--wait=false', '--ignore-not-found'),
+            capture_output=True, timeout=60))
+        deadline = time.time() + 60
+        pod = None
+        while time.time() < deadline:
+            items = json.loads(self.k('get', 'pods', '-l', 'job-name=feeder', '-o',
+                                      'json').stdout)['items']
+            if items and items[0]['status']['phase'] == 'Running' and \
+                    'ready' in self.k('logs', items[0]['metadata']['name']).stdout:
+                pod = items[0]
+                break
+            time.sleep(0.2)
+        self.assertIsNotNone(pod, 'the Job\'s pod did not run')
+        self.assertTrue(pod['spec']['containers'][0].get('stdin'))
+        p = subprocess.run(self.k.argv('attach', '-i', pod['metadata']['name']), input='fed\n',
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn('got:fed', p.stdout, p.stderr)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
     def test_attach_streams_output_from_now_to_several_clients_until_the_end(self):
         go = os.path.join(self.tmp, 'go-output')
         self.run_pod('talker', f'echo early-line; while [ ! -e {go} ]; do sleep 0.1; done; '
@@ -178,6 +218,29 @@ class KubectlAttachTest(unittest.TestCase):
         out = b.read_until('got:two')
         self.assertNotIn('eof', out)
         self.assertIn('got:one\ngot:two\n', self.k('logs', 'reader').stdout)
+
+    def test_a_terminal_and_its_stdin_survive_an_agent_restart(self):
+        self.run_pod('lasting', 'echo ready; while read l; do echo "got:$l"; done',
+                     ready='ready', stdin=True, tty=True)
+        t = PtyKubectl(self.k.argv('attach', '-it', 'lasting'), rows=24, cols=80)
+        try:
+            time.sleep(2)
+            t.write('before\r')
+            t.read_until('got:before')
+        finally:
+            t.close()
+        self.c.kill('agent')  # the supervisor holds the terminal; the new agent asks it again
+        self.c.start_agent()
+        t = PtyKubectl(self.k.argv('attach', '-it', 'lasting'), rows=24, cols=80)
+        try:
+            time.sleep(2)
+            t.write('after\r')
+            t.read_until('got:after')
+        finally:
+            t.close()
+        logs = self.k('logs', 'lasting').stdout
+        self.assertIn('got:before', logs)
+        self.assertIn('got:after', logs)
 
     def test_stdin_once_ends_the_processes_stdin_with_the_first_client(self):
         self.run_pod('once', 'echo ready; cat; echo after-eof; exit 3', ready='ready', stdin=True,
