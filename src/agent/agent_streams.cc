@@ -2,15 +2,20 @@
 // own connects back to the controller (GET /v1/agents/NODE/streams/ID, upgraded to a
 // WebSocket, with the agent's usual address and credential) and serves the request there in
 // the pod's process context (pod_stream.h), or for a pod in a container image with `runc exec`
-// in its container (container_exec.h); port-forward in pod_portforward.h.
+// in its container (container_exec.h); port-forward in pod_portforward.h, attach in
+// pod_attach.h.
 #include <signal.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "agent/agent_internal.h"
 #include "agent/container_exec.h"
 #include "agent/file_util.h"
 #include "agent/job_cgroup.h"
+#include "agent/pod_attach.h"
 #include "agent/pod_portforward.h"
 #include "agent/proc_tree.h"
 
@@ -51,6 +56,41 @@ void ServePortForwardStream(ws::WsConnection& conn, const nlohmann::json& body,
   ServePortForward(conn, *request, pod, stopping);
 }
 
+// kubectl attach (pod_attach.h): no process context, only the job's output file and its
+// supervisor (stdin, terminal). A pod that kubectl run attaches to as soon as it runs may not
+// have its folder yet (the launch command is served beside the stream's): a few seconds' grace.
+void ServeAttachStream(ws::WsConnection& conn, const PodStreamRequest& request,
+                       const std::string& dir, const std::string& node,
+                       const std::atomic<bool>& stopping) {
+  Result<LaunchSpec> spec = ReadSpec(dir);
+  for (int i = 0; i < 100 && !spec.ok() && !stopping; ++i) {
+    ::usleep(100000);
+    spec = ReadSpec(dir);
+  }
+  if (!spec.ok() || ReadResult(dir)) {
+    return Refuse(conn, "the pod's job is not running on node " + node);
+  }
+  AttachTarget target{dir, JobStdoutPath(*spec, node), spec->open_stdin, spec->tty};
+  // The result is read as soon as the supervisor writes it (renamed into place): the agent
+  // removes the folder once the controller has it.
+  target.wake_fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (target.wake_fd >= 0) {
+    (void)::inotify_add_watch(target.wake_fd, dir.c_str(),
+                              IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF);
+  }
+  auto result = [&dir]() -> std::optional<JobResult> {
+    std::optional<JobResult> r = ReadResult(dir);
+    if (!r && !std::filesystem::exists(dir + "/spec.json")) {
+      r = JobResult{};  // gone before its result was seen: ended, its exit unknown here
+      r->state = "UNKNOWN";
+      r->message = "the pod's process ended";
+    }
+    return r;
+  };
+  ServeAttach(conn, request, target, result, stopping);
+  if (target.wake_fd >= 0) ::close(target.wake_fd);
+}
+
 }  // namespace
 
 void Agent::Impl::Do(const StreamCommand& c) {
@@ -88,6 +128,7 @@ void Agent::Impl::ServeStream(const StreamCommand& c, const std::atomic<bool>& s
   }
   Result<PodStreamRequest> request = DecodePodStreamRequest(body);
   if (!request.ok()) return Refuse(conn, request.status().message());
+  if (request->kind == "attach") return ServeAttachStream(conn, *request, dir, node, stopping);
   Result<LaunchSpec> spec = ReadSpec(dir);
   Result<std::string> pid_text = ReadFile(dir + "/job.pid");
   if (!spec.ok() || !pid_text.ok() || ReadResult(dir)) {

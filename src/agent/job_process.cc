@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -108,12 +109,22 @@ void SetUpIdentity(const ChildPlan& plan) {
 void SetUpFiles(const ChildPlan& plan) {
   const JobExec& e = *plan.exec;
   umask(022);
-  int in = open(e.stdin_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (e.terminal_fd >= 0) {
+    for (int target : {0, 1, 2}) dup2(e.terminal_fd, target);
+    if (e.terminal_fd > 2) close(e.terminal_fd);
+    // The session (setsid before) gets it as its controlling terminal: ^C is its SIGINT.
+    if (ioctl(0, TIOCSCTTY, 0) != 0) Fail(plan, JobStartStage::kStdin, errno);
+  }
+  int in = e.terminal_fd >= 0 ? 0
+           : e.stdin_fd >= 0  ? e.stdin_fd
+                              : open(e.stdin_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) Fail(plan, JobStartStage::kStdin, errno);
-  int out = OpenOutput(e.stdout_path, e.append);
+  int out = e.terminal_fd >= 0 ? 1 : OpenOutput(e.stdout_path, e.append);
   if (out < 0) Fail(plan, JobStartStage::kStdout, errno);
   int err = out;
-  if (!e.stderr_path.empty() && e.stderr_path != e.stdout_path) {
+  if (e.terminal_fd >= 0) {
+    err = 2;
+  } else if (!e.stderr_path.empty() && e.stderr_path != e.stdout_path) {
     err = OpenOutput(e.stderr_path, e.append);
     if (err < 0) Fail(plan, JobStartStage::kStderr, errno);
   }

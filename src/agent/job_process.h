@@ -36,6 +36,11 @@ struct JobExec {
   std::vector<gid_t> groups;  // supplementary groups
   std::string work_dir;
   std::string stdin_path = "/dev/null";
+  // Set: the job's stdin instead of stdin_path (the read end of a pipe the supervisor holds).
+  int stdin_fd = -1;
+  // Set: a pseudo-terminal's slave, the job's stdin, stdout and stderr and its controlling
+  // terminal (the paths are then not opened).
+  int terminal_fd = -1;
   std::string stdout_path;
   std::string stderr_path;            // "" = the stdout file
   bool append = false;                // else truncate

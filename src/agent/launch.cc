@@ -138,6 +138,9 @@ void VisitLaunchSpec(Visitor&& v, Spec& s) {
   v("environment", s.environment);
   v("container", s.container);
   v("hostname", s.hostname);
+  v("open_stdin", s.open_stdin);
+  v("stdin_once", s.stdin_once);
+  v("tty", s.tty);
   v("node_names", s.node_names);
   v("cpus_per_node", s.cpus_per_node);
   v("node_index", s.node_index);

@@ -45,6 +45,11 @@ struct LaunchSpec {
   // The container to run in: an image::ContainerSpec's JSON text; "" = none (docs/containers.md).
   std::string container;
   std::string hostname;  // the host name the job sees (a Pod's); "" = the node's
+  // A Pod's stdin: true/stdinOnce/tty (pod_attach.h): the main process's stdin is a pipe the
+  // supervisor holds open, or (tty) a pseudo-terminal whose master the supervisor holds.
+  bool open_stdin = false;
+  bool stdin_once = false;
+  bool tty = false;
 
   // The allocation. node_names/cpus_per_node cover every node of the job; this node is
   // node_names[node_index].

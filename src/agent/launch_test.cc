@@ -31,6 +31,9 @@ LaunchSpec FullSpec() {
   s.stderr_pattern = "err-%j.txt";
   s.stdin_path = "in.txt";
   s.open_append = true;
+  s.open_stdin = true;
+  s.stdin_once = true;
+  s.tty = true;
   s.environment = {{"ZED", "1"}, {"ALPHA", "x=y"}};
   s.node_names = {"n1", "n2"};
   s.cpus_per_node = {4, 2};
@@ -72,6 +75,7 @@ TEST(LaunchTest, SpecRoundTrip) {
   EXPECT_EQ(out->environment[1].second, "x=y");
   EXPECT_EQ(out->script, in.script);
   EXPECT_EQ(out->gpu_indices, (std::vector<int32_t>{0, 3}));
+  EXPECT_TRUE(out->open_stdin && out->stdin_once && out->tty);
 }
 
 TEST(LaunchTest, DefaultsForMissingKeysAndUnknownKeysIgnored) {

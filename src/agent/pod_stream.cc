@@ -229,7 +229,8 @@ Result<Started> StartInPod(const std::string& path, const std::vector<std::strin
   return s;
 }
 
-// A resize message's size; false when it is not one.
+}  // namespace
+
 bool ParseResize(std::string_view payload, winsize* size) {
   json j = json::parse(payload, nullptr, false);
   if (!j.is_object()) return false;
@@ -248,6 +249,8 @@ Status SendChannel(ws::WsConnection& conn, uint8_t channel, std::string_view dat
   m.append(data);
   return conn.Send(ws::Opcode::kBinary, m);
 }
+
+namespace {
 
 int ExitCodeOf(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -287,13 +290,16 @@ Result<PodStreamRequest> DecodePodStreamRequest(const json& j) {
   if (!j.is_object()) return Status::InvalidArgument("a pod stream request must be an object");
   PodStreamRequest r;
   r.kind = j.value("kind", "");
-  if (r.kind != "exec")
+  if (r.kind != "exec" && r.kind != "attach")
     return Status::InvalidArgument("unknown pod stream kind \"" + r.kind + "\"");
   auto c = j.find("command");
-  if (c == j.end() || !c->is_array() || c->empty()) {
+  if (r.kind == "attach" && c != j.end()) {
+    return Status::InvalidArgument("an attach has no \"command\": it is the pod's process");
+  }
+  if (r.kind == "exec" && (c == j.end() || !c->is_array() || c->empty())) {
     return Status::InvalidArgument("\"command\" must be a non-empty array of strings");
   }
-  for (const json& a : *c) {
+  for (const json& a : r.kind == "exec" ? *c : json::array()) {
     if (!a.is_string()) return Status::InvalidArgument("\"command\" must hold strings");
     r.command.push_back(a.get<std::string>());
   }

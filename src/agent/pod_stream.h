@@ -77,6 +77,11 @@ Result<PodContext> ReadPodContext(pid_t pid, std::string_view job_group, uint32_
 // cwd); NOT_FOUND with exec's words when nothing executable is there.
 Result<std::string> ResolveCommand(const std::string& name, const PodContext& context);
 
+// A resize message's size (channel 4: {"Width":W,"Height":H}); false when it is not one.
+bool ParseResize(std::string_view payload, winsize* size);
+// Sends one message on a channel (its first byte).
+Status SendChannel(net::ws::WsConnection& conn, uint8_t channel, std::string_view data);
+
 // The end of one stream, as the error channel reports it.
 struct ExecOutcome {
   bool started = false;

@@ -35,7 +35,14 @@ TEST(PodStreamTest, DecodesRequests) {
       {R"({"kind":"exec","command":[1]})", "must hold strings"},
       {R"({"kind":"exec","command":["x"],"tty":"yes"})", "\"tty\" must be a boolean"},
       {R"({"kind":"exec","command":["x"],"protocol":"channel.k8s.io"})", "unknown channel"},
+      {R"({"kind":"attach","command":["x"]})", "an attach has no \"command\""},
   };
+  Result<PodStreamRequest> attach =
+      DecodePodStreamRequest(json::parse(R"({"kind":"attach","stdin":true,"tty":false})"));
+  ASSERT_TRUE(attach.ok()) << attach.status().message();
+  EXPECT_EQ(attach->kind, "attach");
+  EXPECT_TRUE(attach->command.empty());
+  EXPECT_TRUE(attach->stdin);
   for (const auto& c : bad) {
     Result<PodStreamRequest> b = DecodePodStreamRequest(json::parse(c.text));
     ASSERT_FALSE(b.ok()) << c.text;

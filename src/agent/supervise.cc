@@ -102,11 +102,16 @@ int Supervisor::Run() {
     container_id_ = "berth-" + JobCgroupName(spec_.job_id, spec_.attempt, dir_);
     exec = BuildContainerExec(*exec);
   }
+  // A pod's stdin/tty (supervise_attach.cc); containers run without (the face refuses -i/-t).
+  if (exec.ok() && !in_container) {
+    if (Status st = SetUpStdio(&*exec); !st.ok()) exec = st;
+  }
   if (exec.ok()) {
     if (in_container) {
       LaunchContainer(*exec);
     } else {
       Launch(*exec);
+      CloseChildStdio();
     }
   } else {
     // A container that could not be prepared is the job's (its image, its mounts): FAILED; the
@@ -116,6 +121,7 @@ int Supervisor::Run() {
   }
   if (job_pid_ > 0 && !job_exited_) Loop();
   Drain();
+  EndStdio();
   JobResult result = BuildResult();
   TearDownContainer();
   int rc = WriteResult(result);
@@ -191,8 +197,10 @@ void Supervisor::Loop() {
     }
     if (!spec_.gpu_indices.empty()) wake = std::min(wake, next_gpu_sample_);
     auto wait = std::chrono::ceil<std::chrono::milliseconds>(wake - Clock::now()).count();
-    pollfd p{signal_fd_, POLLIN, 0};
-    poll(&p, 1, static_cast<int>(std::clamp<int64_t>(wait, 0, 1000)));
+    std::vector<pollfd> fds = {{signal_fd_, POLLIN, 0}};
+    AddStdioPolls(&fds);
+    poll(fds.data(), fds.size(), static_cast<int>(std::clamp<int64_t>(wait, 0, 1000)));
+    HandleStdio();
     HandleSignals();
   }
 }

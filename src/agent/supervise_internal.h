@@ -8,6 +8,7 @@
 #ifndef BERTH_AGENT_SUPERVISE_INTERNAL_H_
 #define BERTH_AGENT_SUPERVISE_INTERNAL_H_
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -95,6 +96,16 @@ class Supervisor {
   // the steps' tasks, but not what the tasks start, as Slurm 22.05 does; KILL reaches all.
   void SignalFull(int signal);
   void KillAll();
+  // A pod's stdin and terminal (supervise_attach.cc, attach_socket.h): the pipe or the
+  // pseudo-terminal made before the launch, the socket that hands their ends to the agent, the
+  // terminal's output copied to the job's stdout file.
+  Status SetUpStdio(JobExec* exec);
+  void CloseChildStdio();  // after the launch: the child's ends
+  void AddStdioPolls(std::vector<pollfd>* fds) const;
+  void HandleStdio();
+  void AnswerAttach(int conn);
+  void PumpTerminal();
+  void EndStdio();  // after the job: its terminal's last output; the socket removed
   std::vector<pid_t> JobPids() const;
   void SampleGpus();
   void Drain();
@@ -153,6 +164,15 @@ class Supervisor {
   std::string named_dir_;
   std::optional<NamedContainerLock> named_lock_;
   bool named_exists_ = false;  // an earlier step made it
+
+  int stdin_read_ = -1;   // the child's end of the stdin pipe (until the launch)
+  int stdin_write_ = -1;  // the held end, handed to attach -i
+  int pty_master_ = -1;
+  int pty_slave_ = -1;        // until the launch
+  bool pty_open_ = false;     // the master still gives output
+  int attach_listen_ = -1;    // DIR/attach.sock
+  int terminal_log_fd_ = -1;  // the stdout file the terminal's output goes to
+  bool stdin_ended_ = false;  // stdinOnce: the first client's stdin ended
 };
 
 // The supervisor's log line: "berth supervise DIR: text" on stderr.

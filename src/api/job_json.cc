@@ -409,6 +409,11 @@ constexpr ExecKey kExecKeys[] = {
      [](const json& v, core::JobExecSpec& e) { return GetString(v, "cpu_bind", &e.cpu_bind); }},
     {"container", GetContainer},
     {"hostname", GetHostname},
+    {"open_stdin",
+     [](const json& v, core::JobExecSpec& e) { return GetBool(v, "open_stdin", &e.open_stdin); }},
+    {"stdin_once",
+     [](const json& v, core::JobExecSpec& e) { return GetBool(v, "stdin_once", &e.stdin_once); }},
+    {"tty", [](const json& v, core::JobExecSpec& e) { return GetBool(v, "tty", &e.tty); }},
 };
 
 struct NamedSignal {
@@ -615,6 +620,9 @@ json EncodeJob(const core::JobSpec& s, const core::JobExecSpec* e) {
   put("gpu_bind", e->gpu_bind, de.gpu_bind);
   put("cpu_bind", e->cpu_bind, de.cpu_bind);
   put("hostname", e->hostname, de.hostname);
+  put("open_stdin", e->open_stdin, de.open_stdin);
+  put("stdin_once", e->stdin_once, de.stdin_once);
+  put("tty", e->tty, de.tty);
   if (!e->container.empty()) j["container"] = json::parse(e->container, nullptr, false);
   return j;
 }

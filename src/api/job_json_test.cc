@@ -21,7 +21,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
     "open_mode": "append", "environment": {"A": "1"}, "signal": "B:USR1@90",
     "comment": "note", "command": "/home/alice/train.sh", "script_args": ["a", "b c"],
     "container": {"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mount_home": false},
-    "hostname": "train-3"})");
+    "hostname": "train-3", "open_stdin": true, "stdin_once": true, "tty": true})");
   core::JobSpec s;
   core::JobExecSpec e;
   ASSERT_TRUE(DecodeJob(j, &s, &e).ok());
@@ -42,6 +42,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   EXPECT_EQ(e.command, "/home/alice/train.sh");
   EXPECT_EQ(e.script_args, (std::vector<std::string>{"a", "b c"}));
   EXPECT_EQ(e.hostname, "train-3");
+  EXPECT_TRUE(e.open_stdin && e.stdin_once && e.tty);
 
   // Round trip.
   json again = EncodeJob(s, &e);
@@ -54,6 +55,7 @@ TEST(JobJsonTest, DecodesEveryKindOfKey) {
   EXPECT_EQ(e2.command, e.command);
   EXPECT_EQ(e2.script_args, e.script_args);
   EXPECT_EQ(e2.hostname, "train-3");
+  EXPECT_TRUE(e2.open_stdin && e2.stdin_once && e2.tty);
   EXPECT_EQ(again["container"],
             json::parse(R"({"image": "nvcr.io#nvidia/pytorch:24.05-py3", "mount_home": false})"));
 }
@@ -124,6 +126,7 @@ TEST(JobJsonTest, ErrorsNameTheKey) {
       {R"({"environment": {"A": 1}})", "environment.A"},
       {R"({"hostname": "Bad_Host"})", "\"hostname\": expected a host name"},
       {R"({"hostname": ""})", "\"hostname\""},
+      {R"({"tty": "yes"})", "\"tty\""},
       {R"({"time_min": 100, "time_limit": 50})", "\"time_min\" exceeds \"time_limit\""},
       {R"([1, 2])", "a job is a JSON object"},
   };

@@ -52,6 +52,9 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
     s.signal_batch_only = j.exec->signal_batch_only;
     s.container = j.exec->container;
     s.hostname = j.exec->hostname;
+    s.open_stdin = j.exec->open_stdin;
+    s.stdin_once = j.exec->stdin_once;
+    s.tty = j.exec->tty;
   }
   s.node_names = r.node_names;
   int32_t ntasks = 0;

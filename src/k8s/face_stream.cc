@@ -1,10 +1,10 @@
 // pods/exec (docs/kubernetes.md, docs/adr/0006-pod-streams.md): the request is checked (the pod,
 // who may, the container, the command, the protocol), upgraded to a WebSocket with
 // v5.channel.k8s.io or v4.channel.k8s.io, and relayed message by message to the stream the
-// pod's agent opens back to the controller (ControllerPort::OpenAgentStream). pods/portforward
-// takes the same path with the subprotocol SPDY/3.1+portforward.k8s.io (the agent terminates the
-// SPDY session) or v4.channel.k8s.io with ?ports=; pods/attach is answered with a clear
-// BadRequest.
+// pod's agent opens back to the controller (ControllerPort::OpenAgentStream). pods/attach takes
+// the same path with an attach request (attach_request.h); pods/portforward with the
+// subprotocol SPDY/3.1+portforward.k8s.io (the agent terminates the SPDY session) or
+// v4.channel.k8s.io with ?ports=.
 #include <poll.h>
 #include <strings.h>
 
@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "k8s/attach_request.h"
 #include "k8s/face.h"
 #include "net/socket_io.h"
 #include "net/websocket.h"
@@ -238,9 +239,10 @@ net::HttpResponse Face::PodStream(const Call& c, std::string_view subresource) {
                             "\" in API group \"\" in the namespace \"" + c.Namespace() +
                             "\": only the pod's owner or an operator may"));
   }
-  if (subresource != "exec" && subresource != "portforward") {
+  const bool attach = subresource == "attach";
+  if (subresource != "exec" && subresource != "portforward" && !attach) {
     return BadRequest("berth does not serve " + resource +
-                      " yet (kubectl exec does work; docs/kubernetes.md)");
+                      " yet (kubectl exec, attach and port-forward do work; docs/kubernetes.md)");
   }
   const std::string container = ContainerName(pod);
   if (std::string q = Query(req, "container"); !q.empty() && q != container) {
@@ -248,22 +250,36 @@ net::HttpResponse Face::PodStream(const Call& c, std::string_view subresource) {
   }
   if (job->ended) {
     const bool ok = job->facts.state == "COMPLETED";
-    return BadRequest("cannot exec into a container in a completed pod; current phase is " +
-                      std::string(ok ? "Succeeded" : "Failed"));
+    return BadRequest(
+        std::string(attach ? "cannot attach a container" : "cannot exec into a container") +
+        " in a completed pod; current phase is " + std::string(ok ? "Succeeded" : "Failed"));
   }
   if (!job->started || job->facts.node.empty()) {
     return BadRequest("container \"" + container + "\" in pod \"" + name +
                       "\" is waiting to start: ContainerCreating");
   }
   if (subresource == "portforward") return PortForwardUpgrade(req, *job, name, port_);
-  const std::vector<std::string> command = QueryAll(req, "command");
-  if (command.empty()) return BadRequest("you must specify at least one command for the container");
-  const bool tty = QueryTrue(req, "tty");
-  const bool in = QueryTrue(req, "stdin");
-  const bool out = QueryTrue(req, "stdout");
-  const bool err = QueryTrue(req, "stderr") && !tty;
-  if (!in && !out && !err)
-    return BadRequest("you must specify at least 1 of stdin, stdout, stderr");
+  json request;
+  if (attach) {
+    Result<json> r = AttachRequest(pod,
+                                   {QueryTrue(req, "stdin"), QueryTrue(req, "stdout"),
+                                    QueryTrue(req, "stderr"), QueryTrue(req, "tty")},
+                                   opt_.containers);
+    if (!r.ok()) return BadRequest(r.status().message());
+    request = std::move(*r);
+  } else {
+    const std::vector<std::string> command = QueryAll(req, "command");
+    if (command.empty())
+      return BadRequest("you must specify at least one command for the container");
+    const bool tty = QueryTrue(req, "tty");
+    const bool in = QueryTrue(req, "stdin");
+    const bool out = QueryTrue(req, "stdout");
+    const bool err = QueryTrue(req, "stderr") && !tty;
+    if (!in && !out && !err)
+      return BadRequest("you must specify at least 1 of stdin, stdout, stderr");
+    request = {{"kind", "exec"}, {"command", command}, {"tty", tty},
+               {"stdin", in},    {"stdout", out},      {"stderr", err}};
+  }
   // The protocol: a WebSocket with a channel subprotocol berth speaks; SPDY is not spoken.
   const std::string upgrade = req.Header("upgrade");
   if (::strcasecmp(upgrade.c_str(), "websocket") != 0 || req.Header("sec-websocket-key").empty()) {
@@ -278,9 +294,7 @@ net::HttpResponse Face::PodStream(const Call& c, std::string_view subresource) {
     return BadRequest("none of the offered subprotocols (" + req.Header("sec-websocket-protocol") +
                       ") is spoken here: v5.channel.k8s.io, v4.channel.k8s.io");
   }
-  const json request = {{"kind", "exec"},      {"command", command}, {"tty", tty},
-                        {"stdin", in},         {"stdout", out},      {"stderr", err},
-                        {"protocol", protocol}};
+  request["protocol"] = protocol;
   net::HttpResponse r;
   r.status = 101;
   r.headers = {{"Upgrade", "websocket"},

@@ -189,6 +189,7 @@ struct Container {
   std::vector<std::string> node_name_env;  // containers mode: fieldRef spec.nodeName
   std::string work_dir;
   Resources res;
+  bool stdin = false, stdin_once = false, tty = false;  // as given
 };
 
 void SetVar(Container* out, const std::string& var, const std::string& value) {
@@ -260,6 +261,21 @@ std::optional<FieldProblem> ReadEnv(const json& c, const std::string& field, con
   return std::nullopt;
 }
 
+// stdin, stdinOnce and tty: booleans; tty needs stdin (a terminal nobody can type into).
+std::optional<FieldProblem> ReadStdio(const json& c, const std::string& cf, Container* out) {
+  for (auto [key, into] : {std::pair{"stdin", &out->stdin},
+                           std::pair{"stdinOnce", &out->stdin_once}, std::pair{"tty", &out->tty}}) {
+    const json& v = At(c, {key});
+    if (v.is_null()) continue;
+    if (!v.is_boolean()) return Invalid(cf + "." + key, Text(v), "must be a boolean");
+    *into = v.get<bool>();
+  }
+  if (out->tty && !out->stdin) {
+    return Invalid(cf + ".tty", "true", "-t/--tty requires -i/--stdin: set stdin: true");
+  }
+  return std::nullopt;
+}
+
 std::optional<FieldProblem> ReadContainer(const json& c, const std::string& cf, const json& pod,
                                           const PodContext& ctx, const std::string& pod_name,
                                           Container* out) {
@@ -291,6 +307,7 @@ std::optional<FieldProblem> ReadContainer(const json& c, const std::string& cf, 
     (std::string_view(key) == "command" ? out->command : out->args) = std::move(expanded);
   }
   out->work_dir = Str(c, {"workingDir"});
+  if (auto p = ReadStdio(c, cf, out)) return p;
   return ReadResources(c, cf, &out->res);
 }
 
@@ -447,6 +464,31 @@ json ProcessRequest(const std::string& name, const PodContext& ctx, const Resour
   if (res.mem_request > 0) request["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
   if (res.gpus > 0) request["gpus"] = res.gpus;
   return request;
+}
+
+// A process pod's stdin/stdinOnce/tty (docs/adr/0006-pod-streams.md, attach): the pod's main
+// process gets them, so only a pod of one container may ask. Containers mode keeps the fields
+// (GET shows them) but runs the container without (attach -i/-t is refused there).
+std::optional<FieldProblem> StdioRequest(const std::vector<Container>& init_list,
+                                         const std::vector<Container>& main_list, json* request) {
+  const size_t count = init_list.size() + main_list.size();
+  for (size_t i = 0; i < count && count > 1; ++i) {
+    const bool init = i < init_list.size();
+    const Container& c = init ? init_list[i] : main_list[i - init_list.size()];
+    if (c.stdin || c.tty) {
+      const std::string f = std::string(init ? "spec.initContainers[" : "spec.containers[") +
+                            std::to_string(init ? i : i - init_list.size()) + "]." +
+                            (c.stdin ? "stdin" : "tty");
+      return FieldProblem{f, "Forbidden", "",
+                          "berth gives stdin and a terminal only to a pod of one container "
+                          "(its process is the pod's main process)"};
+    }
+  }
+  const Container& first = main_list.front();
+  if (first.stdin) (*request)["open_stdin"] = true;
+  if (first.stdin && first.stdin_once) (*request)["stdin_once"] = true;
+  if (first.tty) (*request)["tty"] = true;
+  return std::nullopt;
 }
 
 // Containers mode: the request of the pod's one container, run in its image (the node takes the
@@ -666,6 +708,7 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
     }
   } else {
     request = ProcessRequest(name, ctx, res, init_list, main_list);
+    if (auto p = StdioRequest(init_list, main_list, &request)) return p;
   }
   // The Pod's host name as kubelet gives it: spec.hostname, else the Pod's name (cut to 63
   // characters); with hostNetwork, the node's.

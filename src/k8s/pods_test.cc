@@ -718,3 +718,46 @@ TEST(K8sManifestMetaTest, LabelsAndAnnotationsAreMapsOfStrings) {
 
 }  // namespace
 }  // namespace berth::k8s
+
+namespace berth::k8s {
+namespace {
+
+// stdin, stdinOnce and tty: kept in the spec, passed to the job's request, tty needs stdin.
+TEST(K8sPodMapTest, StdinAndTtyReachTheRequest) {
+  json pod = GpuPod();
+  pod["spec"]["containers"][0]["stdin"] = true;
+  pod["spec"]["containers"][0]["stdinOnce"] = true;
+  pod["spec"]["containers"][0]["tty"] = true;
+  PodMapping m = MustMap(pod);
+  EXPECT_EQ(m.request["open_stdin"], true);
+  EXPECT_EQ(m.request["stdin_once"], true);
+  EXPECT_EQ(m.request["tty"], true);
+  EXPECT_EQ(m.meta["spec"]["containers"][0]["tty"], true);
+  PodMapping plain = MustMap(GpuPod());
+  EXPECT_FALSE(plain.request.contains("open_stdin"));
+  EXPECT_FALSE(plain.request.contains("tty"));
+
+  auto problem = [](std::function<void(json&)> change) {
+    json p = GpuPod();
+    change(p);
+    PodMapping out;
+    std::optional<FieldProblem> fp = MapPod(p, Ctx(), &out);
+    return fp ? Show(*fp) : std::string("<mapped>");
+  };
+  EXPECT_EQ(problem([](json& p) { p["spec"]["containers"][0]["tty"] = true; }),
+            "spec.containers[0].tty | Invalid value | true | -t/--tty requires -i/--stdin: set "
+            "stdin: true");
+  EXPECT_EQ(problem([](json& p) { p["spec"]["containers"][0]["stdin"] = "yes"; }),
+            "spec.containers[0].stdin | Invalid value | yes | must be a boolean");
+  EXPECT_EQ(problem([](json& p) {
+              json second = p["spec"]["containers"][0];
+              second["name"] = "side";
+              second["stdin"] = true;
+              p["spec"]["containers"].push_back(second);
+            }),
+            "spec.containers[1].stdin | Forbidden |  | berth gives stdin and a terminal only to a "
+            "pod of one container (its process is the pod's main process)");
+}
+
+}  // namespace
+}  // namespace berth::k8s

@@ -102,6 +102,9 @@ const Msg* Container() {
                       {13, "terminationMessagePath", T::kString},
                       {14, "imagePullPolicy", T::kString},
                       {15, "securityContext", T::kMsg, false, &ContainerSecurity},
+                      {16, "stdin", T::kBool},
+                      {17, "stdinOnce", T::kBool},
+                      {18, "tty", T::kBool},
                       {19, "envFrom", T::kMsg, true, &EnvFromSource},
                       {20, "terminationMessagePolicy", T::kString}}};
   return &m;

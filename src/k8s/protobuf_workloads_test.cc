@@ -50,7 +50,8 @@ TEST(ProtobufWorkloadTest, ACronJobAsKubectlCreateCronjobSendsIt) {
       "jobTemplate": {"metadata": {"name": "tick"}, "spec": {"template": {"metadata": {},
         "spec": {"restartPolicy": "OnFailure", "hostNetwork": false, "containers": [{
           "name": "tick", "image": "busybox", "command": ["sh", "-c", "echo hi"],
-          "resources": {"limits": {"cpu": "500m"}}, "env": [{"name": "A", "value": "b"}]}]}}}}}})");
+          "resources": {"limits": {"cpu": "500m"}}, "env": [{"name": "A", "value": "b"}],
+          "stdin": false}]}}}}}})");
   EXPECT_EQ(*got, want) << got->dump(1);
 }
 

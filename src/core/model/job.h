@@ -106,6 +106,12 @@ struct JobExecSpec {
   // The host name the job's processes see ($HOSTNAME, and in a container the UTS name): a Pod's
   // (its spec.hostname, else its name); "" = the node's.
   std::string hostname;
+  // A Pod's stdin/stdinOnce/tty (docs/adr/0006-pod-streams.md, attach): the main process reads
+  // a pipe the node holds open (open_stdin), closed after the first attached client's stdin ends
+  // (stdin_once); tty: it runs on a pseudo-terminal the node holds (needs open_stdin).
+  bool open_stdin = false;
+  bool stdin_once = false;
+  bool tty = false;
   // The container the job runs in: the canonical JSON text of an image::ContainerSpec (the job
   // request's "container" object, docs/containers.md); "" = the node's own system.
   std::string container;
