@@ -142,11 +142,10 @@ Shape ShapeOf(const core::JobSpec& s) {
   return sh;
 }
 
-// Slurm prints memory in TRES strings with the largest unit that divides it exactly.
+// Slurm prints memory in TRES strings as convert_num_unit(CONVERT_NUM_UNIT_EXACT) does: a larger
+// unit while the value is a whole number of half units (64000M is "62.50G", 65000M stays "M").
 std::string TresMem(int64_t mib) {
-  if (mib % (1024 * 1024) == 0) return std::to_string(mib / (1024 * 1024)) + "T";
-  if (mib % 1024 == 0) return std::to_string(mib / 1024) + "G";
-  return std::to_string(mib) + "M";
+  return FormatMemoryMiB(mib);
 }
 
 std::string TresText(int64_t cpus, int64_t mem_mib, int64_t nodes, int64_t gpus,

@@ -341,6 +341,25 @@ TEST(JobViewTest, MemoryDefaultsFromTheCluster) {
   EXPECT_EQ(m["TRES"], "cpu=4,mem=2T,node=1,billing=4");
 }
 
+// Slurm 22.05.8 (sbatch --hold, scontrol show job): memory that is a whole number of half GiB
+// shows in GiB with two decimals, other amounts stay in MiB.
+TEST(JobViewTest, TresMemoryInExactUnits) {
+  const struct {
+    int64_t mem_mib;
+    const char* tres_mem;
+  } cases[] = {{64000, "62.50G"}, {65000, "65000M"},     {1536, "1.50G"},    {1280, "1280M"},
+               {64512, "63G"},    {1048064, "1023.50G"}, {1572864, "1.50T"}, {1600000, "1562.50G"}};
+  for (const auto& c : cases) {
+    std::map<std::string, std::string> m = Fields(HeldJob({{"mem_per_node", c.mem_mib}}));
+    EXPECT_EQ(m["TRES"], "cpu=1,mem=" + std::string(c.tres_mem) + ",node=1,billing=1") << c.mem_mib;
+    EXPECT_EQ(m["MinMemoryNode"], c.tres_mem) << c.mem_mib;
+  }
+  std::map<std::string, std::string> m =
+      Fields(HeldJob({{"ntasks", 2}, {"mem_per_cpu", 1280}}));  // --mem-per-cpu=1280 -n 2
+  EXPECT_EQ(m["TRES"], "cpu=2,mem=2.50G,node=1,billing=2");
+  EXPECT_EQ(m["MinMemoryCPU"], "1280M");
+}
+
 TEST(JobViewTest, AccountingOnShowsQosAndDefaultAccount) {
   json r = HeldJob({{"qos", "high"}, {"account", "physics"}}, true);
   r["slurm"]["accounting"] = true;
