@@ -146,6 +146,17 @@ TEST(SbatchParseTest, RepeatedMailTypesAccumulate) {
   EXPECT_EQ(r.exec.mail_type, "END");
 }
 
+// -O/--overcommit, --ntasks-per-socket and --ntasks-per-core reach the job (scontrol shows them
+// in NumCPUs and NtasksPerN:B:S:C) and are no longer listed as ignored.
+TEST(SbatchParseTest, OvercommitAndTasksPerSocketReachTheJob) {
+  SbatchRequest r = Parsed(Inputs({"-O", "--ntasks-per-socket=2", "--ntasks-per-core=1", "job.sh"},
+                                  {{"job.sh", "#!/bin/sh\n"}}));
+  EXPECT_TRUE(r.spec.overcommit);
+  EXPECT_EQ(r.spec.ntasks_per_socket, 2);
+  EXPECT_EQ(r.spec.ntasks_per_core, 1);
+  EXPECT_TRUE(r.ignored.empty());
+}
+
 TEST(SbatchParseTest, EnvironmentFlags) {
   const std::string plain = "#!/bin/sh\necho\n";
   struct Case {
