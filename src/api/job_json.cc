@@ -236,6 +236,16 @@ constexpr SpecKey kSpecKeys[] = {
      [](const json& v, core::JobSpec& s) {
        return GetIntAs(v, "ntasks_per_node", 0, kInt32Max, &s.ntasks_per_node);
      }},
+    {"ntasks_per_socket",
+     [](const json& v, core::JobSpec& s) {
+       return GetIntAs(v, "ntasks_per_socket", 0, kInt32Max, &s.ntasks_per_socket);
+     }},
+    {"ntasks_per_core",
+     [](const json& v, core::JobSpec& s) {
+       return GetIntAs(v, "ntasks_per_core", 0, kInt32Max, &s.ntasks_per_core);
+     }},
+    {"overcommit",
+     [](const json& v, core::JobSpec& s) { return GetBool(v, "overcommit", &s.overcommit); }},
     {"ntasks_per_gpu",
      [](const json& v, core::JobSpec& s) {
        return GetIntAs(v, "ntasks_per_gpu", 0, kInt32Max, &s.ntasks_per_gpu);
@@ -542,6 +552,9 @@ void EncodeShape(const core::JobSpec& s, const core::JobSpec& d, json& j) {
   put("ntasks", s.ntasks, d.ntasks);
   put("ntasks_per_node", s.ntasks_per_node, d.ntasks_per_node);
   put("ntasks_per_gpu", s.ntasks_per_gpu, d.ntasks_per_gpu);
+  put("ntasks_per_socket", s.ntasks_per_socket, d.ntasks_per_socket);
+  put("ntasks_per_core", s.ntasks_per_core, d.ntasks_per_core);
+  put("overcommit", s.overcommit, d.overcommit);
   put("cpus_per_task", s.cpus_per_task, d.cpus_per_task);
   put("cpus_per_gpu", s.cpus_per_gpu, d.cpus_per_gpu);
   put("mem_per_node", s.mem_per_node_mib, d.mem_per_node_mib);

@@ -14,6 +14,7 @@
 #include "common/hostlist.h"
 #include "common/slurm_time.h"
 #include "config/job_options.h"
+#include "slurm/job_view.h"
 #include "slurm/sbatch_job.h"
 
 extern char** environ;
@@ -181,11 +182,7 @@ int JobsMain(int argc, char** argv) {
               "NODES", "NODELIST(REASON)");
   for (const json& j : r->at("jobs")) {
     const json& req = j.at("request");
-    std::string id = std::to_string(j.at("id").get<uint32_t>());
-    if (j.contains("array_task_id")) {
-      id = std::to_string(j.at("array_job_id").get<uint32_t>()) + "_" +
-           std::to_string(j.at("array_task_id").get<int>());
-    }
+    std::string id = slurm::DisplayJobId(j);
     std::string where;
     int nodes = 0;
     if (j.contains("allocation")) {

@@ -15,6 +15,7 @@
 #include "agent/file_util.h"
 #include "cli/client.h"
 #include "image/layout_writer.h"
+#include "slurm/job_view.h"
 
 namespace berth::cli {
 namespace {
@@ -68,11 +69,7 @@ void Show(const json& jobs, bool tty, int elapsed) {
   std::printf("berth demo, %d s: the queue (jobs submitted by the demo)\n", elapsed);
   std::printf("%-8s %-16s %-14s %-24s %s\n", "JOBID", "NAME", "STATE", "NODES/GPUS", "REASON");
   for (const json& j : jobs) {
-    std::string id = std::to_string(j.at("id").get<uint32_t>());
-    if (j.contains("array_task_id")) {
-      id = std::to_string(j.at("array_job_id").get<uint32_t>()) + "_" +
-           std::to_string(j.at("array_task_id").get<int>());
-    }
+    std::string id = slurm::DisplayJobId(j);
     std::string where;
     if (j.contains("allocation")) {
       for (const json& n : j.at("allocation").at("nodes")) {

@@ -384,6 +384,19 @@ const Option kOptions[] = {
      [](std::string_view v, const Context& c, core::JobSpec& s) {
        return Store(Positive(c, v), s.ntasks_per_node);
      }},
+    {"ntasks-per-socket", Arg::kRequired,
+     [](std::string_view v, const Context& c, core::JobSpec& s) {
+       return Store(Positive(c, v), s.ntasks_per_socket);
+     }},
+    {"ntasks-per-core", Arg::kRequired,
+     [](std::string_view v, const Context& c, core::JobSpec& s) {
+       return Store(Positive(c, v), s.ntasks_per_core);
+     }},
+    {"overcommit", Arg::kNone,
+     [](std::string_view, const Context&, core::JobSpec& s) {
+       s.overcommit = true;
+       return Status::Ok();
+     }},
     {"oversubscribe", Arg::kNone,
      [](std::string_view, const Context&, core::JobSpec& s) {
        s.oversubscribe = true;

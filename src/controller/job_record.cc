@@ -60,6 +60,7 @@ Status DecodeAlloc(const json& a, JobRecord& r) {
 
 json EncodeFacts(const SlurmFacts& f) {
   return {{"node_mem_mib", f.node_mem_mib},
+          {"node_cpus", f.node_cpus},
           {"def_mem_per_cpu_mib", f.def_mem_per_cpu_mib},
           {"def_mem_per_node_mib", f.def_mem_per_node_mib},
           {"default_time_limit", f.default_time_limit},
@@ -74,6 +75,7 @@ SlurmFacts DecodeFacts(const json& in) {
   if (!in.contains("slurm")) return f;
   const json& s = in.at("slurm");
   f.node_mem_mib = s.value("node_mem_mib", f.node_mem_mib);
+  f.node_cpus = s.value("node_cpus", f.node_cpus);
   f.def_mem_per_cpu_mib = s.value("def_mem_per_cpu_mib", f.def_mem_per_cpu_mib);
   f.def_mem_per_node_mib = s.value("def_mem_per_node_mib", f.def_mem_per_node_mib);
   f.default_time_limit = s.value("default_time_limit", f.default_time_limit);

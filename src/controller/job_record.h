@@ -25,6 +25,7 @@ namespace berth::controller {
 // reads it as the record's "slurm" object): facts about the cluster the job was submitted to.
 struct SlurmFacts {
   int64_t node_mem_mib = 0;                 // RealMemory of the partition's largest node
+  int32_t node_cpus = 0;                    // CPUs of the partition's largest node (0 = unknown)
   int64_t def_mem_per_cpu_mib = 0;          // DefMemPerCPU in force for the job (0 = none)
   int64_t def_mem_per_node_mib = 0;         // DefMemPerNode (0 = none)
   Duration default_time_limit = kInfinite;  // the partition's DefaultTime, else its MaxTime

@@ -60,6 +60,7 @@ std::string UserName(uint32_t uid) {
 // that the request alone does not give.
 struct ClusterFacts {
   int64_t node_mem_mib = 0;          // a node's RealMemory (a job without --mem gets all of it)
+  int64_t node_cpus = 0;             // a node's CPUs (0 = unknown)
   int64_t def_mem_per_cpu_mib = 0;   // DefMemPerCPU in force for the job (0 = none)
   int64_t def_mem_per_node_mib = 0;  // DefMemPerNode (0 = none)
   Duration default_time_limit = kInfinite;  // the partition's DefaultTime, else its MaxTime
@@ -79,6 +80,7 @@ ClusterFacts ReadFacts(const json& record) {
     return s.contains(key) && s.at(key).is_boolean() ? s.at(key).get<bool>() : dflt;
   };
   f.node_mem_mib = num("node_mem_mib", 0);
+  f.node_cpus = num("node_cpus", 0);
   f.def_mem_per_cpu_mib = num("def_mem_per_cpu_mib", 0);
   f.def_mem_per_node_mib = num("def_mem_per_node_mib", 0);
   f.default_time_limit = num("default_time_limit", kInfinite);
@@ -132,6 +134,9 @@ Shape ShapeOf(const core::JobSpec& s) {
     sh.gpus = s.gpus_per_task * sh.tasks;
   }
   int64_t cpus = int64_t{sh.tasks} * sh.cpus_per_task;
+  // sbatch -O asks for one CPU a node (min_cpus = the node count): Slurm 22.05.8 records
+  // "-O -N2 -n4 -c8" as NumCPUs=2, TRES=cpu=2, with or without --exclusive.
+  if (s.overcommit) cpus = sh.min_nodes;
   if (s.cpus_per_gpu > 0) cpus = std::max<int64_t>(cpus, int64_t{sh.gpus} * s.cpus_per_gpu);
   sh.cpus = static_cast<int32_t>(std::min<int64_t>(cpus, INT32_MAX));
   sh.min_cpus_node =
@@ -142,11 +147,21 @@ Shape ShapeOf(const core::JobSpec& s) {
   return sh;
 }
 
-// Slurm prints memory in TRES strings with the largest unit that divides it exactly.
+// NumNodes of a job that names no node count: slurmctld's estimate from its tasks, as many on a
+// node as the node's CPUs hold and at least one (Slurm 22.05.8 on 256-CPU nodes: -n600 is 3
+// nodes, -n3 -c100 is 2, -n3 -c300 is 3, -c300 is 1). Only NumNodes shows it: TRES= keeps
+// node=1 and the memory of one node.
+int32_t EstimatedNodes(const core::JobSpec& s, const Shape& sh, const ClusterFacts& f) {
+  if (s.min_nodes > 0 || s.ntasks_per_node > 0 || f.node_cpus <= 0) return sh.min_nodes;
+  const int64_t per_node = std::max<int64_t>(1, f.node_cpus / sh.cpus_per_task);
+  const int64_t nodes = CeilDiv(int64_t{sh.tasks}, per_node);
+  return static_cast<int32_t>(std::clamp<int64_t>(nodes, sh.min_nodes, INT32_MAX));
+}
+
+// Slurm prints memory in TRES strings as convert_num_unit(CONVERT_NUM_UNIT_EXACT) does: a larger
+// unit while the value is a whole number of half units (64000M is "62.50G", 65000M stays "M").
 std::string TresMem(int64_t mib) {
-  if (mib % (1024 * 1024) == 0) return std::to_string(mib / (1024 * 1024)) + "T";
-  if (mib % 1024 == 0) return std::to_string(mib / 1024) + "G";
-  return std::to_string(mib) + "M";
+  return FormatMemoryMiB(mib);
 }
 
 std::string TresText(int64_t cpus, int64_t mem_mib, int64_t nodes, int64_t gpus,
@@ -454,13 +469,15 @@ Status BuildView(const json& r, Time now, JobView& v) {
   }
   SetTimes(r, s, f, now, v);
   const Shape sh = ShapeOf(s);
-  v.min_nodes = sh.min_nodes;
+  v.min_nodes = EstimatedNodes(s, sh, f);
   v.max_nodes = sh.max_nodes;
   v.num_tasks = sh.tasks;
   v.cpus_per_task = sh.cpus_per_task;
   v.num_cpus = sh.cpus;
   v.min_cpus_node = sh.min_cpus_node;
   v.ntasks_per_node = s.ntasks_per_node;
+  v.ntasks_per_socket = s.ntasks_per_socket;
+  v.ntasks_per_core = s.ntasks_per_core;
   v.gpus = sh.gpus;
   SetMemory(s, sh, f, v);
   v.req_tres = TresText(sh.cpus, v.req_mem_mib, sh.min_nodes, sh.gpus, s.gpu_type, f.gpus_in_tres);
@@ -517,6 +534,22 @@ std::string SlurmTimeText(Time t) {
 
 std::string ExitCodeText(const JobView& v) {
   return std::to_string(v.exit_code) + ":" + std::to_string(v.exit_signal);
+}
+
+std::string DisplayJobId(const json& record) {
+  std::string id = std::to_string(record.at("id").get<uint32_t>());
+  int task = record.value("array_task_id", -1);
+  if (task >= 0)
+    return std::to_string(record.value("array_job_id", 0u)) + "_" + std::to_string(task);
+  const json* array = nullptr;
+  if (record.contains("request") && record.at("request").contains("array")) {
+    array = &record.at("request").at("array");
+  }
+  if (array == nullptr || !array->is_string() || array->get<std::string>().empty()) return id;
+  std::string left = array->get<std::string>();
+  Result<core::ArraySpec> spec = core::ParseArraySpec(left, core::kSlurmMaxArraySize);
+  if (spec.ok()) left = core::FormatArrayTaskIds(spec->task_ids, spec->max_running);
+  return id + "_[" + left + "]";
 }
 
 std::string ArrayTaskIdText(const JobView& v) {
@@ -582,7 +615,9 @@ std::vector<std::pair<std::string, std::string>> ScontrolJobFields(const JobView
   add("ReqB:S:C:T", "0:0:*:*");
   add("TRES", v.alloc_tres.empty() ? v.req_tres : v.alloc_tres);
   add("Socks/Node", "*");
-  add("NtasksPerN:B:S:C", std::to_string(v.ntasks_per_node) + ":0:*:*");
+  auto given = [](int32_t n) { return n > 0 ? std::to_string(n) : std::string("*"); };
+  add("NtasksPerN:B:S:C", std::to_string(v.ntasks_per_node) + ":0:" + given(v.ntasks_per_socket) +
+                              ":" + given(v.ntasks_per_core));
   add("CoreSpec", "*");
   add("MinCPUsNode", std::to_string(v.min_cpus_node));
   if (v.min_memory_cpu_mib >= 0) {

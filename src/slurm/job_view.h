@@ -82,6 +82,8 @@ struct JobView {
   int32_t cpus_per_task = 1;
   int32_t min_cpus_node = 1;
   int32_t ntasks_per_node = 0;          // 0 = not given
+  int32_t ntasks_per_socket = 0;        // 0 = not given ("*")
+  int32_t ntasks_per_core = 0;          // 0 = not given ("*")
   int64_t min_memory_node_mib = -1;     // MinMemoryNode= when >= 0 (0: all of each node's memory)
   int64_t min_memory_cpu_mib = -1;      // MinMemoryCPU= when >= 0
   int64_t req_mem_mib = 0;              // total memory asked (ReqTRES mem=)
@@ -127,6 +129,10 @@ struct JobView {
 Result<JobView> JobViewFromJson(const nlohmann::json& record, Time now);
 
 // ---- Text as Slurm prints it
+
+// A job record's id as squeue's JOBID shows it, without building the whole view: "7", an array
+// task "1_3", an array's pending remainder "1_[6-9%3]" (its request's tasks in Slurm's form).
+std::string DisplayJobId(const nlohmann::json& record);
 
 // "2026-12-02T09:55:37" in the local time zone; "Unknown" for kNoTime (Slurm's slurm_make_time_str
 // with the default format, as scontrol prints times).

@@ -12,14 +12,11 @@ namespace {
 
 using nlohmann::json;
 
-// The oracle cluster's facts (shared/bench/slurm/oracle): 2 TiB nodes, no DefMemPerCPU, no
-// accounting, GPUs not a TRES.
+// The oracle cluster's facts (shared/bench/slurm/oracle): 256 CPUs and 2 TiB nodes, no
+// DefMemPerCPU, no accounting, GPUs not a TRES.
 json OracleFacts(bool account_given = false) {
-  return {{"node_mem_mib", 2097152},
-          {"default_time_limit", 1LL << 52},
-          {"gpus_in_tres", false},
-          {"accounting", false},
-          {"account_given", account_given}};
+  return {{"node_mem_mib", 2097152}, {"node_cpus", 256},    {"default_time_limit", 1LL << 52},
+          {"gpus_in_tres", false},   {"accounting", false}, {"account_given", account_given}};
 }
 
 // A held job as the controller reports it right after `sbatch --hold`.
@@ -339,6 +336,89 @@ TEST(JobViewTest, MemoryDefaultsFromTheCluster) {
   m = Fields(r);
   EXPECT_EQ(m["MinMemoryNode"], "0");
   EXPECT_EQ(m["TRES"], "cpu=4,mem=2T,node=1,billing=4");
+}
+
+// Slurm 22.05.8 (sbatch --hold, scontrol show job): memory that is a whole number of half GiB
+// shows in GiB with two decimals, other amounts stay in MiB.
+TEST(JobViewTest, TresMemoryInExactUnits) {
+  const struct {
+    int64_t mem_mib;
+    const char* tres_mem;
+  } cases[] = {{64000, "62.50G"}, {65000, "65000M"},     {1536, "1.50G"},    {1280, "1280M"},
+               {64512, "63G"},    {1048064, "1023.50G"}, {1572864, "1.50T"}, {1600000, "1562.50G"}};
+  for (const auto& c : cases) {
+    std::map<std::string, std::string> m = Fields(HeldJob({{"mem_per_node", c.mem_mib}}));
+    EXPECT_EQ(m["TRES"], "cpu=1,mem=" + std::string(c.tres_mem) + ",node=1,billing=1") << c.mem_mib;
+    EXPECT_EQ(m["MinMemoryNode"], c.tres_mem) << c.mem_mib;
+  }
+  std::map<std::string, std::string> m =
+      Fields(HeldJob({{"ntasks", 2}, {"mem_per_cpu", 1280}}));  // --mem-per-cpu=1280 -n 2
+  EXPECT_EQ(m["TRES"], "cpu=2,mem=2.50G,node=1,billing=2");
+  EXPECT_EQ(m["MinMemoryCPU"], "1280M");
+}
+
+// What the real Slurm 22.05.8 recorded on the oracle cluster (256-CPU nodes) for each request.
+TEST(JobViewTest, OvercommitSocketsAndNodeEstimates) {
+  struct Case {
+    const char* name;
+    json request;
+    std::map<std::string, std::string> want;
+  };
+  const Case cases[] = {
+      // man sbatch -O: "a job allocation ... will be allocated one CPU per node"; slurmctld
+      // records the node count as its CPU count, --exclusive or not.
+      {"-O --exclusive -N2 -n4",
+       {{"overcommit", true}, {"exclusive", true}, {"nodes", 2}, {"ntasks", 4}},
+       {{"NumNodes", "2-2"},
+        {"NumCPUs", "2"},
+        {"NumTasks", "4"},
+        {"TRES", "cpu=2,mem=4T,node=2,billing=2"}}},
+      {"-O -N2 -n4 -c8",
+       {{"overcommit", true}, {"nodes", 2}, {"ntasks", 4}, {"cpus_per_task", 8}},
+       {{"NumCPUs", "2"}, {"MinCPUsNode", "8"}, {"TRES", "cpu=2,mem=4T,node=2,billing=2"}}},
+      {"-O -n8", {{"overcommit", true}, {"ntasks", 8}}, {{"NumNodes", "1"}, {"NumCPUs", "1"}}},
+      // --ntasks-per-socket and --ntasks-per-core fill the S and C of NtasksPerN:B:S:C.
+      {"--ntasks-per-socket=2 -N1",
+       {{"ntasks_per_socket", 2}, {"nodes", 1}},
+       {{"NtasksPerN:B:S:C", "0:0:2:*"}}},
+      {"-N2 --ntasks-per-node=4 --ntasks-per-socket=2 --ntasks-per-core=1",
+       {{"nodes", 2}, {"ntasks_per_node", 4}, {"ntasks_per_socket", 2}, {"ntasks_per_core", 1}},
+       {{"NtasksPerN:B:S:C", "4:0:2:1"}, {"NumCPUs", "8"}}},
+      // Without -N, NumNodes is the tasks over as many a node as its CPUs hold (at least one).
+      {"-c300", {{"cpus_per_task", 300}}, {{"NumNodes", "1"}, {"NumCPUs", "300"}}},
+      {"-n3 -c300",
+       {{"ntasks", 3}, {"cpus_per_task", 300}},
+       {{"NumNodes", "3"}, {"NumCPUs", "900"}, {"TRES", "cpu=900,mem=2T,node=1,billing=900"}}},
+      {"-n3 -c100", {{"ntasks", 3}, {"cpus_per_task", 100}}, {{"NumNodes", "2"}}},
+      {"-n600", {{"ntasks", 600}}, {{"NumNodes", "3"}, {"NumCPUs", "600"}}},
+      {"-n2 -c300 -N1",
+       {{"ntasks", 2}, {"cpus_per_task", 300}, {"nodes", 1}},
+       {{"NumNodes", "1-1"}, {"NumCPUs", "600"}}},
+  };
+  for (const Case& c : cases) {
+    std::map<std::string, std::string> m = Fields(HeldJob(c.request));
+    for (const auto& [k, want] : c.want) EXPECT_EQ(m[k], want) << c.name << ": " << k;
+  }
+}
+
+// squeue shows an array's pending remainder as "1_[6-9%3]" (man squeue, %i: "<jobid>_[<taskids>]"
+// for pending array tasks); berth's own `berth jobs` and the demo print the same.
+TEST(JobViewTest, DisplayJobIdOfArrays) {
+  json master = HeldJob({{"array", "6-9%3"}});
+  master["id"] = 1;
+  master["array_job_id"] = 1;
+  master["array_task_id"] = -1;
+  EXPECT_EQ(DisplayJobId(master), "1_[6-9%3]");
+  EXPECT_EQ(Fields(master)["ArrayTaskId"], "6-9%3");
+  master["request"]["array"] = "500-17000:1000%26";
+  EXPECT_EQ(DisplayJobId(master), "1_[500-16500:1000%26]");
+  EXPECT_EQ(Fields(master)["ArrayTaskId"], "500-16500:1000%26");
+  json task = HeldJob({});
+  task["id"] = 4;
+  task["array_job_id"] = 1;
+  task["array_task_id"] = 3;
+  EXPECT_EQ(DisplayJobId(task), "1_3");
+  EXPECT_EQ(DisplayJobId(HeldJob({})), "7720001");
 }
 
 TEST(JobViewTest, AccountingOnShowsQosAndDefaultAccount) {

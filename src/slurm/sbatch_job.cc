@@ -205,10 +205,7 @@ constexpr std::string_view kIgnored[] = {
     "mincpus",
     "network",
     "no-kill",
-    "ntasks-per-core",
-    "ntasks-per-socket",
     "ntasks-per-tres",
-    "overcommit",
     "power",
     "prefer",
     "profile",
@@ -325,6 +322,16 @@ bool AsksForGpus(const Settings& s) {
          s.Has("gpus-per-socket") || GresHasGpu(s.Value("gres"));
 }
 
+// Whether sbatch knows the job's task count: -n, or a fixed node count (-N 2, or the default
+// one node with --ntasks-per-node) times --ntasks-per-node (one task a node without it). A range
+// such as -N 2-4 leaves it open (Slurm 22.05.8: "-N2 --ntasks-per-node=4 --gpus-per-task=1" is
+// 8 tasks, "-N 2-4 --ntasks-per-node=2 --gpus-per-task=1" is refused).
+bool TaskCountKnown(const Settings& s) {
+  if (s.Has("ntasks")) return true;
+  if (!s.Has("nodes")) return s.Has("ntasks-per-node");
+  return s.Value("nodes").find('-') == std::string::npos;
+}
+
 // The GPU combinations Slurm's client refuses (its gres_job_state_validate), each followed by
 // "Invalid generic resource (gres) specification".
 std::optional<SbatchFailure> CheckGpuRequest(const SbatchInputs& in, const Settings& s) {
@@ -336,7 +343,7 @@ std::optional<SbatchFailure> CheckGpuRequest(const SbatchInputs& in, const Setti
   std::string why;
   if (s.Has("cpus-per-gpu") && s.Has("cpus-per-task")) {
     why = "--cpus-per-gpu is mutually exclusive with --cpus-per-task";
-  } else if (s.Has("gpus-per-task") && !s.Has("gpus") && !s.Has("ntasks")) {
+  } else if (s.Has("gpus-per-task") && !s.Has("gpus") && !TaskCountKnown(s)) {
     why =
         "Failed to validate job spec. --gpus-per-task used without either --gpus or -n/--ntasks "
         "is not allowed.";
@@ -485,6 +492,17 @@ void AddRequestVariables(const SbatchInputs& in, const Settings& s, const core::
   Set(env, "SLURM_SUBMIT_HOST", in.host);
 }
 
+// Slurm ORs each --mail-type into the job's flags (arg_set_mail_type), so repeats accumulate:
+// "--mail-type=BEGIN --mail-type=END" asks for both, from every source alike.
+std::string AllMailTypes(const Settings& s) {
+  std::string all;
+  for (const Setting& x : s.All()) {
+    if (x.option.name != "mail-type") continue;
+    all += (all.empty() ? "" : ",") + x.option.value.value_or("");
+  }
+  return all;
+}
+
 std::optional<SbatchFailure> BuildExec(const SbatchInputs& in, const Settings& s,
                                        const core::JobSpec& spec, core::JobExecSpec& exec) {
   exec.work_dir = s.Has("chdir") ? Under(in.cwd, s.Value("chdir")) : in.cwd;
@@ -495,6 +513,7 @@ std::optional<SbatchFailure> BuildExec(const SbatchInputs& in, const Settings& s
       value = Under(exec.work_dir, value);
     }
     if (o.name == "chdir") continue;
+    if (o.name == "mail-type") value = AllMailTypes(s);
     Status st = ApplyExecOption(o.name, value, exec);
     if (!st.ok() && st.code() != StatusCode::kNotFound) return Error(in, st.message());
   }

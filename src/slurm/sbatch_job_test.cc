@@ -135,6 +135,28 @@ TEST(SbatchParseTest, CommandLineOverEnvironmentOverScript) {
   EXPECT_TRUE(r.spec.requeue);
 }
 
+// man sbatch, --mail-type: "Multiple type values may be specified in a comma separated list";
+// Slurm adds each --mail-type to the ones before (BEGIN, then END, then FAIL: all three).
+TEST(SbatchParseTest, RepeatedMailTypesAccumulate) {
+  SbatchRequest r = Parsed(
+      Inputs({"--mail-type=FAIL", "job.sh"},
+             {{"job.sh", "#!/bin/sh\n#SBATCH --mail-type=BEGIN\n#SBATCH --mail-type=END\n"}}));
+  EXPECT_EQ(r.exec.mail_type, "BEGIN,END,FAIL");
+  r = Parsed(Inputs({"--mail-type=END", "job.sh"}, {{"job.sh", "#!/bin/sh\n"}}));
+  EXPECT_EQ(r.exec.mail_type, "END");
+}
+
+// -O/--overcommit, --ntasks-per-socket and --ntasks-per-core reach the job (scontrol shows them
+// in NumCPUs and NtasksPerN:B:S:C) and are no longer listed as ignored.
+TEST(SbatchParseTest, OvercommitAndTasksPerSocketReachTheJob) {
+  SbatchRequest r = Parsed(Inputs({"-O", "--ntasks-per-socket=2", "--ntasks-per-core=1", "job.sh"},
+                                  {{"job.sh", "#!/bin/sh\n"}}));
+  EXPECT_TRUE(r.spec.overcommit);
+  EXPECT_EQ(r.spec.ntasks_per_socket, 2);
+  EXPECT_EQ(r.spec.ntasks_per_core, 1);
+  EXPECT_TRUE(r.ignored.empty());
+}
+
 TEST(SbatchParseTest, EnvironmentFlags) {
   const std::string plain = "#!/bin/sh\necho\n";
   struct Case {
@@ -257,6 +279,14 @@ TEST(SbatchParseTest, GpuRequestChecks) {
        "or -n/--ntasks is not allowed.\n" +
            gres},
       {{"--gpus-per-task=1", "-n2"}, ""},
+      // The task count also follows from a fixed node count and --ntasks-per-node.
+      {{"--gpus-per-task=1", "-N2", "--ntasks-per-node=4"}, ""},
+      {{"--gpus-per-task=1", "--ntasks-per-node=2"}, ""},
+      {{"--gpus-per-task=1", "-N1"}, ""},
+      {{"--gpus-per-task=1", "-N2-4", "--ntasks-per-node=2"},
+       "sbatch: error: Failed to validate job spec. --gpus-per-task used without either --gpus "
+       "or -n/--ntasks is not allowed.\n" +
+           gres},
       {{"--gpus-per-task=1", "--gpus=2"}, ""},
       {{"--ntasks-per-gpu=2", "--gpus-per-task=1", "-n2"},
        "sbatch: fatal: --gpus-per-task is mutually exclusive with --ntasks-per-gpu and "

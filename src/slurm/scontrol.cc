@@ -136,10 +136,9 @@ std::string NodeStateText(const json& node) {
   return state;
 }
 
+// As Slurm's TRES strings: FormatMemoryMiB's exact units ("62.50G").
 std::string TresMemText(int64_t mib) {
-  if (mib % (1024 * 1024) == 0) return std::to_string(mib / (1024 * 1024)) + "T";
-  if (mib % 1024 == 0) return std::to_string(mib / 1024) + "G";
-  return std::to_string(mib) + "M";
+  return FormatMemoryMiB(mib);
 }
 
 std::string NodeTres(int64_t cpus, int64_t mem_mib, int64_t gpus) {

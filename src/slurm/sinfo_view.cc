@@ -9,6 +9,7 @@
 
 #include "common/hostlist.h"
 #include "common/strings.h"
+#include "common/units.h"
 #include "slurm/sinfo_internal.h"
 
 namespace berth::slurm {
@@ -676,10 +677,9 @@ std::string RenderSinfo(const SinfoOptions& o, const OutputFormat& format, const
 
 namespace {
 
+// As Slurm's TRES strings: FormatMemoryMiB's exact units ("62.50G"), "0M" for none.
 std::string TresMem(int64_t mib) {
-  if (mib > 0 && mib % (1024 * 1024) == 0) return std::to_string(mib / (1024 * 1024)) + "T";
-  if (mib > 0 && mib % 1024 == 0) return std::to_string(mib / 1024) + "G";
-  return std::to_string(mib) + "M";
+  return mib > 0 ? FormatMemoryMiB(mib) : std::to_string(mib) + "M";
 }
 
 json NodeJson(const SinfoNode& n) {

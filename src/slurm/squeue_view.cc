@@ -23,17 +23,23 @@ std::optional<int64_t> ParseNonNegative(std::string_view s) {
   return v;
 }
 
-// "0-3,8,10-11%2" (as FormatArrayTaskIds writes it) -> {0,1,2,3,8,10,11}.
+// "0-3,8,10-11%2" or "500-16500:1000%26" (as FormatArrayTaskIds writes them) -> the ids.
 std::vector<int32_t> ParseTaskSet(std::string_view text) {
   std::vector<int32_t> ids;
   text = text.substr(0, text.find('%'));
-  for (const std::string& part : SplitNonEmpty(text)) {
+  for (const std::string& item : SplitNonEmpty(text)) {
+    std::string_view part = item;
+    std::optional<int64_t> step = 1;
+    if (size_t colon = part.find(':'); colon != std::string_view::npos) {
+      step = ParseNonNegative(part.substr(colon + 1));
+      part = part.substr(0, colon);
+    }
     size_t dash = part.find('-');
-    std::optional<int64_t> lo = ParseNonNegative(std::string_view(part).substr(0, dash));
+    std::optional<int64_t> lo = ParseNonNegative(part.substr(0, dash));
     std::optional<int64_t> hi =
-        dash == std::string::npos ? lo : ParseNonNegative(std::string_view(part).substr(dash + 1));
-    if (!lo || !hi || *hi < *lo || *hi - *lo > 1'000'000) continue;
-    for (int64_t i = *lo; i <= *hi; ++i) ids.push_back(static_cast<int32_t>(i));
+        dash == std::string::npos ? lo : ParseNonNegative(part.substr(dash + 1));
+    if (!lo || !hi || !step || *step < 1 || *hi < *lo || *hi - *lo > 1'000'000) continue;
+    for (int64_t i = *lo; i <= *hi; i += *step) ids.push_back(static_cast<int32_t>(i));
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -82,6 +82,12 @@ class SlurmQueueTest(unittest.TestCase):
         states = [l.split()[4] for l in out[1:]]
         self.assertEqual(states, sorted(states, key=lambda s: s != 'PD'))
 
+    def test_berth_jobs_shows_the_array_remainder_as_squeue_does(self):
+        # Slurm shows an array's pending remainder as 12_[0-3%2]; so does `berth jobs`.
+        ids = [line.split()[0] for line in self.lines('jobs')[1:]]
+        self.assertIn(f'{self.array_id}_[0-3%2]', ids)
+        self.assertNotIn(f'{self.array_id}_-1', ids)
+
     def test_squeue_one_line_per_array_task_and_task_ids(self):
         out = self.lines('squeue', '-r', '-h', '-o', '%i %K %j', '-n', 'sweep')
         self.assertEqual(out, [f'{self.array_id}_{t} {t} sweep' for t in range(4)])

@@ -1,6 +1,6 @@
 // Follows Slurm 22.05 slurmctld (job_mgr.c: _valid_array_inx, _parse_array_tok) for parsing and
-// the clients' bit_fmt_full() for ArrayTaskId=, which never prints steps: "0-12:4" is shown as
-// "0,4,8,12" (the oracle shows "--array=0,8,16" as ArrayTaskId=0,8,16).
+// scontrol's ArrayTaskId=: a long enough arithmetic series in the step form "500-16500:1000",
+// other sets as bit_fmt() writes them ("0,4,8,12"; the oracle shows "--array=0,8,16" so).
 #include "core/model/array_spec.h"
 
 #include <algorithm>
@@ -86,6 +86,21 @@ Result<int32_t> ParseThrottle(std::string_view digits, std::string_view text) {
   return v;
 }
 
+// "first-last:step" when the ids are one arithmetic series of at least six ids, spanning more
+// than 10, with a step above 1: the step form scontrol prints (Slurm 22.05.8 shows
+// --array=500-17000:1000 as "500-16500:1000", 1-21:4 as "1-21:4"; 1-20:4 (five ids) as
+// "1,5,9,13,17" and 1-11:2 (span 10) as "1,3,5,7,9,11"). "" otherwise.
+std::string SteppedRange(const std::vector<int32_t>& ids) {
+  if (ids.size() < 6 || ids.back() - ids.front() <= 10) return "";
+  const int32_t step = ids[1] - ids[0];
+  if (step < 2) return "";
+  for (size_t i = 2; i < ids.size(); ++i) {
+    if (ids[i] - ids[i - 1] != step) return "";
+  }
+  return std::to_string(ids.front()) + "-" + std::to_string(ids.back()) + ":" +
+         std::to_string(step);
+}
+
 }  // namespace
 
 Result<ArraySpec> ParseArraySpec(std::string_view text, int32_t max_array_size) {
@@ -130,11 +145,11 @@ std::string FormatArrayTaskIds(const std::vector<int32_t>& task_ids, int32_t max
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  std::string out;
-  for (size_t i = 0; i < ids.size();) {
+  std::string out = SteppedRange(ids);
+  for (size_t i = 0; i < ids.size() && out.find(':') == std::string::npos;) {
     size_t j = i;
     while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    if (!out.empty()) out += ',';
+    if (i > 0) out += ',';
     out += std::to_string(ids[i]);
     if (j > i) out += "-" + std::to_string(ids[j]);
     i = j + 1;

@@ -27,9 +27,11 @@ inline constexpr int32_t kSlurmMaxArraySize = 4000001;
 // MaxArraySize, default 1001). Errors name the offending part, e.g. "bad array range '5-2'".
 Result<ArraySpec> ParseArraySpec(std::string_view text, int32_t max_array_size = 1001);
 
-// Formats task ids the way scontrol shows ArrayTaskId: runs of consecutive ids as "a-b", other
-// ids singly (Slurm never prints steps), joined by ",", then "%N" when throttled.
-// Examples: {0,4,8,12}, max 2 -> "0,4,8,12%2"; {1,3,5,6,7} -> "1,3,5-7".
+// Formats task ids the way scontrol shows ArrayTaskId: six or more ids in one arithmetic series
+// of step > 1 spanning more than 10 as "first-last:step"; otherwise runs of consecutive ids as
+// "a-b", other ids singly, joined by ","; then "%N" when throttled.
+// Examples: {0,4,8,12}, max 2 -> "0,4,8,12%2"; {1,3,5,6,7} -> "1,3,5-7";
+// {500,1500,...,16500}, max 26 -> "500-16500:1000%26".
 std::string FormatArrayTaskIds(const std::vector<int32_t>& task_ids, int32_t max_running = 0);
 
 }  // namespace berth::core

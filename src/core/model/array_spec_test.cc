@@ -47,6 +47,17 @@ TEST(ArraySpecTest, Parse) {
       {"0,8,16", {0, 8, 16}, 0, "0,8,16"},
       {"1-10", Ids(1, 10), 0, "1-10"},
       {"0-168", Ids(0, 168), 0, "0-168"},
+      // man sbatch: "--array=0-15:4 is equivalent to 0,4,8,12"; scontrol shows a series of
+      // six or more ids spanning more than 10 in its step form, with the end cut to the last
+      // task (all as the real Slurm 22.05.8 printed them).
+      {"50-1000:100%26", Ids(50, 950, 100), 26, "50-950:100%26"},
+      {"1-21:4", Ids(1, 21, 4), 0, "1-21:4"},
+      {"1-100:4", Ids(1, 97, 4), 0, "1-97:4"},
+      {"1,5,9,13,17,21", Ids(1, 21, 4), 0, "1-21:4"},
+      {"1-20:4", Ids(1, 17, 4), 0, "1,5,9,13,17"},   // five ids
+      {"1-11:2", Ids(1, 11, 2), 0, "1,3,5,7,9,11"},  // spans 10
+      {"1-10:4", {1, 5, 9}, 0, "1,5,9"},
+      {"1,5,9,13,17,21,22", {1, 5, 9, 13, 17, 21, 22}, 0, "1,5,9,13,17,21-22"},
   };
   for (const ParseCase& c : cases) {
     Result<ArraySpec> got = ParseArraySpec(c.text);
@@ -118,7 +129,8 @@ TEST(ArraySpecTest, FormatIgnoresOrderDuplicatesAndNegatives) {
 }
 
 TEST(ArraySpecTest, FormatThenParseRoundTrips) {
-  const std::vector<int32_t> sets[] = {{0}, {0, 1, 2}, {1, 3, 5, 6, 7}, {0, 4, 8, 12}, Ids(0, 999)};
+  const std::vector<int32_t> sets[] = {{0},           {0, 1, 2},   {1, 3, 5, 6, 7},
+                                       {0, 4, 8, 12}, Ids(0, 999), Ids(3, 300, 3)};
   for (const auto& ids : sets) {
     for (int32_t max_running : {0, 1, 10}) {
       std::string text = FormatArrayTaskIds(ids, max_running);

@@ -58,7 +58,9 @@ struct JobSpec {
   int32_t ntasks = 0;  // -n; 0 = not given
   int32_t ntasks_per_node = 0;
   int32_t ntasks_per_gpu = 0;
-  int32_t cpus_per_task = 0;  // -c; 0 = not given (1)
+  int32_t ntasks_per_socket = 0;  // shown (NtasksPerN:B:S:C); placement does not use it
+  int32_t ntasks_per_core = 0;    // likewise
+  int32_t cpus_per_task = 0;      // -c; 0 = not given (1)
   int32_t cpus_per_gpu = 0;
   int64_t mem_per_node_mib = -1;  // --mem; -1 = not given, 0 = all memory of each node
   int64_t mem_per_cpu_mib = -1;   // --mem-per-cpu
@@ -71,6 +73,7 @@ struct JobSpec {
   std::vector<NamedCount> licenses;
   ExclusiveMode exclusive = ExclusiveMode::kNo;
   bool oversubscribe = false;
+  bool overcommit = false;  // -O: one task's CPUs a node, however many tasks (Slurm's min_cpus)
   Constraint constraint;
   std::vector<std::string> nodelist;  // -w: nodes the job must include (expanded)
   std::vector<std::string> exclude;   // -x

@@ -98,8 +98,9 @@ Result<JobShape> ClusterState::ComputeShape(const JobSpec& spec, const Partition
       p.spec.def_mem_per_cpu_mib > 0 ? p.spec.def_mem_per_cpu_mib : spec_.def_mem_per_cpu_mib;
   const bool nodes_given = spec.min_nodes > 0;
   // GPUs asked per node (or as a total, or tasks per GPU) fix a per-node layout: node mode.
-  s.task_mode = spec.ntasks > 1 && !nodes_given && spec.ntasks_per_node == 0 && spec.gpus == 0 &&
-                spec.gpus_per_node == 0 && spec.ntasks_per_gpu == 0;
+  // An overcommitted job (-O) packs its tasks on the nodes it names: one task's CPUs a node.
+  s.task_mode = !spec.overcommit && spec.ntasks > 1 && !nodes_given && spec.ntasks_per_node == 0 &&
+                spec.gpus == 0 && spec.gpus_per_node == 0 && spec.ntasks_per_gpu == 0;
   if (s.task_mode) {
     s.tasks = spec.ntasks;
     s.cpus = cpt;
@@ -136,7 +137,7 @@ Result<JobShape> ClusterState::ComputeShape(const JobSpec& spec, const Partition
     tpn = std::max(1, s.gpus * spec.ntasks_per_gpu);
   }
   s.tasks = tpn;
-  s.cpus = tpn * cpt;
+  s.cpus = spec.overcommit ? cpt : tpn * cpt;
   if (spec.cpus_per_gpu > 0) s.cpus = std::max(s.cpus, s.gpus * spec.cpus_per_gpu);
   ShapeMemory(spec, def_mem, s);
   return s;

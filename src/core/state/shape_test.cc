@@ -86,6 +86,28 @@ TEST(ShapeTest, WholeNodeAndWholeMemory) {
   EXPECT_TRUE(mem0->whole_mem);
 }
 
+// man sbatch, -O/--overcommit: "one CPU per task normally ... will be allocated one CPU per
+// node" -- here one task's CPUs a node, with every task on the job's nodes.
+TEST(ShapeTest, OvercommitAsksOneTasksCpusANode) {
+  ClusterState cs = MakeCluster().Nodes("n", 2, 8, 8000).Build();
+  JobSpec spec = MakeJob().Nodes(2).Tasks(8).CpusPerTask(2).Obj();
+  spec.overcommit = true;
+  Result<JobShape> s = cs.ComputeShape(spec, cs.partitions()[0]);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->task_mode);
+  EXPECT_EQ(s->min_nodes, 2);
+  EXPECT_EQ(s->tasks, 4);
+  EXPECT_EQ(s->cpus, 2);
+  spec = MakeJob().Tasks(8).Obj();
+  spec.overcommit = true;
+  s = cs.ComputeShape(spec, cs.partitions()[0]);
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s->task_mode);  // all eight tasks on one node, on one CPU
+  EXPECT_EQ(s->min_nodes, 1);
+  EXPECT_EQ(s->tasks, 8);
+  EXPECT_EQ(s->cpus, 1);
+}
+
 TEST(ShapeTest, RejectsImpossibleRequests) {
   ClusterState cs = MakeCluster().Nodes("n", 2, 8, 8000, 2, "a100").Build();
   EXPECT_FALSE(cs.ComputeShape(MakeJob().Nodes(3, 2).Obj(), cs.partitions()[0]).ok());
