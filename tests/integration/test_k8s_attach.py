@@ -28,7 +28,7 @@ import unittest
 
 from harness import make_user, remove_user
 from test_k8s_exec import PtyKubectl
-from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
 
 
 def pod_yaml(name, command, stdin=False, stdin_once=False, tty=False):
@@ -98,12 +98,7 @@ class Attached:
 class KubectlAttachTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.c = kube_cluster()
-        cls.tmp = tempfile.mkdtemp(prefix='berth-k8s-attach-')
-        os.chmod(cls.tmp, 0o755)
-        cls.config_path = os.path.join(cls.tmp, 'kubeconfig')
-        write_kubeconfig(cls.c, cls.config_path)
-        cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
+        start_kubectl_bed(cls, 'berth-k8s-attach-')
 
     @classmethod
     def tearDownClass(cls):

@@ -30,7 +30,7 @@ import time
 import unittest
 
 from harness import make_user, remove_user
-from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
 
 
 def pod_yaml(name, command, extra_env=None):
@@ -115,12 +115,7 @@ class PtyKubectl:
 class KubectlExecTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.c = kube_cluster()
-        cls.tmp = tempfile.mkdtemp(prefix='berth-k8s-exec-')
-        os.chmod(cls.tmp, 0o755)
-        cls.config_path = os.path.join(cls.tmp, 'kubeconfig')
-        write_kubeconfig(cls.c, cls.config_path)
-        cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
+        start_kubectl_bed(cls, 'berth-k8s-exec-')
         cls.workdir = os.path.join(cls.tmp, 'work')
         os.makedirs(cls.workdir)
         # One long-running pod serves most tests; it writes its own cgroups to its log.

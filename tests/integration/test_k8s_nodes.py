@@ -36,6 +36,17 @@ def write_kubeconfig(c, path, user=None):
     return config
 
 
+def start_kubectl_bed(cls, prefix):
+    """A class's test bed: its cluster (cls.c), a folder (cls.tmp), the kubeconfig there
+    (cls.config_path, its contents in cls.config) and a kubectl that uses it (cls.k)."""
+    cls.c = kube_cluster()
+    cls.tmp = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(cls.tmp, 0o755)
+    cls.config_path = os.path.join(cls.tmp, 'kubeconfig')
+    cls.config = write_kubeconfig(cls.c, cls.config_path)
+    cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
+
+
 class Kubectl:
     """kubectl with one kubeconfig and its own discovery cache (a fresh one per test bed)."""
 
@@ -82,12 +93,7 @@ class KubeClusterTest(unittest.TestCase):
 class KubectlNodesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.c = kube_cluster()
-        cls.tmp = tempfile.mkdtemp(prefix='berth-k8s-')
-        os.chmod(cls.tmp, 0o755)
-        cls.config_path = os.path.join(cls.tmp, 'kubeconfig')
-        cls.config = write_kubeconfig(cls.c, cls.config_path)
-        cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
+        start_kubectl_bed(cls, 'berth-k8s-')
 
     @classmethod
     def tearDownClass(cls):

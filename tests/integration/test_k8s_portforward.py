@@ -34,7 +34,7 @@ import unittest
 
 from harness import make_user, remove_user
 from test_k8s_exec import pod_yaml
-from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
 
 # The pod's server: echoes each connection's bytes until the client ends its side, then closes.
 ECHO_SERVER = textwrap.dedent('''\
@@ -211,12 +211,7 @@ class PortForward:
 class KubectlPortForwardTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.c = kube_cluster()
-        cls.tmp = tempfile.mkdtemp(prefix='berth-k8s-pf-')
-        os.chmod(cls.tmp, 0o755)
-        cls.config_path = os.path.join(cls.tmp, 'kubeconfig')
-        write_kubeconfig(cls.c, cls.config_path)
-        cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
+        start_kubectl_bed(cls, 'berth-k8s-pf-')
         cls.server = os.path.join(cls.tmp, 'echo_server.py')
         with open(cls.server, 'w') as f:
             f.write(ECHO_SERVER)

@@ -19,7 +19,7 @@ import time
 import unittest
 
 from harness import make_user, remove_user
-from test_k8s_nodes import KUBECTL, Kubectl, kube_cluster, write_kubeconfig
+from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
 
 ROOT = os.geteuid() == 0
 
@@ -68,12 +68,7 @@ def pod_yaml(name, command, restart='Never', extra=''):
 class KubectlWorkloadsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.c = kube_cluster()
-        cls.tmp = tempfile.mkdtemp(prefix='berth-k8s-')
-        os.chmod(cls.tmp, 0o755)
-        cls.config_path = os.path.join(cls.tmp, 'kubeconfig')
-        write_kubeconfig(cls.c, cls.config_path)
-        cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
+        start_kubectl_bed(cls, 'berth-k8s-')
 
     @classmethod
     def tearDownClass(cls):
