@@ -21,6 +21,9 @@ namespace {
 
 constexpr int64_t kMaxDelayMinutes = 35791394;  // Slurm multiplies minutes by 60 in an int
 constexpr int64_t kMaxArrayTask = 4000000;      // Slurm's largest MaxArraySize is 4000001
+// The most array tasks one dependency may name in `_[...]` lists (each becomes an entry of its
+// own): a bound on what one submission makes the controller hold. A whole array is `JOB`.
+constexpr int64_t kMaxListedTasks = 100000;
 
 std::string Quote(std::string_view s) {
   return "'" + std::string(s) + "'";
@@ -43,6 +46,24 @@ int64_t TaskNumber(std::string_view s) {
   return v;
 }
 
+// How many tasks a list such as "1-3,5" names, counted without expanding it (0 when malformed;
+// overlaps count twice: this is a bound, not the answer).
+int64_t ListedTasks(std::string_view list) {
+  int64_t n = 0;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string_view item = list.substr(start, comma - start);
+    size_t dash = item.find('-');
+    int64_t lo = TaskNumber(item.substr(0, dash));
+    int64_t hi = dash == std::string_view::npos ? lo : TaskNumber(item.substr(dash + 1));
+    if (lo >= 0 && hi >= lo) n += hi - lo + 1;
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return n;
+}
+
 // "1-3,5" -> {1, 2, 3, 5} (Slurm's bit_unfmt()); false when malformed or empty.
 bool ParseTaskList(std::string_view list, std::set<int64_t>* tasks) {
   if (list.empty()) return false;
@@ -63,6 +84,7 @@ bool ParseTaskList(std::string_view list, std::set<int64_t>* tasks) {
 // Slurm's _xlate_array_dep(): "afterok:123_[1-2,5]" -> "afterok:123_1:123_2:123_5".
 Result<std::string> ExpandArrayLists(std::string_view text) {
   std::string out;
+  int64_t listed = 0;                         // tasks named so far, over every list
   size_t run_start = std::string_view::npos;  // start of the current run of digits
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -79,6 +101,11 @@ Result<std::string> ExpandArrayLists(std::string_view text) {
     std::string_view list =
         text.substr(i + 2, close == std::string_view::npos ? close : close - i - 2);
     std::set<int64_t> tasks;
+    if (close != std::string_view::npos && (listed += ListedTasks(list)) > kMaxListedTasks) {
+      return Status::InvalidArgument("dependency " + Quote(text) + " names more than " +
+                                     std::to_string(kMaxListedTasks) +
+                                     " array tasks; to wait for a whole array, name its job id");
+    }
     if (close == std::string_view::npos || !ParseTaskList(list, &tasks)) {
       return Status::InvalidArgument("bad array task list '_[" + std::string(list) +
                                      (close == std::string_view::npos ? "" : "]") +

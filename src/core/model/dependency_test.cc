@@ -171,6 +171,8 @@ TEST(DependencyTest, Errors) {
       {"afterburstbuffer:1", "'afterburstbuffer' in 'afterburstbuffer:1' is not supported"},
       {"expand:1", "'expand' in 'expand:1' is not supported"},
       {"afterok:1_[3-1]", "bad array task list '_[3-1]'"},
+      {"afterok:1_[0-100000]", "names more than 100000 array tasks"},
+      {"afterok:1_[0-60000]:2_[0-60000]", "names more than 100000 array tasks"},
       {"afterok:1_[]", "bad array task list '_[]'"},
       {"afterok:1_[2", "bad array task list '_[2'"},
       {"afterok:1_[a]", "bad array task list '_[a]'"},
