@@ -313,12 +313,9 @@ Result<StreamProcess> ContainerExec::StartRunc(const PodStreamRequest& request,
   const std::string err_file = dir_ + "/runc.err";
   std::string socket_path;
   int listener = -1;
-  int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  StreamPipes pipes;
   auto cleanup = [&] {
-    for (auto& p : pipes) {
-      CloseFd(&p[0]);
-      CloseFd(&p[1]);
-    }
+    pipes.Close();
     CloseFd(&listener);
   };
   if (request.tty) {
@@ -337,14 +334,7 @@ Result<StreamProcess> ContainerExec::StartRunc(const PodStreamRequest& request,
       return Status::Internal(net::ErrnoMessage("the console socket " + socket_path, err));
     }
   } else {
-    for (int i = 0; i < 3; ++i) {
-      if (i == 0 && !request.stdin) continue;
-      if ((i == 1 && !request.stdout) || (i == 2 && !request.stderr)) continue;
-      if (::pipe2(pipes[i], O_CLOEXEC) != 0) {
-        cleanup();
-        return Status::Internal(net::ErrnoMessage("pipe", errno));
-      }
-    }
+    BERTH_RETURN_IF_ERROR(pipes.Open(request));
   }
   // Everything the child needs is made before fork: after it only async-signal-safe calls.
   std::vector<std::string> argv =
@@ -374,9 +364,8 @@ Result<StreamProcess> ContainerExec::StartRunc(const PodStreamRequest& request,
       ::signal(sig, SIG_DFL);
     }
     ::setsid();
-    int fds[3] = {pipes[0][0] >= 0 ? pipes[0][0] : devnull,
-                  pipes[1][1] >= 0 ? pipes[1][1] : devnull,
-                  pipes[2][1] >= 0 ? pipes[2][1] : (err_fd >= 0 ? err_fd : devnull)};
+    int fds[3] = {pipes.ChildEnd(0, devnull), pipes.ChildEnd(1, devnull),
+                  pipes.ChildEnd(2, err_fd >= 0 ? err_fd : devnull)};
     for (int i = 0; i < 3; ++i) {
       if (::dup2(fds[i], i) < 0) ::_exit(127);
     }
@@ -421,15 +410,10 @@ Result<StreamProcess> ContainerExec::StartRunc(const PodStreamRequest& request,
     p.in = *master;
     p.out = *master;
   } else {
-    p.in = pipes[0][1];
-    p.out = pipes[1][0];
-    p.err = pipes[2][0];
-    pipes[0][1] = pipes[1][0] = pipes[2][0] = -1;
+    pipes.HandOut(&p);
     cleanup();
   }
-  for (int fd : {p.in, p.out, p.err}) {
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  }
+  SetNonBlocking(p);
   return p;
 }
 

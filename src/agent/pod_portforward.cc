@@ -23,6 +23,11 @@ namespace {
 namespace ws = net::ws;
 namespace spdy = net::spdy;
 
+// What kubectl prints for a forwarded connection that failed (the kubelet's words).
+std::string ForwardError(uint16_t port, const std::string& pod, const std::string& why) {
+  return "error forwarding port " + std::to_string(port) + " to pod " + pod + ": " + why;
+}
+
 std::string ReadWhole(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -154,7 +159,7 @@ class Session {
     return false;
   }
   std::string PortError(uint16_t port, const std::string& why) const {
-    return "error forwarding port " + std::to_string(port) + " to pod " + request_.pod + ": " + why;
+    return ForwardError(port, request_.pod, why);
   }
   bool Blocked() const {
     for (const auto& [id, f] : forwards_) {
@@ -417,8 +422,7 @@ class ChannelSession {
     f.to_pod.clear();
     f.shut = true;  // done
     if (!error.empty()) {
-      (void)Send(On(2 * i + 1, "error forwarding port " + std::to_string(f.port) + " to pod " +
-                                   request_.pod + ": " + error));
+      (void)Send(On(2 * i + 1, ForwardError(f.port, request_.pod, error)));
     }
   }
   bool Blocked() const {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "net/socket_io.h"
 
@@ -104,14 +105,11 @@ Result<Started> StartInPod(const std::string& path, const std::vector<std::strin
   for (const std::string& e : context.environment) env.push_back(const_cast<char*>(e.c_str()));
   env.push_back(nullptr);
   const bool as_root = ::geteuid() == 0;
-  int pipes[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  StreamPipes pipes;
   int master = -1;
   int slave = -1;
   auto cleanup = [&] {
-    for (auto& p : pipes) {
-      CloseFd(&p[0]);
-      CloseFd(&p[1]);
-    }
+    pipes.Close();
     CloseFd(&master);
     CloseFd(&slave);
   };
@@ -134,15 +132,9 @@ Result<Started> StartInPod(const std::string& path, const std::vector<std::strin
     if (size.ws_col > 0 && size.ws_row > 0) ::ioctl(master, TIOCSWINSZ, &size);
     // The pod's user owns its terminal, as a login's does.
     if (as_root) (void)!::fchown(slave, context.uid, context.gid);
-  } else {
-    for (int i = 0; i < 3; ++i) {
-      if (i == 0 && !request.stdin) continue;
-      if ((i == 1 && !request.stdout) || (i == 2 && !request.stderr)) continue;
-      if (::pipe2(pipes[i], O_CLOEXEC) != 0) {
-        cleanup();
-        return Status::Internal(net::ErrnoMessage("pipe", errno));
-      }
-    }
+  } else if (Status st = pipes.Open(request); !st.ok()) {
+    cleanup();
+    return st;
   }
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
@@ -173,9 +165,7 @@ Result<Started> StartInPod(const std::string& path, const std::vector<std::strin
       if (::ioctl(slave, TIOCSCTTY, 0) != 0) ChildFail(fail, 5);
       fds[0] = fds[1] = fds[2] = slave;
     } else {
-      fds[0] = pipes[0][0] >= 0 ? pipes[0][0] : devnull;
-      fds[1] = pipes[1][1] >= 0 ? pipes[1][1] : devnull;
-      fds[2] = pipes[2][1] >= 0 ? pipes[2][1] : devnull;
+      for (int i = 0; i < 3; ++i) fds[i] = pipes.ChildEnd(i, devnull);
     }
     for (int i = 0; i < 3; ++i) {
       if (::dup2(fds[i], i) < 0) ChildFail(fail, 5);
@@ -217,15 +207,10 @@ Result<Started> StartInPod(const std::string& path, const std::vector<std::strin
     s.out = master;
     master = -1;
   } else {
-    s.in = pipes[0][1];
-    s.out = pipes[1][0];
-    s.err = pipes[2][0];
-    pipes[0][1] = pipes[1][0] = pipes[2][0] = -1;
+    pipes.HandOut(&s);
   }
   cleanup();
-  for (int fd : {s.in, s.out, s.err}) {
-    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  }
+  SetNonBlocking(s);
   return s;
 }
 
@@ -640,6 +625,39 @@ void PodStreams::StopAll() {
     slots.swap(slots_);
   }
   for (Slot& s : slots) s.thread.join();
+}
+
+Status StreamPipes::Open(const PodStreamRequest& request) {
+  const bool wanted[3] = {request.stdin, request.stdout, request.stderr};
+  for (int i = 0; i < 3; ++i) {
+    if (wanted[i] && ::pipe2(pipes_[i], O_CLOEXEC) != 0) {
+      const int err = errno;
+      Close();
+      return Status::Internal(net::ErrnoMessage("pipe", err));
+    }
+  }
+  return Status::Ok();
+}
+
+void StreamPipes::HandOut(StreamProcess* p) {
+  // The parent writes the child's stdin and reads its stdout and stderr.
+  p->in = std::exchange(pipes_[0][1], -1);
+  p->out = std::exchange(pipes_[1][0], -1);
+  p->err = std::exchange(pipes_[2][0], -1);
+  Close();
+}
+
+void StreamPipes::Close() {
+  for (auto& p : pipes_) {
+    CloseFd(&p[0]);
+    CloseFd(&p[1]);
+  }
+}
+
+void SetNonBlocking(const StreamProcess& p) {
+  for (int fd : {p.in, p.out, p.err}) {
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
 }
 
 }  // namespace berth::agent

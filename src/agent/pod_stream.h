@@ -118,6 +118,35 @@ struct StreamProcess {
   // of `pid`.
   std::function<void(int sig)> signal;
 };
+// The pipes of a command started without a terminal: one for each of stdin, stdout and stderr
+// that the request asks for. Every start of a stream's command (the pod's process context,
+// `runc exec`) makes them the same way; the destructor closes what was not handed out.
+class StreamPipes {
+ public:
+  StreamPipes() = default;
+  ~StreamPipes() { Close(); }
+  StreamPipes(const StreamPipes&) = delete;
+  StreamPipes& operator=(const StreamPipes&) = delete;
+
+  // Makes the pipes the request asks for (close-on-exec).
+  Status Open(const PodStreamRequest& request);
+  // The child's end of stdio `i` (0, 1, 2), or `fallback` where the request asked for none.
+  // Async-signal-safe: for the child between fork and exec.
+  int ChildEnd(int i, int fallback) const {
+    const int fd = pipes_[i][i == 0 ? 0 : 1];
+    return fd >= 0 ? fd : fallback;
+  }
+  // Moves the parent's ends to `p` (in, out, err) and closes the child's.
+  void HandOut(StreamProcess* p);
+  void Close();
+
+ private:
+  int pipes_[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}};
+};
+
+// Makes the parent's ends of a started command's stdio non-blocking, as ServeCommand reads them.
+void SetNonBlocking(const StreamProcess& p);
+
 // Starts the request's command once the terminal's size is known (zero without a terminal, or
 // when the client sent none); an error's message goes to the client as why it did not start.
 using StreamStarter = std::function<Result<StreamProcess>(const winsize& size)>;

@@ -450,7 +450,7 @@ TEST(ShareTreeTest, NoUsageMeansInfiniteLevel) {
 //     b1: S = 0.375, U = 0.5, Ueff = 0.5 + (0.875 - 0.5) x 0.5 = 0.6875;
 //         F = 2^(-0.6875/0.375) = 2^-1.8333 = 0.280616.
 //     b2: S = 0.375, U = 0, Ueff = 0.875 x 0.5 = 0.4375; F = 2^(-1.16667) = 0.445449.
-TEST(FairshareTest, ClassicFormula) {
+ClusterState ClassicTree(FairshareConfig* fc) {
   ClusterState cs = MakeCluster()
                         .Nodes("n", 1, 8, 8000)
                         .Account(Acct("A", 1))
@@ -459,12 +459,17 @@ TEST(FairshareTest, ClassicFormula) {
                         .User(UserIn("b1", "B"))
                         .User(UserIn("b2", "B"))
                         .Build();
-  FairshareConfig fc;
-  fc.algorithm = FairshareAlgorithm::kClassic;
-  fc.half_life = 0;
-  cs.SetFairshareConfig(fc);
+  fc->algorithm = FairshareAlgorithm::kClassic;
+  fc->half_life = 0;
+  cs.SetFairshareConfig(*fc);
   EndAt(cs, StartOn(cs, MakeJob().User("a1").Obj(), "n01", 1, 0), 100);
   EndAt(cs, StartOn(cs, MakeJob().User("b1").Obj(), "n01", 1, 0), 100);
+  return cs;
+}
+
+TEST(FairshareTest, ClassicFormula) {
+  FairshareConfig fc;
+  ClusterState cs = ClassicTree(&fc);
   FairshareTable t = ComputeFairshare(cs, 500, fc);
   EXPECT_NEAR(t.factor[AssocOf(cs, "a1")], std::exp2(-2.5), 1e-12);
   EXPECT_NEAR(t.factor[AssocOf(cs, "a1")], 0.176777, 1e-6);
@@ -475,20 +480,8 @@ TEST(FairshareTest, ClassicFormula) {
 // Classic rows: NormShares is the product down the tree, EffectvUsage the propagated usage, and
 // accounts get a FairShare too (same tree as ClassicFormula).
 TEST(ShareTreeTest, ClassicRows) {
-  ClusterState cs = MakeCluster()
-                        .Nodes("n", 1, 8, 8000)
-                        .Account(Acct("A", 1))
-                        .Account(Acct("B", 3))
-                        .User(UserIn("a1", "A"))
-                        .User(UserIn("b1", "B"))
-                        .User(UserIn("b2", "B"))
-                        .Build();
   FairshareConfig fc;
-  fc.algorithm = FairshareAlgorithm::kClassic;
-  fc.half_life = 0;
-  cs.SetFairshareConfig(fc);
-  EndAt(cs, StartOn(cs, MakeJob().User("a1").Obj(), "n01", 1, 0), 100);
-  EndAt(cs, StartOn(cs, MakeJob().User("b1").Obj(), "n01", 1, 0), 100);
+  ClusterState cs = ClassicTree(&fc);
   FairshareTable t = ComputeFairshare(cs, 500, fc);
   std::vector<ShareRow> rows = ShareTreeRows(cs, t, fc.algorithm);
   ASSERT_EQ(rows.size(), 6u);  // root, A, a1, B, b1, b2
