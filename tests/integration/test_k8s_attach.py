@@ -27,27 +27,8 @@ import time
 import unittest
 
 from harness import make_user, remove_user
-from test_k8s_exec import PtyKubectl
-from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
-
-
-def pod_yaml(name, command, stdin=False, stdin_once=False, tty=False):
-    return textwrap.dedent(f'''\
-        apiVersion: v1
-        kind: Pod
-        metadata:
-          name: {name}
-          labels: {{app: {name}}}
-        spec:
-          restartPolicy: Never
-          containers:
-          - name: main
-            image: busybox
-            command: ["sh", "-c", {json.dumps(command)}]
-            stdin: {json.dumps(stdin)}
-            stdinOnce: {json.dumps(stdin_once)}
-            tty: {json.dumps(tty)}
-        ''')
+from test_k8s_exec import PtyKubectl, pod_yaml
+from test_k8s_nodes import KUBECTL, kubectl_as, start_kubectl_bed
 
 
 class Attached:
@@ -299,12 +280,7 @@ class KubectlAttachTest(unittest.TestCase):
         bob = f'ba{os.getpid() % 10000}b'
         make_user(bob)
         try:
-            cfg = os.path.join(self.tmp, f'kubeconfig-{bob}')
-            write_kubeconfig(self.c, cfg, user=bob)
-            cache = os.path.join(self.tmp, f'cache-{bob}')
-            os.makedirs(cache)
-            shutil.chown(cache, bob)
-            kb = Kubectl(cfg, cache, user=bob)
+            kb = kubectl_as(self, bob)
             p = subprocess.run(kb.argv('attach', 'mine'), capture_output=True, text=True,
                                timeout=60)
             self.assertNotEqual(p.returncode, 0)

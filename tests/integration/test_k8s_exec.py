@@ -30,10 +30,11 @@ import time
 import unittest
 
 from harness import make_user, remove_user
-from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
+from test_k8s_nodes import KUBECTL, kubectl_as, start_kubectl_bed
 
 
-def pod_yaml(name, command, extra_env=None):
+def pod_yaml(name, command, extra_env=None, stdin=False, stdin_once=False, tty=False):
+    """A one-container Pod running `sh -c command` (kubectl exec, attach and port-forward's)."""
     env = ''.join(f'\n      - {{name: {k}, value: "{v}"}}' for k, v in (extra_env or {}).items())
     return textwrap.dedent(f'''\
         apiVersion: v1
@@ -47,6 +48,9 @@ def pod_yaml(name, command, extra_env=None):
           - name: main
             image: busybox
             command: ["sh", "-c", {json.dumps(command)}]
+            stdin: {json.dumps(stdin)}
+            stdinOnce: {json.dumps(stdin_once)}
+            tty: {json.dumps(tty)}
             env:''') + (env or ' []') + '\n'
 
 
@@ -224,12 +228,7 @@ class KubectlExecTest(unittest.TestCase):
         bob = f'bx{os.getpid() % 10000}b'
         make_user(bob)
         try:
-            cfg = os.path.join(self.tmp, f'kubeconfig-{bob}')
-            write_kubeconfig(self.c, cfg, user=bob)
-            cache = os.path.join(self.tmp, f'cache-{bob}')
-            os.makedirs(cache)
-            shutil.chown(cache, bob)
-            kb = Kubectl(cfg, cache, user=bob)
+            kb = kubectl_as(self, bob)
             p = self.exec('box', '--', 'id', k=kb)
             self.assertNotEqual(p.returncode, 0)
             self.assertIn('forbidden', p.stderr)

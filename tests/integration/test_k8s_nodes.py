@@ -47,6 +47,17 @@ def start_kubectl_bed(cls, prefix):
     cls.k = Kubectl(cls.config_path, os.path.join(cls.tmp, 'cache'))
 
 
+def kubectl_as(bed, user):
+    """A kubectl for `user` (who exists) on a test bed of start_kubectl_bed: the user's own
+    kubeconfig (their token) and a discovery cache they own."""
+    cfg = os.path.join(bed.tmp, f'kubeconfig-{user}')
+    write_kubeconfig(bed.c, cfg, user=user)
+    cache = os.path.join(bed.tmp, f'cache-{user}')
+    os.makedirs(cache)
+    shutil.chown(cache, user)
+    return Kubectl(cfg, cache, user=user)
+
+
 class Kubectl:
     """kubectl with one kubeconfig and its own discovery cache (a fresh one per test bed)."""
 

@@ -34,7 +34,7 @@ import unittest
 
 from harness import make_user, remove_user
 from test_k8s_exec import pod_yaml
-from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
+from test_k8s_nodes import KUBECTL, kubectl_as, start_kubectl_bed
 
 # The pod's server: echoes each connection's bytes until the client ends its side, then closes.
 ECHO_SERVER = textwrap.dedent('''\
@@ -322,12 +322,7 @@ class KubectlPortForwardTest(unittest.TestCase):
         bob = f'bp{os.getpid() % 10000}b'
         make_user(bob)
         try:
-            cfg = os.path.join(self.tmp, f'kubeconfig-{bob}')
-            write_kubeconfig(self.c, cfg, user=bob)
-            cache = os.path.join(self.tmp, f'cache-{bob}')
-            os.makedirs(cache)
-            shutil.chown(cache, bob)
-            kb = Kubectl(cfg, cache, user=bob)
+            kb = kubectl_as(self, bob)
             f = self.forward('pod/echo', f':{self.port}', k=kb)
             self.assertIsNotNone(f.wait(60), f.output())
             self.assertNotEqual(f.p.returncode, 0)

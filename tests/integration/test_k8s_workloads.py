@@ -19,7 +19,7 @@ import time
 import unittest
 
 from harness import make_user, remove_user
-from test_k8s_nodes import KUBECTL, Kubectl, start_kubectl_bed, write_kubeconfig
+from test_k8s_nodes import KUBECTL, Kubectl, kubectl_as, start_kubectl_bed
 
 ROOT = os.geteuid() == 0
 
@@ -548,15 +548,7 @@ class KubectlWorkloadsTest(unittest.TestCase):
         make_user(alice)
         make_user(bob)
         try:
-            ka, kb = [], []
-            for user, out in ((alice, ka), (bob, kb)):
-                cfg = os.path.join(self.tmp, f'kubeconfig-{user}')
-                write_kubeconfig(self.c, cfg, user=user)
-                cache = os.path.join(self.tmp, f'cache-{user}')
-                os.makedirs(cache)
-                shutil.chown(cache, user)
-                out.append(Kubectl(cfg, cache, user=user))
-            ka, kb = ka[0], kb[0]
+            ka, kb = kubectl_as(self, alice), kubectl_as(self, bob)
             path = self.write('who.yaml', pod_yaml('who', 'id -un; sleep 30'))
             ka('apply', '-f', path)
             self.wait_for(lambda: self.pods('-l', 'app=who')[0]['status']['phase'] == 'Running',
