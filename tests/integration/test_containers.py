@@ -326,8 +326,10 @@ class PodsInImages(unittest.TestCase):
 
     def exec_pod(self):
         """kubectl of a user of its own (not root) and that user's running pod 'execbox' in the
-        image, shared by the exec tests."""
-        from test_k8s_nodes import Kubectl, write_kubeconfig
+        image, shared by the exec tests (which need kubectl 1.30 or newer: they skip otherwise)."""
+        from test_k8s_nodes import KUBECTL_VERSION, Kubectl, write_kubeconfig
+        if KUBECTL_VERSION < (1, 30):
+            self.skipTest('kubectl exec needs kubectl 1.30 or newer (WebSocket streams)')
         cls = type(self)
         if cls.exec_user is None:
             cls.exec_user = 'bcx%db' % (os.getpid() % 10000)

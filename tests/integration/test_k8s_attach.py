@@ -28,7 +28,7 @@ import unittest
 
 from harness import make_user, remove_user
 from test_k8s_exec import PtyKubectl, pod_yaml
-from test_k8s_nodes import KUBECTL, kubectl_as, start_kubectl_bed
+from test_k8s_nodes import KUBECTL, kubectl_as, needs_kubectl, start_kubectl_bed
 
 
 class Attached:
@@ -76,6 +76,7 @@ class Attached:
 
 
 @unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
+@needs_kubectl(30)
 class KubectlAttachTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

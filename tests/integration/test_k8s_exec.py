@@ -30,7 +30,7 @@ import time
 import unittest
 
 from harness import make_user, remove_user
-from test_k8s_nodes import KUBECTL, kubectl_as, start_kubectl_bed
+from test_k8s_nodes import KUBECTL, kubectl_as, needs_kubectl, start_kubectl_bed
 
 
 def pod_yaml(name, command, extra_env=None, stdin=False, stdin_once=False, tty=False):
@@ -116,6 +116,7 @@ class PtyKubectl:
 
 
 @unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
+@needs_kubectl(30)
 class KubectlExecTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -22,6 +22,31 @@ from harness import Cluster, make_user, remove_user
 KUBECTL = shutil.which('kubectl')
 
 
+def kubectl_version():
+    """(major, minor) of the kubectl on PATH; (0, 0) when there is none or it does not say."""
+    if KUBECTL is None:
+        return (0, 0)
+    try:
+        p = subprocess.run([KUBECTL, 'version', '--client', '-o', 'json'], capture_output=True,
+                           text=True, timeout=30)
+        v = json.loads(p.stdout)['clientVersion']
+        return (int(v['major']), int(''.join(ch for ch in v['minor'] if ch.isdigit())))
+    except (OSError, ValueError, KeyError, subprocess.TimeoutExpired):
+        return (0, 0)
+
+
+KUBECTL_VERSION = kubectl_version()
+
+
+def needs_kubectl(minor):
+    """Skips a test (or class) without kubectl 1.`minor` or newer: pod streams need a kubectl
+    that speaks WebSocket (exec and attach 1.30, port-forward 1.31: docs/adr/0006-pod-streams.md);
+    Debian 12's kubernetes-client is 1.20."""
+    have = '.'.join(map(str, KUBECTL_VERSION)) if KUBECTL else 'none'
+    return unittest.skipIf(KUBECTL_VERSION < (1, minor),
+                           f'needs kubectl 1.{minor} or newer (found: {have})')
+
+
 def kube_cluster():
     """A cluster whose controller serves the Kubernetes API on a free port."""
     return Cluster(controller_args=['--k8s-listen', '127.0.0.1:0']).start()

@@ -34,7 +34,7 @@ import unittest
 
 from harness import make_user, remove_user
 from test_k8s_exec import pod_yaml
-from test_k8s_nodes import KUBECTL, kubectl_as, start_kubectl_bed
+from test_k8s_nodes import KUBECTL, kubectl_as, needs_kubectl, start_kubectl_bed
 
 # The pod's server: echoes each connection's bytes until the client ends its side, then closes.
 ECHO_SERVER = textwrap.dedent('''\
@@ -208,6 +208,7 @@ class PortForward:
 
 
 @unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
+@needs_kubectl(31)
 class KubectlPortForwardTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
