@@ -114,6 +114,7 @@ void Agent::Impl::LaunchWorker() {
     }
     if (auto* step = std::get_if<StepCommand>(&cmd)) {
       StepDirKey k{step->target.job_id, step->target.attempt, step->step_id};
+      AddControllerEnv(step->job_token, step->spec);  // its srun talks to the launcher's
       LaunchStep(k, std::move(step->spec));
       bool end = false;
       {

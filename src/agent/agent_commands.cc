@@ -88,9 +88,10 @@ Result<AgentCommand> DecodeObject(const json& j) {
     return AgentCommand(c);
   }
   if (kind == "step") {
-    StepCommand c{t, 0, {}};
+    StepCommand c{t, 0, {}, ""};
     BERTH_RETURN_IF_ERROR(Field(j, "step_id", &c.step_id));
     BERTH_ASSIGN_OR_RETURN(c.spec, SpecOf(j));
+    BERTH_RETURN_IF_ERROR(OptionalField(j, "job_token", &c.job_token));
     return AgentCommand(std::move(c));
   }
   if (kind == "end_steps") return AgentCommand(EndStepsCommand{t});
@@ -140,6 +141,7 @@ std::string EncodeAgentCommand(const AgentCommand& command) {
                        json j = Head("step", c.target);
                        j["step_id"] = c.step_id;
                        j["spec"] = SpecJson(c.spec);
+                       if (!c.job_token.empty()) j["job_token"] = c.job_token;
                        return j;
                      },
                      [](const EndStepsCommand& c) { return Head("end_steps", c.target); },

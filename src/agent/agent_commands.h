@@ -66,6 +66,7 @@ struct StepCommand {
   CommandTarget target;
   uint32_t step_id = 0;
   LaunchSpec spec;
+  std::string job_token;  // the part's srun reaches the controller with it over TLS; "" for none
 };
 // Ends every step part of the attempt on this node.
 struct EndStepsCommand {

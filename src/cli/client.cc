@@ -129,6 +129,24 @@ Result<nlohmann::json> Client::Call(const std::string& method, const std::string
   return j;
 }
 
+Status Client::Upgrade(const std::string& target, const std::string& protocol, int* fd,
+                       std::string* already_read) {
+  if (munge_) {
+    Result<std::string> cred = net::MungeEncode(munge_socket_);
+    if (!cred.ok()) return cred.status();
+    http_->SetHeader("Authorization", "Munge " + *cred);
+  }
+  Result<net::ClientResponse> r = http_->Upgrade(target, {{"Upgrade", protocol}}, fd, already_read);
+  if (!r.ok()) {
+    return Status::Unavailable("the berth controller did not answer: " + r.status().message());
+  }
+  if (r->status == 101) return Status::Ok();
+  Status st = api::StatusFromHttp(r->status, r->body);
+  return st.ok() ? Status::Internal("the controller did not switch protocols (HTTP " +
+                                    std::to_string(r->status) + ")")
+                 : st;
+}
+
 int ExitCodeOf(const Status& status) {
   return api::ExitCodeOf(status.code());
 }

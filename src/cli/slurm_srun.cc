@@ -1,6 +1,7 @@
-// srun: inside an allocation, a job step of this node's tasks (src/slurm/srun_step.h); outside
-// one, a new job that runs the same step, with its output copied to the terminal while it runs
-// (the controller and the agents are on this host today) and Ctrl-C cancelling it.
+// srun: inside an allocation, a job step of this node's tasks (src/slurm/srun_step.h) and,
+// through the controller, of its other nodes; outside one, a new job that runs the same step,
+// with its input, output and terminal carried to and from it (srun_relay.h) and Ctrl-C
+// cancelling it.
 // A step with pyxis's --container-image (or --container-name) runs in that container on every
 // node, this one included: all of its parts start through the controller.
 #include <fcntl.h>
@@ -46,6 +47,12 @@ constexpr int kStatePollTicks = 4;          // job state every 200 ms
 constexpr int kQueuedAfterTicks = 20;       // "queued and waiting" when not started within 1 s
 constexpr int kAbortWaitSeconds = 32;       // after Ctrl-C, as Slurm's KillWait (30 s) + 2
 constexpr int kControllerGoneSeconds = 60;  // give up when the controller stays unreachable
+// Streams (srun_relay.h): how long a launcher's stream waits for its part to start; how long the
+// launcher waits for the parts' last output once they ended; how long a part waits for what its
+// tasks (and what they left running) still print once they ended.
+constexpr int kPartArrivalMillis = 10 * 60 * 1000;
+constexpr int kOutputDrainMillis = 10000;
+constexpr int kPartDrainMillis = 2000;
 
 slurm::EnvList Environment() {
   slurm::EnvList env;
@@ -90,16 +97,21 @@ std::string FileBehind(int fd) {
 class ControllerNodes : public slurm::RemoteNodes {
  public:
   // `container`: the step's (its JSON object), or null for the host.
+  // `streamed`: each node's part meets srun's stream for it (srun_relay.h), which carries the
+  // input and, with `output_streamed`, the output (else the parts append to srun's files).
   ControllerNodes(const SrunOptions& opt, const slurm::Allocation& alloc,
                   const slurm::StepLayout& layout, uint32_t step_id, const slurm::EnvList& env,
-                  std::vector<std::string> nodes, json container)
+                  std::vector<std::string> nodes, json container, bool streamed,
+                  bool output_streamed)
       : opt_(opt),
         alloc_(alloc),
         layout_(layout),
         step_id_(step_id),
         env_(env),
         nodes_(std::move(nodes)),
-        container_(std::move(container)) {}
+        container_(std::move(container)),
+        streamed_(streamed),
+        output_streamed_(output_streamed) {}
 
   bool Start() override {
     Result<std::unique_ptr<Client>> c = Client::Connect();
@@ -114,16 +126,14 @@ class ControllerNodes : public slurm::RemoteNodes {
       if (!slurm::NodeSpecificVariable(n)) env.push_back({n, v});
     }
     env.push_back({slurm::kStepVariable, slurm::EncodeStepLayout(layout_, step_id_)});
+    if (streamed_) env.push_back({kRelayVariable, "step"});
     std::vector<std::string> argv = opt_.step_args;
     argv.push_back("--");
     argv.insert(argv.end(), opt_.command.begin(), opt_.command.end());
-    WarnOfLostInput();
-    std::string out = FileBehind(STDOUT_FILENO), err = FileBehind(STDERR_FILENO);
-    if (out.empty() || err.empty()) {
-      std::fprintf(stderr,
-                   "srun: warning: the output of tasks on %s is lost: srun's output is not a "
-                   "file (berth gathers other nodes' output into the job's files)\n",
-                   hostlist::Compress(nodes_).c_str());
+    std::string out, err;
+    if (!output_streamed_) {
+      out = FileBehind(STDOUT_FILENO);
+      err = FileBehind(STDERR_FILENO);
     }
     json body = {{"step_id", step_id_},
                  {"nodes", nodes_},
@@ -218,30 +228,6 @@ class ControllerNodes : public slurm::RemoteNodes {
     return v >= T{0} ? v : fallback;
   }
 
-  // srun's input reaches the tasks of its own node only: the other nodes' tasks that would read
-  // it (all of them by default, or the one -i names) read /dev/null there. Said where it
-  // matters: srun's input is not /dev/null (as it is in a batch script).
-  void WarnOfLostInput() const {
-    if (opt_.pty || slurm::IsDevNull(STDIN_FILENO)) return;
-    const slurm::InputMode in = slurm::ParseInputMode(opt_.input, layout_.ntasks);
-    std::vector<std::string> lost;
-    for (size_t n = 0; n < layout_.nodes.size(); ++n) {
-      if (std::find(nodes_.begin(), nodes_.end(), layout_.nodes[n]) == nodes_.end()) continue;
-      const std::vector<int32_t> ids = layout_.TaskIds(n);
-      if (in.kind == slurm::InputMode::Kind::kAll ||
-          (in.kind == slurm::InputMode::Kind::kTask &&
-           std::find(ids.begin(), ids.end(), in.task) != ids.end())) {
-        lost.push_back(layout_.nodes[n]);
-      }
-    }
-    if (lost.empty()) return;
-    std::fprintf(stderr,
-                 "srun: warning: srun's standard input is not forwarded to the tasks on %s (berth "
-                 "forwards it to tasks on srun's own node only): they read /dev/null; use "
-                 "--input=FILE on a shared filesystem\n",
-                 hostlist::Compress(lost).c_str());
-  }
-
   // Seconds srun waits for an answer about the other nodes before it gives their part up.
   static constexpr time_t kControllerGoneSeconds = 60;
   std::string Path() const { return "/v1/jobs/" + std::to_string(alloc_.job_id) + "/steps"; }
@@ -253,6 +239,8 @@ class ControllerNodes : public slurm::RemoteNodes {
   const slurm::EnvList& env_;
   std::vector<std::string> nodes_;
   json container_;
+  bool streamed_ = false;
+  bool output_streamed_ = false;
   std::unique_ptr<Client> client_;
   time_t trouble_since_ = 0;
   std::vector<slurm::NodeUsage> usage_;
@@ -334,9 +322,39 @@ class StepRecorder : public slurm::StepObserver {
   std::thread starting_;
 };
 
+// The srun that launched this step is waiting on its stream (srun_relay.h): this srun's output
+// and error go to it, its input and --pty's window size come from it. Null when it cannot be
+// reached: then the tasks read /dev/null (with a warning), and *fatal says whether the step
+// cannot go on without it (--pty).
+std::unique_ptr<PartStream> ConnectPart(const SrunOptions& opt, uint32_t job_id,
+                                        const std::string& step_key, const std::string& node,
+                                        slurm::LocalStep& step, bool* fatal) {
+  *fatal = false;
+  Result<std::unique_ptr<PartStream>> part = PartStream::Connect(job_id, step_key, node, opt.pty);
+  if (part.ok()) {
+    const PartIo io = (*part)->io();
+    step.input_fd = io.input_fd;
+    step.window = io.window;
+    step.window_now = io.window_now;
+    return std::move(*part);
+  }
+  if (opt.pty) {
+    std::fprintf(stderr, "srun: error: --pty: cannot reach the srun that launched step %u.%s: %s\n",
+                 job_id, step_key.c_str(), part.status().message().c_str());
+    *fatal = true;
+    return nullptr;
+  }
+  std::fprintf(stderr,
+               "srun: warning: cannot reach the srun that launched step %u.%s (%s): the tasks "
+               "read /dev/null\n",
+               job_id, step_key.c_str(), part.status().message().c_str());
+  step.input_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  return nullptr;
+}
+
 // On one of a step's other nodes: this node's tasks of the step the batch node's srun laid out.
 int RunStepPart(const SrunOptions& opt, const slurm::Allocation& alloc, const slurm::EnvList& env,
-                const std::string& layout_text) {
+                const std::string& layout_text, const std::string& relay) {
   Result<std::pair<slurm::StepLayout, uint32_t>> layout = slurm::DecodeStepLayout(layout_text);
   if (!layout.ok()) {
     std::fprintf(stderr, "%s\n", layout.status().message().c_str());
@@ -354,33 +372,40 @@ int RunStepPart(const SrunOptions& opt, const slurm::Allocation& alloc, const sl
   }
   slurm::LocalStep step{opt, alloc, l, local, layout->second, base};
   step.part_of_remote_step = true;
-  return slurm::RunLocalStep(step);
+  std::unique_ptr<PartStream> part;
+  if (relay == "step") {
+    bool fatal = false;
+    part = ConnectPart(opt, alloc.job_id, std::to_string(layout->second), l.nodes[local], step,
+                       &fatal);
+    if (fatal) return 1;
+  }
+  const int rc = slurm::RunLocalStep(step);
+  if (part) part->Finish(kPartDrainMillis);
+  return rc;
 }
 
-// The srun inside a job that an srun outside an allocation created: its input (and --pty's
-// window size) come from that srun (srun_relay.h). False when it could not be reached and the
-// step cannot go on without it (--pty); the message is printed.
-bool UseRelay(const SrunOptions& opt, const std::string& path, slurm::LocalStep& step) {
-  Result<InnerRelay> relay = ConnectRelay(path, opt.pty);
-  if (relay.ok()) {
-    step.input_fd = relay->input_fd;
-    step.window = relay->window;
-    step.window_now = relay->window_now;
-    return true;
+// Where a step's tasks read srun's input: on this node, on the others.
+struct InputReaders {
+  bool local = false;
+  bool remote = false;
+};
+InputReaders WhoReadsInput(const SrunOptions& opt, const slurm::StepLayout& layout,
+                           const std::vector<std::string>& others) {
+  const slurm::InputMode in = slurm::ParseInputMode(opt.input, layout.ntasks);
+  InputReaders r;
+  for (size_t n = 0; n < layout.nodes.size(); ++n) {
+    const std::vector<int32_t> ids = layout.TaskIds(n);
+    auto has = [&ids](int32_t task) {
+      return std::find(ids.begin(), ids.end(), task) != ids.end();
+    };
+    const bool reads = opt.pty ? has(0)
+                               : (in.kind == slurm::InputMode::Kind::kAll && !ids.empty()) ||
+                                     (in.kind == slurm::InputMode::Kind::kTask && has(in.task));
+    if (!reads) continue;
+    const bool remote = std::find(others.begin(), others.end(), layout.nodes[n]) != others.end();
+    (remote ? r.remote : r.local) = true;
   }
-  if (opt.pty) {
-    std::fprintf(stderr,
-                 "srun: error: --pty: cannot reach the srun that created this job (%s): berth "
-                 "forwards a terminal only to a job on srun's own host\n",
-                 relay.status().message().c_str());
-    return false;
-  }
-  std::fprintf(stderr,
-               "srun: warning: srun's standard input is not forwarded (%s): berth forwards it "
-               "only to a job on srun's own host; the tasks read /dev/null\n",
-               relay.status().message().c_str());
-  step.input_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  return true;
+  return r;
 }
 
 int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
@@ -395,7 +420,7 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
     }
   }
   for (const auto& [n, v] : env) {
-    if (n == slurm::kStepVariable) return RunStepPart(opt, alloc, env, v);
+    if (n == slurm::kStepVariable) return RunStepPart(opt, alloc, env, v, relay);
   }
   Result<std::optional<image::ContainerSpec>> container =
       slurm::StepContainer(opt, env, Cwd(), /*new_job=*/false);
@@ -420,15 +445,59 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
   slurm::LocalStep step{opt, alloc, *layout, split.local, slurm::NextStepId(alloc), env};
   StepRecorder recorder(opt, alloc, *layout, step.step_id, env);
   step.observer = &recorder;
-  if (!relay.empty() && !UseRelay(opt, relay, step)) return 1;
+  // The srun inside a job an srun outside an allocation created: that srun has the caller's
+  // input, output and terminal.
+  std::unique_ptr<PartStream> part;
+  if (relay == "batch") {
+    bool fatal = false;
+    part = ConnectPart(opt, alloc.job_id, "batch", "", step, &fatal);
+    if (fatal) return 1;
+  }
   std::optional<ControllerNodes> remote;
+  std::unique_ptr<LauncherStreams> streams;
   if (!split.others.empty()) {
+    // The other nodes' tasks read srun's input and print to srun's output through a stream each
+    // (srun_relay.h), as Slurm's tasks do through srun's connections; output that goes to a file
+    // srun has open they append to themselves (a filesystem the nodes share).
+    const InputReaders readers = WhoReadsInput(opt, *layout, split.others);
+    const bool forward = readers.remote && !slurm::IsDevNull(step.input_fd);
+    const bool output_streamed =
+        FileBehind(STDOUT_FILENO).empty() || FileBehind(STDERR_FILENO).empty();
+    if (forward || output_streamed) {
+      std::vector<std::unique_ptr<StepStream>> opened;
+      for (const std::string& node : split.others) {
+        Result<std::unique_ptr<StepStream>> st = StepStream::Open(
+            alloc.job_id, std::to_string(step.step_id), node, true, kPartArrivalMillis);
+        if (!st.ok()) {
+          std::fprintf(stderr, "srun: error: Unable to create step for job %u: %s\n", alloc.job_id,
+                       st.status().message().c_str());
+          return 1;
+        }
+        opened.push_back(std::move(*st));
+      }
+      LauncherStreams::Options o;
+      o.forward_input = forward;
+      o.input_fd = step.input_fd;
+      o.pty = opt.pty && forward;  // task 0 is on another node
+      o.window_now = step.window_now;
+      streams = std::make_unique<LauncherStreams>(std::move(opened), std::move(o));
+      if (forward) {
+        // The same input for this node's tasks, or none where they read none of it.
+        step.input_fd =
+            readers.local ? streams->LocalInput() : open("/dev/null", O_RDONLY | O_CLOEXEC);
+      }
+      streams->Start();
+    }
     remote.emplace(opt, alloc, *layout, step.step_id, env, split.others,
-                   *container ? image::EncodeContainerSpec(**container) : json());
+                   *container ? image::EncodeContainerSpec(**container) : json(),
+                   streams != nullptr, output_streamed);
     step.remote = &*remote;
     recorder.set_remote(&*remote);
   }
-  return slurm::RunLocalStep(step);
+  const int rc = slurm::RunLocalStep(step);
+  if (streams) streams->Finish(kOutputDrainMillis);
+  if (part) part->Finish(kPartDrainMillis);
+  return rc;
 }
 
 // --export: ALL (the default), NONE, or a list of names and NAME=value (with ALL in it: all
@@ -456,37 +525,12 @@ std::vector<std::pair<std::string, std::string>> Exported(const std::string& spe
   return out;
 }
 
-// Copies what a job's output file gains to one of srun's own streams.
-class Tail {
- public:
-  Tail(std::string path, FILE* to) : path_(std::move(path)), to_(to) {}
-  ~Tail() {
-    if (fd_ >= 0) close(fd_);
-  }
-  void Copy() {
-    if (fd_ < 0) fd_ = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) return;
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(fd_, buf, sizeof(buf))) > 0) {
-      std::fwrite(buf, 1, static_cast<size_t>(n), to_);
-    }
-    std::fflush(to_);
-  }
-
- private:
-  std::string path_;
-  FILE* to_;
-  int fd_ = -1;
-};
-
 // Blocks the signals the job mode handles itself, and takes the ones that came.
 class SignalWatch {
  public:
-  explicit SignalWatch(bool window) {
+  SignalWatch() {
     sigemptyset(&mask_);
     for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&mask_, sig);
-    if (window) sigaddset(&mask_, SIGWINCH);  // --pty: the terminal's size goes to the job
     sigprocmask(SIG_BLOCK, &mask_, &old_);
   }
   ~SignalWatch() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
@@ -504,9 +548,31 @@ class SignalWatch {
 struct JobMode {
   Client& client;
   uint32_t job_id = 0;
-  std::string dir;              // the temporary folder of the job's output files
-  OuterRelay* relay = nullptr;  // srun's input (and terminal) to the job's srun, if forwarded
+  bool forward_input = false;  // srun's input goes to the job's tasks
+  bool pty = false;
+  std::unique_ptr<LauncherStreams> streams;  // to the job's srun, once the job runs
 };
+
+// The stream to the srun inside the job, which sends the tasks' output back and takes srun's
+// input and terminal (srun_relay.h): opened at once, so that a job that ends before this srun
+// sees it run loses nothing; used once the job runs. With --pty the caller's terminal goes into
+// raw mode only then (as Slurm's srun once slurmstepd connects): until then ^C still cancels a
+// job that waits for resources.
+void OpenJobStream(JobMode& m) {
+  Result<std::unique_ptr<StepStream>> st =
+      StepStream::Open(m.job_id, "batch", "", true, kPartArrivalMillis);
+  if (!st.ok()) {
+    std::fprintf(stderr, "srun: error: cannot reach the tasks of job %u: %s\n", m.job_id,
+                 st.status().message().c_str());
+    return;
+  }
+  std::vector<std::unique_ptr<StepStream>> one;
+  one.push_back(std::move(*st));
+  LauncherStreams::Options o;
+  o.forward_input = m.forward_input;
+  o.pty = m.pty;
+  m.streams = std::make_unique<LauncherStreams>(std::move(one), std::move(o));
+}
 
 // The job's record, or nothing while the controller does not answer.
 std::optional<slurm::JobView> Poll(JobMode& m, time_t& unreachable_since) {
@@ -571,21 +637,10 @@ int ExitCodeOf(const slurm::JobView& v) {
 
 // Waits for the job to start, copies its output while it runs, and returns srun's exit code.
 int FollowJob(JobMode& m, SignalWatch& signals) {
-  Tail out(m.dir + "/out", stdout), err(m.dir + "/err", stderr);
   bool started = false, queued_said = false, aborted = false;
   time_t unreachable_since = 0, abort_deadline = 0;
   for (int tick = 0;; ++tick) {
-    int sig = 0;
-    if (m.relay != nullptr) {
-      m.relay->Poll(kTickMillis);
-      sig = signals.Wait(0);
-    } else {
-      sig = signals.Wait(kTickMillis);
-    }
-    if (sig == SIGWINCH) {
-      m.relay->WindowChanged();
-      sig = 0;
-    }
+    const int sig = signals.Wait(kTickMillis);
     if (sig != 0 && !aborted) {
       // Which message fits depends on whether the job has started, which the last poll may not
       // have seen yet: ask before cancelling.
@@ -603,10 +658,6 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
       } else {
         std::fprintf(stderr, "srun: Job allocation %u has been revoked.\n", m.job_id);
       }
-    }
-    if (started) {
-      out.Copy();
-      err.Copy();
     }
     if (tick % kStatePollTicks != 0 && sig == 0) continue;
     std::optional<slurm::JobView> v = Poll(m, unreachable_since);
@@ -628,9 +679,13 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
       if (queued_said)
         std::fprintf(stderr, "srun: job %u has been allocated resources\n", m.job_id);
     }
+    if (running && m.streams && !m.streams->started() && !aborted) m.streams->Start();
     if (core::IsTerminal(v->state)) {
-      out.Copy();
-      err.Copy();
+      if (m.streams && (m.streams->started() || !v->batch_host.empty())) {
+        // The output before the end (of a job that may have run and ended between two looks).
+        if (!m.streams->started()) m.streams->Start();
+        m.streams->Finish(kOutputDrainMillis);
+      }
       ReportEnd(*v, aborted);
       return ExitCodeOf(*v);
     }
@@ -643,8 +698,7 @@ int FollowJob(JobMode& m, SignalWatch& signals) {
 }
 
 // Builds the job: the allocation options, and the inner srun as its program.
-Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std::string& dir,
-                   const std::string& relay) {
+Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env) {
   core::JobSpec spec;
   core::JobExecSpec exec;
   for (const auto& [name, value] : opt.job_options) {
@@ -659,17 +713,11 @@ Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env, const std:
   exec.argv = slurm::InnerSrunArgs(SelfPath(), opt);
   exec.work_dir = opt.chdir.empty() ? Cwd() : opt.chdir;
   exec.environment = Exported(opt.export_env, env);
-  if (!relay.empty()) exec.environment.emplace_back(kRelayVariable, relay);
-  exec.stdout_pattern = dir + "/out";
-  exec.stderr_pattern = dir + "/err";
+  // The srun inside prints to this srun, through its stream, not to files.
+  exec.environment.emplace_back(kRelayVariable, "batch");
+  exec.stdout_pattern = "/dev/null";
+  exec.stderr_pattern = "/dev/null";
   return api::EncodeJob(spec, &exec);
-}
-
-void RemoveDir(const std::string& dir) {
-  unlink((dir + "/io.sock").c_str());
-  unlink((dir + "/out").c_str());
-  unlink((dir + "/err").c_str());
-  rmdir(dir.c_str());
 }
 
 int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
@@ -680,54 +728,31 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
     std::fprintf(stderr, "srun: error: %s\n", c.status().message().c_str());
     return 1;
   }
-  char tmpl[] = "/tmp/berth-srun-XXXXXX";
-  if (mkdtemp(tmpl) == nullptr) {
-    std::fprintf(stderr, "srun: error: mkdtemp: %s\n", std::strerror(errno));
-    return 1;
-  }
-  const std::string dir = tmpl;
-  // srun's input goes to the job's srun unless --input names a file or none (Slurm's default
-  // is every task).
-  const slurm::InputMode in = slurm::ParseInputMode(opt.input, INT32_MAX);
-  std::unique_ptr<OuterRelay> relay;
-  if (opt.pty || in.kind == slurm::InputMode::Kind::kAll ||
-      in.kind == slurm::InputMode::Kind::kTask) {
-    Result<std::unique_ptr<OuterRelay>> r = OuterRelay::Listen(dir + "/io.sock", opt.pty);
-    if (!r.ok()) {
-      RemoveDir(dir);
-      std::fprintf(stderr, "srun: error: %s\n", r.status().message().c_str());
-      return 1;
-    }
-    relay = std::move(*r);
-  }
-  Result<json> body = JobOf(opt, env, dir, relay ? dir + "/io.sock" : "");
+  Result<json> body = JobOf(opt, env);
   if (!body.ok()) {
-    RemoveDir(dir);
     std::fprintf(stderr, "srun: error: %s\n", body.status().message().c_str());
     return 1;
   }
   Result<std::unique_ptr<Client>> c = Client::Connect();
-  if (!c.ok()) {
-    RemoveDir(dir);
-    return Fail("srun", c.status());
-  }
+  if (!c.ok()) return Fail("srun", c.status());
   // From the submission on: Ctrl-C must not leave the job behind.
-  SignalWatch signals(opt.pty);
+  SignalWatch signals;
   Result<json> r = (*c)->Call("POST", "/v1/jobs", *body);
   if (!r.ok()) {
-    RemoveDir(dir);
     std::fprintf(stderr, "srun: error: Unable to allocate resources: %s\n",
                  r.status().message().c_str());
     return 1;
   }
-  JobMode m{**c, r->value("job_id", 0u), dir, relay.get()};
+  // srun's input goes to the job's tasks unless --input names a file or none (Slurm's default
+  // is every task); the srun inside the job decides which of its tasks read it.
+  const slurm::InputMode in = slurm::ParseInputMode(opt.input, INT32_MAX);
+  JobMode m{**c, r->value("job_id", 0u), false, opt.pty, nullptr};
+  m.forward_input = (opt.pty || in.kind == slurm::InputMode::Kind::kAll ||
+                     in.kind == slurm::InputMode::Kind::kTask) &&
+                    !slurm::IsDevNull(STDIN_FILENO);
   if (opt.verbose > 0) std::fprintf(stderr, "srun: jobid %u submitted\n", m.job_id);
-  // --pty: once the job's srun is there, the caller's keys go to the job's terminal as typed (^C
-  // too, which then reaches the task, not srun); the relay puts the terminal back.
-  const int rc = FollowJob(m, signals);
-  relay.reset();
-  RemoveDir(dir);
-  return rc;
+  OpenJobStream(m);
+  return FollowJob(m, signals);
 }
 
 }  // namespace

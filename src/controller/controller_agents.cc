@@ -117,9 +117,10 @@ agent::LaunchSpec Controller::Impl::LaunchSpecFor(const JobRecord& r, size_t nod
 void Controller::Impl::SendLaunch(const JobRecord& r) {
   if (r.node_names.empty()) return;
   agent::LaunchCommand launch{{r.job.id, r.job.restart_count}, LaunchSpecFor(r, 0), ""};
-  // srun on the batch node asks for steps on the other nodes with this (over TLS, where the
-  // Unix socket's peer credentials do not reach).
-  if (r.node_names.size() > 1 && k8s && k8s->signer()) {
+  // srun in the job asks for steps on the other nodes with this, and the srun inside a job that
+  // an srun elsewhere created meets its stream (over TLS, where the Unix socket's peer
+  // credentials do not reach).
+  if (k8s && k8s->signer()) {
     launch.job_token = k8s->signer()->IssueJob(r.job.id, r.job.restart_count);
   }
   SendCommand(r.node_names.front(), launch);

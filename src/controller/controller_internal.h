@@ -35,6 +35,7 @@
 #include "controller/requests.h"
 #include "controller/routes.h"
 #include "controller/state_loop.h"
+#include "controller/step_io.h"
 #include "controller/step_table.h"
 #include "controller/stream_rendezvous.h"
 #include "controller/txn.h"
@@ -247,6 +248,11 @@ struct Controller::Impl {
   Result<nlohmann::json> StepStatus(const Caller& who, core::JobId id, uint32_t step);
   Status SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal)
       REQUIRES(state_thread);
+  // GET .../steps/{STEP|batch}/io: srun's input, output and terminal between the srun that
+  // launches a step and the one that runs its tasks on a node, met in `step_io` (step_io.h).
+  net::HttpResponse StepIoRoute(const net::HttpRequest& req, const Caller& who, core::JobId id,
+                                const std::string& step);
+  StepIoRendezvous step_io;
   // srun's record of a step (POST .../steps/N/record): kept in the job's record for sacct.
   Status RecordStep(const Caller& who, core::JobId id, const api::StepRecord& step, Txn& t)
       REQUIRES(state_thread);

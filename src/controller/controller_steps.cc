@@ -3,6 +3,8 @@
 // tasks, in the job's user, cgroup and output files, and in the step's container when srun gave
 // one), the agents report how each ended, and srun polls for that. See docs/slurm.md "srun" and
 // docs/security.md (the step token).
+#include <strings.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -114,8 +116,11 @@ Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, cons
       spec.time_limit = std::max<Duration>(1, r.job.start_time + r.job.time_limit - now);
     }
     StepNode node;
-    node.command = agent::EncodeAgentCommand(
-        agent::StepCommand{{id, r.job.restart_count}, step_id, std::move(spec)});
+    agent::StepCommand command{{id, r.job.restart_count}, step_id, std::move(spec), ""};
+    // The part's srun meets its launcher's stream through the controller (srun_relay.h), over
+    // TLS with the job attempt's step token.
+    if (k8s && k8s->signer()) command.job_token = k8s->signer()->IssueJob(id, r.job.restart_count);
+    node.command = agent::EncodeAgentCommand(command);
     state.nodes.emplace(name, std::move(node));
   }
   // Sent once every part's command is built: a request that fails part-way starts nothing.
@@ -293,6 +298,7 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
       return StartStep(who, jid, b);
     });
   }
+  if (p.size() == 6 && p[5] == "io" && req.method == "GET") return StepIoRoute(req, who, jid, p[4]);
   uint32_t step = 0;
   bool numbered = false;
   if (p.size() >= 5) {
@@ -336,6 +342,64 @@ net::HttpResponse Controller::Impl::StepRoute(const net::HttpRequest& req, const
     });
   }
   return Error(Status::NotFound("no such endpoint: " + req.method + " " + req.path));
+}
+
+net::HttpResponse Controller::Impl::StepIoRoute(const net::HttpRequest& req, const Caller& who,
+                                                core::JobId id, const std::string& step) {
+  auto query = [&req](const char* k) {
+    auto it = req.query.find(k);
+    return it == req.query.end() ? std::string() : it->second;
+  };
+  uint32_t number = 0;
+  auto [end, ec] = std::from_chars(step.data(), step.data() + step.size(), number);
+  if (step != "batch" && (step.empty() || ec != std::errc() || end != step.data() + step.size())) {
+    return Error(Status::NotFound("no such step: " + std::to_string(id) + "." + step));
+  }
+  const std::string side_text = query("side");
+  if (side_text != "launcher" && side_text != "part") {
+    return Error(Status::InvalidArgument("?side= must be launcher or part"));
+  }
+  const auto side =
+      side_text == "launcher" ? StepIoRendezvous::Side::kLauncher : StepIoRendezvous::Side::kPart;
+  const std::string node = query("node");
+  int wait_ms = 60000;
+  if (const std::string w = query("wait_ms"); !w.empty()) {
+    auto [e, code] = std::from_chars(w.data(), w.data() + w.size(), wait_ms);
+    if (code != std::errc() || e != w.data() + w.size() || wait_ms < 0) {
+      return Error(Status::InvalidArgument("?wait_ms= must be a number of milliseconds"));
+    }
+  }
+  if (::strcasecmp(req.Header("upgrade").c_str(), "berth-step-io") != 0) {
+    return Error(
+        Status::InvalidArgument("a step's stream is an upgraded connection "
+                                "(Upgrade: berth-step-io)"));
+  }
+  // Only while this attempt of the job runs, for its owner, operators and its step token; the
+  // srun that submits a job may wait for the srun inside it from the submission on.
+  const bool submitter = side == StepIoRendezvous::Side::kLauncher && step == "batch";
+  Reply r = Call([&](Txn&, Reply* out) {
+    state_thread.AssertHeld();  // a command: on the state thread
+    auto it = own_records().find(id);
+    if (it == own_records().end() || cs->FindJob(id) == nullptr) {
+      out->status = Status::NotFound("Invalid job id specified: " + std::to_string(id));
+      return;
+    }
+    const JobRecord& rec = *it->second;
+    out->status = MayStep(who, rec);
+    if (out->status.ok() && !submitter && !StepsMayRun(cs->FindJob(id), rec.job.restart_count)) {
+      out->status = Status::FailedPrecondition("job " + std::to_string(id) + " is not running");
+    }
+  });
+  if (!r.status.ok()) return Error(r.status);
+  const std::string key = std::to_string(id) + "." + step + "/" + node;
+  if (Status may = step_io.MayJoin(key, side); !may.ok()) return Error(may);
+  net::HttpResponse resp;
+  resp.status = 101;
+  resp.headers = {{"Upgrade", "berth-step-io"}};
+  resp.upgrade = [this, key, side, wait_ms](net::UpgradedConnection& conn) {
+    (void)step_io.Serve(key, side, conn.fd, std::move(conn.already_read), wait_ms, *conn.stopping);
+  };
+  return resp;
 }
 
 }  // namespace berth::controller

@@ -449,8 +449,10 @@ Result<Allocation> AllocationFromEnv(const EnvList& env) {
       node_id < static_cast<int32_t>(a.nodes.size())) {
     a.this_node = node_id;
   } else {
+    // Neither: srun runs on none of the allocation's nodes (salloc's shell on a login host), and
+    // every task of its steps starts through the controller.
     auto it = std::find(a.nodes.begin(), a.nodes.end(), Get(env, "SLURMD_NODENAME"));
-    a.this_node = it == a.nodes.end() ? 0 : static_cast<int32_t>(it - a.nodes.begin());
+    a.this_node = it == a.nodes.end() ? -1 : static_cast<int32_t>(it - a.nodes.begin());
   }
   std::string gpus = Get(env, "CUDA_VISIBLE_DEVICES");
   if (gpus.empty()) gpus = Get(env, "SLURM_JOB_GPUS");

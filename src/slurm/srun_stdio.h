@@ -129,13 +129,16 @@ Result<Pty> OpenPty(const std::optional<winsize>& size);
 // on standard input, output and error. Returns false (errno set) when that fails.
 bool BecomeTerminalSession(int slave);
 
-// The stream from an srun outside an allocation to the srun inside the job it created (over a
-// Unix socket in srun's private folder: src/cli/srun_relay.h): frames of one type byte, a
-// 4-byte big-endian length and the payload.
+// The stream between the srun that launches a step and the srun that runs its tasks on a node
+// (through the controller: src/cli/srun_relay.h): frames of one type byte, a 4-byte big-endian
+// length and the payload. D, E and W go to the tasks' side, O, R and X come back.
 enum class RelayFrame : char {
   kData = 'D',    // bytes of srun's standard input
   kEnd = 'E',     // srun's standard input ended
   kWindow = 'W',  // the caller's window size: rows, then columns, 2 bytes each, big-endian
+  kOut = 'O',     // bytes the tasks wrote to their standard output
+  kErr = 'R',     // bytes the tasks (or their srun) wrote to standard error
+  kOutEnd = 'X',  // the tasks' output ended: nothing more comes
 };
 std::string EncodeRelayFrame(RelayFrame type, std::string_view payload = {});
 std::string EncodeWindowFrame(const winsize& size);

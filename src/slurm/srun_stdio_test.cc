@@ -203,8 +203,16 @@ TEST(RelayTest, FramesRoundTripInPieces) {
   EXPECT_EQ(frames[1],
             (std::pair<RelayFrame, std::string>{RelayFrame::kData, std::string("ab\0c", 4)}));
   EXPECT_EQ(frames[2].first, RelayFrame::kEnd);
+  RelayDecoder back;  // the tasks' side: output, error, their end
+  back.Feed(EncodeRelayFrame(RelayFrame::kOut, "o") + EncodeRelayFrame(RelayFrame::kErr, "e") +
+            EncodeRelayFrame(RelayFrame::kOutEnd));
+  for (RelayFrame t : {RelayFrame::kOut, RelayFrame::kErr, RelayFrame::kOutEnd}) {
+    Result<std::optional<std::pair<RelayFrame, std::string>>> f = back.Next();
+    ASSERT_TRUE(f.ok() && f->has_value());
+    EXPECT_EQ((*f)->first, t);
+  }
   RelayDecoder bad;
-  bad.Feed(std::string("X\0\0\0\0", 5));
+  bad.Feed(std::string("Q\0\0\0\0", 5));
   EXPECT_FALSE(bad.Next().ok());
   RelayDecoder huge;
   huge.Feed(std::string("D\x7f\0\0\0", 5));

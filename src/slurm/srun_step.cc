@@ -436,13 +436,6 @@ int RunLocalStep(const LocalStep& s) {
       t.env.push_back("SLURM_PTY_WIN_ROW=" + std::to_string(window->ws_row));
     }
   }
-  if (s.options.pty && !s.part_of_remote_step && !tasks.empty() && tasks.front().global_id != 0) {
-    std::fprintf(stderr,
-                 "srun: error: --pty: task 0 runs on %s, not on this node: berth gives a terminal "
-                 "to a task on srun's own node only\n",
-                 s.layout.nodes.front().c_str());
-    return 1;
-  }
   if (std::string e = OpenTaskFiles(s, tasks); !e.empty()) {
     std::fprintf(stderr, "%s\n", e.c_str());
     return 1;

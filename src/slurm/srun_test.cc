@@ -202,6 +202,21 @@ TEST(SrunAllocationTest, FromTheBatchEnvironment) {
   EXPECT_EQ(a->gpus, (std::vector<std::string>{"1", "3", "5", "7"}));
   EXPECT_EQ(a->env_ntasks, 2);
   EXPECT_EQ(AllocationFromEnv({{"PATH", "/bin"}}).status().code(), StatusCode::kNotFound);
+  // salloc's shell on a login host: no SLURM_NODEID, no node name of the allocation. srun runs
+  // on none of its nodes, and every part of a step starts through the controller.
+  EnvList login;
+  for (const auto& [n, v] : BatchEnv()) {
+    if (n != "SLURM_NODEID" && n != "SLURMD_NODENAME") login.emplace_back(n, v);
+  }
+  login.emplace_back("SLURMD_NODENAME", "login1");
+  Result<Allocation> l = AllocationFromEnv(login);
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->this_node, -1);
+  Result<StepLayout> layout = PlanStep(SrunOptions{}, *l);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  const StepSplit split = SplitStep(*layout, *l);
+  EXPECT_EQ(split.local, layout->nodes.size());
+  EXPECT_EQ(split.others, layout->nodes);
   EXPECT_EQ(*ExpandCounts("4(x2),2"), (std::vector<int32_t>{4, 4, 2}));
   EXPECT_FALSE(ExpandCounts("4(x").ok());
 }

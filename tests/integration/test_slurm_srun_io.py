@@ -354,14 +354,38 @@ class SrunIoTest(unittest.TestCase):
 
 @unittest.skipIf(WHY_NO_BED, f'no network-namespace test bed: {WHY_NO_BED}')
 class SrunIoAcrossHostsTest(unittest.TestCase):
-    """A step over two hosts (netbed.py): srun's input reaches its own node's tasks; the other
-    node's read /dev/null, and srun says so; -i FILE reaches every task."""
+    """Steps and jobs on other hosts (netbed.py: a controller host and agent hosts, each its own
+    network namespace): srun's input, output and terminal travel through the controller to the
+    tasks wherever they run, as Slurm's srun reaches its tasks through slurmstepd."""
 
-    def setUp(self):
-        self.bed = NetBed()
-        self.addCleanup(lambda: self.bed.stop(keep=bool(os.environ.get('BERTH_IT_KEEP'))))
-        self.bed.start()
-        self.c = self.bed.cluster
+    @classmethod
+    def setUpClass(cls):
+        cls.bed = NetBed(hosts=('h1', 'h2'))
+        cls.addClassCleanup(lambda: cls.bed.stop(keep=bool(os.environ.get('BERTH_IT_KEEP'))))
+        cls.bed.start()
+        cls.c = cls.bed.cluster
+        # This process stands for a login host: the controller's socket, none of the nodes,
+        # and berth's srun first on PATH.
+        cls.bin = os.path.join(cls.c.dir, 'bin')
+        os.makedirs(cls.bin, exist_ok=True)
+        os.symlink(os.path.abspath(BERTH), os.path.join(cls.bin, 'srun'))
+        cls.env = dict(cls.c.env, PATH=f'{cls.bin}:/usr/local/bin:/usr/bin:/bin')
+
+    def allocation(self, nodes=2):
+        """A running job of `nodes` hosts, and the SLURM_* variables its steps see (less the
+        node's own: srun here runs on none of its nodes, as in salloc's shell)."""
+        envfile = os.path.join(self.c.dir, f'alloc-{time.time_ns()}.env')
+        jid = self.c.submit({'script': f'#!/bin/sh\nenv > {envfile}.tmp; mv {envfile}.tmp '
+                             f'{envfile}; sleep 300\n', 'work_dir': self.c.dir, 'nodes': nodes,
+                             'time_limit': 600})
+        self.addCleanup(self.c.api, 'POST', '/v1/jobs/cancel', {'ids': [str(jid)]})
+        self.c.wait(lambda: os.path.exists(envfile), 'the allocation', 60)
+        with open(envfile) as f:
+            alloc = dict(line.split('=', 1) for line in f.read().splitlines()
+                         if line.startswith('SLURM_'))
+        for own in ('SLURM_NODEID', 'SLURMD_NODENAME', 'SLURM_LOCALID', 'SLURM_PROCID'):
+            alloc.pop(own, None)
+        return jid, alloc
 
     def test_input_of_a_step_across_hosts(self):
         out = os.path.join(self.c.dir, 'io.out')
@@ -372,23 +396,83 @@ class SrunIoAcrossHostsTest(unittest.TestCase):
         spec = {'script': '#!/bin/bash\n'
                           f'echo piped | {BERTH} srun -n 4 -l cat\n'
                           f'{BERTH} srun -n 4 -l cat\n'  # the script's input: /dev/null
-                          f'{BERTH} srun -n 4 -l -i {infile} cat\n',
+                          f'{BERTH} srun -n 4 -l -i {infile} cat\n'
+                          f'echo one | {BERTH} srun -n 4 -l -i 3 cat\n'
+                          # Output into a pipe, not a file: it comes back through srun.
+                          f'{BERTH} srun -n 4 -l sh -c \'echo "$SLURMD_NODENAME"; '
+                          'echo "err $SLURM_PROCID" >&2\' 2>&1 | sort | sed "s/^/piped-/"\n',
                 'work_dir': self.c.dir, 'nodes': 2, 'ntasks_per_node': 2, 'stdout': out,
                 'stderr': err}
         job = self.c.submit(spec)
+        self.addCleanup(self.c.api, 'POST', '/v1/jobs/cancel', {'ids': [str(job)]})
         j = self.c.wait_state(job, 'COMPLETED', 90)
         hosts = [n['node'] for n in j['allocation']['nodes']]
         with open(out) as f:
-            lines = sorted(f.read().splitlines())
+            lines = f.read().splitlines()
         with open(err) as f:
             errors = f.read()
-        self.assertEqual(lines, ['0: from file', '0: piped', '1: from file', '1: piped',
-                                 '2: from file', '3: from file'], errors)
-        # Said once, for the piped srun only.
-        self.assertEqual(errors.count('srun: warning:'), 1, errors)
-        self.assertIn(f"srun: warning: srun's standard input is not forwarded to the tasks on "
-                      f"{hosts[1]} (berth forwards it to tasks on srun's own node only): they read "
-                      "/dev/null; use --input=FILE on a shared filesystem", errors)
+        self.assertEqual(sorted(x for x in lines if not x.startswith('piped-')),
+                         ['0: from file', '0: piped', '1: from file', '1: piped',
+                          '2: from file', '2: piped', '3: from file', '3: one', '3: piped'],
+                         errors)
+        self.assertEqual([x for x in lines if x.startswith('piped-')],
+                         sorted(['piped-0: err 0', 'piped-1: err 1', 'piped-2: err 2',
+                                 'piped-3: err 3', f'piped-0: {hosts[0]}', f'piped-1: {hosts[0]}',
+                                 f'piped-2: {hosts[1]}', f'piped-3: {hosts[1]}']), errors)
+        self.assertNotIn('srun: warning', errors)
+
+    def test_srun_outside_an_allocation_on_a_login_host(self):
+        # The job runs on the agents' hosts, not here: its input and output come and go through
+        # the controller; it spans both hosts, so the srun inside forwards to the other too.
+        p = subprocess.run([BERTH, 'srun', '-N', '2', '-n', '4', '-l', 'sh', '-c',
+                            'read line; echo "$line $SLURM_PROCID $SLURMD_NODENAME"; exit 3'],
+                           env=self.env, input='hello\n', capture_output=True, text=True,
+                           timeout=120, cwd=self.c.dir)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        got = sorted(p.stdout.splitlines())
+        self.assertEqual([g.split()[:3] for g in got],
+                         [[f'{i}:', 'hello', str(i)] for i in range(4)], p.stderr)
+        self.assertEqual(len({g.split()[3] for g in got}), 2, got)  # both hosts
+        self.assertIn('tasks 2-3: Exited with exit code 3', p.stderr)
+
+    def test_pty_on_another_host_from_a_login_host(self):
+        # As after salloc: srun --pty bash on the login host, the shell on the first node.
+        jid, alloc = self.allocation()
+        first = alloc['SLURM_JOB_NODELIST']
+        t = Terminal(['sh', '-c',
+                      'stty -g > before; '
+                      "srun -N1 -n1 --pty sh -c '"
+                      'echo size $(stty size) on $SLURMD_NODENAME job=$SLURM_JOB_ID; '
+                      'trap "echo resized \\$(stty size)" WINCH; trap "echo got-int; exit 6" INT; '
+                      'echo ready; while :; do sleep 0.2; done'
+                      "'; echo srun-rc=$?; stty -g > after"],
+                     dict(self.env, **alloc), self.c.dir, rows=30, cols=90)
+        self.addCleanup(t.close)
+        t.read_until('ready')
+        self.assertTrue(is_raw(t.fd))
+        self.assertIn(f'size 30 90 on h'.encode(), t.out)
+        self.assertIn(f'job={jid}'.encode(), t.out)
+        set_size(t.fd, 33, 99)
+        t.read_until('resized 33 99')
+        t.send(b'\x03')  # a byte for the task's terminal, on the other host
+        t.read_until('got-int')
+        t.read_until('srun-rc=6')
+        self.assertEqual(t.wait(), 0)
+        with open(os.path.join(self.c.dir, 'before')) as a, \
+                open(os.path.join(self.c.dir, 'after')) as b:
+            self.assertEqual(a.read(), b.read())
+        self.assertTrue(first)
+
+    def test_pty_shell_on_another_host_reads_what_is_typed(self):
+        _, alloc = self.allocation()
+        t = Terminal(['sh', '-c', 'srun --pty sh; echo srun-rc=$?'], dict(self.env, **alloc),
+                     self.c.dir)
+        self.addCleanup(t.close)
+        t.send('echo typed-$((6 * 7)) on $SLURMD_NODENAME\r')
+        t.read_until('typed-42 on h')
+        t.send('exit 5\r')
+        t.read_until('srun-rc=5')
+        self.assertEqual(t.wait(), 0)
 
 
 if __name__ == '__main__':
