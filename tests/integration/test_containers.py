@@ -530,6 +530,23 @@ class PodsInImages(unittest.TestCase):
         self.wait_phase('ctronce', 'Failed')
         self.assertEqual(self.k('logs', 'ctronce').stdout, 'ready\nhello\nafter-eof\n')
 
+    def test_stdin_once_on_the_containers_terminal_types_its_eof(self):
+        from test_k8s_exec import PtyKubectl
+        self.stdin_pod('ctrttyonce', 'echo ready; cat; echo after-eof; exit 6', stdin=True,
+                       stdinOnce=True, tty=True)
+        t = PtyKubectl(self.k.argv('attach', '-it', 'ctrttyonce'), rows=24, cols=80)
+        try:
+            time.sleep(2)
+            t.write('typed\r')
+            t.read_until('typed\r\n')  # cat's echo of the line
+        finally:
+            t.close()  # the first client leaves: its stdin ended, the terminal's EOF is typed
+        self.wait_phase('ctrttyonce', 'Failed')
+        logs = self.k('logs', 'ctrttyonce').stdout
+        self.assertIn('after-eof', logs)
+        state = self.pod('ctrttyonce')['status']['containerStatuses'][0]['state']
+        self.assertEqual(state['terminated']['exitCode'], 6, state)
+
     def test_attach_it_gets_the_containers_terminal_which_survives_an_agent_restart(self):
         from test_k8s_exec import PtyKubectl
         self.stdin_pod('ctrterm', 'echo ready; while read l; do busybox stty size; '
