@@ -87,7 +87,11 @@ void ServeAttachStream(ws::WsConnection& conn, const PodStreamRequest& request,
     }
     return r;
   };
-  ServeAttach(conn, request, target, result, stopping);
+  AttachLimits limits;
+  // A pod in an image may be Running while its node still pulls the image or runc creates the
+  // container: its stdin socket comes once the container is made.
+  if (!spec->container.empty()) limits.stdin_wait_ms = 120000;
+  ServeAttach(conn, request, target, result, stopping, limits);
   if (target.wake_fd >= 0) ::close(target.wake_fd);
 }
 

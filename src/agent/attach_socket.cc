@@ -112,7 +112,10 @@ Result<Tagged> AskSupervisor(const std::string& dir, char request, int timeout_m
 }
 
 Result<int> ListenAttachSocket(const std::string& dir) {
-  const std::string path = dir + "/" + kAttachSocketName;
+  return ListenUnixSocket(dir + "/" + kAttachSocketName);
+}
+
+Result<int> ListenUnixSocket(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) {

@@ -51,6 +51,10 @@ Result<Tagged> AskSupervisor(const std::string& dir, char request, int timeout_m
 // close-on-exec.
 Result<int> ListenAttachSocket(const std::string& dir);
 
+// The same at any `path`: also a container's console socket (runc sends a tty pod's terminal
+// there). INVALID_ARGUMENT when the path does not fit a socket address.
+Result<int> ListenUnixSocket(const std::string& path);
+
 }  // namespace berth::agent
 
 #endif  // BERTH_AGENT_ATTACH_SOCKET_H_

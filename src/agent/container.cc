@@ -75,7 +75,7 @@ std::string OciConfig(const ContainerPlan& p) {
   json user = {{"uid", p.uid}, {"gid", p.gid}};
   if (!p.groups.empty()) user["additionalGids"] = p.groups;
   json process = {
-      {"terminal", false},
+      {"terminal", p.terminal},
       {"user", user},
       {"args", p.args},
       {"env", p.env},
@@ -84,6 +84,7 @@ std::string OciConfig(const ContainerPlan& p) {
        {{"bounding", caps}, {"effective", caps}, {"permitted", caps}, {"inheritable", caps}}},
       {"noNewPrivileges", true},
   };
+  if (p.terminal) process["consoleSize"] = {{"height", 24}, {"width", 80}};
   std::vector<std::string> shm = {"nosuid", "nodev", "mode=1777"};
   if (p.shm_bytes > 0) shm.push_back("size=" + std::to_string(p.shm_bytes));
   json mounts = json::array({
@@ -152,6 +153,17 @@ std::string OciConfig(const ContainerPlan& p) {
     config["linux"]["namespaces"].push_back({{"type", "uts"}});
   }
   return config.dump(2) + "\n";
+}
+
+std::vector<std::string> RuncCreateArgv(const std::string& runc, const std::string& runc_root,
+                                        const std::string& bundle_dir, const std::string& id,
+                                        const std::string& console_socket) {
+  std::vector<std::string> argv = {
+      runc,     "--root",   runc_root,  "--log",      bundle_dir + "/runc.log",
+      "create", "--bundle", bundle_dir, "--pid-file", bundle_dir + "/init.pid"};
+  if (!console_socket.empty()) argv.insert(argv.end(), {"--console-socket", console_socket});
+  argv.push_back(id);
+  return argv;
 }
 
 std::vector<OciDevice> NvidiaDevices(const std::vector<int32_t>& gpu_indices,

@@ -72,6 +72,9 @@ struct ContainerPlan {
   // unique per container, so that two containers never share device rules.
   std::string cgroup_name = "berth-container";
   int64_t shm_bytes = 0;  // 0: /dev/shm without a size limit (charged to the job's memory)
+  // A Pod's tty: true: the process runs on a pseudo-terminal runc makes in the container, 80x24
+  // at first as a bare pod's; runc sends its master to `runc create --console-socket`.
+  bool terminal = false;
 };
 
 // The OCI runtime configuration (spec 1.0.2) as runc takes it: the host's network, PID and user
@@ -80,6 +83,13 @@ struct ContainerPlan {
 // child of the job's group (a relative cgroupsPath: runc places it under its own cgroup, which
 // is the job's), the allowed devices plus `devices`.
 std::string OciConfig(const ContainerPlan& plan);
+
+// `runc create` of the container `id` from the bundle in `bundle_dir` (its config.json), with
+// runc's log and the first process's pid file in that folder; with a terminal (console_socket
+// not empty) runc sends the terminal's master to that Unix socket.
+std::vector<std::string> RuncCreateArgv(const std::string& runc, const std::string& runc_root,
+                                        const std::string& bundle_dir, const std::string& id,
+                                        const std::string& console_socket);
 
 // The GPU device files of the allocation present on this node (/dev/nvidiaN for each index, then
 // nvidiactl, nvidia-uvm, nvidia-uvm-tools, nvidia-modeset where present); empty on nodes whose

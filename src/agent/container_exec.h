@@ -13,7 +13,8 @@
 //
 // Thread safety: the free functions are pure, except ReceiveFd (one socket) and FindInContainer
 // (a child process). A ContainerExec belongs to one stream thread.
-// Used by: agent_streams.cc; tests (container_exec_test.cc).
+// Used by: agent_streams.cc; supervise_attach.cc (ReceiveFd: a tty pod's terminal from runc
+// create); tests (container_exec_test.cc).
 #ifndef BERTH_AGENT_CONTAINER_EXEC_H_
 #define BERTH_AGENT_CONTAINER_EXEC_H_
 

@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -125,6 +126,42 @@ TEST(OciConfigTest, SaysWhatThePlanSays) {
   EXPECT_EQ(c["linux"]["resources"]["devices"][1]["minor"], 1);
   p.root_capabilities = true;
   EXPECT_FALSE(json::parse(OciConfig(p))["process"]["capabilities"]["bounding"].empty());
+}
+
+TEST(OciConfigTest, ATtyPodAsksRuncForATerminalOfTheStartingSize) {
+  ContainerPlan p;
+  p.rootfs = "/r";
+  p.args = {"sh"};
+  json plain = json::parse(OciConfig(p));
+  EXPECT_EQ(plain["process"]["terminal"], false);
+  EXPECT_FALSE(plain["process"].contains("consoleSize"));
+  p.terminal = true;
+  json tty = json::parse(OciConfig(p));
+  EXPECT_EQ(tty["process"]["terminal"], true);
+  // As a bare pod's terminal starts; an attach sets the client's size on the master.
+  EXPECT_EQ(tty["process"]["consoleSize"], json({{"height", 24}, {"width", 80}}));
+  // runc's /dev/pts is a devpts instance of the container's own, where the terminal is made.
+  bool pts = false;
+  for (const json& m : tty["mounts"]) {
+    if (m["destination"] == "/dev/pts") {
+      pts = true;
+      EXPECT_NE(std::find(m["options"].begin(), m["options"].end(), "newinstance"),
+                m["options"].end());
+    }
+  }
+  EXPECT_TRUE(pts);
+}
+
+TEST(RuncCreateArgvTest, AConsoleSocketOnlyForATerminal) {
+  EXPECT_EQ(
+      RuncCreateArgv("/usr/sbin/runc", "/s/runc", "/j/1.0/ctr", "berth-x", ""),
+      (Strings{"/usr/sbin/runc", "--root", "/s/runc", "--log", "/j/1.0/ctr/runc.log", "create",
+               "--bundle", "/j/1.0/ctr", "--pid-file", "/j/1.0/ctr/init.pid", "berth-x"}));
+  EXPECT_EQ(
+      RuncCreateArgv("/usr/sbin/runc", "/s/runc", "/j/1.0/ctr", "berth-x", "/j/1.0/console.sock"),
+      (Strings{"/usr/sbin/runc", "--root", "/s/runc", "--log", "/j/1.0/ctr/runc.log", "create",
+               "--bundle", "/j/1.0/ctr", "--pid-file", "/j/1.0/ctr/init.pid", "--console-socket",
+               "/j/1.0/console.sock", "berth-x"}));
 }
 
 TEST(NvidiaTest, DevicesOfTheAllocationOnlyAndNoneForDeclaredGpus) {

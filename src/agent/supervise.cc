@@ -102,8 +102,8 @@ int Supervisor::Run() {
     container_id_ = "berth-" + JobCgroupName(spec_.job_id, spec_.attempt, dir_);
     exec = BuildContainerExec(*exec);
   }
-  // A pod's stdin/tty (supervise_attach.cc); containers run without (the face refuses -i/-t).
-  if (exec.ok() && !in_container) {
+  // A pod's stdin/tty (supervise_attach.cc); in a container, runc create's.
+  if (exec.ok()) {
     if (Status st = SetUpStdio(&*exec); !st.ok()) exec = st;
   }
   if (exec.ok()) {
@@ -111,8 +111,8 @@ int Supervisor::Run() {
       LaunchContainer(*exec);
     } else {
       Launch(*exec);
-      CloseChildStdio();
     }
+    CloseChildStdio();
   } else {
     // A container that could not be prepared is the job's (its image, its mounts): FAILED; the
     // rest is the node's.

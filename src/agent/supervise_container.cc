@@ -381,6 +381,7 @@ Result<JobExec> Supervisor::BuildContainerExec(const JobExec& job) {
   for (const std::string& name : cs.node_name_env) env.push_back(name + "=" + node_name_);
   plan.env = env;
   plan.hostname = spec_.hostname;  // a Pod's: its own UTS name, as kubelet gives it
+  plan.terminal = spec_.tty;
   plan.uid = cs.run_as_root ? 0 : user_.uid;
   plan.gid = cs.run_as_root ? 0 : user_.gid;
   if (!cs.run_as_root) plan.groups = groups_;
@@ -468,10 +469,8 @@ Result<JobExec> Supervisor::BuildContainerExec(const JobExec& job) {
 
   JobExec e = job;
   e.exec_paths = {containers_.runc};
-  e.argv = {
-      containers_.runc, "--root",   containers_.runc_root, "--log",      dir_ + "/ctr/runc.log",
-      "create",         "--bundle", dir_ + "/ctr",         "--pid-file", dir_ + "/ctr/init.pid",
-      container_id_};
+  e.argv = RuncCreateArgv(containers_.runc, containers_.runc_root, dir_ + "/ctr", container_id_,
+                          spec_.tty ? ConsoleSocketPath() : "");
   e.env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"};
   e.files_as_user = e.switch_user;
   e.switch_user = false;
@@ -510,6 +509,15 @@ void Supervisor::LaunchContainer(const JobExec& exec) {
     return;
   }
   container_created_ = true;
+  if (console_listen_ >= 0) {
+    if (Status c = ReceiveConsole(); !c.ok()) {
+      fail_state_ = "FAILED";
+      fail_message_ = "the container did not start: " + c.message();
+      image_error_ = "CreateContainerError";
+      kill(init, SIGKILL);
+      return;
+    }
+  }
   // A hybrid host: runc placed the container's cgroup2 part outside the job's group, which serves
   // for the job's process list and cgroup.kill. The process has run nothing of the job yet
   // (it waits for `runc start`): move it back, its children follow.

@@ -98,8 +98,13 @@ class Supervisor {
   void KillAll();
   // A pod's stdin and terminal (supervise_attach.cc, attach_socket.h): the pipe or the
   // pseudo-terminal made before the launch, the socket that hands their ends to the agent, the
-  // terminal's output copied to the job's stdout file.
+  // terminal's output copied to the job's stdout file. In a container the pipe is runc create's
+  // stdin (runc passes it on to the container's process) and the terminal is runc's, its master
+  // received on the console socket (ReceiveConsole, after `runc create`).
   Status SetUpStdio(JobExec* exec);
+  Status OpenTerminalLog(const JobExec& exec);
+  std::string ConsoleSocketPath() const { return dir_ + "/console.sock"; }
+  Status ReceiveConsole();
   void CloseChildStdio();  // after the launch: the child's ends
   void AddStdioPolls(std::vector<pollfd>* fds) const;
   void HandleStdio();
@@ -171,6 +176,7 @@ class Supervisor {
   int pty_slave_ = -1;        // until the launch
   bool pty_open_ = false;     // the master still gives output
   int attach_listen_ = -1;    // DIR/attach.sock
+  int console_listen_ = -1;   // a container's DIR/console.sock, until runc sent the terminal
   int terminal_log_fd_ = -1;  // the stdout file the terminal's output goes to
   bool stdin_ended_ = false;  // stdinOnce: the first client's stdin ended
 };

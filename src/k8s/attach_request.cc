@@ -5,7 +5,7 @@ namespace berth::k8s {
 
 using nlohmann::json;
 
-Result<json> AttachRequest(const json& pod, const AttachQuery& query, bool containers) {
+Result<json> AttachRequest(const json& pod, const AttachQuery& query) {
   if (!query.stdin && !query.stdout && !query.stderr) {
     return Status::InvalidArgument("you must specify at least 1 of stdin, stdout, stderr");
   }
@@ -20,14 +20,7 @@ Result<json> AttachRequest(const json& pod, const AttachQuery& query, bool conta
     return it != container.end() && it->is_boolean() && it->get<bool>();
   };
   const bool has_stdin = flag("stdin");
-  const bool has_tty = flag("tty") && has_stdin;
-  if (containers && query.stdin && has_stdin) {
-    return Status::InvalidArgument(
-        "berth does not give the stdin of a pod that runs in a container image to kubectl attach "
-        "yet (docs/kubernetes.md): attach without -i/-t shows its output, kubectl exec runs a "
-        "command in it");
-  }
-  const bool tty = has_tty && !containers;
+  const bool tty = flag("tty") && has_stdin;
   return json{{"kind", "attach"},
               {"stdin", query.stdin && has_stdin},
               {"stdout", query.stdout || tty},

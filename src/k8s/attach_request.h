@@ -18,10 +18,9 @@ struct AttachQuery {
 // The stream request {"kind": "attach", "stdin", "stdout", "stderr", "tty"} (the protocol is
 // added by the caller). As the kubelet: stdin only when the container has stdin: true (else it
 // is not read), a terminal when the container has one (whatever the client asked: kubectl turns
-// -t on and off to match). INVALID_ARGUMENT (a 400's message) for a request with no stream, and,
-// in containers mode, for stdin to a container that asks for it (not served there yet).
-Result<nlohmann::json> AttachRequest(const nlohmann::json& pod, const AttachQuery& query,
-                                     bool containers);
+// -t on and off to match). The same for a pod in a container image. INVALID_ARGUMENT (a 400's
+// message) for a request with no stream.
+Result<nlohmann::json> AttachRequest(const nlohmann::json& pod, const AttachQuery& query);
 
 }  // namespace berth::k8s
 

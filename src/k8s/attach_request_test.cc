@@ -18,47 +18,29 @@ TEST(AttachRequestTest, FollowsThePodsContainer) {
     const char* name;
     json container;
     AttachQuery query;
-    bool containers;
     json want;  // stdin, stdout, stderr, tty
   } cases[] = {
-      {"output only",
-       json::object(),
-       {false, true, true, false},
-       false,
-       {false, true, true, false}},
+      {"output only", json::object(), {false, true, true, false}, {false, true, true, false}},
       {"stdin asked, the container has none: not read",
        json::object(),
        {true, true, true, false},
-       false,
        {false, true, true, false}},
-      {"stdin given",
-       {{"stdin", true}},
-       {true, true, true, false},
-       false,
-       {true, true, true, false}},
+      {"stdin given", {{"stdin", true}}, {true, true, true, false}, {true, true, true, false}},
       {"a terminal: one output",
        {{"stdin", true}, {"tty", true}},
        {true, true, false, true},
-       false,
        {true, true, false, true}},
       {"the container's terminal even when not asked",
        {{"stdin", true}, {"tty", true}},
        {false, true, true, false},
-       false,
        {false, true, false, true}},
       {"-t to a container without one: none",
        {{"stdin", true}},
        {true, true, false, true},
-       false,
        {true, true, false, false}},
-      {"containers mode: output of a tty pod, no terminal",
-       {{"stdin", true}, {"tty", true}},
-       {false, true, true, false},
-       true,
-       {false, true, true, false}},
   };
   for (const auto& c : cases) {
-    Result<json> r = AttachRequest(PodWith(c.container), c.query, c.containers);
+    Result<json> r = AttachRequest(PodWith(c.container), c.query);
     ASSERT_TRUE(r.ok()) << c.name << ": " << r.status().message();
     EXPECT_EQ((*r)["kind"], "attach") << c.name;
     json got = {(*r)["stdin"], (*r)["stdout"], (*r)["stderr"], (*r)["tty"]};
@@ -67,14 +49,11 @@ TEST(AttachRequestTest, FollowsThePodsContainer) {
 }
 
 TEST(AttachRequestTest, RefusesWhatCannotBeServed) {
-  Result<json> none = AttachRequest(PodWith(json::object()), {}, false);
+  Result<json> none = AttachRequest(PodWith(json::object()), {});
   EXPECT_EQ(none.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(none.status().message(), "you must specify at least 1 of stdin, stdout, stderr");
-  Result<json> image = AttachRequest(PodWith({{"stdin", true}}), {true, true, true, false}, true);
-  EXPECT_EQ(image.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(image.status().message().find("container image"), std::string::npos);
   // A pod object without containers is served as one without stdin.
-  EXPECT_TRUE(AttachRequest(json::object(), {false, true, false, false}, false).ok());
+  EXPECT_TRUE(AttachRequest(json::object(), {false, true, false, false}).ok());
 }
 
 }  // namespace

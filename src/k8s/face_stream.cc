@@ -261,10 +261,8 @@ net::HttpResponse Face::PodStream(const Call& c, std::string_view subresource) {
   if (subresource == "portforward") return PortForwardUpgrade(req, *job, name, port_);
   json request;
   if (attach) {
-    Result<json> r = AttachRequest(pod,
-                                   {QueryTrue(req, "stdin"), QueryTrue(req, "stdout"),
-                                    QueryTrue(req, "stderr"), QueryTrue(req, "tty")},
-                                   opt_.containers);
+    Result<json> r = AttachRequest(pod, {QueryTrue(req, "stdin"), QueryTrue(req, "stdout"),
+                                         QueryTrue(req, "stderr"), QueryTrue(req, "tty")});
     if (!r.ok()) return BadRequest(r.status().message());
     request = std::move(*r);
   } else {

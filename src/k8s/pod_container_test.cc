@@ -379,6 +379,21 @@ TEST(K8sContainerPodTest, OneContainerPerPod) {
   EXPECT_EQ(Refused(pod).field, "spec.initContainers");
 }
 
+// The container's stdin and terminal are the supervisor's, as a process pod's (ADR 0006).
+TEST(K8sContainerPodTest, StdinAndTtyReachTheRequest) {
+  PodMapping m;
+  SpecOf(Pod({{"stdin", true}, {"stdinOnce", true}, {"tty", true}}), ContainerCtx(), &m);
+  EXPECT_EQ(m.request["open_stdin"], true);
+  EXPECT_EQ(m.request["stdin_once"], true);
+  EXPECT_EQ(m.request["tty"], true);
+  PodMapping plain;
+  SpecOf(Pod(json::object()), ContainerCtx(), &plain);
+  EXPECT_FALSE(plain.request.contains("open_stdin"));
+  EXPECT_FALSE(plain.request.contains("tty"));
+  FieldProblem p = Refused(Pod({{"tty", true}}));
+  EXPECT_EQ(p.field, "spec.containers[0].tty");
+}
+
 TEST(K8sContainerPodTest, JobTemplatesGoThroughTheSameMapping) {
   json job = {
       {"apiVersion", "batch/v1"},

@@ -466,9 +466,8 @@ json ProcessRequest(const std::string& name, const PodContext& ctx, const Resour
   return request;
 }
 
-// A process pod's stdin/stdinOnce/tty (docs/adr/0006-pod-streams.md, attach): the pod's main
-// process gets them, so only a pod of one container may ask. Containers mode keeps the fields
-// (GET shows them) but runs the container without (attach -i/-t is refused there).
+// A pod's stdin/stdinOnce/tty (docs/adr/0006-pod-streams.md, attach): the pod's main process
+// gets them (in containers mode the container's), so only a pod of one container may ask.
 std::optional<FieldProblem> StdioRequest(const std::vector<Container>& init_list,
                                          const std::vector<Container>& main_list, json* request) {
   const size_t count = init_list.size() + main_list.size();
@@ -708,8 +707,8 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
     }
   } else {
     request = ProcessRequest(name, ctx, res, init_list, main_list);
-    if (auto p = StdioRequest(init_list, main_list, &request)) return p;
   }
+  if (auto p = StdioRequest(init_list, main_list, &request)) return p;
   // The Pod's host name as kubelet gives it: spec.hostname, else the Pod's name (cut to 63
   // characters); with hostNetwork, the node's.
   const json& hostname = At(spec, {"hostname"});

@@ -477,6 +477,152 @@ class PodsInImages(unittest.TestCase):
         self.c.wait(lambda: not os.path.exists('/proc/%d' % pid),
                     'the exec\'d process to end with its pod', 60)
 
+    # kubectl attach -i/-t and kubectl run -i/-it to pods in their images (ADR 0006, attach): the
+    # supervisor holds runc create's stdin pipe, or the master of the terminal runc made in the
+    # container, as for a process pod.
+
+    def needs_streams(self):
+        from test_k8s_nodes import KUBECTL_VERSION
+        if KUBECTL_VERSION < (1, 30):
+            self.skipTest('kubectl attach needs kubectl 1.30 or newer (WebSocket streams)')
+
+    def stdin_pod(self, name, script, **fields):
+        """A running pod of root's in the image whose container has `fields` (stdin, stdinOnce,
+        tty), running `sh -c script`, once its log says 'ready'."""
+        self.needs_streams()
+        self.apply(name, dict({'image': self.reg.host + '/team/pi:1', 'args': [script]},
+                              **fields))
+        self.addCleanup(lambda: subprocess.run(
+            self.k.argv('delete', 'pod', name, '--wait=false', '--ignore-not-found'),
+            capture_output=True, timeout=60))
+        self.c.wait(lambda: 'ready' in self.k('logs', name, check=False).stdout,
+                    'pod %s to run' % name, 90)
+
+    def test_attach_i_writes_to_the_containers_stdin_that_stays_open(self):
+        from test_k8s_attach import Attached
+        self.stdin_pod('ctrreader', 'echo ready; while read l; do echo "got:$l"; done; echo eof',
+                       stdin=True)
+        a = Attached(self.k.argv('attach', '-i', 'ctrreader'), stdin=True)
+        try:
+            time.sleep(2)
+            a.write('one\n')
+            a.read_until('got:one')
+            a.p.stdin.close()  # this client's stdin ends; the container's does not
+            time.sleep(1)
+        finally:
+            a.close()
+        b = Attached(self.k.argv('attach', '-i', 'ctrreader'), stdin=True)
+        try:
+            time.sleep(2)
+            b.write('two\n')
+            self.assertNotIn('eof', b.read_until('got:two'))
+        finally:
+            b.close()
+        self.assertEqual(self.k('logs', 'ctrreader').stdout, 'ready\ngot:one\ngot:two\n')
+
+    def test_stdin_once_ends_the_containers_stdin_with_the_first_client(self):
+        self.stdin_pod('ctronce', 'echo ready; cat; echo after-eof; exit 3', stdin=True,
+                       stdinOnce=True)
+        p = subprocess.run(self.k.argv('attach', '-i', 'ctronce'), input='hello\n',
+                           capture_output=True, text=True, timeout=60)
+        self.assertIn('hello\nafter-eof\n', p.stdout)
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.wait_phase('ctronce', 'Failed')
+        self.assertEqual(self.k('logs', 'ctronce').stdout, 'ready\nhello\nafter-eof\n')
+
+    def test_stdin_once_on_the_containers_terminal_types_its_eof(self):
+        from test_k8s_exec import PtyKubectl
+        self.stdin_pod('ctrttyonce', 'echo ready; cat; echo after-eof; exit 6', stdin=True,
+                       stdinOnce=True, tty=True)
+        t = PtyKubectl(self.k.argv('attach', '-it', 'ctrttyonce'), rows=24, cols=80)
+        try:
+            time.sleep(2)
+            t.write('typed\r')
+            t.read_until('typed\r\n')  # cat's echo of the line
+        finally:
+            t.close()  # the first client leaves: its stdin ended, the terminal's EOF is typed
+        self.wait_phase('ctrttyonce', 'Failed')
+        logs = self.k('logs', 'ctrttyonce').stdout
+        self.assertIn('after-eof', logs)
+        state = self.pod('ctrttyonce')['status']['containerStatuses'][0]['state']
+        self.assertEqual(state['terminated']['exitCode'], 6, state)
+
+    def test_attach_it_gets_the_containers_terminal_which_survives_an_agent_restart(self):
+        from test_k8s_exec import PtyKubectl
+        self.stdin_pod('ctrterm', 'echo ready; while read l; do busybox stty size; '
+                       'echo "line=$l"; done', stdin=True, tty=True)
+        t = PtyKubectl(self.k.argv('attach', '-it', 'ctrterm'), rows=33, cols=101)
+        try:
+            time.sleep(2)
+            t.write('x\r')
+            t.read_until('33 101')
+            t.read_until('line=x')
+            t.resize(40, 120)
+            time.sleep(0.5)  # kubectl sends the new size on SIGWINCH
+            t.write('y\r')
+            t.read_until('40 120')
+        finally:
+            t.close()
+        # The supervisor holds the terminal's master: a new agent asks it again.
+        self.c.kill('agent')
+        self.c.start_agent()
+        t = PtyKubectl(self.k.argv('attach', '-it', 'ctrterm'), rows=24, cols=80)
+        try:
+            time.sleep(2)
+            t.write('z\r')
+            t.read_until('line=z')
+        finally:
+            t.close()
+        logs = self.k('logs', 'ctrterm').stdout  # the terminal's output is the pod's log
+        for line in ('ready', 'line=x', '40 120', 'line=z'):
+            self.assertIn(line, logs)
+
+    def test_kubectl_run_it_rm_drives_a_shell_in_the_image_as_its_user(self):
+        from test_k8s_exec import PtyKubectl
+        k = self.exec_pod()  # a user of its own, with its pull secret
+        argv = k.argv('run', 'ctrshell', '-it', '--rm', '--restart=Never',
+                      '--image=' + self.reg.host + '/team/pi:1', '--overrides=' + json.dumps(
+                          {'apiVersion': 'v1',
+                           'spec': {'imagePullSecrets': [{'name': 'regcred-exec'}]}}),
+                      '--', 'sh')
+        argv[0] = shutil.which(argv[0])  # runuser: PtyKubectl execs a path
+        t = PtyKubectl(argv, rows=24, cols=80)
+        try:
+            time.sleep(1)
+            t.write('\r')
+            t.write('echo "v=$((6*7))"; cat /etc/marker; id -u; busybox tty\r')
+            t.read_until('v=42')
+            t.read_until('inside-the-image')  # the image's root
+            t.read_until(str(pwd.getpwnam(self.exec_user).pw_uid))
+            t.read_until('/dev/pts/')  # runc's terminal, in the container's devpts
+            t.write('busybox stty size\r')
+            t.read_until('24 80')
+            t.write('sleep 100\r')
+            time.sleep(0.5)
+            t.write('\x03')  # Ctrl-C: the terminal's SIGINT to the foreground job
+            t.write('echo after-interrupt\r')
+            t.read_until('after-interrupt\r\n')
+            t.write('exit\r')
+            self.assertEqual(t.wait(60), 0, t.out)
+        finally:
+            t.close()
+        self.assertIn('pod "ctrshell" deleted', t.out.decode(errors='replace'))
+        p = subprocess.run(k.argv('get', 'pod', 'ctrshell'), capture_output=True, text=True,
+                           timeout=60)
+        self.assertIn('not found', p.stderr)
+
+    def test_kubectl_run_i_with_piped_stdin_as_its_user(self):
+        k = self.exec_pod()  # not root: runc hands the pipe to the container's user
+        p = subprocess.run(k.argv(
+            'run', 'ctrcat', '-i', '--rm', '--restart=Never',
+            '--image=' + self.reg.host + '/team/pi:1',
+            '--overrides=' + json.dumps({'apiVersion': 'v1', 'spec': {
+                'imagePullSecrets': [{'name': 'regcred-exec'}]}}),
+            '--', 'cat; id -u'), input='piped line\n', capture_output=True, text=True,
+            timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('piped line\n%d\n' % pwd.getpwnam(self.exec_user).pw_uid, p.stdout)
+
     def apply(self, name, container, pull_secret=True, volumes=None):
         pod = {'apiVersion': 'v1', 'kind': 'Pod', 'metadata': {'name': name},
                'spec': {'restartPolicy': 'Never',
