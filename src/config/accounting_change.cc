@@ -796,6 +796,14 @@ AccountingTables TablesOf(const std::vector<core::QosSpec>& qos,
   t.qos = qos;
   t.accounts = accounts;
   t.users = users;
+  // The file's rule (a user's first association is the default unless one says otherwise) made
+  // explicit, so that it survives the store's order.
+  for (core::UserSpec& u : t.users) {
+    bool has_default = std::any_of(t.users.begin(), t.users.end(), [&](const core::UserSpec& o) {
+      return o.name == u.name && o.is_default;
+    });
+    if (!has_default) u.is_default = true;
+  }
   return t;
 }
 

@@ -56,7 +56,8 @@ struct AccountingOutcome {
 Result<AccountingOutcome> ApplyAccountingChange(const AccountingTables& tables,
                                                 const AccountingChange& change);
 
-// The tables of a cluster file's records (what seeds the store on the first start).
+// The tables of a cluster file's records (what seeds the store on the first start); a user with
+// no default association gets its first one as the default, as the file reads.
 AccountingTables TablesOf(const std::vector<core::QosSpec>& qos,
                           const std::vector<core::AccountSpec>& accounts,
                           const std::vector<core::UserSpec>& users);
