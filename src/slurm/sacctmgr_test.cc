@@ -161,8 +161,9 @@ TEST(SacctmgrShowTest, TablesAsSlurmPrintsThem) {
             "---------- ---------- --------- \n"
             "     alice    physics      None \n"
             "       bob       chem Administ+ \n");
-  c = Parse({"-P", "show", "qos", "format=name,priority,preempt,preemptmode,maxtrespu,maxjobspu,"
-                                  "maxwall,usagefactor"});
+  c = Parse({"-P", "show", "qos",
+             "format=name,priority,preempt,preemptmode,maxtrespu,maxjobspu,"
+             "maxwall,usagefactor"});
   EXPECT_EQ(RenderSacctmgrShow(c, Data()),
             "Name|Priority|Preempt|PreemptMode|MaxTRESPU|MaxJobsPU|MaxWall|UsageFactor\n"
             "normal|0||cluster||||1.000000\n"
@@ -175,10 +176,17 @@ TEST(SacctmgrShowTest, TablesAsSlurmPrintsThem) {
             "chem|||3||\n"
             "chem|alice|||1|\n"
             "chem|bob||||\n");
+  // A header wider than its column is cut (no '+'); -P prints it whole.
+  c = Parse({"show", "assoc", "account=chem", "user=bob", "format=user,GrpTRESRunMins"});
+  EXPECT_EQ(RenderSacctmgrShow(c, Data()),
+            "      User GrpTRESRunMin \n---------- ------------- \n       bob               \n");
+  c = Parse({"-P", "show", "assoc", "account=chem", "user=bob", "format=user,GrpTRESRunMins"});
+  EXPECT_EQ(RenderSacctmgrShow(c, Data()), "User|GrpTRESRunMins\nbob|\n");
   c = Parse({"-P", "-n", "show", "assoc", "where", "user=alice", "format=account,user"});
   EXPECT_EQ(RenderSacctmgrShow(c, Data()), "physics|alice\nchem|alice\n");
   c = Parse({"-P", "-n", "show", "user", "-s", "format=user,account,defaultaccount"});
-  EXPECT_EQ(RenderSacctmgrShow(c, Data()), "alice|physics|physics\nalice|chem|physics\nbob|chem|chem\n");
+  EXPECT_EQ(RenderSacctmgrShow(c, Data()),
+            "alice|physics|physics\nalice|chem|physics\nbob|chem|chem\n");
 }
 
 TEST(SacctmgrChangeTest, MessagesAsSlurmPrintsThem) {
@@ -204,8 +212,9 @@ TEST(SacctmgrChangeTest, MessagesAsSlurmPrintsThem) {
             " Associations =\n  U = alice     A = chem       C = berth     \n"
             " Non Default Settings\n");
   c = Parse({"delete", "user", "alice", "account=chem"});
-  EXPECT_EQ(RenderSacctmgrChange(c, answer, "berth"),
-            " Deleting user associations...\n  C = berth      A = chem                 U = alice    \n");
+  EXPECT_EQ(
+      RenderSacctmgrChange(c, answer, "berth"),
+      " Deleting user associations...\n  C = berth      A = chem                 U = alice    \n");
   c = Parse({"delete", "qos", "gold"});
   answer = {{"names", {"gold"}}};
   EXPECT_EQ(RenderSacctmgrChange(c, answer, "berth"), " Deleting QOS(s)...\n  gold\n");

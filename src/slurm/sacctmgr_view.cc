@@ -41,12 +41,12 @@ constexpr FieldDef kQosFields[] = {
     {"Preempt", "Preempt", 10},
     {"PreemptExemptTime", "PreemptExemptTime", 19},
     {"PreemptMode", "PreemptMode", 11},
-    {"Flags", "Flags", 10},
+    {"Flags", "Flags", 20},
     {"UsageThreshold", "UsageThres", 10},
     {"UsageFactor", "UsageFactor", 11},
     {"GrpTRES", "GrpTRES", 13},
     {"GrpTRESMins", "GrpTRESMins", 13},
-    {"GrpTRESRunMins", "GrpTRESRunMin", 13},
+    {"GrpTRESRunMins", "GrpTRESRunMins", 13},
     {"GrpJobs", "GrpJobs", 7},
     {"GrpSubmitJobs", "GrpSubmit", 9},
     {"GrpWall", "GrpWall", 11},
@@ -84,7 +84,7 @@ constexpr FieldDef kAssocFields[] = {
     {"MaxTRESMins", "MaxTRESMins", 13},
     {"QOS", "QOS", 20},
     {"DefaultQOS", "Def QOS", 9},
-    {"GrpTRESRunMins", "GrpTRESRunMin", 13},
+    {"GrpTRESRunMins", "GrpTRESRunMins", 13},
     {"ParentName", "Par Name", 10},
 };
 
@@ -108,19 +108,23 @@ SacctmgrField FieldOf(const FieldDef& d) {
 
 // Slurm's print_fields: a value wider than its column ends in '+'; right-justified unless the
 // width is negative; one blank after each column. -p: '|' after each; -P: '|' between.
-std::string Cell(std::string value, int width, int parsable, bool last) {
+// Headers are cut without the '+'.
+std::string Cell(std::string value, int width, int parsable, bool last, bool header) {
   if (parsable > 0) return value + (parsable == 1 || !last ? "|" : "");
   size_t w = static_cast<size_t>(std::abs(width));
-  if (value.size() > w) value = value.substr(0, w == 0 ? 0 : w - 1) + "+";
+  if (value.size() > w) {
+    value = header ? value.substr(0, w) : value.substr(0, w == 0 ? 0 : w - 1) + "+";
+  }
   std::string pad(w - value.size(), ' ');
   return (width < 0 ? value + pad : pad + value) + (last ? "" : " ");
 }
 
 std::string Line(const std::vector<SacctmgrField>& fields, int parsable,
-                 const std::function<std::string(const SacctmgrField&)>& value) {
+                 const std::function<std::string(const SacctmgrField&)>& value,
+                 bool header = false) {
   std::string out;
   for (size_t i = 0; i < fields.size(); ++i) {
-    out += Cell(value(fields[i]), fields[i].width, parsable, i + 1 == fields.size());
+    out += Cell(value(fields[i]), fields[i].width, parsable, i + 1 == fields.size(), header);
   }
   // Slurm leaves the blank after the last column of the table form.
   if (parsable == 0 && !fields.empty()) out += ' ';
@@ -235,7 +239,8 @@ std::vector<const core::AccountSpec*> TreeOrder(const SacctmgrData& d,
 
 std::string Header(const SacctmgrCommand& c) {
   if (c.no_header) return "";
-  std::string out = Line(c.format, c.parsable, [](const SacctmgrField& f) { return f.header; });
+  std::string out = Line(
+      c.format, c.parsable, [](const SacctmgrField& f) { return f.header; }, true);
   if (c.parsable == 0) {
     out += Line(c.format, 0, [](const SacctmgrField& f) {
       return std::string(static_cast<size_t>(std::abs(f.width)), '-');
