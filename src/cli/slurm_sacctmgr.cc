@@ -64,9 +64,10 @@ bool Confirm() {
   }
 }
 
-// An error as sacctmgr words it: what added or changed nothing on stdout, the rest on stderr.
+// An error as sacctmgr words it: " Nothing new added." and the like on stdout, the rest on
+// stderr.
 int Refused(const Status& st) {
-  if (st.code() == StatusCode::kAlreadyExists || st.code() == StatusCode::kNotFound) {
+  if (st.message().starts_with("Nothing")) {
     std::printf(" %s\n", st.message().c_str());
   } else {
     std::fprintf(stderr, " Error with request: %s\n", st.message().c_str());

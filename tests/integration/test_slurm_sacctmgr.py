@@ -151,6 +151,24 @@ class SacctmgrTest(SacctmgrBase):
         self.assertEqual(p.returncode, 1)
         self.assertIn('Job(s) active, cancel job(s) before remove', p.stderr)
 
+    def test_bad_requests_are_refused_whole(self):
+        status, body = self.c.api('POST', '/v1/associations', {'action': 'frob', 'entity': 'qos'})
+        self.assertEqual(status, 400, body)
+        self.assertIn('"action": expected add, modify or delete', body['error']['message'])
+        status, body = self.c.api('POST', '/v1/associations',
+                                  {'action': 'modify', 'entity': 'qos', 'where': {'Name': 'high'},
+                                   'set': {'Priority': '5', 'MaxWall': 'soon'}})
+        self.assertEqual(status, 400, body)
+        self.assertEqual(self.parsable('show', 'qos', 'high', 'format=name,priority'),
+                         ['high|10'])
+        # One account of the two does not exist: no association is made.
+        p = self.sacctmgr('-i', 'add', 'user', 'gus', 'account=physics,nope', check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr, " Error with request: This account 'nope' doesn't exist.\n")
+        self.assertEqual(self.parsable('show', 'user', 'gus'), [])
+        p = self.sacctmgr('-i', 'modify', 'qos', 'nosuch', 'set', 'Priority=1', check=False)
+        self.assertEqual((p.returncode, p.stdout), (1, ' Nothing modified\n'))
+
     def test_delete_account_with_users_is_refused(self):
         self.sacctmgr('-i', 'add', 'account', 'bio')
         self.sacctmgr('-i', 'add', 'user', 'dave', 'account=bio')
