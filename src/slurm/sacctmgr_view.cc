@@ -390,8 +390,13 @@ std::string RenderSacctmgrShow(const SacctmgrCommand& c, const SacctmgrData& d) 
           continue;
         }
         row([&](const std::string& f) { return AccountValue(f, *a, d.cluster); });
+        std::vector<core::UserSpec> users;
         for (const core::UserSpec& u : d.users) {
-          if (u.account != a->name) continue;
+          if (u.account == a->name) users.push_back(u);
+        }
+        std::sort(users.begin(), users.end(),
+                  [](const auto& x, const auto& y) { return x.name < y.name; });
+        for (const core::UserSpec& u : users) {
           row([&](const std::string& f) {
             if (f == "User" || f == "Fairshare" || f == "MaxJobs" || f == "MaxTRES") {
               return UserValue(f, u, d);
@@ -468,25 +473,51 @@ std::string Padded(std::string_view s, size_t width) {
 }
 
 // The settings sacctmgr prints, in its order, by their canonical names.
-constexpr const char* kSettingNames[] = {
-    "Description",       "Organization",   "Fairshare",      "GrpJobs",
-    "GrpTRES",           "MaxJobs",        "MaxJobsPerUser", "MaxJobsPU",
-    "MaxJobsPerAccount", "MaxJobsPA",      "MaxTRES",        "MaxTRESPerJob",
-    "MaxTRESPJ",         "MaxTRESPerUser", "MaxTRESPU",      "MaxTRESPerAccount",
-    "MaxTRESPA",         "MaxWall",        "Parent",         "Preempt",
-    "PreemptMode",       "Priority",       "UsageFactor",    "Flags",
+// The settings sacctmgr prints, in its order: the name it prints, and the names it takes for it.
+struct Setting {
+  const char* shown;
+  std::vector<std::string_view> names;
 };
+const std::vector<Setting>& Settings(bool qos) {
+  static const std::vector<Setting> kAssoc = {
+      {"Description", {"Description"}},
+      {"Organization", {"Organization"}},
+      {"Fairshare", {"Fairshare", "Shares"}},
+      {"GrpJobs", {"GrpJobs"}},
+      {"GrpTRES", {"GrpTRES"}},
+      {"MaxJobs", {"MaxJobs"}},
+      {"MaxTRES", {"MaxTRES", "MaxTRESPerJob", "MaxTRESPJ"}},
+      {"Parent", {"Parent"}},
+  };
+  static const std::vector<Setting> kQos = {
+      {"Flags", {"Flags"}},
+      {"MaxJobsPerAccount", {"MaxJobsPerAccount", "MaxJobsPA"}},
+      {"MaxJobsPerUser", {"MaxJobsPerUser", "MaxJobsPU"}},
+      {"MaxTRESPerAccount", {"MaxTRESPerAccount", "MaxTRESPA"}},
+      {"MaxTRESPerJob", {"MaxTRESPerJob", "MaxTRES", "MaxTRESPJ"}},
+      {"MaxTRESPerUser", {"MaxTRESPerUser", "MaxTRESPU"}},
+      {"MaxWall", {"MaxWall", "MaxWallDurationPerJob"}},
+      {"Preempt", {"Preempt"}},
+      {"PreemptMode", {"PreemptMode"}},
+      {"Priority", {"Priority"}},
+      {"UsageFactor", {"UsageFactor"}},
+  };
+  return qos ? kQos : kAssoc;
+}
 
 // The settings lines of an add, as Slurm prints a limit it was given ("  MaxJobs       = 2";
-// -1 as NONE), in sacctmgr's order.
-std::string SettingLines(const std::vector<std::pair<std::string, std::string>>& set,
-                         size_t key_width, const std::set<std::string>& skip) {
+// -1 as NONE), in sacctmgr's order and by the names it prints.
+std::string SettingLines(const std::vector<std::pair<std::string, std::string>>& set, bool qos,
+                         const std::set<std::string>& skip) {
+  const size_t key_width = qos ? 25 : 14;
   std::string out;
-  for (const char* name : kSettingNames) {
-    if (skip.contains(name)) continue;
+  for (const Setting& s : Settings(qos)) {
+    if (skip.contains(s.shown)) continue;
     for (const auto& [k, v] : set) {
-      if (!EqualsIgnoreCase(k, name)) continue;
-      out += "  " + Padded(name, key_width) + "= " + (v == "-1" ? "NONE" : v) + "\n";
+      bool named = std::any_of(s.names.begin(), s.names.end(),
+                               [&](std::string_view n) { return EqualsIgnoreCase(k, n); });
+      if (!named) continue;
+      out += "  " + Padded(s.shown, key_width) + "= " + (v == "-1" ? "NONE" : v) + "\n";
     }
   }
   return out;
@@ -535,8 +566,7 @@ std::string RenderSacctmgrChange(const SacctmgrCommand& c, const json& answer,
         for (const json& a : assocs) {
           out += "  A = " + Padded(a.value("account", ""), 10) + " C = " + cl + "\n";
         }
-        std::string limits =
-            SettingLines(c.set, 14, {"Description", "Organization", "Cluster", "Clusters"});
+        std::string limits = SettingLines(c.set, false, {"Description", "Organization"});
         if (!limits.empty()) out += " Settings\n" + limits;
       } else if (c.entity == AcctEntity::kUser) {
         out += " Adding User(s)\n" + Lines(names);
@@ -544,19 +574,21 @@ std::string RenderSacctmgrChange(const SacctmgrCommand& c, const json& answer,
         if (!def.empty() || !admin.empty()) {
           out += " Settings =\n";
           if (!def.empty()) out += "  Default Account = " + def + "\n";
-          if (!admin.empty()) out += "  Admin Level     = " + admin + "\n";
+          if (!admin.empty()) {
+            Result<std::string> level = config::ParseAdminLevel(admin);
+            out += "  Admin Level     = " + (level.ok() ? *level : admin) + "\n";
+          }
         }
         out += " Associations =\n";
         for (const json& a : assocs) out += assoc_line(a, true);
         out += " Non Default Settings\n";
-        out += SettingLines(c.set, 14,
-                            {"Account", "Accounts", "DefaultAccount", "AdminLevel", "Cluster"});
+        out += SettingLines(c.set, false, {});
       } else {
         out += " Adding QOS(s)\n" + Lines(names);
         out += " Settings\n";
         std::string descr = ValueOf(c.set, "Description");
         out += "  Description    = " + (descr.empty() ? "QOS Name" : descr) + "\n";
-        out += SettingLines(c.set, 25, {"Description"});
+        out += SettingLines(c.set, true, {});
       }
       break;
     case SacctmgrVerb::kModify:
