@@ -367,99 +367,123 @@ Result<SacctmgrData> SacctmgrDataFromJson(const json& body) {
   return d;
 }
 
-std::string RenderSacctmgrShow(const SacctmgrCommand& c, const SacctmgrData& d) {
-  std::string out = Header(c);
-  auto row = [&](const std::function<std::string(const std::string&)>& value) {
-    out += Line(c.format, c.parsable, [&](const SacctmgrField& f) { return value(f.name); });
-  };
-  const auto& w = c.where;
+namespace {
+
+// Prints one row: the value of each field, by the field's name.
+using RowFn = std::function<void(const std::function<std::string(const std::string&)>&)>;
+
+core::AccountSpec RootOf(const SacctmgrData& d) {
   core::AccountSpec root;
   root.name = core::kRootAccount;
-  root.parent.clear();
   for (const core::AccountSpec& a : d.accounts) {
-    if (a.name == core::kRootAccount) root = a, root.parent.clear();
+    if (a.name == core::kRootAccount) root = a;
   }
+  root.parent.clear();
+  return root;
+}
+
+// An account's users (that the where conditions select), by name.
+std::vector<const core::UserSpec*> UsersOf(const SacctmgrData& d, const std::string& account,
+                                           const SacctmgrCommand& c) {
+  std::vector<const core::UserSpec*> users;
+  for (const core::UserSpec& u : d.users) {
+    if (u.account == account && Selected(c.where, "User", u.name, false)) users.push_back(&u);
+  }
+  std::sort(users.begin(), users.end(), [](auto* x, auto* y) { return x->name < y->name; });
+  return users;
+}
+
+void ShowAccounts(const SacctmgrCommand& c, const SacctmgrData& d, const RowFn& row) {
+  const core::AccountSpec root = RootOf(d);
+  for (const core::AccountSpec* a : TreeOrder(d, root)) {
+    if (!Selected(c.where, "Name", a->name, true) ||
+        !Selected(c.where, "Parent", a->parent, true)) {
+      continue;
+    }
+    row([&](const std::string& f) { return AccountValue(f, *a, d.cluster); });
+    if (!c.with_assoc) continue;
+    for (const core::UserSpec* u : UsersOf(d, a->name, c)) {
+      row([&](const std::string& f) {
+        if (f == "User" || f == "Fairshare" || f == "MaxJobs" || f == "MaxTRES") {
+          return UserValue(f, *u, d);
+        }
+        if (f == "GrpJobs" || f == "GrpTRES") return std::string();
+        return AccountValue(f, *a, d.cluster);
+      });
+    }
+  }
+}
+
+void ShowUsers(const SacctmgrCommand& c, const SacctmgrData& d, const RowFn& row) {
+  std::vector<const core::UserSpec*> users;
+  for (const core::UserSpec& u : d.users) users.push_back(&u);
+  std::stable_sort(users.begin(), users.end(), [](auto* x, auto* y) { return x->name < y->name; });
+  std::set<std::string> seen;
+  for (const core::UserSpec* u : users) {
+    if (!Selected(c.where, "Name", u->name, false) || !Selected(c.where, "User", u->name, false)) {
+      continue;
+    }
+    // Without associations, one row per user; with them, one per association.
+    if (c.with_assoc ? Selected(c.where, "Account", u->account, true)
+                     : seen.insert(u->name).second) {
+      row([&](const std::string& f) { return UserValue(f, *u, d); });
+    }
+  }
+}
+
+void ShowQos(const SacctmgrCommand& c, const SacctmgrData& d, const RowFn& row) {
+  for (size_t i = 0; i < d.qos.size(); ++i) {
+    if (!Selected(c.where, "Name", d.qos[i].name, true)) continue;
+    row([&](const std::string& f) { return QosValue(f, d.qos[i], i); });
+  }
+}
+
+// Slurm's association order: each account's own row, its users, then its sub-accounts.
+void ShowAssociations(const SacctmgrCommand& c, const SacctmgrData& d, const RowFn& row) {
+  const bool users_only = std::any_of(c.where.begin(), c.where.end(), [](const auto& p) {
+    return EqualsIgnoreCase(p.first, "User");
+  });
+  const core::AccountSpec root = RootOf(d);  // TreeOrder points into it
+  for (const core::AccountSpec* a : TreeOrder(d, root)) {
+    if (!Selected(c.where, "Account", a->name, true) || !Selected(c.where, "Name", a->name, true)) {
+      continue;
+    }
+    if (!users_only) {
+      row([&](const std::string& f) {
+        if (f == "User" || f == "MaxJobs" || f == "MaxTRES") return std::string();
+        return AccountValue(f, *a, d.cluster);
+      });
+    }
+    for (const core::UserSpec* u : UsersOf(d, a->name, c)) {
+      row([&](const std::string& f) {
+        if (f == "GrpJobs" || f == "GrpTRES") return std::string();
+        if (f == "ParentName") return a->name;
+        return UserValue(f, *u, d);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+std::string RenderSacctmgrShow(const SacctmgrCommand& c, const SacctmgrData& d) {
+  std::string out = Header(c);
+  RowFn row = [&](const std::function<std::string(const std::string&)>& value) {
+    out += Line(c.format, c.parsable, [&](const SacctmgrField& f) { return value(f.name); });
+  };
   switch (c.entity) {
-    case AcctEntity::kAccount: {
-      for (const core::AccountSpec* a : TreeOrder(d, root)) {
-        if (!Selected(w, "Name", a->name, true) || !Selected(w, "Parent", a->parent, true)) {
-          continue;
-        }
-        if (!c.with_assoc) {
-          row([&](const std::string& f) { return AccountValue(f, *a, d.cluster); });
-          continue;
-        }
-        row([&](const std::string& f) { return AccountValue(f, *a, d.cluster); });
-        std::vector<core::UserSpec> users;
-        for (const core::UserSpec& u : d.users) {
-          if (u.account == a->name) users.push_back(u);
-        }
-        std::sort(users.begin(), users.end(),
-                  [](const auto& x, const auto& y) { return x.name < y.name; });
-        for (const core::UserSpec& u : users) {
-          row([&](const std::string& f) {
-            if (f == "User" || f == "Fairshare" || f == "MaxJobs" || f == "MaxTRES") {
-              return UserValue(f, u, d);
-            }
-            if (f == "GrpJobs" || f == "GrpTRES") return std::string();
-            return AccountValue(f, *a, d.cluster);
-          });
-        }
-      }
+    case AcctEntity::kAccount:
+      ShowAccounts(c, d, row);
       break;
-    }
-    case AcctEntity::kUser: {
-      std::vector<const core::UserSpec*> users;
-      std::set<std::string> seen;
-      for (const core::UserSpec& u : d.users) users.push_back(&u);
-      std::stable_sort(users.begin(), users.end(),
-                       [](auto* x, auto* y) { return x->name < y->name; });
-      for (const core::UserSpec* u : users) {
-        if (!Selected(w, "Name", u->name, false) || !Selected(w, "User", u->name, false)) continue;
-        if (c.with_assoc) {
-          if (!Selected(w, "Account", u->account, true)) continue;
-          row([&](const std::string& f) { return UserValue(f, *u, d); });
-        } else if (seen.insert(u->name).second) {
-          row([&](const std::string& f) { return UserValue(f, *u, d); });
-        }
-      }
+    case AcctEntity::kUser:
+      ShowUsers(c, d, row);
       break;
-    }
-    case AcctEntity::kQos: {
-      for (size_t i = 0; i < d.qos.size(); ++i) {
-        if (!Selected(w, "Name", d.qos[i].name, true)) continue;
-        row([&](const std::string& f) { return QosValue(f, d.qos[i], i); });
-      }
+    case AcctEntity::kQos:
+      ShowQos(c, d, row);
       break;
-    }
-    case AcctEntity::kAssociation: {
-      for (const core::AccountSpec* a : TreeOrder(d, root)) {
-        bool account_ok =
-            Selected(w, "Account", a->name, true) && Selected(w, "Name", a->name, true);
-        if (!account_ok) continue;
-        bool users_only = std::any_of(
-            w.begin(), w.end(), [](const auto& p) { return EqualsIgnoreCase(p.first, "User"); });
-        if (!users_only) {
-          row([&](const std::string& f) {
-            if (f == "User" || f == "MaxJobs" || f == "MaxTRES") return std::string();
-            return AccountValue(f, *a, d.cluster);
-          });
-        }
-        std::vector<const core::UserSpec*> users;
-        for (const core::UserSpec& u : d.users) {
-          if (u.account == a->name && Selected(w, "User", u.name, false)) users.push_back(&u);
-        }
-        std::sort(users.begin(), users.end(), [](auto* x, auto* y) { return x->name < y->name; });
-        for (const core::UserSpec* u : users) {
-          row([&](const std::string& f) {
-            if (f == "GrpJobs" || f == "GrpTRES") return std::string();
-            if (f == "ParentName") return a->name;
-            return UserValue(f, *u, d);
-          });
-        }
-      }
+    case AcctEntity::kAssociation:
+      ShowAssociations(c, d, row);
       break;
-    }
   }
   return out;
 }
@@ -472,7 +496,6 @@ std::string Padded(std::string_view s, size_t width) {
   return out;
 }
 
-// The settings sacctmgr prints, in its order, by their canonical names.
 // The settings sacctmgr prints, in its order: the name it prints, and the names it takes for it.
 struct Setting {
   const char* shown;
