@@ -103,6 +103,10 @@ class SacctmgrTest(SacctmgrBase):
         self.assertEqual(self.parsable('show', 'user', 'carol'), ['carol|chem|None'])
         assoc = self.parsable('show', 'assoc', 'account=chem', 'format=account,user,maxjobs')
         self.assertEqual(assoc, ['chem||', 'chem|carol|3'])
+        # The scheduler's own tables follow: sshare shows the new account and its user.
+        rows = self.c.cli('sshare', '-n', '-P', '-a', '-o', 'Account,User,RawShares').stdout
+        self.assertIn('  chem||1', rows.splitlines())
+        self.assertIn('   chem|carol|1', rows.splitlines())
         # The table form: Slurm's headers, widths and trailing blank.
         lines = self.sacctmgr('show', 'qos', 'gold', 'format=Name,Priority').stdout.splitlines()
         self.assertEqual(lines, ['      Name   Priority ', '---------- ---------- ',
