@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <map>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -100,12 +99,10 @@ int SacctmgrMain(int argc, char** argv) {
 
   nlohmann::json request = {{"action", ActionOf(c.verb)},
                             {"entity", EntityOf(c.entity)},
-                            {"where", nlohmann::json::object()},
-                            {"set", nlohmann::json::object()}};
-  std::map<std::string, std::string> where;  // a key given twice: its lists joined
-  for (const auto& [k, v] : c.where) where[k] += (where[k].empty() ? "" : ",") + v;
-  for (const auto& [k, v] : where) request["where"][k] = v;
-  for (const auto& [k, v] : c.set) request["set"][k] = v;
+                            {"where", nlohmann::json::array()},
+                            {"set", nlohmann::json::array()}};
+  for (const auto& [k, v] : c.where) request["where"].push_back({k, v});
+  for (const auto& [k, v] : c.set) request["set"].push_back({k, v});  // in order, repeats kept
   const std::string cluster = ClusterName(**client);
   if (!c.immediate) {  // show what would change, then ask
     request["dry_run"] = true;

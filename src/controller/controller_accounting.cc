@@ -27,18 +27,28 @@ Result<config::AcctEntity> EntityOf(const std::string& s) {
                                  s + "'");
 }
 
+// An object of key: value, or, to keep their order and repeated keys, an array of [key, value].
 Result<std::vector<std::pair<std::string, std::string>>> PairsOf(const json& body,
                                                                  const char* key) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!body.contains(key)) return out;
   const json& o = body.at(key);
-  if (!o.is_object()) {
-    return Status::InvalidArgument("\"" + std::string(key) + "\": expected an object");
+  auto text = [](const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  if (o.is_object()) {
+    for (const auto& [k, v] : o.items()) out.emplace_back(k, text(v));
+    return out;
   }
-  for (const auto& [k, v] : o.items()) {
-    out.emplace_back(k, v.is_string() ? v.get<std::string>() : v.dump());
+  if (o.is_array()) {
+    for (const json& p : o) {
+      if (!p.is_array() || p.size() != 2 || !p[0].is_string()) {
+        return Status::InvalidArgument("\"" + std::string(key) +
+                                       "\": expected [key, value] pairs, got " + p.dump());
+      }
+      out.emplace_back(p[0].get<std::string>(), text(p[1]));
+    }
+    return out;
   }
-  return out;
+  return Status::InvalidArgument("\"" + std::string(key) + "\": expected an object or an array");
 }
 
 Result<config::AccountingChange> DecodeChange(const json& body) {

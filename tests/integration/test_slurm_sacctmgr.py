@@ -111,6 +111,11 @@ class SacctmgrTest(SacctmgrBase):
         lines = self.sacctmgr('show', 'qos', 'gold', 'format=Name,Priority').stdout.splitlines()
         self.assertEqual(lines, ['      Name   Priority ', '---------- ---------- ',
                                  '      gold          5 '])
+        # Settings apply in their order, a key given twice included.
+        self.sacctmgr('-i', 'modify', 'qos', 'gold', 'set', 'Preempt=normal', 'Preempt+=high',
+                      'Preempt-=normal')
+        self.assertEqual(self.parsable('show', 'qos', 'gold', 'format=name,preempt'),
+                         ['gold|high'])
         # Adding what exists adds nothing, and says so.
         p = self.sacctmgr('-i', 'add', 'account', 'chem', check=False)
         self.assertEqual((p.returncode, p.stdout), (1, ' Nothing new added.\n'))
