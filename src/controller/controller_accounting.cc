@@ -79,7 +79,7 @@ Status Controller::Impl::RecoverAccounting() {
                  kAccountingSeededKey,
                  json{{"seeded_at", Now()}}.dump()});
     BERTH_RETURN_IF_ERROR(store->Commit(std::move(w)));
-    accounting = std::move(from_file);
+    accounting = accounting_in_store = std::move(from_file);
     return Status::Ok();
   }
   accounting_differences = config::DescribeDifferences(from_file, *stored);
@@ -98,9 +98,10 @@ Status Controller::Impl::RecoverAccounting() {
     std::fprintf(stderr, "berth controller: %s\n", why.c_str());
     accounting_differences.push_back(why);
     accounting = std::move(from_file);
+    accounting_in_store = std::move(*stored);
     return Status::Ok();
   }
-  accounting = std::move(*stored);
+  accounting = accounting_in_store = std::move(*stored);
   return Status::Ok();
 }
 
@@ -145,10 +146,10 @@ Result<json> Controller::Impl::ChangeAccounting(const config::AccountingChange& 
   // The state checks what jobs use before it changes anything; then the store's writes join
   // this batch, and the reply waits for them.
   BERTH_RETURN_IF_ERROR(cs->SetAccounting(out.tables.qos, out.tables.accounts, out.tables.users));
-  std::vector<store::Write> w = AccountingWrites(accounting, out.tables);
+  std::vector<store::Write> w = AccountingWrites(accounting_in_store, out.tables);
   t.writes.insert(t.writes.end(), std::make_move_iterator(w.begin()),
                   std::make_move_iterator(w.end()));
-  accounting = std::move(out.tables);
+  accounting = accounting_in_store = std::move(out.tables);
   t.reschedule = true;  // limits and reasons follow at the next pass
   return body;
 }

@@ -328,6 +328,8 @@ struct Controller::Impl {
   // (accounting_store.h): the tables in force, and how the configuration file differed from the
   // store at start (reported, not applied: the store wins).
   config::AccountingTables accounting GUARDED_BY(state_thread);
+  // What the store holds: `accounting`, unless the store's tables could not be applied at start.
+  config::AccountingTables accounting_in_store GUARDED_BY(state_thread);
   std::vector<std::string> accounting_differences GUARDED_BY(state_thread);
   // At start, before the jobs come back: seeds the store from the file (first start), else
   // loads it into the cluster state and logs each difference from the file.

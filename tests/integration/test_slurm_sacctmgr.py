@@ -258,6 +258,27 @@ class SacctmgrDurabilityTest(SacctmgrBase):
                     'the account GrpTRES as the reason', 30)
         self.c.end_jobs()
 
+    def test_a_file_the_database_cannot_follow_is_in_force_and_said_so(self):
+        self.c.kill('controller')
+        # A partition of the file now allows an account only the file has.
+        with open(self.conf, 'a') as f:
+            f.write('Account=astro\nPartitionName=p2 Nodes=node1 AllowAccounts=astro\n')
+        self.c.start_controller()
+        _, body = self.c.api('GET', '/v1/associations')
+        self.assertTrue(any('were not applied, the file\'s are in force' in d
+                            for d in body['config_differences']), body['config_differences'])
+        self.assertEqual(len(self.parsable('show', 'account', 'astro')), 1)
+        # A change is stored against what the store holds: the file's tables then become the
+        # database's, and the next start has nothing it cannot apply.
+        self.sacctmgr('-i', 'modify', 'account', 'astro', 'set', 'GrpJobs=3')
+        self.c.kill('controller')
+        self.c.start_controller()
+        _, body = self.c.api('GET', '/v1/associations')
+        self.assertEqual(body['config_differences'],
+                         ["account 'astro' differs between the configuration and the database"])
+        self.assertEqual(self.parsable('show', 'account', 'astro', 'format=account,grpjobs'),
+                         ['astro|3'])
+
 
 if __name__ == '__main__':
     unittest.main()
