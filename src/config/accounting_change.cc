@@ -416,6 +416,25 @@ Status ApplyQosSettings(const KeyValues& set, core::QosSpec& q) {
 
 // ---- The verbs.
 
+// sacctmgr's names are lower-cased; one that names an account or QoS of the file written with
+// capitals ("Physics") means that one.
+std::string Canonical(const AccountingTables& t, const std::string& name, bool qos) {
+  if (qos) {
+    for (const core::QosSpec& q : t.qos) {
+      if (EqualsIgnoreCase(q.name, name)) return q.name;
+    }
+  } else {
+    for (const core::AccountSpec& a : t.accounts) {
+      if (EqualsIgnoreCase(a.name, name)) return a.name;
+    }
+  }
+  return name;
+}
+
+void Canonicalize(const AccountingTables& t, std::vector<std::string>& names, bool qos) {
+  for (std::string& n : names) n = Canonical(t, n, qos);
+}
+
 bool AccountExists(const AccountingTables& t, const std::string& name) {
   return name == core::kRootAccount ||
          std::any_of(t.accounts.begin(), t.accounts.end(),
@@ -451,7 +470,7 @@ Result<AccountingOutcome> AddAccounts(const AccountingTables& in, const Where& w
   core::AccountSpec spec;
   std::string parent;
   BERTH_RETURN_IF_ERROR(ApplyAccountSettings(set, spec, parent));
-  spec.parent = parent.empty() ? core::kRootAccount : parent;
+  spec.parent = parent.empty() ? core::kRootAccount : Canonical(in, parent, false);
   if (!AccountExists(in, spec.parent)) {
     return Status::NotFound("Parent account '" + spec.parent + "' doesn't exist");
   }
@@ -476,6 +495,8 @@ Result<AccountingOutcome> AddUsers(const AccountingTables& in, const Where& w,
   if (s.accounts.empty()) {
     return Status::InvalidArgument("Need a default account for these users to add.");
   }
+  Canonicalize(in, s.accounts, false);
+  if (!s.default_account.empty()) s.default_account = Canonical(in, s.default_account, false);
   for (const std::string& a : s.accounts) {
     if (!AccountExists(in, a)) return Status::NotFound("This account '" + a + "' doesn't exist.");
   }
@@ -544,6 +565,7 @@ Result<AccountingOutcome> ModifyAccounts(const AccountingTables& in, const Where
     std::string parent;
     BERTH_RETURN_IF_ERROR(ApplyAccountSettings(set, a, parent));
     if (!parent.empty()) {
+      parent = Canonical(in, parent, false);
       if (!AccountExists(in, parent)) {
         return Status::NotFound("Parent account '" + parent + "' doesn't exist");
       }
@@ -567,6 +589,7 @@ Result<AccountingOutcome> ModifyUsers(const AccountingTables& in, const Where& w
     return Status::InvalidArgument(
         "Account= can't be set on users: add the user to the account instead");
   }
+  if (!s.default_account.empty()) s.default_account = Canonical(in, s.default_account, false);
   AccountingOutcome out{in, {}, {}, {}};
   std::set<std::string> matched;
   for (core::UserSpec& u : out.tables.users) {
@@ -745,6 +768,9 @@ Result<std::string> ParseAdminLevel(std::string_view text) {
 Result<AccountingOutcome> ApplyAccountingChange(const AccountingTables& tables,
                                                 const AccountingChange& change) {
   BERTH_ASSIGN_OR_RETURN(Where w, ReadWhere(change));
+  Canonicalize(tables, w.names, change.entity == AcctEntity::kQos);
+  Canonicalize(tables, w.accounts, false);
+  Canonicalize(tables, w.parents, false);
   switch (change.verb) {
     case AcctVerb::kAdd:
       switch (change.entity) {

@@ -180,6 +180,27 @@ TEST(AccountingChangeTest, DeleteRules) {
   EXPECT_EQ(r.status().message(), "Nothing deleted");
 }
 
+TEST(AccountingChangeTest, LowerCaseNamesFindTheFilesCapitalisedOnes) {
+  AccountingTables t = Base();
+  t.accounts[0].name = "Physics";
+  t.users[0].account = "Physics";
+  Result<AccountingOutcome> r = ApplyAccountingChange(
+      t,
+      Change(AcctVerb::kModify, AcctEntity::kAccount, {{"Name", "physics"}}, {{"GrpJobs", "2"}}));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tables.accounts[0].grp_jobs, 2);
+  r = ApplyAccountingChange(
+      t, Change(AcctVerb::kAdd, AcctEntity::kUser, {{"Name", "bob"}}, {{"Account", "PHYSICS"}}));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tables.users[1].account, "Physics");
+  r = ApplyAccountingChange(
+      t, Change(AcctVerb::kAdd, AcctEntity::kAccount, {{"Name", "chem"}}, {{"Parent", "physics"}}));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tables.accounts[1].parent, "Physics");
+  r = ApplyAccountingChange(t, Change(AcctVerb::kAdd, AcctEntity::kAccount, {{"Name", "physics"}}));
+  EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists);
+}
+
 TEST(AccountingChangeTest, DifferencesNameEachEntity) {
   AccountingTables config = Base(), db = Base();
   db.accounts[0].grp_jobs = 1;
