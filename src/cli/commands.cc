@@ -31,6 +31,8 @@ const std::vector<Command>& Commands() {
       {"sacct", "accounting of finished and running jobs (Slurm's sacct)", &SacctMain},
       {"sprio", "pending jobs' priorities and their factors (Slurm's sprio)", &SprioMain},
       {"sshare", "the fair-share tree of accounts and users (Slurm's sshare)", &SshareMain},
+      {"sacctmgr", "accounts, users and QoS: show, add, modify, delete (Slurm's sacctmgr)",
+       &SacctmgrMain},
       {"sstat", "CPU and memory of running jobs, as measured (Slurm's sstat)", &SstatMain},
       {"seff", "a job's CPU, memory and GPU efficiency, with advice (Slurm's seff)", &SeffMain},
       {"eff", "the same as seff", &SeffMain},

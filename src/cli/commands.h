@@ -45,6 +45,7 @@ int ScontrolMain(int argc, char** argv);
 int SacctMain(int argc, char** argv);
 int SprioMain(int argc, char** argv);
 int SshareMain(int argc, char** argv);
+int SacctmgrMain(int argc, char** argv);
 int SstatMain(int argc, char** argv);
 int SeffMain(int argc, char** argv);
 int SrunMain(int argc, char** argv);

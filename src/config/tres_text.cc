@@ -74,6 +74,22 @@ Result<core::TresLimits> ParseTresLimits(std::string_view text) {
   return limits;
 }
 
+Status MergeTresLimits(std::string_view text, core::TresLimits& limits) {
+  core::TresLimits out = limits;
+  BERTH_ASSIGN_OR_RETURN(std::vector<TresItem> items, SplitTres(text));
+  for (const TresItem& item : items) {
+    int64_t* field = item.name == "cpu"        ? &out.cpus
+                     : item.name == "mem"      ? &out.mem_mib
+                     : item.name == "node"     ? &out.nodes
+                     : item.name == "gres/gpu" ? &out.gpus
+                                               : nullptr;
+    if (field == nullptr) return BadTres(item, "berth limits only cpu, mem, node and gres/gpu");
+    BERTH_ASSIGN_OR_RETURN(*field, LimitValue(item));
+  }
+  limits = out;
+  return Status::Ok();
+}
+
 Result<std::vector<core::NamedCount>> ParseTresWeights(std::string_view text) {
   std::vector<core::NamedCount> out;
   BERTH_ASSIGN_OR_RETURN(std::vector<TresItem> items, SplitTres(text));

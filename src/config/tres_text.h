@@ -23,6 +23,9 @@ std::string NormalizeTresName(std::string_view name);
 // "cpu=N,mem=SIZE,node=N,gres/gpu=N": N an integer >= 0, SIZE a memory size ("64G"); -1 clears
 // a limit, as in sacctmgr. Other TRES are errors: berth limits only these four.
 Result<core::TresLimits> ParseTresLimits(std::string_view text);
+// The same list applied onto `limits`: only the TRES it names change (sacctmgr's modify ... set
+// GrpTRES=cpu=8 keeps a gres/gpu limit). On an error `limits` is unchanged.
+Status MergeTresLimits(std::string_view text, core::TresLimits& limits);
 
 // PriorityWeightTRES: "CPU=1000,Mem=2000,GRES/gpu=3000" -> {{"cpu",1000},{"mem",2000},
 // {"gres/gpu",3000}} (names normalised; integer weights >= 0).

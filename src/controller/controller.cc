@@ -69,6 +69,7 @@ Status Controller::Impl::Recover() {
   watch_hub.StartAt(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                               std::chrono::system_clock::now().time_since_epoch())
                                               .count()));
+  BERTH_RETURN_IF_ERROR(RecoverAccounting());  // jobs refer to their accounts and QoS
   BERTH_RETURN_IF_ERROR(RecoverNodes(now));
   BERTH_RETURN_IF_ERROR(RecoverJobs(now));
   RecoverNodeAdmin(now);

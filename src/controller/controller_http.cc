@@ -143,6 +143,17 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      [](Impl& im, const ApiCall&) { return im.ConfigView(); }},
     {Endpoint::kKubeconfig,
      [](Impl& im, const ApiCall& c) { return im.Kubeconfig(c.who); }},
+    {Endpoint::kAssociations,
+     [](Impl& im, const ApiCall&) {
+       return im.CallResponse(
+           [&im](Txn&, Reply* out) {
+             im.state_thread.AssertHeld();  // a command: on the state thread
+             out->body = im.AssociationsView();
+           },
+           200);
+     }},
+    {Endpoint::kChangeAssociations,
+     [](Impl& im, const ApiCall& c) { return im.AssociationsChangeRoute(c); }},
     {Endpoint::kAccounting,
      [](Impl& im, const ApiCall& c) { return im.Accounting(c.req); }},
     {Endpoint::kStats,

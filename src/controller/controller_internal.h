@@ -23,6 +23,7 @@
 #include "agent/agent_commands.h"
 #include "agent/launch.h"
 #include "common/thread_annotations.h"
+#include "config/accounting_change.h"
 #include "controller/agent_link.h"
 #include "controller/auth.h"
 #include "controller/controller.h"
@@ -328,6 +329,22 @@ struct Controller::Impl {
       REQUIRES(state_thread);
   Status NodeAction(const Caller& who, const std::string& name, const std::string& action,
                     const std::string& reason, Txn& t) REQUIRES(state_thread);
+
+  // controller_accounting.cc: accounts, users' associations and QoS as sacctmgr keeps them
+  // (accounting_store.h): the tables in force, and how the configuration file differed from the
+  // store at start (reported, not applied: the store wins).
+  config::AccountingTables accounting GUARDED_BY(state_thread);
+  // What the store holds: `accounting`, unless the store's tables could not be applied at start.
+  config::AccountingTables accounting_in_store GUARDED_BY(state_thread);
+  std::vector<std::string> accounting_differences GUARDED_BY(state_thread);
+  // At start, before the jobs come back: seeds the store from the file (first start), else
+  // loads it into the cluster state and logs each difference from the file.
+  Status RecoverAccounting() REQUIRES(state_thread);
+  // GET /v1/associations and POST /v1/associations (docs/api.md).
+  nlohmann::json AssociationsView() const REQUIRES(state_thread);
+  Result<nlohmann::json> ChangeAccounting(const config::AccountingChange& change, bool dry_run,
+                                          Txn& t) REQUIRES(state_thread);
+  net::HttpResponse AssociationsChangeRoute(const ApiCall& c);
 
   // Who is asking, and what each credential may do (auth.h).
   Auth auth;

@@ -51,6 +51,8 @@ enum class Endpoint : uint8_t {
   kConfig,
   kKubeconfig,
   kAccounting,
+  kAssociations,        // GET /v1/associations: sacctmgr's accounts, users and QoS
+  kChangeAssociations,  // POST /v1/associations: sacctmgr's add, modify, delete (operators)
   kStats,
   kImages,
   kRegisterAgent,

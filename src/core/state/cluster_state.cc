@@ -373,14 +373,14 @@ std::optional<int16_t> ClusterState::FindPartition(std::string_view name) const 
 
 std::optional<int16_t> ClusterState::FindQos(std::string_view name) const {
   for (const QosInfo& q : qos_) {
-    if (q.spec.name == name) return q.index;
+    if (q.spec.name == name && !q.removed) return q.index;
   }
   return std::nullopt;
 }
 
 std::optional<int32_t> ClusterState::FindAccount(std::string_view name) const {
   for (const AccountInfo& a : accounts_) {
-    if (a.spec.name == name) return a.index;
+    if (a.spec.name == name && !a.removed) return a.index;
   }
   return std::nullopt;
 }

@@ -88,6 +88,7 @@ struct QosInfo {
   QosSpec spec;
   int16_t index = 0;
   std::vector<int16_t> preempt;  // qos ids this one may preempt
+  bool removed = false;          // deleted (sacctmgr): its id stays unused, FindQos skips it
 };
 
 struct AccountInfo {
@@ -98,6 +99,8 @@ struct AccountInfo {
   std::vector<int32_t> assocs;    // association ids of users directly in this account
   DecayedUsage usage;             // this account's subtree
   RunCounters running;            // this account's subtree
+  bool implicit = false;          // added on first use (associations not enforced)
+  bool removed = false;           // deleted (sacctmgr): out of the tree, FindAccount skips it
 };
 
 struct AssocInfo {
@@ -107,6 +110,8 @@ struct AssocInfo {
   int32_t user = 0;
   DecayedUsage usage;
   RunCounters running;
+  bool implicit = false;  // added on first use (associations not enforced)
+  bool removed = false;   // deleted (sacctmgr): no longer in its account's list
 };
 
 // Nodes with the same configuration (CPUs, memory, GPUs, gres, features), as Slurm's config
@@ -195,6 +200,14 @@ class ClusterState {
   const std::vector<std::string>& users() const { return user_names_; }
   std::optional<int32_t> FindAccount(std::string_view name) const;
   const ClusterSpec& spec() const { return spec_; }
+  // Replaces the QoS, accounts and users' associations (sacctmgr's live changes) by these,
+  // keeping the ids of those that stay (jobs refer to them); takes effect at the next pass.
+  // Refused (kFailedPrecondition, nothing changed) when an entry that goes is used by a job
+  // that is pending or holds resources, or named by a partition; kInvalidArgument when the
+  // tables are inconsistent (unknown parent or account, a cycle, a name twice). Associations
+  // and accounts the state added on first use (associations not enforced) stay.
+  Status SetAccounting(const std::vector<QosSpec>& qos, const std::vector<AccountSpec>& accounts,
+                       const std::vector<UserSpec>& users);
 
   // ---- Jobs
   // Validates and queues a job; returns its id. Rejections carry Slurm's messages
@@ -324,6 +337,12 @@ class ClusterState {
  private:
   ClusterState() = default;
   Status AddAccountTree(const ClusterSpec& spec);
+  Status CheckAccounting(const std::vector<QosSpec>& qos, const std::vector<AccountSpec>& accounts,
+                         const std::vector<UserSpec>& users) const;
+  void ApplyQosTable(const std::vector<QosSpec>& qos);
+  void ApplyAccountTable(const std::vector<AccountSpec>& accounts);
+  void ApplyUserTable(const std::vector<UserSpec>& users);
+  void MoveAccount(int32_t account, int32_t parent);
   Status AddPartitions(const ClusterSpec& spec);
   Result<uint32_t> AddNodeInternal(const NodeSpec& spec, Time now);
   Result<int32_t> ResolveAssoc(const std::string& user, const std::string& account);

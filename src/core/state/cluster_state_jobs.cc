@@ -32,6 +32,7 @@ Result<int32_t> ClusterState::ResolveAssoc(const std::string& user, const std::s
     info.spec.name = name;
     info.index = static_cast<int32_t>(accounts_.size());
     info.parent = 0;
+    info.implicit = true;
     accounts_[0].children.push_back(info.index);
     accounts_.push_back(std::move(info));
     acct = static_cast<int32_t>(accounts_.size() - 1);
@@ -42,6 +43,7 @@ Result<int32_t> ClusterState::ResolveAssoc(const std::string& user, const std::s
   a.index = static_cast<int32_t>(assocs_.size());
   a.account = *acct;
   a.user = uid;
+  a.implicit = true;
   accounts_[*acct].assocs.push_back(a.index);
   if (default_assoc_of_user_[uid] < 0) default_assoc_of_user_[uid] = a.index;
   assocs_.push_back(std::move(a));
