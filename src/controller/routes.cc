@@ -50,6 +50,12 @@ constexpr Route kApiRoutes[] = {
     {"GET", "/v1/accounting/jobs", kEveryone, Endpoint::kAccounting},
     {"GET", "/v1/stats", kEveryone, Endpoint::kStats},
     {"GET", "/v1/images", kEveryone, Endpoint::kImages},
+    // Everyone may read; the commands refuse changes by non-operators with Slurm's words.
+    {"GET", "/v1/reservations", kEveryone, Endpoint::kReservations},
+    {"POST", "/v1/reservations", kEveryone, Endpoint::kReservations},
+    {"GET", "/v1/reservations/{name}", kEveryone, Endpoint::kReservations},
+    {"PATCH", "/v1/reservations/{name}", kEveryone, Endpoint::kReservations},
+    {"DELETE", "/v1/reservations/{name}", kEveryone, Endpoint::kReservations},
     {"POST", "/v1/agents/register", kAllowOperators | kAllowAnyNode, Endpoint::kRegisterAgent,
      kAgentRefusal},
     {"GET", "/v1/agents/{node}/commands", kAgents, Endpoint::kAgentCommands, kAgentRefusal},

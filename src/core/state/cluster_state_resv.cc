@@ -37,8 +37,9 @@ Result<ResvInfo> ClusterState::CheckReservation(ResvSpec spec, int32_t node_coun
   if (spec.Period() > 0 && spec.end - spec.start > spec.Period()) {
     return Status::InvalidArgument("Invalid time specified");
   }
+  // Without enforced associations any account name is taken (jobs may name any, too).
   for (const std::string& a : spec.accounts) {
-    if (!FindAccount(a)) {
+    if (spec_.enforce_associations && !FindAccount(a)) {
       return Status::InvalidArgument("Invalid account or account/partition combination specified");
     }
   }
