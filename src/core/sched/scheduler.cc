@@ -43,8 +43,10 @@ class Pass {
         partition_blocked_(cs.partitions().size(), false) {
     plan_.now = now;
     any_free_ = pass_.cpu_free().Any();
-    // A reservation that begins or ends changes what may start: a pass is due then.
+    // A reservation that begins or ends changes what may start: a pass is due then (when
+    // something waits; a repeating reservation would otherwise wake an idle cluster forever).
     for (const auto& [name, r] : cs.reservations()) {
+      if (cs.pending_ids().empty()) break;
       pass_.WakeAt(r.spec.start);
       if (r.spec.end < kInfinite) pass_.WakeAt(r.spec.end);
     }
@@ -277,6 +279,16 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
   size_t slot = blocked.front();
   Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
   a.detail = Explain(e, slot, limit);
+  if (!resv_.empty()) {
+    // Explain looks at resources only: say how many of those nodes reservations hold.
+    Bitset held(cs_.num_nodes());
+    resv_.Blocked(e, pass_.now(), pass_.now() + limit, &held, nullptr);
+    held &= cache_.Get(cs_, e, slot).usable;
+    if (size_t n = held.Count(); n > 0) {
+      a.detail += (a.detail.empty() ? "" : "; ") + std::to_string(n) +
+                  (n == 1 ? " node" : " nodes") + " in reservations during the job's window";
+    }
+  }
   return a;
 }
 
