@@ -140,8 +140,9 @@ Status ApplyResvRequest(const json& body, bool create, core::ResvSpec* s, int32_
 json Controller::Impl::ReservationJson(const core::ResvInfo& r, Time now) const {
   json j = EncodeResv(r.spec);
   int64_t cores = 0;
+  const core::ClusterState& state = *cs;  // the lambda below runs here, on the state thread
   r.nodes.ForEach([&](size_t n) {
-    cores += cs->node(static_cast<uint32_t>(n)).spec.cpus;
+    cores += state.node(static_cast<uint32_t>(n)).spec.cpus;
     return true;
   });
   j["node_count"] = r.spec.nodes.size();
