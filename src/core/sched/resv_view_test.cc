@@ -77,6 +77,9 @@ TEST(ClusterStateResvTest, AddPicksIdleNodesAndRefusesBusyOnes) {
   ResvSpec nobody = Resv("d", 900, 950, {"n02"});
   nobody.users.clear();
   EXPECT_FALSE(cs.AddReservation(nobody, 0, 0).ok());
+  EXPECT_EQ(cs.AddReservation(Resv("a/b", 900, 950, {"n02"}), 0, 0).status().message(),
+            "Invalid reservation name: 'a/b'");
+  EXPECT_FALSE(cs.AddReservation(Resv("a b", 900, 950, {"n02"}), 0, 0).ok());
   EXPECT_TRUE(cs.DeleteReservation("b").ok());
   EXPECT_EQ(cs.DeleteReservation("b").message(), "Requested reservation is invalid");
 }

@@ -26,6 +26,13 @@ bool TimesOverlap(const ResvSpec& a, const ResvSpec& b) {
 }  // namespace
 
 Result<ResvInfo> ClusterState::CheckReservation(ResvSpec spec, int32_t node_count, Time now) const {
+  // The name is a store key and a URL path segment: printable, without separators.
+  bool name_ok = !spec.name.empty() && spec.name.size() <= 128;
+  for (char c : spec.name) {
+    name_ok = name_ok && c > ' ' && c < 127 && c != '/' && c != ',' && c != '=' && c != '%' &&
+              c != '?' && c != '#';
+  }
+  if (!name_ok) return Status::InvalidArgument("Invalid reservation name: '" + spec.name + "'");
   if (spec.users.empty() && spec.accounts.empty()) {
     return Status::InvalidArgument(
         "Either Users/Groups and/or Accounts must be specified.  No reservation created.");
