@@ -368,10 +368,14 @@ int Update(const std::vector<std::string>& args, const Options& o) {
     std::fputs("scontrol: error: too few arguments for keyword:update\n", stderr);
     return 1;
   }
+  // A job's own "Reservation=" is one of its fields: JobId decides before ReservationName.
+  bool job = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return ToLower(a.substr(0, a.find('='))) == "jobid";
+  });
   for (const std::string& a : args) {
     std::string key = ToLower(a.substr(0, a.find('=')));
     if (key == "nodename") return UpdateNode(args, o);
-    if (IsReservationKey(key)) return ScontrolUpdateReservation(args, o.quiet);
+    if (!job && IsReservationKey(key)) return ScontrolUpdateReservation(args, o.quiet);
     if (key == "jobid") {
       // JobId first, so that a relative TimeLimit finds the job.
       std::vector<std::string> ordered = {a};

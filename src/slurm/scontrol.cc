@@ -226,6 +226,8 @@ Status ApplyJobKey(const std::string& key, const std::string& value, const std::
     body["licenses"] = value;
   } else if (key == "dependency") {
     body["dependency"] = value;
+  } else if (key == "reservation" || key == "reservationname") {
+    body["reservation"] = value;
   } else {
     return Status::InvalidArgument("Update of this parameter is not supported: " + arg);
   }

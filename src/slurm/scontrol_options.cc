@@ -44,7 +44,7 @@ constexpr const char* kUsage = R"(Usage: scontrol [<OPTION>] [<COMMAND>]
      uhold <job_list>         place user hold on specified job
      update <SPECIFICATIONS>  update job, node or reservation configuration:
                               JobId=<id> TimeLimit= TimeMin= Nice= Partition= NumNodes=
-                              Features= QOS= Account= Comment=
+                              Features= QOS= Account= Comment= Reservation=
                               NodeName=<list> State=DRAIN|RESUME|DOWN|UNDRAIN Reason=
                               ReservationName=<name> StartTime= EndTime= Duration= Nodes=
                               NodeCnt= Users= Accounts= Flags= PartitionName=

@@ -227,6 +227,7 @@ TEST(ScontrolUpdateTest, JobUpdates) {
        kInfinite,
        "12",
        {{"num_tasks", "4"}, {"name", "n"}, {"licenses", "a:2"}, {"dependency", "afterok:3"}}},
+      {{"JobId=12", "Reservation=maint"}, kInfinite, "12", {{"reservation", "maint"}}},
   };
   for (const Case& c : cases) {
     Result<std::pair<std::string, json>> u = ParseJobUpdate(c.args, c.current);

@@ -145,6 +145,10 @@ class ReservationTest(unittest.TestCase):
         self.c.wait_state(inside, 'RUNNING')
         self.assertEqual(self.c.job(other)['state'], 'PENDING')
         self.assertIn(' Reservation=ws ', self.scontrol('-o', 'show', 'job', str(inside)).stdout)
+        # A pending job moved into the reservation starts there.
+        self.scontrol('update', f'JobId={other}', 'Reservation=ws')
+        self.c.wait_state(other, 'RUNNING')
+        self.assertIn(' Reservation=ws ', self.scontrol('-o', 'show', 'job', str(other)).stdout)
         # A reservation that has not begun: the job waits with reason Reservation.
         self.scontrol('create', 'reservation', 'ReservationName=later',
                       'StartTime=now+2hours', 'Duration=30', 'Nodes=node1', 'Users=root',
@@ -198,6 +202,16 @@ class ReservationTest(unittest.TestCase):
         self.c.start_controller()
         p = self.scontrol('show', 'reservation', check=False)
         self.assertEqual(p.stdout, 'No reservations in the system\n')
+
+    def test_an_ended_reservation_is_removed_for_good(self):
+        self.scontrol('create', 'reservation', 'ReservationName=brief', 'StartTime=now',
+                      'EndTime=now+2', 'Nodes=node1', 'Users=root')
+        self.c.wait(lambda: 'brief' not in self.scontrol('show', 'reservation').stdout,
+                    'the ended reservation to go', timeout=30)
+        self.c.kill('controller')
+        self.c.start_controller()
+        self.assertEqual(self.scontrol('show', 'reservation').stdout,
+                         'No reservations in the system\n')
 
 
 if __name__ == '__main__':
