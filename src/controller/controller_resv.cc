@@ -111,16 +111,22 @@ Status ApplyResvRequest(const json& body, bool create, core::ResvSpec* s, int32_
     BERTH_RETURN_IF_ERROR(api::GetString(body.at("nodes"), "nodes", &expr));
     if (expr.empty()) {
       s->nodes.clear();
+    } else if (expr == "ALL" || expr == "all") {
+      s->nodes = {"ALL"};  // every node (of the partition): resolved against the cluster
     } else {
       Result<std::vector<std::string>> names = hostlist::Expand(expr);
       if (!names.ok()) return Status::InvalidArgument("Invalid node name specified");
       s->nodes = std::move(*names);
     }
+    s->flags |= core::kResvSpecNodes;
   }
   if (body.contains("node_count")) {
     BERTH_RETURN_IF_ERROR(
         api::GetIntAs(body.at("node_count"), "node_count", 1, 1 << 20, node_count));
-    if (!body.contains("nodes")) s->nodes.clear();
+    if (!body.contains("nodes")) {
+      s->nodes.clear();
+      s->flags &= ~core::kResvSpecNodes;
+    }
   }
   if (body.contains("users")) BERTH_RETURN_IF_ERROR(GetStrings(body, "users", &s->users));
   if (body.contains("accounts")) BERTH_RETURN_IF_ERROR(GetStrings(body, "accounts", &s->accounts));
@@ -130,7 +136,9 @@ Status ApplyResvRequest(const json& body, bool create, core::ResvSpec* s, int32_
   if (body.contains("flags")) {
     std::string flags;
     BERTH_RETURN_IF_ERROR(api::GetString(body.at("flags"), "flags", &flags));
-    BERTH_ASSIGN_OR_RETURN(s->flags, core::ParseResvFlags(flags));
+    BERTH_ASSIGN_OR_RETURN(uint32_t parsed, core::ParseResvFlags(flags));
+    // SPEC_NODES says how the nodes were chosen, not what an operator sets.
+    s->flags = (parsed & ~core::kResvSpecNodes) | (s->flags & core::kResvSpecNodes);
   }
   return Status::Ok();
 }
@@ -173,6 +181,25 @@ void Controller::Impl::WriteReservation(const std::string& name, Txn& t) {
   dirty = true;
 }
 
+namespace {
+
+// Nodes=ALL: every node of the reservation's partition, or of the cluster.
+Status ResolveAllNodes(const core::ClusterState& cs, core::ResvSpec* s) {
+  if (s->nodes.size() != 1 || s->nodes[0] != "ALL") return Status::Ok();
+  std::optional<int16_t> p;
+  if (!s->partition.empty()) {
+    p = cs.FindPartition(s->partition);
+    if (!p) return Status::InvalidArgument("Invalid partition name specified");
+  }
+  s->nodes.clear();
+  for (uint32_t n = 0; n < cs.num_nodes(); ++n) {
+    if (!p || cs.partitions()[*p].nodes.Test(n)) s->nodes.push_back(cs.node(n).spec.name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<json> Controller::Impl::ChangeReservation(const Caller& who, const std::string& method,
                                                  const std::string& name, const json& body,
                                                  Txn& t) {
@@ -187,6 +214,7 @@ Result<json> Controller::Impl::ChangeReservation(const Caller& who, const std::s
   if (method == "POST") {
     core::ResvSpec s;
     BERTH_RETURN_IF_ERROR(ApplyResvRequest(body, true, &s, &node_count));
+    BERTH_RETURN_IF_ERROR(ResolveAllNodes(*cs, &s));
     BERTH_ASSIGN_OR_RETURN(std::string created, cs->AddReservation(std::move(s), node_count, now));
     WriteReservation(created, t);
     return ReservationJson(*cs->FindReservation(created), now);
@@ -195,6 +223,7 @@ Result<json> Controller::Impl::ChangeReservation(const Caller& who, const std::s
   if (old == nullptr) return Status::NotFound("Requested reservation is invalid");
   core::ResvSpec s = old->spec;
   BERTH_RETURN_IF_ERROR(ApplyResvRequest(body, false, &s, &node_count));
+  BERTH_RETURN_IF_ERROR(ResolveAllNodes(*cs, &s));
   BERTH_RETURN_IF_ERROR(cs->UpdateReservation(std::move(s), node_count, now));
   WriteReservation(name, t);
   return ReservationJson(*cs->FindReservation(name), now);

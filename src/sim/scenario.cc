@@ -168,6 +168,7 @@ Status Runner::Reserve(const Event& ev, Time t) {
       BERTH_ASSIGN_OR_RETURN(duration, ParseWhen(value));
     } else if (key == "nodes") {
       BERTH_ASSIGN_OR_RETURN(s.nodes, hostlist::Expand(value));
+      s.flags |= core::kResvSpecNodes;
     } else if (key == "nodecnt") {
       BERTH_ASSIGN_OR_RETURN(int64_t n, ParseInt(value));
       count = static_cast<int32_t>(n);
@@ -176,7 +177,8 @@ Status Runner::Reserve(const Event& ev, Time t) {
     } else if (key == "accounts") {
       s.accounts = names(value);
     } else if (key == "flags") {
-      BERTH_ASSIGN_OR_RETURN(s.flags, core::ParseResvFlags(value));
+      BERTH_ASSIGN_OR_RETURN(uint32_t flags, core::ParseResvFlags(value));
+      s.flags |= flags;
     } else if (key == "partition") {
       s.partition = value;
     } else {

@@ -88,7 +88,7 @@ Result<ReservationRequest> ParseReservationWords(const std::vector<std::string>&
     } else if (KeyIs(key, "Duration", 3)) {
       duration_text = value;
     } else if (KeyIs(key, "Nodes", 5)) {
-      out.body["nodes"] = ToLower(value) == "all" ? "" : value;
+      out.body["nodes"] = ToLower(value) == "all" ? "ALL" : value;
     } else if (KeyIs(key, "NodeCnt", 5)) {
       int64_t n = 0;
       auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);

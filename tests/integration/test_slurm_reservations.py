@@ -63,7 +63,7 @@ class ReservationTest(unittest.TestCase):
         self.assertEqual(f['Duration'], '01:00:00')
         self.assertEqual(f['Nodes'], 'node1')
         self.assertEqual(f['NodeCnt'], '1')
-        self.assertEqual(f['Flags'], 'MAINT')
+        self.assertEqual(f['Flags'], 'MAINT,SPEC_NODES')  # Nodes= named them
         self.assertEqual(f['Users'], 'root')
         self.assertEqual(f['Accounts'], '(null)')
         self.assertEqual(f['State'], 'INACTIVE')
@@ -73,7 +73,8 @@ class ReservationTest(unittest.TestCase):
         full = self.scontrol('show', 'reservation').stdout
         self.assertTrue(full.startswith('ReservationName=r1 StartTime='), full)
         self.assertIn('\n   Nodes=node1 NodeCnt=1 CoreCnt=', full)
-        self.assertIn(' Features=(null) PartitionName=(null) Flags=MAINT\n   TRES=cpu=', full)
+        self.assertIn(' Features=(null) PartitionName=(null) Flags=MAINT,SPEC_NODES\n   TRES=cpu=',
+                      full)
         self.assertIn('\n   Users=root Groups=(null) Accounts=(null) Licenses=(null) '
                       'State=INACTIVE BurstBuffer=(null) Watts=n/a\n   MaxStartDelay=(null)\n\n',
                       full)
@@ -94,13 +95,18 @@ class ReservationTest(unittest.TestCase):
         g = self.show('r1')
         self.assertEqual(g['Duration'], '02:00:00')
         self.assertEqual(g['StartTime'], f['StartTime'])
-        self.assertEqual(g['Flags'], '')
+        self.assertEqual(g['Flags'], 'SPEC_NODES')
         # NodeCnt: the controller picks (the one node is taken from now+1h to now+3h).
         p = self.scontrol('create', 'res', 'ReservationName=r2', 'StartTime=now',
                           'Duration=30', 'NodeCnt=1', 'Accounts=default')
         self.assertEqual(p.stdout, 'Reservation created: r2\n')
         self.assertEqual(self.show('r2')['Nodes'], 'node1')
+        self.assertEqual(self.show('r2')['Flags'], '')  # picked, not named
         self.assertEqual(self.show('r2')['State'], 'ACTIVE')
+        # Nodes=ALL: every node.
+        self.scontrol('create', 'res', 'ReservationName=r3', 'StartTime=now+1day',
+                      'Duration=10', 'Nodes=ALL', 'Users=root')
+        self.assertEqual(self.show('r3')['Nodes'], 'node1')
         # Delete.
         self.assertEqual(self.scontrol('delete', 'ReservationName=r1').returncode, 0)
         p = self.scontrol('show', 'reservation', 'r1', check=False)

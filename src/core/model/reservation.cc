@@ -11,10 +11,8 @@ struct FlagName {
   std::string_view name;
 };
 constexpr FlagName kFlagNames[] = {
-    {kResvMaint, "MAINT"},
-    {kResvIgnoreJobs, "IGNORE_JOBS"},
-    {kResvDaily, "DAILY"},
-    {kResvWeekly, "WEEKLY"},
+    {kResvMaint, "MAINT"},   {kResvIgnoreJobs, "IGNORE_JOBS"}, {kResvDaily, "DAILY"},
+    {kResvWeekly, "WEEKLY"}, {kResvSpecNodes, "SPEC_NODES"},
 };
 
 std::string Upper(std::string_view s) {

@@ -20,6 +20,7 @@ enum ResvFlag : uint32_t {
   kResvIgnoreJobs = 1u << 1,  // created even where jobs still run at the start
   kResvDaily = 1u << 2,       // repeats every day
   kResvWeekly = 1u << 3,      // repeats every week
+  kResvSpecNodes = 1u << 4,   // its nodes were named (Nodes=), not picked (NodeCnt=): shown only
 };
 
 struct ResvSpec {

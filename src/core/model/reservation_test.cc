@@ -20,6 +20,7 @@ TEST(ResvFlagsTest, ParsesSlurmsWordsInAnyCase) {
     EXPECT_EQ(*f, c.flags) << c.text;
   }
   EXPECT_EQ(ResvFlagsText(kResvWeekly | kResvMaint | kResvIgnoreJobs), "MAINT,IGNORE_JOBS,WEEKLY");
+  EXPECT_EQ(ResvFlagsText(kResvSpecNodes | kResvMaint), "MAINT,SPEC_NODES");
 }
 
 TEST(ResvFlagsTest, RefusesUnknownFlagsAndDailyWithWeekly) {
