@@ -1,5 +1,6 @@
-// scontrol: show job|node|partition|config|hostnames|hostlist, hold, uhold, release, requeue,
-// update JobId=... / NodeName=... (Slurm 22.05's src/scontrol/). The text comes from
+// scontrol: show job|node|partition|reservation|config|hostnames|hostlist, hold, uhold, release,
+// requeue, update JobId=... / NodeName=... / ReservationName=..., create|delete reservation
+// (Slurm 22.05's src/scontrol/). The text comes from
 // src/slurm/scontrol.h; this file handles arguments and talks to the controller.
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/slurm_resv.h"
 #include "common/hostlist.h"
 #include "common/strings.h"
 #include "slurm/job_view.h"
@@ -267,6 +269,9 @@ int Show(const std::vector<std::string>& args, const Options& o) {
   if (Matches(e, "jobs", 1) || Matches(e, "jobid", 4)) return ShowJob(**c, rest, o);
   if (Matches(e, "nodes", 1)) return ShowNode(**c, rest, o);
   if (Matches(e, "partitions", 1)) return ShowPartition(**c, rest, o);
+  if (Matches(e, "reservations", 3)) {
+    return ScontrolShowReservation(**c, rest, o.one_liner, o.quiet);
+  }
   if (Matches(e, "configuration", 1)) return ShowConfig(**c);
   std::fprintf(stderr, "scontrol: error: invalid entity:%s for keyword:show\n", e.c_str());
   return 1;
@@ -353,14 +358,24 @@ int UpdateNode(const std::vector<std::string>& args, const Options& o) {
   return rc;
 }
 
+// "ReservationName" and its abbreviations down to "res" (as Slurm's scontrol matches keys).
+bool IsReservationKey(const std::string& key) {
+  return key.size() >= 3 && std::string_view("reservationname").substr(0, key.size()) == key;
+}
+
 int Update(const std::vector<std::string>& args, const Options& o) {
   if (args.empty()) {
     std::fputs("scontrol: error: too few arguments for keyword:update\n", stderr);
     return 1;
   }
+  // A job's own "Reservation=" is one of its fields: JobId decides before ReservationName.
+  bool job = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return ToLower(a.substr(0, a.find('='))) == "jobid";
+  });
   for (const std::string& a : args) {
     std::string key = ToLower(a.substr(0, a.find('=')));
     if (key == "nodename") return UpdateNode(args, o);
+    if (!job && IsReservationKey(key)) return ScontrolUpdateReservation(args, o.quiet);
     if (key == "jobid") {
       // JobId first, so that a relative TimeLimit finds the job.
       std::vector<std::string> ordered = {a};
@@ -374,11 +389,32 @@ int Update(const std::vector<std::string>& args, const Options& o) {
   return 1;
 }
 
+// ---- create, delete: reservations (cli/slurm_resv.h)
+
+int Create(const std::vector<std::string>& args, const Options& o) {
+  if (args.empty()) {
+    std::fputs("scontrol: error: too few arguments for keyword:create\n", stderr);
+    return 1;
+  }
+  const std::string first = ToLower(args[0]);
+  if (first.find('=') == std::string::npos) {
+    if (!Matches(first, "reservation", 3)) {
+      std::fprintf(stderr, "scontrol: error: invalid entity:%s for keyword:create\n",
+                   args[0].c_str());
+      return 1;
+    }
+    return ScontrolCreateReservation({args.begin() + 1, args.end()}, o.quiet);
+  }
+  return ScontrolCreateReservation(args, o.quiet);
+}
+
 int Run(const std::vector<std::string>& words, const Options& o) {
   const std::string& cmd = words[0];
   std::vector<std::string> args(words.begin() + 1, words.end());
   if (Matches(cmd, "show", 3) || Matches(cmd, "list", 4)) return Show(args, o);
   if (Matches(cmd, "update", 1)) return Update(args, o);
+  if (Matches(cmd, "create", 2)) return Create(args, o);
+  if (Matches(cmd, "delete", 3)) return ScontrolDeleteReservation(args, o.quiet);
   if (Matches(cmd, "uhold", 2)) return JobAction("uhold", args, o, json{{"admin", false}});
   if (Matches(cmd, "hold", 2)) return JobAction("hold", args, o, json{{"admin", getuid() == 0}});
   if (Matches(cmd, "release", 3)) return JobAction("release", args, o, json::object());

@@ -10,6 +10,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/strings.h"
+#include "slurm/reservation.h"
 #include "slurm/sinfo_view.h"
 #include "slurm/view_options.h"
 
@@ -81,6 +82,15 @@ int SinfoMain(int argc, char** argv) {
   slurm::OutputFormat format = BuildFormat(o);
   Result<std::unique_ptr<Client>> c = Client::Connect();
   if (!c.ok()) return Fail(kProg, c.status());
+  if (o.reservations) {
+    Result<json> list = (*c)->Call("GET", "/v1/reservations");
+    if (!list.ok()) return Fail(kProg, list.status());
+    std::fputs(
+        slurm::FormatSinfoReservations(list->value("reservations", json::array()), o.no_header)
+            .c_str(),
+        stdout);
+    return 0;
+  }
   const int limit = slurm::IterationLimit();
   for (int i = 0;; ++i) {
     if (!o.no_header && !o.json && (o.iterate > 0 || o.long_list)) {

@@ -73,6 +73,7 @@ Status Controller::Impl::Recover() {
   BERTH_RETURN_IF_ERROR(RecoverNodes(now));
   BERTH_RETURN_IF_ERROR(RecoverJobs(now));
   RecoverNodeAdmin(now);
+  RecoverReservations();
   Result<std::optional<std::string>> next = store->GetMeta("next_job_id");
   if (next.ok() && next->has_value()) {
     core::JobId id = static_cast<core::JobId>(std::stoul(**next));

@@ -106,6 +106,8 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      [](Impl& im, const ApiCall& c) { return im.ListNodes(c.match.Param("node")); }},
     {Endpoint::kNodeAction,
      [](Impl& im, const ApiCall& c) { return im.NodeActionRoute(c); }},
+    {Endpoint::kReservations,
+     [](Impl& im, const ApiCall& c) { return im.ReservationsRoute(c); }},
     {Endpoint::kPower,
      [](Impl& im, const ApiCall&) { return JsonResponse(200, im.power->View()); }},
     {Endpoint::kPartitions,

@@ -78,7 +78,8 @@ struct ApiCall {
 struct NodeView {
   std::string name;
   core::NodeSpec spec;
-  std::string state;  // sinfo's long name
+  std::string state;       // sinfo's long name
+  std::string resv_state;  // "MAINT" or "RESERVED" while an active reservation holds it
   std::string reason;
   Time reason_time = kNoTime;  // when the reason was set (sinfo -R's TIMESTAMP)
   std::string reason_user;     // who set it: the operator, or the controller's own user
@@ -163,6 +164,8 @@ struct Controller::Impl {
   // What operators set on nodes (drain, down), kept in the store's "node_admin" meta key so that
   // a restart, or an agent registering again, does not undo it: name -> {drain, down, reason}.
   nlohmann::json node_admin GUARDED_BY(state_thread) = nlohmann::json::object();
+  // The reservations active at the last tick (node states follow them).
+  std::vector<std::string> active_reservations GUARDED_BY(state_thread);
 
   // The command queue and the state thread (state_loop.h); Post and Call forward to it.
   StateLoop loop;
@@ -373,6 +376,20 @@ struct Controller::Impl {
   net::HttpResponse SubmitRoute(const ApiCall& c);
   net::HttpResponse CancelManyRoute(const ApiCall& c);
   net::HttpResponse JobActionRoute(const ApiCall& c);
+  // controller_resv.cc: /v1/reservations (list, create, update, delete), the store records
+  // ("resv/NAME"), the per-batch tick and recovery.
+  net::HttpResponse ReservationsRoute(const ApiCall& c);
+  Result<nlohmann::json> ChangeReservation(const Caller& who, const std::string& method,
+                                           const std::string& name, const nlohmann::json& body,
+                                           Txn& t) REQUIRES(state_thread);
+  nlohmann::json ReservationJson(const core::ResvInfo& r, Time now) const REQUIRES(state_thread);
+  nlohmann::json ReservationsView(const std::string& only) const REQUIRES(state_thread);
+  // Writes reservation `name` (or its removal, when it is gone) and asks for a pass.
+  void WriteReservation(const std::string& name, Txn& t) REQUIRES(state_thread);
+  // Moves repeating reservations on, forgets ended ones, and notices which are active now.
+  void ReservationTick(Txn& t) REQUIRES(state_thread);
+  void RecoverReservations() REQUIRES(state_thread);
+  std::string NodeResvState(uint32_t node, Time now) const REQUIRES(state_thread);
   net::HttpResponse NodeActionRoute(const ApiCall& c);
   // GET /v1/agents/NODE/commands: the node's commands after ?after=SEQ, waiting up to ?wait_ms.
   net::HttpResponse AgentCommands(const ApiCall& c);

@@ -421,6 +421,7 @@ net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
     for (const core::NamedCount& g : n.spec.gres) gres[g.name] = g.count;
     out.push_back({{"name", n.name},
                    {"state", n.state},
+                   {"reservation_state", n.resv_state},
                    {"reason", n.reason},
                    {"reason_time", n.reason_time},
                    {"reason_user", n.reason_user},

@@ -82,6 +82,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   if (!grace_ends.empty()) GraceTick();
   CheckNodes(t);
   PowerTick(t);
+  ReservationTick(t);
   if (k8s) k8s_port->OnPass(*k8s, t);  // the Job controller
   Commit(t);
   Time now = Now();
@@ -326,9 +327,9 @@ namespace {
 
 // What a watcher of nodes sees change: state, reason, what is allocated, the agent's link.
 bool NodeViewChanged(const NodeView& a, const NodeView& b) {
-  return a.state != b.state || a.reason != b.reason || a.alloc_cpus != b.alloc_cpus ||
-         a.alloc_mem_mib != b.alloc_mem_mib || a.alloc_gpus != b.alloc_gpus ||
-         a.agent_connected != b.agent_connected;
+  return a.state != b.state || a.resv_state != b.resv_state || a.reason != b.reason ||
+         a.alloc_cpus != b.alloc_cpus || a.alloc_mem_mib != b.alloc_mem_mib ||
+         a.alloc_gpus != b.alloc_gpus || a.agent_connected != b.agent_connected;
 }
 
 nlohmann::json NodeEvent(const NodeView& v) {
@@ -336,6 +337,7 @@ nlohmann::json NodeEvent(const NodeView& v) {
           {"node",
            {{"name", v.name},
             {"state", v.state},
+            {"reservation_state", v.resv_state},
             {"reason", v.reason},
             {"alloc_cpus", v.alloc_cpus},
             {"alloc_mem_mib", v.alloc_mem_mib},
@@ -348,12 +350,14 @@ nlohmann::json NodeEvent(const NodeView& v) {
 void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
   auto nodes = std::make_shared<std::vector<NodeView>>();
   nodes->reserve(cs->num_nodes());
+  const Time resv_now = Now();
   for (uint32_t i = 0; i < cs->num_nodes(); ++i) {
     const core::NodeInfo& n = cs->node(i);
     NodeView v;
     v.name = n.spec.name;
     v.spec = n.spec;
     v.state = std::string(core::NodeStateLongName(n.state()));
+    v.resv_state = NodeResvState(i, resv_now);
     v.reason = n.reason;
     if (!n.reason.empty()) {
       v.reason_time = n.state_since;

@@ -184,11 +184,12 @@ Result<JobActionRequest> DecodeJobAction(const std::string& method, const std::s
 
 const char* JobUpdateOption(const std::string& field) {
   static const std::map<std::string, const char*, std::less<>> kOption = {
-      {"partition", "partition"}, {"num_nodes", "nodes"},
-      {"features", "constraint"}, {"qos", "qos"},
-      {"account", "account"},     {"time_min", "time-min"},
-      {"num_tasks", "ntasks"},    {"name", "job-name"},
-      {"licenses", "licenses"},   {"dependency", "dependency"}};
+      {"partition", "partition"},    {"num_nodes", "nodes"},
+      {"features", "constraint"},    {"qos", "qos"},
+      {"account", "account"},        {"time_min", "time-min"},
+      {"num_tasks", "ntasks"},       {"name", "job-name"},
+      {"licenses", "licenses"},      {"dependency", "dependency"},
+      {"reservation", "reservation"}};
   auto it = kOption.find(field);
   return it == kOption.end() ? nullptr : it->second;
 }
@@ -216,7 +217,7 @@ Result<JobUpdate> DecodeJobUpdate(const json& body) {
       return Status::InvalidArgument(
           "cannot update \"" + key +
           "\" (time_limit, nice, comment, partition, num_nodes, num_tasks, time_min, features, "
-          "qos, account, name, licenses and dependency can change)");
+          "qos, account, name, licenses, dependency and reservation can change)");
     } else if (value.is_string()) {
       out.request.emplace_back(key, value.get<std::string>());
     } else if (key == "partition") {

@@ -53,6 +53,12 @@ constexpr Route kApiRoutes[] = {
      "Access/permission denied: only operators may change accounts, users and QOS"},
     {"GET", "/v1/stats", kEveryone, Endpoint::kStats},
     {"GET", "/v1/images", kEveryone, Endpoint::kImages},
+    // Everyone may read; the commands refuse changes by non-operators with Slurm's words.
+    {"GET", "/v1/reservations", kEveryone, Endpoint::kReservations},
+    {"POST", "/v1/reservations", kEveryone, Endpoint::kReservations},
+    {"GET", "/v1/reservations/{name}", kEveryone, Endpoint::kReservations},
+    {"PATCH", "/v1/reservations/{name}", kEveryone, Endpoint::kReservations},
+    {"DELETE", "/v1/reservations/{name}", kEveryone, Endpoint::kReservations},
     {"POST", "/v1/agents/register", kAllowOperators | kAllowAnyNode, Endpoint::kRegisterAgent,
      kAgentRefusal},
     {"GET", "/v1/agents/{node}/commands", kAgents, Endpoint::kAgentCommands, kAgentRefusal},

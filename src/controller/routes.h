@@ -58,8 +58,9 @@ enum class Endpoint : uint8_t {
   kRegisterAgent,
   kAgentCommands,
   kAgentStatus,
-  kAgentStream,  // GET /v1/agents/{node}/streams/{id}: a pod stream's agent side (ADR 0006)
-  kAgentOther,   // anything else under /v1/agents: 404
+  kAgentStream,   // GET /v1/agents/{node}/streams/{id}: a pod stream's agent side (ADR 0006)
+  kAgentOther,    // anything else under /v1/agents: 404
+  kReservations,  // /v1/reservations[/{name}]: list, create, update, delete (operators change)
 };
 
 // Who a route serves: a set of these bits.

@@ -90,6 +90,7 @@ class Runner {
  private:
   Status Apply(const Event& ev, Time t);
   Status Submit(const Event& ev, Time t);
+  Status Reserve(const Event& ev, Time t);
   Result<uint32_t> Node(const std::string& name) const;
   Result<JobId> Id(const std::vector<std::string>& words, size_t i) const;
   void LogPass(const core::Plan& plan, const core::ApplyResult& applied);
@@ -114,6 +115,15 @@ Status Runner::Run(std::vector<Event> events) {
     if (t >= kInfinite) return Status::Ok();
     log_ << "t=" << t << '\n';
     vc_.EndJobsAt(t, on_end_);
+    for (const std::string& name : vc_.state().ExpireReservations(t)) {
+      const core::ResvInfo* r = vc_.state().FindReservation(name);
+      log_ << "  reservation " << name;
+      if (r == nullptr) {
+        log_ << " ended\n";
+      } else {
+        log_ << " repeats start=" << r->spec.start << " end=" << r->spec.end << '\n';
+      }
+    }
     for (; next < events.size() && events[next].time == t; ++next) {
       Status st = Apply(events[next], t);
       if (!st.ok()) return st.WithContext("line " + std::to_string(events[next].line));
@@ -122,6 +132,73 @@ Status Runner::Run(std::vector<Event> events) {
         t, [this](const core::Plan& p, const core::ApplyResult& a) { LogPass(p, a); }, on_end_);
   }
   return Status::Internal("scenario did not finish");
+}
+
+// reserve NAME [start=TIME] (duration=TIME | end=TIME) (nodes=HOSTLIST | nodecnt=N)
+//         [users=a,b] [accounts=x,y] [flags=MAINT,...] [partition=P]
+Status Runner::Reserve(const Event& ev, Time t) {
+  if (ev.words.size() < 2) return Status::InvalidArgument("reserve needs a name");
+  core::ResvSpec s;
+  s.name = ev.words[1];
+  s.start = t;
+  Duration duration = -1;
+  int32_t count = 0;
+  s.end = kNoTime;
+  auto names = [](std::string_view v) {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      size_t comma = v.find(',', pos);
+      if (comma == std::string_view::npos) comma = v.size();
+      if (comma > pos) out.emplace_back(v.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+    return out;
+  };
+  for (size_t i = 2; i < ev.words.size(); ++i) {
+    const std::string& w = ev.words[i];
+    size_t eq = w.find('=');
+    std::string key = w.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
+    if (key == "start") {
+      BERTH_ASSIGN_OR_RETURN(s.start, ParseWhen(value));
+    } else if (key == "end") {
+      BERTH_ASSIGN_OR_RETURN(s.end, ParseWhen(value));
+    } else if (key == "duration") {
+      BERTH_ASSIGN_OR_RETURN(duration, ParseWhen(value));
+    } else if (key == "nodes") {
+      BERTH_ASSIGN_OR_RETURN(s.nodes, hostlist::Expand(value));
+      s.flags |= core::kResvSpecNodes;
+    } else if (key == "nodecnt") {
+      BERTH_ASSIGN_OR_RETURN(int64_t n, ParseInt(value));
+      count = static_cast<int32_t>(n);
+    } else if (key == "users") {
+      s.users = names(value);
+    } else if (key == "accounts") {
+      s.accounts = names(value);
+    } else if (key == "flags") {
+      BERTH_ASSIGN_OR_RETURN(uint32_t flags, core::ParseResvFlags(value));
+      s.flags |= flags;
+    } else if (key == "partition") {
+      s.partition = value;
+    } else {
+      return Status::InvalidArgument("unknown reserve key '" + key + "'");
+    }
+  }
+  if (duration >= 0) s.end = s.start + duration;
+  if (s.end == kNoTime) return Status::InvalidArgument("reserve needs end= or duration=");
+  if (s.users.empty() && s.accounts.empty()) s.users = {"root"};
+  Result<std::string> name = vc_.state().AddReservation(std::move(s), count, t);
+  if (!name.ok()) {
+    log_ << "  reserve rejected: " << name.status().message() << '\n';
+    return Status::Ok();
+  }
+  const core::ResvInfo* r = vc_.state().FindReservation(*name);
+  log_ << "  reserve " << *name << " start=" << r->spec.start << " end=" << r->spec.end
+       << " nodes=" << hostlist::Compress(r->spec.nodes);
+  if (r->spec.flags != 0) log_ << " flags=" << core::ResvFlagsText(r->spec.flags);
+  log_ << '\n';
+  return Status::Ok();
 }
 
 Result<uint32_t> Runner::Node(const std::string& name) const {
@@ -181,6 +258,13 @@ Status Runner::Apply(const Event& ev, Time t) {
     return s;
   };
   if (verb == "submit") return Submit(ev, t);
+  if (verb == "reserve") return Reserve(ev, t);
+  if (verb == "unreserve") {
+    if (ev.words.size() < 2) return Status::InvalidArgument("unreserve needs a name");
+    BERTH_RETURN_IF_ERROR(cs.DeleteReservation(ev.words[1]));
+    log_ << "  unreserve " << ev.words[1] << '\n';
+    return Status::Ok();
+  }
   if (verb == "schedule") return Status::Ok();
   if (verb == "end") {
     BERTH_ASSIGN_OR_RETURN(JobId id, Id(ev.words, 1));

@@ -581,7 +581,10 @@ std::vector<std::pair<std::string, std::string>> ScontrolJobFields(const JobView
   add("Account", OrNull(v.account));
   add("QOS", OrNull(v.qos));
   add("JobState", v.state_text);
-  add("Reason", v.reason);
+  // scontrol replaces white space in the reason ("ReqNodeNotAvail,_Reserved_for_maintenance").
+  std::string reason = v.reason;
+  std::replace(reason.begin(), reason.end(), ' ', '_');
+  add("Reason", reason);
   add("Dependency", v.dependency);
   add("Requeue", v.requeue ? "1" : "0");
   add("Restarts", std::to_string(v.restarts));

@@ -129,6 +129,9 @@ std::string NodeStateText(const json& node) {
   std::string state = node.value("state", "UNKNOWN");
   if (state == "DRAINED") state = "IDLE+DRAIN";
   if (state == "DRAINING") state = "MIXED+DRAIN";
+  // An active reservation's flags (Slurm's node state flags MAINT and RESERVED).
+  std::string resv = node.value("reservation_state", "");
+  if (!resv.empty()) state += "+" + resv;
   if (!node.value("agent_connected", false)) {
     size_t plus = state.find('+');
     state.insert(plus == std::string::npos ? state.size() : plus, "*");
@@ -226,6 +229,8 @@ Status ApplyJobKey(const std::string& key, const std::string& value, const std::
     body["licenses"] = value;
   } else if (key == "dependency") {
     body["dependency"] = value;
+  } else if (key == "reservation" || key == "reservationname") {
+    body["reservation"] = value;
   } else {
     return Status::InvalidArgument("Update of this parameter is not supported: " + arg);
   }

@@ -30,17 +30,24 @@ constexpr const char* kUsage = R"(Usage: scontrol [<OPTION>] [<COMMAND>]
      -Q or --quiet: equivalent to "quiet" command
 
     Valid <COMMAND> values are:
+     create <SPECIFICATIONS>  create a new reservation (operators):
+                              reservation [ReservationName=] StartTime= EndTime=|Duration=
+                              Nodes=|NodeCnt= Users=|Accounts= [Flags=MAINT,IGNORE_JOBS,
+                              DAILY,WEEKLY] [PartitionName=]
+     delete <SPECIFICATIONS>  delete the reservation ReservationName=<name> (operators)
      hold <job_list>          prevent specified job from starting (operator hold)
      release <job_list>       permit specified job to start
      requeue <job_id>         re-queue a batch job
      show <ENTITY> [<ID>]     display state of identified entity, default is all records:
-                              job, node, partition, config, hostnames, hostlist,
-                              hostlistsorted
+                              job, node, partition, reservation, config, hostnames,
+                              hostlist, hostlistsorted
      uhold <job_list>         place user hold on specified job
-     update <SPECIFICATIONS>  update job or node configuration:
+     update <SPECIFICATIONS>  update job, node or reservation configuration:
                               JobId=<id> TimeLimit= TimeMin= Nice= Partition= NumNodes=
-                              Features= QOS= Account= Comment=
+                              Features= QOS= Account= Comment= Reservation=
                               NodeName=<list> State=DRAIN|RESUME|DOWN|UNDRAIN Reason=
+                              ReservationName=<name> StartTime= EndTime= Duration= Nodes=
+                              NodeCnt= Users= Accounts= Flags= PartitionName=
 )";
 
 // Applies one option; a result when scontrol stops there (help, version).

@@ -163,6 +163,11 @@ TEST_F(ScontrolGoldenTest, NodeNotRespondingAndDrained) {
   f = ScontrolNodeFields(n);
   m = std::map<std::string, std::string>(f.begin(), f.end());
   EXPECT_EQ(m["State"], "IDLE+DRAIN");
+  n["reservation_state"] = "MAINT";  // in an active maintenance reservation
+  f = ScontrolNodeFields(n);
+  m = std::map<std::string, std::string>(f.begin(), f.end());
+  EXPECT_EQ(m["State"], "IDLE+DRAIN+MAINT");
+  n.erase("reservation_state");
   std::string one = FormatScontrolNode(n, true);
   EXPECT_EQ(one.find("NodeName=gpu01 CoresPerSocket=32  CPUAlloc=0 "), 0u) << one;
   EXPECT_EQ(one.back(), '\n');
@@ -227,6 +232,7 @@ TEST(ScontrolUpdateTest, JobUpdates) {
        kInfinite,
        "12",
        {{"num_tasks", "4"}, {"name", "n"}, {"licenses", "a:2"}, {"dependency", "afterok:3"}}},
+      {{"JobId=12", "Reservation=maint"}, kInfinite, "12", {{"reservation", "maint"}}},
   };
   for (const Case& c : cases) {
     Result<std::pair<std::string, json>> u = ParseJobUpdate(c.args, c.current);

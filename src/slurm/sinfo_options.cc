@@ -86,10 +86,6 @@ constexpr const char* kHelpText =
 
 constexpr const char* kTryHelp = "Try \"sinfo --help\" for more information\n";
 
-// What sinfo -T prints when there are no reservations (berth has none).
-constexpr const char* kNoReservations =
-    "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  NODELIST\n";
-
 std::string Error(const std::string& m) {
   return "sinfo: error: " + m + "\n";
 }
@@ -176,8 +172,8 @@ struct Parser {
         states = value;
         break;
       case 'T':
-        stop = ExitWith(0, "", kNoReservations);
-        return false;
+        o.reservations = true;
+        break;
       case 'v':
         break;
       case 'V':

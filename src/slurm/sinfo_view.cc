@@ -68,6 +68,7 @@ SinfoNode NodeFromJson(const json& n) {
   s.name = n.value("name", "");
   s.state = n.value("state", "UNKNOWN");
   s.responding = n.value("agent_connected", true);
+  s.resv_state = n.value("reservation_state", "");
   s.reason = n.value("reason", "");
   s.reason_time = TimeValue(n, n.contains("reason_time") ? "reason_time" : "reason_changed_at");
   s.reason_user = n.value("reason_user", "");
@@ -220,6 +221,8 @@ uint32_t NodeStateCode(const SinfoNode& n) {
     return kStateIdle | kFlagPoweringDown;
   }
   if (!n.responding) code |= kFlagNoRespond;
+  if (n.resv_state == "MAINT") code |= kFlagMaint;
+  if (n.resv_state == "RESERVED") code |= kFlagRes;
   return code;
 }
 
@@ -230,6 +233,12 @@ std::string StateWord(const SinfoNode& n, bool compact) {
   uint32_t code = NodeStateCode(n);
   uint32_t base = code & kStateBase;
   std::string star = code & kFlagNoRespond ? "*" : "";
+  // node_state_string: a node in a maintenance reservation is "maint" unless drained, down or
+  // running jobs; one in another reservation is "resv" while idle.
+  if ((code & kFlagMaint) && !(code & kFlagDrain) && base != kStateAllocated &&
+      base != kStateMixed && base != kStateDown) {
+    return "maint" + star;
+  }
   if (code & kFlagDrain) {
     bool busy = base == kStateAllocated || base == kStateMixed;
     if (compact) return (busy ? "drng" : "drain") + star;
@@ -242,6 +251,7 @@ std::string StateWord(const SinfoNode& n, bool compact) {
     case kStateDown:
       return "down" + star;
     case kStateIdle:
+      if (code & kFlagRes) return (compact ? "resv" : "reserved") + star;
       return "idle" + star;
     case kStateAllocated:
       return (compact ? "alloc" : "allocated") + star;

@@ -54,6 +54,7 @@ struct SinfoNode {
   std::string state;       // the controller's: IDLE, MIXED, ALLOCATED, DRAINING, DRAINED, DOWN,
                            // IDLE+POWERED_DOWN, IDLE+POWERING_UP
   bool responding = true;  // its agent is connected
+  std::string resv_state;  // "MAINT" or "RESERVED" while an active reservation holds it
   std::string reason;
   Time reason_time = kNoTime;
   std::string reason_user;  // "" = unknown
@@ -124,6 +125,7 @@ struct SinfoOptions {
   bool summarize = false;               // -s
   bool list_reasons = false;            // -R
   bool no_header = false;               // -h
+  bool reservations = false;            // -T: the reservations instead of the nodes
   bool dead = false;                    // -d: only nodes not responding
   bool responding = false;              // -r: only responding nodes
   bool json = false;                    // --json

@@ -83,7 +83,7 @@ struct JobSpec {
   // unschedulable); otherwise such a job is refused at submission, as Slurm does.
   bool wait_if_infeasible = false;
   ArraySpec array;
-  std::string reservation;  // recorded; advance reservations are not implemented yet
+  std::string reservation;  // --reservation: runs only in that advance reservation
 };
 
 // How the job runs on its node(s). Stored and handed to the agent; the scheduler never reads it.

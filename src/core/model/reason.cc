@@ -46,6 +46,8 @@ constexpr std::array<std::string_view, kNumPendingReasons> kReasonNames = {
     "AccountNotAllowed",
     "QOSNotAllowed",
     "DeadLine",
+    "Reservation",
+    "ReqNodeNotAvail, Reserved for maintenance",
 };
 
 }  // namespace

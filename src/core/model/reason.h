@@ -45,11 +45,13 @@ enum class PendingReason : uint8_t {
   kPowerUp,  // waiting for powered-down nodes to start (autoscaling)
   kInvalidAccount,
   kInvalidQos,
-  kAccountNotAllowed,  // the partition does not allow the job's account
-  kQosNotAllowed,      // the partition does not allow the job's QoS
-  kDeadline,           // cannot finish before its --deadline
+  kAccountNotAllowed,     // the partition does not allow the job's account
+  kQosNotAllowed,         // the partition does not allow the job's QoS
+  kDeadline,              // cannot finish before its --deadline
+  kReservation,           // its --reservation has not begun (or no longer exists)
+  kReqNodeNotAvailMaint,  // it fits but for nodes in a MAINT reservation during its window
 };
-inline constexpr int kNumPendingReasons = 40;
+inline constexpr int kNumPendingReasons = 42;
 
 // Slurm's name: "Priority", "QOSMaxGRESPerUser", "AssocGrpGRES", ...
 std::string_view PendingReasonName(PendingReason r);

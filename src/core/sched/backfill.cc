@@ -9,16 +9,20 @@ namespace {
 // Tracks which candidate nodes can host (a share of) the job over [T, T + duration).
 class FitTracker {
  public:
-  FitTracker(const PassState& pass, const PlaceRequest& req, const Bitset& cand, Duration d)
-      : pass_(pass), req_(req), cand_(cand), d_(d), fit_(cand.size()) {}
+  FitTracker(const PassState& pass, const PlaceRequest& req, const Bitset& cand, Duration d,
+             const ResvView* resv, const JobEntry* job)
+      : pass_(pass), req_(req), cand_(cand), d_(d), resv_(resv), job_(job), fit_(cand.size()) {}
 
   void Evaluate(uint32_t n, Time t) {
     if (!cand_.Test(n)) return;
     const JobShape& s = *req_.shape;
     const NodeInfo& node = pass_.cs().node(n);
-    NodeFree f = pass_.FreeDuring(n, t, t + d_);
-    int32_t now_fit = s.task_mode ? FitTasks(s, node, f, req_.user, s.tasks, nullptr)
-                                  : (FitNode(s, node, f, req_.user, nullptr) ? 1 : 0);
+    int32_t now_fit = 0;
+    if (resv_ == nullptr || !resv_->NodeBlocked(*job_, n, t, t + d_)) {
+      NodeFree f = pass_.FreeDuring(n, t, t + d_);
+      now_fit = s.task_mode ? FitTasks(s, node, f, req_.user, s.tasks, nullptr)
+                            : (FitNode(s, node, f, req_.user, nullptr) ? 1 : 0);
+    }
     int32_t& old = tasks_[n];
     total_ += now_fit - old;
     old = now_fit;
@@ -41,6 +45,8 @@ class FitTracker {
   const PlaceRequest& req_;
   const Bitset& cand_;
   Duration d_;
+  const ResvView* resv_;
+  const JobEntry* job_;
   Bitset fit_;
   std::unordered_map<uint32_t, int32_t> tasks_;
   int64_t total_ = 0;
@@ -50,10 +56,12 @@ class FitTracker {
 
 std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const PlaceRequest& req,
                                                const Bitset& candidates, Duration duration,
-                                               Time horizon_end) {
+                                               Time horizon_end, const ResvView* resv,
+                                               const JobEntry* job) {
   const ClusterState& cs = pass.cs();
   const Time now = pass.now();
-  FitTracker tracker(pass, req, candidates, duration);
+  if (resv != nullptr && (resv->empty() || job == nullptr)) resv = nullptr;
+  FitTracker tracker(pass, req, candidates, duration, resv, job);
   Bitset initial = pass.cpu_free();
   initial |= pass.reserved_nodes();
   candidates.ForEachAnd(initial, [&](size_t n) {
@@ -86,6 +94,12 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
   }
   std::sort(entering.begin(), entering.end());
   size_t ei = 0;
+  // Advance reservations: a node becomes usable for the job when one ends (or its own begins)
+  // and stops being usable when one starts to overlap the window; both are times to look at.
+  std::vector<std::pair<Time, uint32_t>> admin;
+  if (resv != nullptr) resv->Events(*job, duration, now, candidates, &admin);
+  std::sort(admin.begin(), admin.end());
+  size_t ai = 0;
 
   auto try_place = [&](Time t) -> std::optional<EarliestStart> {
     if (!tracker.Enough()) return std::nullopt;
@@ -103,6 +117,7 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
     if (rel != cs.releases().end()) t = std::max(now + 1, rel->first);
     if (si < starts.size()) t = std::min(t, starts[si]->end);
     if (ri < res.size()) t = std::min(t, res[ri]->end);
+    if (ai < admin.size()) t = std::min(t, admin[ai].first);
     if (t >= kInfinite || t > horizon_end) return std::nullopt;
     std::vector<uint32_t> touched;
     for (; rel != cs.releases().end() && std::max(now + 1, rel->first) == t; ++rel) {
@@ -119,6 +134,7 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
     for (; ei < entering.size() && entering[ei].first <= t; ++ei) {
       touched.push_back(entering[ei].second);
     }
+    for (; ai < admin.size() && admin[ai].first <= t; ++ai) touched.push_back(admin[ai].second);
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     for (uint32_t n : touched) tracker.Evaluate(n, t);

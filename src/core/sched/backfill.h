@@ -8,6 +8,7 @@
 #include "common/bitset.h"
 #include "core/sched/pass_state.h"
 #include "core/sched/placement.h"
+#include "core/sched/resv_view.h"
 
 namespace berth::core {
 
@@ -20,9 +21,12 @@ struct EarliestStart {
 // the ends of this pass's starts and reservations), from now up to `horizon_end`, and returns
 // the first time at which the job fits on `candidates` for all of [start, start + duration), with
 // the placement it would get. std::nullopt when it does not fit within the horizon.
+// With `resv` (and the job `job`), nodes the job may not use during a window because of advance
+// reservations do not count for it, and the times at which that changes are swept too.
 std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const PlaceRequest& req,
                                                const Bitset& candidates, Duration duration,
-                                               Time horizon_end);
+                                               Time horizon_end, const ResvView* resv = nullptr,
+                                               const JobEntry* job = nullptr);
 
 }  // namespace berth::core
 

@@ -9,6 +9,7 @@
 #include "core/sched/pass_state.h"
 #include "core/sched/placement.h"
 #include "core/sched/preempt.h"
+#include "core/sched/resv_view.h"
 
 namespace berth::core {
 namespace {
@@ -38,9 +39,17 @@ class Pass {
         cfg_(cfg),
         cache_(cache),
         pass_(cs, now),
+        resv_(cs),
         partition_blocked_(cs.partitions().size(), false) {
     plan_.now = now;
     any_free_ = pass_.cpu_free().Any();
+    // A reservation that begins or ends changes what may start: a pass is due then (when
+    // something waits; a repeating reservation would otherwise wake an idle cluster forever).
+    for (const auto& [name, r] : cs.reservations()) {
+      if (cs.pending_ids().empty()) break;
+      pass_.WakeAt(r.spec.start);
+      if (r.spec.end < kInfinite) pass_.WakeAt(r.spec.end);
+    }
   }
 
   Plan Run(const std::vector<QueueItem>& queue) {
@@ -62,11 +71,16 @@ class Pass {
   std::string Explain(const JobEntry& e, size_t slot, Duration limit);
   std::vector<size_t> SlotOrder(const JobEntry& e) const;
   Verdict UnavailableNodes(const JobEntry& e, const CandidateSet& cand) const;
+  // Whether the job would start now on `cand` but for nodes a MAINT reservation holds during
+  // [now, now + limit).
+  bool BlockedByMaintenance(const JobEntry& e, const CandidateSet& cand, const PlaceRequest& req,
+                            Duration limit) const;
 
   const ClusterState& cs_;
   const SchedulerConfig& cfg_;
   CandidateCache& cache_;
   PassState pass_;
+  ResvView resv_;
   Plan plan_;
   std::vector<bool> partition_blocked_;
   bool strict_blocked_ = false;
@@ -150,8 +164,20 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
     a.detail = std::move(v.detail);
     return a;
   }
+  if (!e.job.spec.reservation.empty() && !resv_.MayStartAt(e, pass_.now())) {
+    const ResvInfo* own = resv_.Own(e);
+    a.reason = PendingReason::kReservation;
+    if (own == nullptr) {
+      a.detail = "reservation " + e.job.spec.reservation + " no longer exists";
+    } else {
+      a.expected_start = own->spec.start;
+      a.detail = "reservation " + own->spec.name + " has not begun";
+    }
+    return a;
+  }
   Verdict first_fail;
   std::vector<size_t> blocked;  // slots where only resources stand in the way
+  bool maint = false;           // only a maintenance reservation stands in the way
   bool all_deadline = true;
   for (size_t slot : SlotOrder(e)) {
     Verdict pv = CheckPartition(pass_, e, slot);
@@ -181,6 +207,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
       a.started = true;
       return a;
     }
+    maint = maint || BlockedByMaintenance(e, cand, req, limit);
     blocked.push_back(slot);
   }
   if (blocked.empty()) {
@@ -231,7 +258,8 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
                        cfg_.topology_aware};
       Time horizon =
           cfg_.backfill_horizon >= kInfinite ? kInfinite : pass_.now() + cfg_.backfill_horizon;
-      std::optional<EarliestStart> r = FindEarliestStart(pass_, req, cand.usable, limit, horizon);
+      std::optional<EarliestStart> r =
+          FindEarliestStart(pass_, req, cand.usable, limit, horizon, &resv_, &e);
       if (r && (!best || r->start < best->start)) {
         best = std::move(r);
         best_limit = limit;
@@ -245,10 +273,22 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
       ++plan_.stats.reservations;
     }
   }
-  a.reason = behind ? PendingReason::kPriority : PendingReason::kResources;
+  a.reason = maint    ? PendingReason::kReqNodeNotAvailMaint
+             : behind ? PendingReason::kPriority
+                      : PendingReason::kResources;
   size_t slot = blocked.front();
   Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
   a.detail = Explain(e, slot, limit);
+  if (!resv_.empty()) {
+    // Explain looks at resources only: say how many of those nodes reservations hold.
+    Bitset held(cs_.num_nodes());
+    resv_.Blocked(e, pass_.now(), pass_.now() + limit, &held, nullptr);
+    held &= cache_.Get(cs_, e, slot).usable;
+    if (size_t n = held.Count(); n > 0) {
+      a.detail += (a.detail.empty() ? "" : "; ") + std::to_string(n) +
+                  (n == 1 ? " node" : " nodes") + " in reservations during the job's window";
+    }
+  }
   return a;
 }
 
@@ -261,8 +301,9 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   }
   // Shapes that failed once fail again in this pass (resources only shrink), unless the job's
   // own user (--exclusive=user jobs anywhere) or required nodes make it special.
-  bool cacheable = e.nodelist.empty() && !e.shapes[slot].exclusive_user &&
-                   cs_.user_exclusive_running() == 0 && !user_exclusive_started_;
+  bool cacheable = e.nodelist.empty() && e.job.spec.reservation.empty() &&
+                   !e.shapes[slot].exclusive_user && cs_.user_exclusive_running() == 0 &&
+                   !user_exclusive_started_;
   const int32_t shape_id = e.shape_ids[slot];
   const Duration time_min = e.job.spec.time_min;
   bool known_no_fit = false;  // the full limit cannot fit: only a --time-min start may
@@ -288,8 +329,25 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   }
   auto try_limit = [&](Duration d, Allocation* out) {
     FreeFn free_of = [&](uint32_t n) { return pass_.FreeDuring(n, now, now + d); };
-    if (prefer_awake && Place(cs_, req, awake, index, free_of, out)) return true;
-    return Place(cs_, req, cand.usable, index, free_of, out);
+    const Bitset* usable = &cand.usable;
+    const Bitset* awake_now = &awake;
+    Bitset usable_left, awake_left;  // without the nodes advance reservations hold
+    if (!resv_.empty()) {
+      Bitset held(cs_.num_nodes());
+      resv_.Blocked(e, now, now + d, &held, nullptr);
+      if (held.Any()) {
+        usable_left = cand.usable;
+        usable_left.AndNot(held);
+        usable = &usable_left;
+        if (prefer_awake) {
+          awake_left = awake;
+          awake_left.AndNot(held);
+          awake_now = &awake_left;
+        }
+      }
+    }
+    if (prefer_awake && Place(cs_, req, *awake_now, index, free_of, out)) return true;
+    return Place(cs_, req, *usable, index, free_of, out);
   };
   Allocation alloc;
   if (!known_no_fit && try_limit(limit, &alloc)) {
@@ -321,11 +379,35 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   return false;
 }
 
+bool Pass::BlockedByMaintenance(const JobEntry& e, const CandidateSet& cand,
+                                const PlaceRequest& req, Duration limit) const {
+  if (resv_.empty()) return false;
+  const Time now = pass_.now();
+  Bitset held(cs_.num_nodes());
+  bool maint = false;
+  resv_.Blocked(e, now, now + limit, &held, &maint);
+  if (!maint || !held.Intersects(cand.usable)) return false;
+  // It is the reservation's doing only if the job fits without it.
+  Bitset open_nodes = cand.usable;
+  if (!e.job.spec.reservation.empty()) {
+    if (const ResvInfo* own = resv_.Own(e)) open_nodes &= own->nodes;
+  }
+  NodeIndex index{&pass_.gpu_buckets(), &pass_.cpu_free()};
+  FreeFn free_of = [&](uint32_t n) { return pass_.FreeDuring(n, now, now + limit); };
+  Allocation alloc;
+  return Place(cs_, req, open_nodes, index, free_of, &alloc);
+}
+
 bool Pass::TryPreempt(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
                       const PlaceRequest& req, Duration limit) {
   if (cfg_.preempt_type == PreemptType::kNone) return false;
-  std::optional<PreemptChoice> choice =
-      FindPreemption(pass_, cfg_, e, slot, req, cand.usable, limit);
+  Bitset usable = cand.usable;  // less what advance reservations hold during the window
+  if (!resv_.empty()) {
+    Bitset held(cs_.num_nodes());
+    resv_.Blocked(e, pass_.now(), pass_.now() + limit, &held, nullptr);
+    usable.AndNot(held);
+  }
+  std::optional<PreemptChoice> choice = FindPreemption(pass_, cfg_, e, slot, req, usable, limit);
   if (!choice) return false;
   std::vector<JobId> victims;
   std::vector<const JobEntry*> entries;

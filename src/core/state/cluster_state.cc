@@ -233,6 +233,7 @@ Result<uint32_t> ClusterState::AddNodeInternal(const NodeSpec& spec, Time now) {
   for (PartitionInfo& p : partitions_) p.nodes.Resize(count);
   for (TopoGroup& g : topo_groups_) g.nodes.Resize(count);
   for (NodeClass& c : classes_) c.nodes.Resize(count);
+  for (auto& [name, r] : reservations_) r.nodes.Resize(count);
   auto same_class = [&](const NodeClass& c) {
     const NodeInfo& r = nodes_[c.representative];
     const NodeInfo& added = nodes_[index];

@@ -27,6 +27,7 @@
 #include "core/config.h"
 #include "core/model/cluster_spec.h"
 #include "core/model/job.h"
+#include "core/model/reservation.h"
 #include "core/plan.h"
 #include "core/state/shape.h"
 #include "core/state/usage.h"
@@ -153,6 +154,12 @@ struct ArrayInfo {
   std::map<int32_t, JobId> tasks;  // started tasks: task index -> job id
 };
 
+// An advance reservation as the state keeps it: its spec and its nodes as a set.
+struct ResvInfo {
+  ResvSpec spec;
+  Bitset nodes;
+};
+
 // What Apply did, so that the caller can launch and kill processes.
 struct ApplyResult {
   std::vector<JobId> started;  // job ids now holding resources (new for tasks)
@@ -275,6 +282,26 @@ class ClusterState {
   // Forgets ended jobs' outcomes older than `before` (the controller's MinJobAge).
   void PurgeOutcomes(Time before);
 
+  // ---- Advance reservations (core/model/reservation.h; docs/scheduling.md)
+  // Adds a reservation after Slurm's checks, with Slurm's messages: a name not in use (an empty
+  // name becomes USER_N or ACCOUNT_N), users or accounts, start < end, known nodes, accounts and
+  // partition; its nodes must not be in another reservation at an overlapping time, and (unless
+  // IGNORE_JOBS) no running job may still hold them at the start ("Requested nodes are busy").
+  // With no nodes named, picks the first `node_count` nodes (of spec.partition, else any) that
+  // are schedulable and free in that sense. Returns the name. On an error nothing changes.
+  Result<std::string> AddReservation(ResvSpec spec, int32_t node_count, Time now);
+  // Replaces reservation spec.name (the same checks, against the others). `node_count` > 0 with
+  // no nodes named picks nodes again.
+  Status UpdateReservation(ResvSpec spec, int32_t node_count, Time now);
+  Status DeleteReservation(std::string_view name);
+  const ResvInfo* FindReservation(std::string_view name) const;
+  const std::map<std::string, ResvInfo>& reservations() const { return reservations_; }
+  // Moves repeating reservations whose occurrence ended by `now` to their next one and removes
+  // the other ended reservations. Returns the names it changed or removed.
+  std::vector<std::string> ExpireReservations(Time now);
+  // Puts back a reservation recorded before a restart, without the checks.
+  Status RestoreReservation(ResvSpec spec);
+
   // ---- Power saving (docs/autoscaling.md)
   // With power saving on, nodes that are powered down or powering up (and not drained) take
   // jobs: a job placed on one waits CONFIGURING until all its nodes are up, and Apply marks a
@@ -366,6 +393,7 @@ class ClusterState {
   JobEntry& MaterialiseArrayTask(JobEntry& master, int32_t task);
   void RecordOutcome(JobEntry& entry, const JobOutcome& outcome, Job* final_record = nullptr);
   void RecomputeSoleUser(NodeInfo& n);
+  Result<ResvInfo> CheckReservation(ResvSpec spec, int32_t node_count, Time now) const;
 
   ClusterSpec spec_;
   FairshareConfig fairshare_;
@@ -410,6 +438,8 @@ class ClusterState {
   std::unordered_map<uint64_t, RunCounters> qos_account_;  // (qos << 32) | account
   std::map<std::pair<int32_t, std::string>, int32_t> running_names_;
   std::unordered_map<std::string, int32_t> shape_ids_;
+  std::map<std::string, ResvInfo> reservations_;
+  int32_t next_resv_number_ = 1;
 };
 
 }  // namespace berth::core

@@ -174,6 +174,13 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
     if (spec.time_limit != kNoTime && spec.time_limit <= 0) {
       return Status::InvalidArgument("Invalid time limit specification");
     }
+    if (!spec.reservation.empty()) {
+      const ResvInfo* r = FindReservation(spec.reservation);
+      if (r == nullptr) return Status::InvalidArgument("Requested reservation is invalid");
+      if (!r->spec.Allows(spec.user, spec.account)) {
+        return Status::PermissionDenied("Access denied to requested reservation");
+      }
+    }
   }
   e.job.spec = std::move(spec);
   if (validate && !e.job.spec.wait_if_infeasible) BERTH_RETURN_IF_ERROR(ValidateFeasible(e));

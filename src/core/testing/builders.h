@@ -203,6 +203,10 @@ class MakeJob {
     spec_.array.max_running = max_running;
     return *this;
   }
+  MakeJob& Reservation(std::string v) {
+    spec_.reservation = std::move(v);
+    return *this;
+  }
   MakeJob& NoRequeue() {
     spec_.requeue = false;
     return *this;
