@@ -24,6 +24,8 @@ const std::vector<Command>& Commands() {
        &TokenMain},
       {"sbatch", "submit a batch script (Slurm's sbatch)", &SbatchMain},
       {"srun", "run a job step, or an interactive job (Slurm's srun)", &SrunMain},
+      {"salloc", "an interactive allocation: run a command (a shell) with it (Slurm's salloc)",
+       &SallocMain},
       {"squeue", "show the queue (Slurm's squeue)", &SqueueMain},
       {"sinfo", "show partitions and nodes (Slurm's sinfo)", &SinfoMain},
       {"scancel", "cancel or signal jobs (Slurm's scancel)", &ScancelMain},

@@ -49,6 +49,7 @@ int SacctmgrMain(int argc, char** argv);
 int SstatMain(int argc, char** argv);
 int SeffMain(int argc, char** argv);
 int SrunMain(int argc, char** argv);
+int SallocMain(int argc, char** argv);  // slurm_salloc.cc
 
 // A Slurm command that stops after parsing its arguments: prints `out` to stdout and `err` to
 // stderr, and returns the exit code.

@@ -213,6 +213,12 @@ void LauncherStreams::Run() {
     for (const Peer& p : peers) all_ended = all_ended && p.ended;
     output_ended_ = all_ended;
     if (stop_ && (all_ended || NowMs() >= stop_deadline_)) break;
+    if (all_ended && !peers.empty()) {
+      // Every part's tasks ended: what is typed now is for whatever runs after srun (the shell
+      // srun was started from), not for them.
+      input_open = false;
+      raw.reset();
+    }
     std::vector<pollfd> fds;
     bool room = local_pending.size() < kMaxPending;
     for (const Peer& p : peers) room = room && (!p.open || p.pending.size() < kMaxPending);

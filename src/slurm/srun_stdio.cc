@@ -236,7 +236,7 @@ Result<std::optional<std::pair<RelayFrame, std::string>>> RelayDecoder::Next() {
   constexpr uint32_t kMaxFrame = 1 << 20;
   if (buffer_.size() < 5) return std::optional<std::pair<RelayFrame, std::string>>();
   const char type = buffer_[0];
-  if (std::string_view("DEWORX").find(type) == std::string_view::npos) {
+  if (std::string_view("DEWORXVQ").find(type) == std::string_view::npos) {
     return Status::InvalidArgument("srun relay: unknown frame type");
   }
   uint32_t n = 0;

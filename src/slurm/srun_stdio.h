@@ -139,6 +139,9 @@ enum class RelayFrame : char {
   kOut = 'O',     // bytes the tasks wrote to their standard output
   kErr = 'R',     // bytes the tasks (or their srun) wrote to standard error
   kOutEnd = 'X',  // the tasks' output ended: nothing more comes
+  // salloc and the holder of its allocation (src/cli/slurm_salloc.cc), on the "batch" stream:
+  kAllocation = 'V',  // holder -> salloc: the allocation's variables, NAME=VALUE, NUL-ended
+  kExit = 'Q',        // salloc -> holder: the command's exit status (decimal): end with it
 };
 std::string EncodeRelayFrame(RelayFrame type, std::string_view payload = {});
 std::string EncodeWindowFrame(const winsize& size);
