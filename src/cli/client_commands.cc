@@ -68,17 +68,12 @@ Status ApplyExecOption(const std::string& name, const std::string& value, core::
   return slurm::ApplyExecOption(name, value, e);
 }
 
-std::string Cwd() {
-  char buf[4096];
-  return getcwd(buf, sizeof(buf)) ? buf : "/";
-}
-
 }  // namespace
 
 int SubmitMain(int argc, char** argv) {
   core::JobSpec spec;
   core::JobExecSpec exec;
-  exec.work_dir = Cwd();
+  exec.work_dir = CurrentDir();
   (void)ApplyExport("ALL", exec);
   std::string wrap, json_file;
   bool parsable = false;

@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "slurm/view_options.h"
@@ -53,6 +55,25 @@ const Command* FindCommand(std::string_view name) {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+std::string SelfPath() {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "berth";
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string CurrentDir() {
+  char buf[4096];
+  return getcwd(buf, sizeof(buf)) != nullptr ? buf : "/";
+}
+
+std::string ShortHostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  const std::string host = buf;
+  return host.substr(0, host.find('.'));
 }
 
 int PrintParseExit(const slurm::ParseExit& exit) {

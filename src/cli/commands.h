@@ -3,6 +3,7 @@
 #ifndef BERTH_CLI_COMMANDS_H_
 #define BERTH_CLI_COMMANDS_H_
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct Command {
 
 const std::vector<Command>& Commands();
 const Command* FindCommand(std::string_view name);
+
+// What the commands ask of this process and its host.
+std::string SelfPath();       // this binary (/proc/self/exe): the program of the jobs berth makes
+std::string CurrentDir();     // the working directory ("/" when it cannot be had)
+std::string ShortHostName();  // the host's name up to its first dot
 
 int SimMain(int argc, char** argv);
 int UpMain(int argc, char** argv);

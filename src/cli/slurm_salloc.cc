@@ -98,25 +98,6 @@ const char kHelp[] =
     "Other options:\n"
     "  -V, --version               output version information and exit\n";
 
-std::string SelfPath() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "berth";
-  return std::string(buf, static_cast<size_t>(n));
-}
-
-std::string Cwd() {
-  char buf[4096];
-  return getcwd(buf, sizeof(buf)) ? buf : "/";
-}
-
-std::string ShortHostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
-  std::string host = buf;
-  return host.substr(0, host.find('.'));
-}
-
 // Variables of the allocation that belong to one node (or one process) of it: the holder does not
 // pass them on, and salloc's command has none of them (so srun in it knows it runs on none of the
 // allocation's nodes).
@@ -436,7 +417,7 @@ int Salloc(int argc, char** argv) {
     }
     in.env.emplace_back(name, kv.substr(eq + 1));
   }
-  in.cwd = Cwd();
+  in.cwd = CurrentDir();
   in.host = ShortHostName();
   errno = 0;
   const int nice = getpriority(PRIO_PROCESS, 0);

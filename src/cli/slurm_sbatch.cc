@@ -41,19 +41,6 @@ Result<std::string> ReadStdin() {
   return text.str();
 }
 
-std::string CurrentDir() {
-  std::string buf(4096, '\0');
-  if (getcwd(buf.data(), buf.size()) == nullptr) return "/";
-  return buf.c_str();
-}
-
-std::string ShortHostName() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
-  std::string host = buf;
-  return host.substr(0, host.find('.'));
-}
-
 slurm::SbatchInputs Inputs(int argc, char** argv) {
   slurm::SbatchInputs in;
   std::string self = argv[0];

@@ -64,18 +64,6 @@ slurm::EnvList Environment() {
   return env;
 }
 
-std::string SelfPath() {
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "berth";
-  return std::string(buf, static_cast<size_t>(n));
-}
-
-std::string Cwd() {
-  char buf[4096];
-  return getcwd(buf, sizeof(buf)) ? buf : "/";
-}
-
 // The file behind srun's standard output or error, where the other nodes' tasks append theirs
 // (the job's output file, as Slurm's srun gathers the other nodes' output into its own); "" when
 // it is not a file.
@@ -139,7 +127,7 @@ class ControllerNodes : public slurm::RemoteNodes {
                  {"nodes", nodes_},
                  {"argv", argv},
                  {"environment", env},
-                 {"work_dir", Cwd()},
+                 {"work_dir", CurrentDir()},
                  {"stdout", out.empty() ? "/dev/null" : out},
                  {"stderr", err.empty() ? "/dev/null" : err}};
     if (!container_.is_null()) body["container"] = container_;
@@ -423,7 +411,7 @@ int RunInAllocation(const SrunOptions& opt, const slurm::Allocation& alloc,
     if (n == slurm::kStepVariable) return RunStepPart(opt, alloc, env, v, relay);
   }
   Result<std::optional<image::ContainerSpec>> container =
-      slurm::StepContainer(opt, env, Cwd(), /*new_job=*/false);
+      slurm::StepContainer(opt, env, CurrentDir(), /*new_job=*/false);
   if (!container.ok()) {
     std::fprintf(stderr, "srun: error: %s\n", container.status().message().c_str());
     return 1;
@@ -711,7 +699,7 @@ Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env) {
   const std::string& program = opt.command.front();
   spec.name = opt.job_name.empty() ? program.substr(program.rfind('/') + 1) : opt.job_name;
   exec.argv = slurm::InnerSrunArgs(SelfPath(), opt);
-  exec.work_dir = opt.chdir.empty() ? Cwd() : opt.chdir;
+  exec.work_dir = opt.chdir.empty() ? CurrentDir() : opt.chdir;
   exec.environment = Exported(opt.export_env, env);
   // The srun inside prints to this srun, through its stream, not to files.
   exec.environment.emplace_back(kRelayVariable, "batch");
@@ -723,7 +711,7 @@ Result<json> JobOf(const SrunOptions& opt, const slurm::EnvList& env) {
 int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
   // Checked before anything is submitted; the srun inside the job makes the containerised step.
   if (Result<std::optional<image::ContainerSpec>> c =
-          slurm::StepContainer(opt, env, Cwd(), /*new_job=*/true);
+          slurm::StepContainer(opt, env, CurrentDir(), /*new_job=*/true);
       !c.ok()) {
     std::fprintf(stderr, "srun: error: %s\n", c.status().message().c_str());
     return 1;
