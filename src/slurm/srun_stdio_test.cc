@@ -212,7 +212,7 @@ TEST(RelayTest, FramesRoundTripInPieces) {
     EXPECT_EQ((*f)->first, t);
   }
   RelayDecoder bad;
-  bad.Feed(std::string("Q\0\0\0\0", 5));
+  bad.Feed(std::string("Z\0\0\0\0", 5));
   EXPECT_FALSE(bad.Next().ok());
   RelayDecoder huge;
   huge.Feed(std::string("D\x7f\0\0\0", 5));
