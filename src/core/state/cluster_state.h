@@ -219,6 +219,8 @@ class ClusterState {
   // ---- Jobs
   // Validates and queues a job; returns its id. Rejections carry Slurm's messages
   // ("Requested node configuration is not available", "Invalid partition name specified", ...).
+  // A held job (spec.hold) is not matched against the nodes, as in Slurm: the scheduler shows
+  // one no node could ever hold as BadConstraints once it is released.
   Result<JobId> Submit(JobSpec spec, std::shared_ptr<const JobExecSpec> exec, Time now);
   // The checks Submit makes, without submitting: a batch is checked whole before any of it goes
   // in. (Like Submit, it may add an unknown user's association when associations are not

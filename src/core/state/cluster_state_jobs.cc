@@ -183,7 +183,12 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
     }
   }
   e.job.spec = std::move(spec);
-  if (validate && !e.job.spec.wait_if_infeasible) BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+  // A held job is not matched against the nodes until it is released (Slurm's select_nodes
+  // returns ESLURM_JOB_HELD before it looks at them): `sbatch --hold -c 300` on 256-CPU nodes
+  // is accepted, and once released waits as BadConstraints.
+  if (validate && !e.job.spec.wait_if_infeasible && e.job.spec.hold == HoldKind::kNone) {
+    BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+  }
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     std::string key =
         ShapeKeyText(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude);
