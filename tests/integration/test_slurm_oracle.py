@@ -214,6 +214,11 @@ class TaskLargerThanAnyNodeTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         self.assertEqual(p.stderr, 'sbatch: error: Batch job submission failed: '
                                    'Requested node configuration is not available\n')
+        # Features are checked before the hold is (Slurm's job_create): refused held or not.
+        p = self.sbatch('--hold', '-C', 'nosuchfeature')
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr, 'sbatch: error: Batch job submission failed: '
+                                   'Invalid feature specification\n')
 
     def test_held_is_accepted_and_released_waits_as_bad_constraints(self):
         p = self.sbatch('--hold', '-c', '300')

@@ -383,6 +383,8 @@ class ClusterState {
   // also runs the submission checks.
   Result<JobEntry> PrepareEntry(JobSpec spec, bool validate);
   Status ValidateFeasible(JobEntry& entry) const;
+  // Whether some node (of any partition) has the features `c` asks for.
+  bool AnyNodeMatches(const Constraint& c) const;
   // Could the job run in partition slot `slot` on the configured nodes (all of them having
   // `alternative`, when not empty)?
   bool FeasibleIn(const JobEntry& entry, size_t slot, std::string_view alternative) const;

@@ -87,6 +87,14 @@ bool ClusterState::FeasibleIn(const JobEntry& e, size_t slot, std::string_view a
   return shape.task_mode ? (tasks >= shape.tasks && hosts > 0) : hosts >= shape.min_nodes;
 }
 
+bool ClusterState::AnyNodeMatches(const Constraint& c) const {
+  if (c.empty()) return true;
+  return std::any_of(classes_.begin(), classes_.end(), [&](const NodeClass& cls) {
+    const NodeInfo& node = nodes_[cls.representative];
+    return c.Matches([&](std::string_view f) { return NodeHasFeature(node, f); });
+  });
+}
+
 Status ClusterState::ValidateFeasible(JobEntry& e) const {
   // The request must be satisfiable by the configured nodes of at least one of its partitions,
   // as Slurm checks at submission ("Requested node configuration is not available"). Nodes are
@@ -186,8 +194,13 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   // A held job is not matched against the nodes until it is released (Slurm's select_nodes
   // returns ESLURM_JOB_HELD before it looks at them): `sbatch --hold -c 300` on 256-CPU nodes
   // is accepted, and once released waits as BadConstraints.
-  if (validate && !e.job.spec.wait_if_infeasible && e.job.spec.hold == HoldKind::kNone) {
-    BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+  if (validate && !e.job.spec.wait_if_infeasible) {
+    if (e.job.spec.hold == HoldKind::kNone) {
+      BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+    } else if (!AnyNodeMatches(e.job.spec.constraint)) {
+      // Features are checked before any hold (Slurm's job_create refuses a feature no node has).
+      return Status::InvalidArgument("Invalid feature specification");
+    }
   }
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     std::string key =

@@ -98,6 +98,12 @@ TEST(ClusterStateTest, AHeldJobNoNodeCanHoldIsAcceptedAndWaitsAsBadConstraints) 
   EXPECT_EQ(refused.status().message(), "Requested node configuration is not available");
   Result<JobId> id = cs.Submit(MakeJob().CpusPerTask(9).Hold().Obj(), nullptr, 0);
   ASSERT_TRUE(id.ok()) << id.status().message();
+  // A feature no node has is refused all the same (Slurm checks features before any hold).
+  JobSpec unknown = MakeJob().Hold().Obj();
+  unknown.constraint = *Constraint::Parse("nosuch");
+  Result<JobId> bad = cs.Submit(unknown, nullptr, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "Invalid feature specification");
   std::optional<PendingInfo> p = PendingOf(Schedule(cs, 0, SchedulerConfig::Fcfs()), *id);
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->reason, PendingReason::kJobHeldUser);
