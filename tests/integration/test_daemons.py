@@ -183,6 +183,25 @@ class DaemonTest(unittest.TestCase):
         self.c.start_agent()
         self.c.wait_state(jid, 'TIMEOUT', 30)
 
+    def test_a_signal_warning_moves_with_a_time_limit_the_agent_gets_again(self):
+        # --signal=B:USR1@10 on a 600 s limit lowered to 12 s while the agent was away: the
+        # limit sent again at registration moves the warning (due at once) and the end.
+        out = os.path.join(self.work, 'warned.txt')
+        jid = self.c.submit(self.spec(f"trap 'echo warned >> {out}' USR1; "
+                                      'while :; do sleep 0.1; done',
+                                      time_limit=600, signal='B:USR1@10'))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.agent.send_signal(signal.SIGSTOP)
+        try:
+            status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'time_limit': 12})
+            self.assertEqual(status, 200, body)
+        finally:
+            self.c.kill('agent')
+        self.c.start_agent()
+        self.c.wait(lambda: os.path.exists(out), 'the --signal warning', 30)
+        self.c.wait_state(jid, 'TIMEOUT', 30)
+        self.assertEqual(read_text(out), 'warned\n')
+
     def test_a_signal_queued_for_an_agent_that_registers_again_is_not_lost(self):
         # A signal no agent acknowledged is sent again to the agent that registers (at least
         # once, as slurmctld retries a signal its slurmd did not answer).
