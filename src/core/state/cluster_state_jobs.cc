@@ -197,9 +197,20 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   if (validate && !e.job.spec.wait_if_infeasible) {
     if (e.job.spec.hold == HoldKind::kNone) {
       BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
-    } else if (!AnyNodeMatches(e.job.spec.constraint)) {
-      // Features are checked before any hold (Slurm's job_create refuses a feature no node has).
-      return Status::InvalidArgument("Invalid feature specification");
+    } else {
+      // What Slurm's job_create checks before any hold: the features exist, and the node count
+      // fits the partition.
+      if (!AnyNodeMatches(e.job.spec.constraint)) {
+        return Status::InvalidArgument("Invalid feature specification");
+      }
+      bool enough_nodes = false;
+      for (size_t i = 0; i < e.partitions.size(); ++i) {
+        enough_nodes =
+            enough_nodes || e.shapes[i].min_nodes <= partitions_[e.partitions[i]].total_nodes;
+      }
+      if (!enough_nodes) {
+        return Status::InvalidArgument("Requested node configuration is not available");
+      }
     }
   }
   for (size_t i = 0; i < e.partitions.size(); ++i) {

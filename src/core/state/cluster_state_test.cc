@@ -104,6 +104,10 @@ TEST(ClusterStateTest, AHeldJobNoNodeCanHoldIsAcceptedAndWaitsAsBadConstraints) 
   Result<JobId> bad = cs.Submit(unknown, nullptr, 0);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "Invalid feature specification");
+  // So is a node count larger than the partition.
+  bad = cs.Submit(MakeJob().Nodes(3).Hold().Obj(), nullptr, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "Requested node configuration is not available");
   std::optional<PendingInfo> p = PendingOf(Schedule(cs, 0, SchedulerConfig::Fcfs()), *id);
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->reason, PendingReason::kJobHeldUser);
