@@ -2,9 +2,14 @@
 
 namespace berth::controller {
 
-void AgentLink::Register(const std::string& node, Time now) {
+std::vector<agent::AgentCommand> AgentLink::Register(const std::string& node, Time now) {
   sessions_[node] = {now, true};
-  hub_->Clear(node);
+  std::vector<agent::AgentCommand> dropped;
+  for (const std::string& text : hub_->Clear(node)) {
+    Result<agent::AgentCommand> c = agent::DecodeAgentCommand(text);
+    if (c.ok()) dropped.push_back(std::move(*c));  // the link encoded every one of them
+  }
+  return dropped;
 }
 
 Status AgentLink::Heard(const std::string& node, Time now) {

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/agent_commands.h"
 #include "common/status.h"
@@ -42,8 +43,9 @@ class AgentLink {
   // At start-up: the node counts as heard from `now` (its jobs get a node timeout of grace).
   void Expect(const std::string& node, Time now) { sessions_[node].last_seen = now; }
   // The node's agent registered: heard now, connected, and what was queued for it is dropped
-  // (the registration reconciles afresh).
-  void Register(const std::string& node, Time now);
+  // (the registration reconciles afresh). Returns the dropped commands no agent acknowledged,
+  // decoded, in the order they were sent (the reconciliation sends some of them again).
+  std::vector<agent::AgentCommand> Register(const std::string& node, Time now);
   // A status report: FailedPrecondition unless the agent is registered (then it was heard now).
   Status Heard(const std::string& node, Time now);
   // The agent must register again before it counts as connected (timed out, powered down).

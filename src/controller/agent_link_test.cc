@@ -50,8 +50,31 @@ TEST(AgentLinkTest, CommandsAreQueuedTypedAndARegistrationDropsThem) {
   EXPECT_EQ(std::get<agent::CancelCommand>(*first).target, (agent::CommandTarget{12, 1}));
   EXPECT_TRUE(
       std::holds_alternative<agent::EndStepsCommand>(*agent::DecodeAgentCommand(queued[1].second)));
-  link.Register("n1", 5);
+  // Fetched but not acknowledged (no poll after them yet): the registration returns them.
+  std::vector<agent::AgentCommand> dropped = link.Register("n1", 5);
   EXPECT_TRUE(hub.Poll("n1", 0, 0).empty());
+  ASSERT_EQ(dropped.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<agent::CancelCommand>(dropped[0]));
+  EXPECT_TRUE(std::holds_alternative<agent::EndStepsCommand>(dropped[1]));
+}
+
+// What an agent acknowledged (it polled after it) is not returned: only the rest may be sent
+// again by the reconciliation.
+TEST(AgentLinkTest, ARegistrationReturnsOnlyWhatNoAgentAcknowledged) {
+  AgentHub hub;
+  AgentLink link(&hub);
+  link.Register("n1", 1);
+  link.Send("n1", agent::SignalCommand{{7, 0}, 10, false, false});
+  link.Send("n1", agent::SignalCommand{{7, 0}, 12, true, false});
+  std::vector<std::pair<uint64_t, std::string>> queued = hub.Poll("n1", 0, 0);
+  ASSERT_EQ(queued.size(), 2u);
+  (void)hub.Poll("n1", queued[0].first, 0);  // the agent acted on the first
+  std::vector<agent::AgentCommand> dropped = link.Register("n1", 2);
+  ASSERT_EQ(dropped.size(), 1u);
+  const auto& s = std::get<agent::SignalCommand>(dropped[0]);
+  EXPECT_EQ(s.signal, 12);
+  EXPECT_TRUE(s.batch_only);
+  EXPECT_TRUE(link.Register("n1", 3).empty());
 }
 
 }  // namespace

@@ -286,8 +286,8 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
   bool admin_down = node_admin.contains(name) && node_admin[name].value("down", false);
   if (!admin_down) (void)cs->SetNodeHealth(*index, core::NodeHealth::kUp, "", now);
   // Whatever was queued for the node is superseded by this reconciliation.
-  agents.Register(name, now);
-  ReconcileAgentJobs(name, *index, body.value("jobs", json::array()), t);
+  const std::vector<agent::AgentCommand> dropped = agents.Register(name, now);
+  ReconcileAgentJobs(name, *index, body.value("jobs", json::array()), dropped, t);
   ReconcileAgentSteps(name, body.value("steps", json::array()));
   PutNodeImages(name, images);
   t.nodes_changed = true;
@@ -301,7 +301,7 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
 }
 
 void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t index, const json& jobs,
-                                          Txn& t) {
+                                          const std::vector<agent::AgentCommand>& dropped, Txn& t) {
   const Time now = Now();
   std::map<core::JobId, int32_t> running_there;
   for (const json& j : jobs) {
@@ -319,6 +319,7 @@ void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t inde
     if (!ours) {
       SendCommand(name, agent::CancelCommand{{id, attempt}});
     } else {
+      ResendToRunningJob(name, *job, dropped);
       ResendCancel(name, id, attempt);
     }
   }
@@ -348,6 +349,24 @@ void Controller::Impl::ResendCancel(const std::string& node, core::JobId id, int
   const JobRecord* r = OwnRecord(id);
   if (r == nullptr || !r->cancel_requested || grace_ends.contains(id)) return;
   SendCommand(node, agent::CancelCommand{{id, attempt}});
+}
+
+void Controller::Impl::ResendToRunningJob(const std::string& node, const core::Job& job,
+                                          const std::vector<agent::AgentCommand>& dropped) {
+  const agent::CommandTarget target{job.id, job.restart_count};
+  // A time limit changed (scontrol update TimeLimit=) while the command waited in the dropped
+  // queue would otherwise never reach the node that enforces it; the supervisor also moves a
+  // --signal=SIG@TIME warning that has not gone off with it.
+  if (job.time_limit < kInfinite) {
+    SendCommand(node, agent::TimeLimitCommand{target, job.time_limit});
+  }
+  // A signal is not idempotent: only those no agent acknowledged are sent again (as slurmctld
+  // retries a signal RPC its slurmd did not answer). One the old agent acted on just before it
+  // died, unacknowledged, arrives twice.
+  for (const agent::AgentCommand& c : dropped) {
+    const auto* s = std::get_if<agent::SignalCommand>(&c);
+    if (s != nullptr && s->target == target) SendCommand(node, *s);
+  }
 }
 
 void Controller::Impl::ReconcileAgentSteps(const std::string& name, const json& reported) {

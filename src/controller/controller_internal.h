@@ -275,13 +275,20 @@ struct Controller::Impl {
   // again, or sent again).
   Result<uint32_t> AddAgentNode(const std::string& name, const nlohmann::json& node, Txn& t)
       REQUIRES(state_thread);
+  // `dropped`: what the registration dropped from the node's queue unacknowledged.
   void ReconcileAgentJobs(const std::string& name, uint32_t index, const nlohmann::json& jobs,
-                          Txn& t) REQUIRES(state_thread);
+                          const std::vector<agent::AgentCommand>& dropped, Txn& t)
+      REQUIRES(state_thread);
   void ReconcileAgentSteps(const std::string& name, const nlohmann::json& steps)
       REQUIRES(state_thread);
   // A job the registering agent runs (or is sent again) whose cancel was asked: asked again.
   void ResendCancel(const std::string& node, core::JobId id, int32_t attempt)
       REQUIRES(state_thread);
+  // A job the registering agent reports running: its current time limit (the agent sets it
+  // from the job's start, so sending it again changes nothing when it did not change), and the
+  // signals for this attempt that the registration dropped unacknowledged, sent again.
+  void ResendToRunningJob(const std::string& node, const core::Job& job,
+                          const std::vector<agent::AgentCommand>& dropped) REQUIRES(state_thread);
   // How long an agent may go without reaching the controller before it stops its jobs (fencing):
   // half the node timeout, so that they are dead well before the controller calls the node down
   // and requeues them elsewhere (docs/security.md).

@@ -31,9 +31,14 @@ std::vector<std::pair<uint64_t, std::string>> AgentHub::Poll(const std::string& 
   }
 }
 
-void AgentHub::Clear(const std::string& node) {
+std::vector<std::string> AgentHub::Clear(const std::string& node) {
   MutexLock<Mutex> l(mu_);
-  queues_[node].items.clear();
+  std::deque<std::pair<uint64_t, std::string>>& items = queues_[node].items;
+  std::vector<std::string> dropped;
+  dropped.reserve(items.size());
+  for (auto& [seq, command] : items) dropped.push_back(std::move(command));
+  items.clear();
+  return dropped;
 }
 
 uint64_t AgentHub::LastSeq(const std::string& node) {

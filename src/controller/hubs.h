@@ -31,8 +31,9 @@ class AgentHub {
   // Shutdown). Also drops the commands at or below `after` (acknowledged).
   std::vector<std::pair<uint64_t, std::string>> Poll(const std::string& node, uint64_t after,
                                                      int wait_ms);
-  // Drops every queued command for `node` (a registering agent is reconciled afresh).
-  void Clear(const std::string& node);
+  // Drops every queued command for `node` (a registering agent is reconciled afresh); returns
+  // them, in order: those no agent acknowledged (some may have been fetched, not yet acted on).
+  std::vector<std::string> Clear(const std::string& node);
   // The highest sequence number handed out for `node` so far.
   uint64_t LastSeq(const std::string& node);
   void Shutdown();

@@ -375,6 +375,8 @@ void SetState(const json& r, const core::JobSpec& s, JobView& v) {
       v.reason = v.held ? (v.admin_held ? "JobHeldAdmin" : "JobHeldUser") : "None";
     }
     v.reason_detail = r.value("reason_detail", "");
+    // Slurm's scheduler sets a job no node could ever hold to priority 0 (held).
+    if (v.reason == "BadConstraints") v.priority = 0;
   }
   v.dependency = core::FormatDependencyForScontrol(s.dependency);
   v.requeue = s.requeue;

@@ -168,6 +168,63 @@ class DaemonTest(unittest.TestCase):
         self.c.start_agent()
         self.c.wait_state(jid, 'CANCELLED', 30)
 
+    def test_a_time_limit_queued_for_an_agent_that_registers_again_is_not_lost(self):
+        # As for the cancel above: the new limit must reach the node that enforces it (the
+        # registration sends every running job's current limit again; the agent sets it from
+        # the job's start, so that changes nothing where the limit did not change).
+        jid = self.c.submit(self.spec('sleep 600', time_limit=600))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.agent.send_signal(signal.SIGSTOP)  # the new limit waits in the agent's queue
+        try:
+            status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'time_limit': 2})
+            self.assertEqual(status, 200, body)
+        finally:
+            self.c.kill('agent')
+        self.c.start_agent()
+        self.c.wait_state(jid, 'TIMEOUT', 30)
+
+    def test_a_signal_warning_moves_with_a_time_limit_the_agent_gets_again(self):
+        # --signal=B:USR1@10 on a 600 s limit lowered to 12 s while the agent was away: the
+        # limit sent again at registration moves the warning (due at once) and the end.
+        out = os.path.join(self.work, 'warned.txt')
+        jid = self.c.submit(self.spec(f"trap 'echo warned >> {out}' USR1; "
+                                      'while :; do sleep 0.1; done',
+                                      time_limit=600, signal='B:USR1@10'))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        self.c.agent.send_signal(signal.SIGSTOP)
+        try:
+            status, body = self.c.api('PATCH', f'/v1/jobs/{jid}', {'time_limit': 12})
+            self.assertEqual(status, 200, body)
+        finally:
+            self.c.kill('agent')
+        self.c.start_agent()
+        self.c.wait(lambda: os.path.exists(out), 'the --signal warning', 30)
+        self.c.wait_state(jid, 'TIMEOUT', 30)
+        self.assertEqual(read_text(out), 'warned\n')
+
+    def test_a_signal_queued_for_an_agent_that_registers_again_is_not_lost(self):
+        # A signal no agent acknowledged is sent again to the agent that registers (at least
+        # once, as slurmctld retries a signal its slurmd did not answer).
+        out = os.path.join(self.work, 'usr1.txt')
+        jid = self.c.submit(self.spec(f"trap 'echo got-usr1 >> {out}' USR1; "
+                                      'while :; do sleep 0.1; done', time_limit=120))
+        self.c.wait_state(jid, 'RUNNING', 30)
+        time.sleep(0.5)  # the trap is set
+        self.c.agent.send_signal(signal.SIGSTOP)
+        try:
+            status, body = self.c.api('POST', f'/v1/jobs/{jid}/signal',
+                                      {'signal': 'USR1', 'batch_only': True})
+            self.assertEqual(status, 200, body)
+        finally:
+            self.c.kill('agent')
+        self.c.start_agent()
+        self.c.wait(lambda: os.path.exists(out), 'the job to get SIGUSR1', 30)
+        time.sleep(1)
+        self.assertEqual(read_text(out), 'got-usr1\n', 'delivered once')
+        self.assertEqual(self.c.job(jid)['state'], 'RUNNING')
+        self.c.api('POST', f'/v1/jobs/{jid}/cancel')
+        self.c.wait_state(jid, 'CANCELLED', 30)
+
     @unittest.skipUnless(ROOT, 'needs root to create users')
     def test_jobs_run_as_their_user_who_cannot_cancel_others(self):
         alice, bob = f'bit{os.getpid() % 10000}a', f'bit{os.getpid() % 10000}b'

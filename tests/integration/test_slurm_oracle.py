@@ -173,5 +173,75 @@ class SlurmOracleTest(unittest.TestCase):
         self.assertEqual(unexpected, {}, 'differences from Slurm (see the table above)')
 
 
+@unittest.skipUnless(os.path.isfile(SLURM_CONF), f'{SLURM_CONF} is not here')
+class TaskLargerThanAnyNodeTest(unittest.TestCase):
+    """One task needs more CPUs than any node of the oracle's partition has (256 each).
+
+    Slurm 22.05 refuses it at submission ("Requested node configuration is not available"), but
+    not when it is held: select_nodes answers ESLURM_JOB_HELD before it looks at the nodes, so
+    `sbatch --hold -c 300` is accepted and shows NumNodes/NumCPUs as requested; once released,
+    the scheduler finds no node could ever hold it and the job waits as BadConstraints with
+    Priority=0.
+    """
+
+    @classmethod
+    def setUpClass(cls):
+        cls.c = OracleCluster()
+        cls.c.start_controller()
+        if not sbatch_ready():
+            cls.c.stop()
+            raise unittest.SkipTest('berth sbatch is not built')
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
+
+    def sbatch(self, *args):
+        workdir = tempfile.mkdtemp(prefix='big-', dir=self.c.dir)
+        with open(os.path.join(workdir, 'job.sh'), 'w') as f:
+            f.write('#!/bin/sh\nhostname\n')
+        return subprocess.run([BERTH, 'sbatch', *args, 'job.sh'], cwd=workdir,
+                              env=clean_env(self.c), capture_output=True, text=True, timeout=60)
+
+    def show(self, job_id):
+        p = subprocess.run([BERTH, 'scontrol', 'show', 'job', '-o', job_id], env=self.c.env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return parse_one_line(p.stdout)
+
+    def test_refused_when_not_held(self):
+        p = self.sbatch('-c', '300')
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr, 'sbatch: error: Batch job submission failed: '
+                                   'Requested node configuration is not available\n')
+        # Features are checked before the hold is (Slurm's job_create): refused held or not.
+        p = self.sbatch('--hold', '-C', 'nosuchfeature')
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.stderr, 'sbatch: error: Batch job submission failed: '
+                                   'Invalid feature specification\n')
+
+    def test_held_is_accepted_and_released_waits_as_bad_constraints(self):
+        p = self.sbatch('--hold', '-c', '300')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        job_id = p.stdout.split()[-1]
+        got = self.show(job_id)
+        self.assertEqual({k: got.get(k) for k in ('JobState', 'Reason', 'NumNodes', 'NumCPUs',
+                                                  'NumTasks', 'CPUs/Task', 'Priority')},
+                         {'JobState': 'PENDING', 'Reason': 'JobHeldUser', 'NumNodes': '1',
+                          'NumCPUs': '300', 'NumTasks': '1', 'CPUs/Task': '300',
+                          'Priority': '0'})
+        p = self.sbatch('--hold', '-n3', '-c300')
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = self.show(p.stdout.split()[-1])
+        self.assertEqual((got.get('NumNodes'), got.get('NumCPUs')), ('3', '900'))
+        self.c.cli('scontrol', 'release', job_id)
+        self.c.wait(lambda: self.show(job_id).get('Reason') == 'BadConstraints',
+                    'the released job to wait as BadConstraints', 30)
+        got = self.show(job_id)
+        self.assertEqual((got.get('JobState'), got.get('Priority')), ('PENDING', '0'))
+        p = subprocess.run([BERTH, 'squeue', '-h', '-j', job_id, '-o', '%r'], env=self.c.env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.stdout, 'BadConstraints\n')
+
 if __name__ == '__main__':
     unittest.main()

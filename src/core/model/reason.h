@@ -22,7 +22,7 @@ enum class PendingReason : uint8_t {
   kPartitionNodeLimit,  // the node count is outside the partition's limits
   kPartitionConfig,     // the request can never be met by the partition's nodes
   kReqNodeNotAvail,     // a required node (or every usable node) is down, drained or reserved
-  kBadConstraints,      // no node has the requested features
+  kBadConstraints,      // no configured node could ever hold the job (features, size)
   kLicenses,
   kJobArrayTaskLimit,  // the %N throttle is reached
   kQosMaxGresPerUser,

@@ -192,7 +192,16 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
         cand.usable.Any() && std::all_of(e.nodelist.begin(), e.nodelist.end(),
                                          [&](uint32_t n) { return cand.usable.Test(n); });
     if (!nodes_ok) {
-      if (first_fail.ok()) first_fail = UnavailableNodes(e, cand);
+      if (first_fail.ok()) {
+        // No configured node of the partition could ever hold it (a held job is accepted
+        // unchecked, a node shrank): Slurm's BadConstraints.
+        first_fail =
+            cand.static_nodes.Any()
+                ? UnavailableNodes(e, cand)
+                : Verdict{PendingReason::kBadConstraints,
+                          "no node of partition " + cs_.partitions()[e.partitions[slot]].spec.name +
+                              " could ever hold it"};
+      }
       continue;
     }
     const PartitionInfo& p = cs_.partitions()[e.partitions[slot]];

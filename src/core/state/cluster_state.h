@@ -219,6 +219,8 @@ class ClusterState {
   // ---- Jobs
   // Validates and queues a job; returns its id. Rejections carry Slurm's messages
   // ("Requested node configuration is not available", "Invalid partition name specified", ...).
+  // A held job (spec.hold) is not matched against the nodes, as in Slurm: the scheduler shows
+  // one no node could ever hold as BadConstraints once it is released.
   Result<JobId> Submit(JobSpec spec, std::shared_ptr<const JobExecSpec> exec, Time now);
   // The checks Submit makes, without submitting: a batch is checked whole before any of it goes
   // in. (Like Submit, it may add an unknown user's association when associations are not
@@ -381,6 +383,8 @@ class ClusterState {
   // also runs the submission checks.
   Result<JobEntry> PrepareEntry(JobSpec spec, bool validate);
   Status ValidateFeasible(JobEntry& entry) const;
+  // Whether some node (of any partition) has the features `c` asks for.
+  bool AnyNodeMatches(const Constraint& c) const;
   // Could the job run in partition slot `slot` on the configured nodes (all of them having
   // `alternative`, when not empty)?
   bool FeasibleIn(const JobEntry& entry, size_t slot, std::string_view alternative) const;

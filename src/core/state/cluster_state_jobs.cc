@@ -87,6 +87,14 @@ bool ClusterState::FeasibleIn(const JobEntry& e, size_t slot, std::string_view a
   return shape.task_mode ? (tasks >= shape.tasks && hosts > 0) : hosts >= shape.min_nodes;
 }
 
+bool ClusterState::AnyNodeMatches(const Constraint& c) const {
+  if (c.empty()) return true;
+  return std::any_of(classes_.begin(), classes_.end(), [&](const NodeClass& cls) {
+    const NodeInfo& node = nodes_[cls.representative];
+    return c.Matches([&](std::string_view f) { return NodeHasFeature(node, f); });
+  });
+}
+
 Status ClusterState::ValidateFeasible(JobEntry& e) const {
   // The request must be satisfiable by the configured nodes of at least one of its partitions,
   // as Slurm checks at submission ("Requested node configuration is not available"). Nodes are
@@ -183,7 +191,28 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
     }
   }
   e.job.spec = std::move(spec);
-  if (validate && !e.job.spec.wait_if_infeasible) BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+  // A held job is not matched against the nodes until it is released (Slurm's select_nodes
+  // returns ESLURM_JOB_HELD before it looks at them): `sbatch --hold -c 300` on 256-CPU nodes
+  // is accepted, and once released waits as BadConstraints.
+  if (validate && !e.job.spec.wait_if_infeasible) {
+    if (e.job.spec.hold == HoldKind::kNone) {
+      BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+    } else {
+      // What Slurm's job_create checks before any hold: the features exist, and the node count
+      // fits the partition.
+      if (!AnyNodeMatches(e.job.spec.constraint)) {
+        return Status::InvalidArgument("Invalid feature specification");
+      }
+      bool enough_nodes = false;
+      for (size_t i = 0; i < e.partitions.size(); ++i) {
+        enough_nodes =
+            enough_nodes || e.shapes[i].min_nodes <= partitions_[e.partitions[i]].total_nodes;
+      }
+      if (!enough_nodes) {
+        return Status::InvalidArgument("Requested node configuration is not available");
+      }
+    }
+  }
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     std::string key =
         ShapeKeyText(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude);

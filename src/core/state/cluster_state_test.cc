@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "core/sched/scheduler.h"
 #include "core/testing/builders.h"
 
@@ -11,6 +13,13 @@ namespace {
 using testing::MakeCluster;
 using testing::MakeJob;
 using testing::MakePartition;
+
+std::optional<PendingInfo> PendingOf(const Plan& plan, JobId id) {
+  for (const PendingInfo& p : plan.pending) {
+    if (p.job == id) return p;
+  }
+  return std::nullopt;
+}
 
 PlannedStart StartOn(const ClusterState& cs, JobId job, const char* node, int32_t cpus, int64_t mem,
                      uint64_t gpus, Duration limit = 3600) {
@@ -77,6 +86,48 @@ TEST(ClusterStateTest, WaitIfInfeasibleAcceptsWhatNoNodeCanHold) {
     if (p.job == *id) reported = p.reason != PendingReason::kNone;
   }
   EXPECT_TRUE(reported) << "the waiting job says why it waits";
+}
+
+// As Slurm (select_nodes answers ESLURM_JOB_HELD before it looks at the nodes): a held job is
+// accepted even when no node could ever hold it (`sbatch --hold -c 300` on 256-CPU nodes), and
+// once released it waits as BadConstraints; the same job not held is refused.
+TEST(ClusterStateTest, AHeldJobNoNodeCanHoldIsAcceptedAndWaitsAsBadConstraints) {
+  ClusterState cs = MakeCluster().Nodes("n", 2, 8, 16000).Build();
+  Result<JobId> refused = cs.Submit(MakeJob().CpusPerTask(9).Obj(), nullptr, 0);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "Requested node configuration is not available");
+  Result<JobId> id = cs.Submit(MakeJob().CpusPerTask(9).Hold().Obj(), nullptr, 0);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  // A feature no node has is refused all the same (Slurm checks features before any hold).
+  JobSpec unknown = MakeJob().Hold().Obj();
+  unknown.constraint = *Constraint::Parse("nosuch");
+  Result<JobId> bad = cs.Submit(unknown, nullptr, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "Invalid feature specification");
+  // So is a node count larger than the partition.
+  bad = cs.Submit(MakeJob().Nodes(3).Hold().Obj(), nullptr, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "Requested node configuration is not available");
+  std::optional<PendingInfo> p = PendingOf(Schedule(cs, 0, SchedulerConfig::Fcfs()), *id);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->reason, PendingReason::kJobHeldUser);
+  // Held, it may still change (scontrol update) without being matched against the nodes.
+  JobSpec renamed = cs.FindJob(*id)->spec;
+  renamed.name = "renamed";
+  EXPECT_TRUE(cs.UpdatePendingSpec(*id, renamed).ok());
+  ASSERT_TRUE(cs.Release(*id, 1).ok());
+  Plan plan = Schedule(cs, 1, SchedulerConfig::Fcfs());
+  EXPECT_TRUE(plan.starts.empty());
+  p = PendingOf(plan, *id);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(PendingReasonName(p->reason), "BadConstraints");
+  EXPECT_EQ(p->detail, "no node of partition main could ever hold it");
+  // A job that fits still starts beside it.
+  Result<JobId> small = cs.Submit(MakeJob().CpusPerTask(8).Obj(), nullptr, 1);
+  ASSERT_TRUE(small.ok());
+  plan = Schedule(cs, 1, SchedulerConfig::Fcfs());
+  ASSERT_EQ(plan.starts.size(), 1u);
+  EXPECT_EQ(plan.starts[0].job, *small);
 }
 
 TEST(ClusterStateTest, SubmitRejectsWhatCanNeverRun) {
