@@ -34,10 +34,12 @@ struct Attempt {
 
 class Pass {
  public:
-  Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache)
+  Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache,
+       bool explain_details)
       : cs_(cs),
         cfg_(cfg),
         cache_(cache),
+        explain_details_(explain_details),
         pass_(cs, now),
         resv_(cs),
         partition_blocked_(cs.partitions().size(), false) {
@@ -79,6 +81,7 @@ class Pass {
   const ClusterState& cs_;
   const SchedulerConfig& cfg_;
   CandidateCache& cache_;
+  const bool explain_details_;
   PassState pass_;
   ResvView resv_;
   Plan plan_;
@@ -276,6 +279,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
   a.reason = maint    ? PendingReason::kReqNodeNotAvailMaint
              : behind ? PendingReason::kPriority
                       : PendingReason::kResources;
+  if (!explain_details_) return a;
   size_t slot = blocked.front();
   Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
   a.detail = Explain(e, slot, limit);
@@ -495,7 +499,7 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
 
 Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
   std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
-  Pass pass(cs, now, cfg_, candidates_);
+  Pass pass(cs, now, cfg_, candidates_, explain_details_);
   return pass.Run(queue);
 }
 
