@@ -52,6 +52,7 @@ PassState::PassState(const ClusterState& cs, Time now)
       now_(now),
       cpu_free_(cs.cpu_free_nodes()),
       gpu_buckets_(cs.gpu_buckets()),
+      free_cpus_bound_(cs.usable_free_cpus()),
       reserved_(cs.num_nodes()) {}
 
 NodeFree PassState::FreeNow(uint32_t n) const {
@@ -94,6 +95,8 @@ void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocatio
     Mutable(a.node).Take(cs_.node(a.node), a, e.user, excl_user);
     Reindex(a.node);
     starts_by_node_[a.node].push_back(index);
+    // A start that ends by now gives its CPUs back at once to FreeAt(now): keep them counted.
+    if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= a.cpus;
   }
   starts_.push_back({job_id, end, alloc, e.user, excl_user});
   CountStart(e, alloc, +1);
@@ -162,6 +165,7 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
     Mutable(a.node).Take(cs_.node(a.node), from_free, e.user, excl_user);
     Reindex(a.node);
     starts_by_node_[a.node].push_back(index);
+    if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= from_free.cpus;
   }
   for (auto& [n, rest] : held) {
     if (rest.cpus > 0 || rest.mem_mib > 0 || rest.gpu_mask != 0) {
