@@ -116,9 +116,19 @@ class PassState {
   };
   const std::vector<Release>& ReleasesOn(uint32_t n) const;
 
+  // What a reserved node has free at now and at each of its reservations' starts (parallel to
+  // res_by_node_): FreeDuring from now for any window end, without recomputing FreeAt for each
+  // job that looks at the node. Dropped whenever a start, preemption or reservation touches it.
+  struct Profile {
+    NodeFree at_now;
+    std::vector<NodeFree> at_reservation_start;
+  };
+  const Profile& ProfileOf(uint32_t n) const;
+
   const ClusterState& cs_;
   Time now_;
   mutable std::unordered_map<uint32_t, std::vector<Release>> releases_;
+  mutable std::unordered_map<uint32_t, Profile> profiles_;
   mutable Time wake_at_ = kNoTime;
   std::unordered_map<uint32_t, NodeFree> changed_;
   Bitset cpu_free_;
