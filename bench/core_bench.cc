@@ -163,6 +163,72 @@ BENCHMARK(BM_SchedulePassFullCluster)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// A long queue of multi-node jobs (issue 17), as `berth sim` replays a scaled SWF trace: nodes
+// of 8 CPUs, about half the CPUs taken by running jobs of 10-1,000 one-CPU tasks (up to 125
+// nodes each), and `jobs` more such jobs pending; EASY, so the first blocked job gets the
+// reservation and every later one is tried for backfill. Args: nodes, pending jobs, and
+// whether blocked jobs get their per-node reason details (the controller: 1; `berth sim`: 0).
+ClusterState MultiNodeState(int nodes, int jobs) {
+  ClusterSpec spec;
+  for (int i = 0; i < nodes; ++i) {
+    NodeSpec n;
+    char name[32];
+    std::snprintf(name, sizeof(name), "n%05d", i);
+    n.name = name;
+    n.cpus = 8;
+    n.mem_mib = 32 * 1024;
+    spec.nodes.push_back(std::move(n));
+  }
+  ClusterState cs = std::move(ClusterState::Create(spec)).value();
+  std::mt19937_64 rng(7);
+  int next = 0;
+  auto job = [&] {
+    JobSpec j;
+    j.user = "user" + std::to_string(rng() % 50);
+    j.account = "acct" + std::to_string(rng() % 10);
+    j.ntasks = 10 * static_cast<int32_t>(1 + rng() % 100);
+    j.time_limit = 600 + static_cast<Duration>(rng() % 86400);
+    j.name = "job" + std::to_string(next++);
+    return j;
+  };
+  int64_t asked = 0;
+  while (asked < static_cast<int64_t>(nodes) * 8 / 2) {
+    JobSpec j = job();
+    asked += j.ntasks;
+    if (!cs.Submit(std::move(j), nullptr, 0).ok()) std::abort();
+  }
+  (void)cs.Apply(Schedule(cs, 0, SchedulerConfig::Fcfs()), 0);
+  for (int i = 0; i < jobs; ++i) {
+    if (!cs.Submit(job(), nullptr, 1 + i / 100).ok()) std::abort();
+  }
+  return cs;
+}
+
+void BM_SchedulePassMultiNodeQueue(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const int jobs = static_cast<int>(state.range(1));
+  ClusterState cs = MultiNodeState(nodes, jobs);
+  Scheduler scheduler(SchedulerConfig::Easy());
+  scheduler.set_explain_details(state.range(2) != 0);
+  int64_t started = 0;
+  for (auto _ : state) {
+    Plan plan = scheduler.Schedule(cs, jobs / 100 + 60);
+    started += static_cast<int64_t>(plan.starts.size());
+    benchmark::DoNotOptimize(plan);
+  }
+  state.counters["passes/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["placed/pass"] =
+      static_cast<double>(started) / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_SchedulePassMultiNodeQueue)
+    ->Args({1000, 10000, 1})
+    ->Args({1000, 10000, 0})
+    ->Args({10000, 100000, 1})
+    ->Args({10000, 100000, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 }  // namespace
 }  // namespace berth::core
 

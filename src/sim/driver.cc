@@ -188,6 +188,7 @@ core::JobSpec ToJobSpec(const TraceJob& job, const ClusterShape& shape) {
 Result<SimResult> Simulate(const Trace& trace, const core::ClusterSpec& cluster,
                            const SimOptions& options) {
   BERTH_ASSIGN_OR_RETURN(VirtualCluster vc, VirtualCluster::Create(cluster, options.scheduler));
+  vc.SetExplainDetails(false);  // the results hold no reason texts
   Driver driver(trace, std::move(vc), options);
   return driver.Run();
 }

@@ -57,6 +57,11 @@ class VirtualCluster {
 
   int64_t preemptions() const { return preemptions_; }
 
+  // Whether passes write blocked jobs' reason details (core::Scheduler::set_explain_details):
+  // the scenario runner's decision log prints them; a trace replay reports none and turns them
+  // off. Decisions are the same either way.
+  void SetExplainDetails(bool on) { scheduler_.set_explain_details(on); }
+
  private:
   struct EndEvent {
     Time time = 0;

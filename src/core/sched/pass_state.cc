@@ -52,6 +52,7 @@ PassState::PassState(const ClusterState& cs, Time now)
       now_(now),
       cpu_free_(cs.cpu_free_nodes()),
       gpu_buckets_(cs.gpu_buckets()),
+      free_cpus_bound_(cs.usable_free_cpus()),
       reserved_(cs.num_nodes()) {}
 
 NodeFree PassState::FreeNow(uint32_t n) const {
@@ -93,7 +94,10 @@ void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocatio
   for (const NodeAllocation& a : alloc.nodes) {
     Mutable(a.node).Take(cs_.node(a.node), a, e.user, excl_user);
     Reindex(a.node);
+    profiles_.erase(a.node);
     starts_by_node_[a.node].push_back(index);
+    // A start that ends by now gives its CPUs back at once to FreeAt(now): keep them counted.
+    if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= a.cpus;
   }
   starts_.push_back({job_id, end, alloc, e.user, excl_user});
   CountStart(e, alloc, +1);
@@ -149,6 +153,7 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
     CountStart(*v, v->job.alloc, -1);
     for (const NodeAllocation& a : v->job.alloc.nodes) {
       releases_.erase(a.node);
+      profiles_.erase(a.node);
       NodeAllocation& h = held[a.node];
       h.node = a.node;
       AddInto(h, a);
@@ -161,7 +166,9 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
     if (auto it = held.find(a.node); it != held.end()) TakeFrom(it->second, from_free);
     Mutable(a.node).Take(cs_.node(a.node), from_free, e.user, excl_user);
     Reindex(a.node);
+    profiles_.erase(a.node);
     starts_by_node_[a.node].push_back(index);
+    if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= from_free.cpus;
   }
   for (auto& [n, rest] : held) {
     if (rest.cpus > 0 || rest.mem_mib > 0 || rest.gpu_mask != 0) {
@@ -178,6 +185,7 @@ void PassState::Reserve(Reservation r) {
   for (const NodeAllocation& a : r.alloc.nodes) {
     reserved_.Set(a.node);
     res_by_node_[a.node].push_back(index);
+    profiles_.erase(a.node);
   }
   reservations_.push_back(std::move(r));
 }
@@ -252,10 +260,33 @@ NodeFree PassState::FreeAt(uint32_t n, Time t) const {
   return f;
 }
 
+const PassState::Profile& PassState::ProfileOf(uint32_t n) const {
+  auto found = profiles_.find(n);
+  if (found != profiles_.end()) return found->second;
+  Profile p;
+  p.at_now = FreeAt(n, now_);
+  if (auto it = res_by_node_.find(n); it != res_by_node_.end()) {
+    for (int32_t i : it->second)
+      p.at_reservation_start.push_back(FreeAt(n, reservations_[i].start));
+  }
+  return profiles_.emplace(n, std::move(p)).first->second;
+}
+
 NodeFree PassState::FreeDuring(uint32_t n, Time t0, Time t1) const {
   if (t0 == now_ && !HasReservations(n)) return FreeNow(n);
-  NodeFree acc = FreeAt(n, t0);
   auto it = res_by_node_.find(n);
+  if (t0 == now_) {
+    // The same minimum as below, from the node's cached profile.
+    const Profile& p = ProfileOf(n);
+    NodeFree acc = p.at_now;
+    if (it == res_by_node_.end()) return acc;
+    for (size_t k = 0; k < it->second.size(); ++k) {
+      const Reservation& r = reservations_[it->second[k]];
+      if (r.start > t0 && r.start < t1) MinInto(acc, p.at_reservation_start[k]);
+    }
+    return acc;
+  }
+  NodeFree acc = FreeAt(n, t0);
   if (it == res_by_node_.end()) return acc;
   for (int32_t i : it->second) {
     const Reservation& r = reservations_[i];

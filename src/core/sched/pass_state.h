@@ -50,6 +50,9 @@ class PassState {
   // Usable nodes with some free CPU / with exactly k free GPUs, after this pass's changes.
   const Bitset& cpu_free() const { return cpu_free_; }
   const std::vector<Bitset>& gpu_buckets() const { return gpu_buckets_; }
+  // At least the CPUs free on usable nodes at any time of [now, now + d), d >= 1, as FreeDuring
+  // sees them, summed over the nodes: a placement that needs more cannot succeed.
+  int64_t free_cpus_bound() const { return free_cpus_bound_; }
 
   // Records a start: takes its resources and counts it against limits.
   void Start(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc);
@@ -113,13 +116,24 @@ class PassState {
   };
   const std::vector<Release>& ReleasesOn(uint32_t n) const;
 
+  // What a reserved node has free at now and at each of its reservations' starts (parallel to
+  // res_by_node_): FreeDuring from now for any window end, without recomputing FreeAt for each
+  // job that looks at the node. Dropped whenever a start, preemption or reservation touches it.
+  struct Profile {
+    NodeFree at_now;
+    std::vector<NodeFree> at_reservation_start;
+  };
+  const Profile& ProfileOf(uint32_t n) const;
+
   const ClusterState& cs_;
   Time now_;
   mutable std::unordered_map<uint32_t, std::vector<Release>> releases_;
+  mutable std::unordered_map<uint32_t, Profile> profiles_;
   mutable Time wake_at_ = kNoTime;
   std::unordered_map<uint32_t, NodeFree> changed_;
   Bitset cpu_free_;
   std::vector<Bitset> gpu_buckets_;
+  int64_t free_cpus_bound_ = 0;
   std::unordered_set<JobId> preempted_;
   std::vector<PassStart> starts_;
   std::unordered_map<uint32_t, std::vector<int32_t>> starts_by_node_;    // indices into starts_

@@ -18,6 +18,14 @@ namespace {
 // distinct blocked shapes and reuses the text for jobs of the same shape.
 constexpr int kMaxExplained = 200;
 
+// Whether the CPUs a shape needs in all (task mode: tasks x CPUs per task; node mode: its
+// minimum nodes x CPUs per node) are at most `free_cpus`: necessary for placing it.
+bool MayFitCpus(const JobShape& s, int64_t free_cpus) {
+  int64_t need = s.task_mode ? int64_t{s.tasks} * std::max(1, s.cpus)
+                             : int64_t{s.min_nodes} * std::max(0, s.cpus);
+  return need <= free_cpus;
+}
+
 struct QueueItem {
   const JobEntry* e = nullptr;
   int64_t priority = 0;
@@ -34,10 +42,12 @@ struct Attempt {
 
 class Pass {
  public:
-  Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache)
+  Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache,
+       bool explain_details)
       : cs_(cs),
         cfg_(cfg),
         cache_(cache),
+        explain_details_(explain_details),
         pass_(cs, now),
         resv_(cs),
         partition_blocked_(cs.partitions().size(), false) {
@@ -79,6 +89,7 @@ class Pass {
   const ClusterState& cs_;
   const SchedulerConfig& cfg_;
   CandidateCache& cache_;
+  const bool explain_details_;
   PassState pass_;
   ResvView resv_;
   Plan plan_;
@@ -285,6 +296,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
   a.reason = maint    ? PendingReason::kReqNodeNotAvailMaint
              : behind ? PendingReason::kPriority
                       : PendingReason::kResources;
+  if (!explain_details_) return a;
   size_t slot = blocked.front();
   Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
   a.detail = Explain(e, slot, limit);
@@ -358,15 +370,19 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
     if (prefer_awake && Place(cs_, req, *awake_now, index, free_of, out)) return true;
     return Place(cs_, req, *usable, index, free_of, out);
   };
+  // A job needing more CPUs than all usable nodes have free fails without a walk over them: in
+  // a long queue most do, and a multi-node job's walk visits every node with a free CPU.
+  // (The bound holds for windows of at least a second.)
+  const bool cpus_enough = MayFitCpus(e.shapes[slot], pass_.free_cpus_bound());
   Allocation alloc;
-  if (!known_no_fit && try_limit(limit, &alloc)) {
+  if (!known_no_fit && (cpus_enough || limit < 1) && try_limit(limit, &alloc)) {
     Record(e, task, slot, std::move(alloc), limit, {});
     return true;
   }
   // --time-min: the longest limit in [time_min, limit), in whole minutes as Slurm keeps
   // limits, that fits before the reservations.
   Duration lo = time_min;
-  if (lo != kNoTime && lo > 0 && lo < limit && try_limit(lo, &alloc)) {
+  if (cpus_enough && lo != kNoTime && lo > 0 && lo < limit && try_limit(lo, &alloc)) {
     Duration lo_min = lo / 60, hi_min = limit / 60;  // lo fits, hi does not
     Allocation best = alloc;
     while (hi_min - lo_min > 1) {
@@ -504,7 +520,7 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
 
 Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
   std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
-  Pass pass(cs, now, cfg_, candidates_);
+  Pass pass(cs, now, cfg_, candidates_, explain_details_);
   return pass.Run(queue);
 }
 

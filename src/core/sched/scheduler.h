@@ -37,9 +37,17 @@ class Scheduler {
   // Every pending job's priority and its factors, in queue order (what `sprio` shows).
   std::vector<PriorityBreakdown> Priorities(const ClusterState& cs, Time now) const;
 
+  // Whether a job blocked by resources gets its detail in PendingInfo (the per-node counts of
+  // why it does not fit, and the nodes reservations hold). On by default. Off, that detail is
+  // left empty and nothing else changes: the same starts, reasons, expected starts and other
+  // details. It costs a walk over the partition's nodes per blocked shape in each pass, which a
+  // trace replay that never shows it need not pay.
+  void set_explain_details(bool on) { explain_details_ = on; }
+
  private:
   SchedulerConfig cfg_;
   CandidateCache candidates_;
+  bool explain_details_ = true;
 };
 
 // The same as a plain function (no cache kept between calls).

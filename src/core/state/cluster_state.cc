@@ -226,6 +226,7 @@ Result<uint32_t> ClusterState::AddNodeInternal(const NodeSpec& spec, Time now) {
   usable_.Resize(count);
   asleep_.Resize(count);
   cpu_free_.Resize(count);
+  indexed_free_cpus_.resize(count, 0);
   while (gpu_buckets_.size() < static_cast<size_t>(nodes_[index].num_gpus) + 1) {
     gpu_buckets_.emplace_back(count);
   }
@@ -322,6 +323,9 @@ void ClusterState::UpdateNodeIndex(uint32_t i) {
   usable_.Assign(i, usable);
   asleep_.Assign(i, usable && n.health == NodeHealth::kPoweredDown);
   cpu_free_.Assign(i, usable && n.free_cpus > 0);
+  int32_t counted = usable ? n.free_cpus : 0;
+  usable_free_cpus_ += counted - indexed_free_cpus_[i];
+  indexed_free_cpus_[i] = counted;
   int free = n.free_gpu_count();
   for (size_t k = 0; k < gpu_buckets_.size(); ++k) {
     gpu_buckets_[k].Assign(i, usable && static_cast<int>(k) == free);

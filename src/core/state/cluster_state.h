@@ -325,6 +325,8 @@ class ClusterState {
   // Schedulable nodes (see Schedulable).
   const Bitset& usable_nodes() const { return usable_; }
   const Bitset& cpu_free_nodes() const { return cpu_free_; }
+  // Free CPUs summed over the usable nodes: a bound on what any placement now can take.
+  int64_t usable_free_cpus() const { return usable_free_cpus_; }
   // Usable nodes with exactly k free GPUs, k = 0..max_gpus_per_node().
   const std::vector<Bitset>& gpu_buckets() const { return gpu_buckets_; }
   int max_gpus_per_node() const { return static_cast<int>(gpu_buckets_.size()) - 1; }
@@ -426,6 +428,8 @@ class ClusterState {
   Bitset usable_;
   Bitset asleep_;
   Bitset cpu_free_;
+  std::vector<int32_t> indexed_free_cpus_;  // by node: its share of usable_free_cpus_
+  int64_t usable_free_cpus_ = 0;
   std::vector<Bitset> gpu_buckets_;
   std::vector<std::pair<int32_t, Bitset>> weights_;
   int64_t total_cpus_ = 0;

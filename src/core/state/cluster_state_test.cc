@@ -344,6 +344,31 @@ TEST(ClusterStateTest, DrainAndDownLeaveTheIndices) {
   EXPECT_FALSE(cs.gpu_buckets()[0].Test(0));
 }
 
+// The scheduler's bound on what any placement can take: free CPUs of usable nodes only, kept
+// through starts, ends, drains and downs.
+TEST(ClusterStateTest, UsableFreeCpusFollowJobsAndNodeStates) {
+  ClusterState cs = MakeCluster().Nodes("n", 3, 8, 8000).Build();
+  EXPECT_EQ(cs.usable_free_cpus(), 24);
+  JobId id = *cs.Submit(MakeJob().CpusPerTask(3).Obj(), nullptr, 0);
+  ApplyResult r = cs.Apply(Schedule(cs, 0, SchedulerConfig::Fcfs()), 0);
+  ASSERT_EQ(r.started.size(), 1u);
+  EXPECT_EQ(cs.usable_free_cpus(), 21);
+  uint32_t used = cs.FindJob(id)->alloc.nodes[0].node;
+  uint32_t other = (used + 1) % 3;
+  ASSERT_TRUE(cs.SetNodeDrain(other, true, "maint", 1).ok());
+  EXPECT_EQ(cs.usable_free_cpus(), 13);
+  ASSERT_TRUE(cs.SetNodeHealth(used, NodeHealth::kDown, "lost", 2).ok());
+  EXPECT_EQ(cs.usable_free_cpus(), 8);
+  ASSERT_TRUE(cs.SetNodeHealth(used, NodeHealth::kUp, "", 3).ok());
+  ASSERT_TRUE(cs.SetNodeDrain(other, false, "", 3).ok());
+  EXPECT_EQ(cs.usable_free_cpus(), 21);
+  JobOutcome done;
+  done.state = JobState::kCompleted;
+  done.end_time = 4;
+  ASSERT_TRUE(cs.EndJob(id, done, /*requeue=*/false, nullptr).ok());
+  EXPECT_EQ(cs.usable_free_cpus(), 24);
+}
+
 TEST(ClusterStateTest, UnknownUsersAreRefusedWhenEnforcing) {
   ClusterSpec spec = MakeCluster().Nodes("n", 1, 8, 8000).Spec();
   spec.enforce_associations = true;
