@@ -366,6 +366,12 @@ void Controller::Impl::ResendToRunningJob(const std::string& node, const core::J
   for (const agent::AgentCommand& c : dropped) {
     const auto* s = std::get_if<agent::SignalCommand>(&c);
     if (s != nullptr && s->target == target) SendCommand(node, *s);
+    // A pod stream (kubectl exec, attach, port-forward) the face still waits for: asked for in
+    // the moment the agent registered, it would leave kubectl waiting for nothing.
+    const auto* st = std::get_if<agent::StreamCommand>(&c);
+    if (st != nullptr && st->target == target && streams.Waiting(st->stream_id, node).ok()) {
+      SendCommand(node, *st);
+    }
   }
 }
 

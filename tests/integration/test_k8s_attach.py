@@ -208,20 +208,13 @@ class KubectlAttachTest(unittest.TestCase):
             t.close()
         self.c.kill('agent')  # the supervisor holds the terminal; the new agent asks it again
         self.c.start_agent()
-        # A stream asked for before the new agent has registered is dropped with the queue a
-        # registration clears, and kubectl gives up after 30 s: as a user would, try again.
-        for attempt in range(3):
-            t = PtyKubectl(self.k.argv('attach', '-it', 'lasting'), rows=24, cols=80)
-            try:
-                time.sleep(2)
-                t.write('after\r')
-                t.read_until('got:after')
-                break
-            except AssertionError as e:
-                if attempt == 2 or b'did not open the stream in time' not in t.out:
-                    raise e
-            finally:
-                t.close()
+        t = PtyKubectl(self.k.argv('attach', '-it', 'lasting'), rows=24, cols=80)
+        try:
+            time.sleep(2)
+            t.write('after\r')
+            t.read_until('got:after')
+        finally:
+            t.close()
         logs = self.k('logs', 'lasting').stdout
         self.assertIn('got:before', logs)
         self.assertIn('got:after', logs)
