@@ -30,6 +30,7 @@
 #include "api/job_json.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/signal_watch.h"
 #include "cli/srun_relay.h"
 #include "core/model/job_state.h"
 #include "slurm/job_view.h"
@@ -255,26 +256,6 @@ SallocWords SplitWords(std::vector<std::string> words) {
   }
 }
 
-// Blocks the signals salloc handles itself, and takes the ones that came.
-class Signals {
- public:
-  Signals() {
-    sigemptyset(&mask_);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) sigaddset(&mask_, sig);
-    sigprocmask(SIG_BLOCK, &mask_, &old_);
-  }
-  ~Signals() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
-  int Wait(int millis) {
-    timespec ts{millis / 1000, (millis % 1000) * 1000000L};
-    int sig = sigtimedwait(&mask_, nullptr, &ts);
-    return sig > 0 ? sig : 0;
-  }
-  const sigset_t& old() const { return old_; }
-
- private:
-  sigset_t mask_, old_;
-};
-
 std::optional<slurm::JobView> Look(Client& c, uint32_t id) {
   Result<json> r = c.Call("GET", "/v1/jobs/" + std::to_string(id));
   if (!r.ok()) return std::nullopt;
@@ -314,7 +295,7 @@ void GiveTerminal(pid_t pgrp) {
 // allocation ended first (the command was sent SIGHUP).
 std::optional<int> RunCommand(Client& c, uint32_t id, const std::vector<std::string>& command,
                               const std::vector<std::pair<std::string, std::string>>& vars,
-                              Signals& signals) {
+                              SignalWatch& signals) {
   std::vector<std::string> env_text;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string kv = *e;
@@ -340,7 +321,7 @@ std::optional<int> RunCommand(Client& c, uint32_t id, const std::vector<std::str
   if (child == 0) {
     setpgid(0, 0);
     GiveTerminal(getpid());
-    sigprocmask(SIG_SETMASK, &signals.old(), nullptr);
+    sigprocmask(SIG_SETMASK, &signals.old_mask(), nullptr);
     execvpe(argv[0], argv.data(), envp.data());
     std::fprintf(stderr, "salloc: error: %s: %s\n", argv[0], std::strerror(errno));
     _exit(errno == ENOENT ? 127 : 126);
@@ -466,7 +447,7 @@ int Salloc(int argc, char** argv) {
   Result<std::unique_ptr<Client>> client = Client::Connect();
   if (!client.ok()) return Fail(kProg, client.status());
   Client& c = **client;
-  Signals signals;
+  SignalWatch signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD});
   Result<json> r = c.Call("POST", "/v1/jobs", api::EncodeJob(req.spec, &req.exec));
   if (!r.ok()) {
     std::fprintf(stderr, "salloc: error: Job submit/allocate failed: %s\n",

@@ -24,6 +24,7 @@
 #include "api/step_record.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/signal_watch.h"
 #include "cli/srun_relay.h"
 #include "common/hostlist.h"
 #include "config/job_options.h"
@@ -513,26 +514,6 @@ std::vector<std::pair<std::string, std::string>> Exported(const std::string& spe
   return out;
 }
 
-// Blocks the signals the job mode handles itself, and takes the ones that came.
-class SignalWatch {
- public:
-  SignalWatch() {
-    sigemptyset(&mask_);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&mask_, sig);
-    sigprocmask(SIG_BLOCK, &mask_, &old_);
-  }
-  ~SignalWatch() { sigprocmask(SIG_SETMASK, &old_, nullptr); }
-  // Waits up to `millis` for a signal; returns it, or 0.
-  int Wait(int millis) {
-    timespec ts{millis / 1000, (millis % 1000) * 1000000L};
-    int sig = sigtimedwait(&mask_, nullptr, &ts);
-    return sig > 0 ? sig : 0;
-  }
-
- private:
-  sigset_t mask_, old_;
-};
-
 struct JobMode {
   Client& client;
   uint32_t job_id = 0;
@@ -724,7 +705,7 @@ int RunAsJob(const SrunOptions& opt, const slurm::EnvList& env) {
   Result<std::unique_ptr<Client>> c = Client::Connect();
   if (!c.ok()) return Fail("srun", c.status());
   // From the submission on: Ctrl-C must not leave the job behind.
-  SignalWatch signals;
+  SignalWatch signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   Result<json> r = (*c)->Call("POST", "/v1/jobs", *body);
   if (!r.ok()) {
     std::fprintf(stderr, "srun: error: Unable to allocate resources: %s\n",

@@ -211,7 +211,6 @@ void LauncherStreams::Run() {
   for (;;) {
     bool all_ended = true;
     for (const Peer& p : peers) all_ended = all_ended && p.ended;
-    output_ended_ = all_ended;
     if (stop_ && (all_ended || NowMs() >= stop_deadline_)) break;
     if (all_ended && !peers.empty()) {
       // Every part's tasks ended: what is typed now is for whatever runs after srun (the shell

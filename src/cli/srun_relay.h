@@ -83,8 +83,6 @@ class LauncherStreams {
   // Waits up to `millis` for every part's output to end (their X, or their stream closing),
   // then stops; the caller's terminal is as it was.
   void Finish(int millis);
-  // Whether every part's output has ended.
-  bool OutputEnded() const { return output_ended_; }
 
  private:
   void Run();
@@ -93,7 +91,6 @@ class LauncherStreams {
   int local_input_ = -1;  // write end
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> stop_deadline_{0};
-  std::atomic<bool> output_ended_{false};
   std::thread thread_;
 };
 
