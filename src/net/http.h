@@ -137,6 +137,9 @@ struct ClientOptions {
   int timeout_ms = 30000;
   // For "tls:" addresses: the CA to trust ("" = the system's trust store).
   std::string tls_ca_file;
+  // For "tls:" addresses: a client certificate (PEM) and its key, for servers that ask for one
+  // (etcd with --client-cert-auth); both or neither.
+  std::string tls_cert_file, tls_key_file;
   // Sent as "Authorization: Bearer TOKEN" with every request when not empty.
   std::string bearer_token;
 };

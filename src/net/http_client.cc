@@ -183,7 +183,9 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Connect(const std::string& addre
     impl.host = host;
     impl.port = port;
     if (tls) {
-      BERTH_ASSIGN_OR_RETURN(impl.tls, TlsClientContext::Create(options.tls_ca_file));
+      BERTH_ASSIGN_OR_RETURN(impl.tls,
+                             TlsClientContext::Create(options.tls_ca_file, options.tls_cert_file,
+                                                      options.tls_key_file));
     }
   } else {
     return Status::InvalidArgument(

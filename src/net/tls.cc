@@ -297,7 +297,9 @@ void RelayTls(const TlsServerContext& context, int tcp_fd, int plain_fd,
   ::shutdown(plain_fd, SHUT_RDWR);
 }
 
-Result<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(const std::string& ca_pem_path) {
+Result<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(
+    const std::string& ca_pem_path, const std::string& cert_pem_path,
+    const std::string& key_pem_path) {
   std::shared_ptr<TlsClientContext> c(new TlsClientContext());
   ERR_clear_error();
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
@@ -315,6 +317,21 @@ Result<std::shared_ptr<TlsClientContext>> TlsClientContext::Create(const std::st
     return Status::InvalidArgument(
         "TLS CA " + (ca_pem_path.empty() ? std::string("(system store)") : ca_pem_path) + ": " +
         OpenSslErrors());
+  }
+  if (cert_pem_path.empty() != key_pem_path.empty()) {
+    return Status::InvalidArgument(
+        "TLS: a client certificate needs its key, and a key its "
+        "certificate");
+  }
+  if (!cert_pem_path.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert_pem_path.c_str()) != 1) {
+      return Status::InvalidArgument("TLS client certificate " + cert_pem_path + ": " +
+                                     OpenSslErrors());
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, key_pem_path.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(ctx) != 1) {
+      return Status::InvalidArgument("TLS client key " + key_pem_path + ": " + OpenSslErrors());
+    }
   }
   return c;
 }

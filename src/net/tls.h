@@ -53,8 +53,11 @@ void RelayTls(const TlsServerContext& context, int tcp_fd, int plain_fd,
 class TlsClientContext {
  public:
   // Trusts the PEM CA certificate(s) at ca_pem_path, or the system's trust store when it is
-  // empty. TLS 1.2 or newer, ALPN "http/1.1". Errors name the file.
-  static Result<std::shared_ptr<TlsClientContext>> Create(const std::string& ca_pem_path);
+  // empty. TLS 1.2 or newer, ALPN "http/1.1". With cert_pem_path and key_pem_path, presents
+  // that client certificate when the server asks for one. Errors name the file.
+  static Result<std::shared_ptr<TlsClientContext>> Create(const std::string& ca_pem_path,
+                                                          const std::string& cert_pem_path = "",
+                                                          const std::string& key_pem_path = "");
   ~TlsClientContext();
   TlsClientContext(const TlsClientContext&) = delete;
   TlsClientContext& operator=(const TlsClientContext&) = delete;

@@ -1,14 +1,17 @@
-// Store: the controller's durable state in SQLite (WAL mode): one row per job (its whole record,
-// kept up to date), one per node registered at run time, and small metadata values (the next
-// job id). SQLite's write-ahead log is the journal; the tables are the snapshot it keeps up to
-// date (docs/adr/0003-store.md).
+// Store: the controller's durable state: one entry per job (its whole record, kept up to date),
+// one per node registered at run time, and small metadata values (the next job id, accounts,
+// reservations, the Kubernetes face's objects). Two backends behind one interface:
+//   - SQLite in WAL mode, the state folder's state.db (the default; docs/adr/0003-store.md),
+//   - etcd v3 through its JSON gateway, for controllers in an HA group
+//   (docs/adr/0007-etcd-store.md).
 //
 // Writes are group-committed: callers hand a batch to Commit(), a writer thread gathers every
 // batch waiting at that moment into one transaction, and each caller returns once its batch is
-// durable (synchronous=FULL). A client is told about a change only after Commit returns.
+// durable (SQLite: synchronous=FULL; etcd: on a quorum). A client is told about a change only
+// after Commit returns.
 //
-// Thread safety: Commit may be called from any thread; the Load*/Get* methods are for start-up
-// (and tools) and may run concurrently with Commit (they use their own connection).
+// Thread safety: every method may be called from any thread; the Scan*/Get* methods (start-up,
+// sacct, GET of old jobs) may run concurrently with Commit (they use their own connection).
 #ifndef BERTH_STORE_STORE_H_
 #define BERTH_STORE_STORE_H_
 
@@ -46,36 +49,64 @@ struct StoreStats {
   int64_t rows_written = 0;
 };
 
+// Where the store is: `--store` of `berth controller` (ParseStoreUrl).
+struct StoreLocation {
+  enum class Kind { kSqlite, kEtcd };
+  Kind kind = Kind::kSqlite;
+  std::string sqlite_path;                   // kSqlite: "" = the state folder's state.db
+  std::vector<std::string> endpoints;        // kEtcd: "host:port", tried in order
+  std::string prefix = "/berth/default";     // kEtcd: every key starts with it
+  bool tls = false;                          // kEtcd: https endpoints
+  std::string ca_file, cert_file, key_file;  // kEtcd TLS: CA to trust, client certificate and key
+  int timeout_ms = 5000;                     // kEtcd: per request to one endpoint
+  int retry_ms = 10000;             // kEtcd: rounds over the endpoints until this long has passed
+  int max_txn_ops = 128;            // kEtcd: the server's --max-txn-ops
+  int64_t max_txn_bytes = 1 << 20;  // kEtcd: a txn's request body, under 1.5 MiB
+};
+
+// Parses "sqlite", "sqlite:PATH", or "etcd://H:P[,H:P...][/PREFIX][?OPTIONS]" (also
+// "etcds://" for TLS) where OPTIONS are cacert=F, cert=F, key=F, timeout-ms=N, retry-ms=N,
+// max-txn-ops=N joined with '&'. Errors (INVALID_ARGUMENT) say what is wrong with the text.
+Result<StoreLocation> ParseStoreUrl(std::string_view url);
+
 class Store {
  public:
-  // Opens (creating when missing) the database at `path`.
+  // Opens (creating when missing) the SQLite database at `path`.
   static Result<std::unique_ptr<Store>> Open(const std::string& path);
-  ~Store();  // Finishes pending commits, stops the writer.
+  // Opens the store at `where`; a kSqlite location without a path uses `default_sqlite_path`.
+  // etcd: the endpoints are tried until one answers (UNAVAILABLE when none does).
+  static Result<std::unique_ptr<Store>> Open(const StoreLocation& where,
+                                             const std::string& default_sqlite_path);
+  virtual ~Store() = default;  // Finishes pending commits, stops the writer.
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // Makes `writes` durable; returns once they are (or the error, with nothing written).
-  Status Commit(std::vector<Write> writes);
+  // Makes `writes` durable; returns once they are, or the error: UNAVAILABLE when the store
+  // cannot be reached or has no quorum (etcd), INTERNAL for a failed SQLite write. On an error
+  // nothing of a batch that fits one transaction was written (etcd splits a bigger one: see
+  // the ADR); the caller must acknowledge none of it.
+  virtual Status Commit(std::vector<Write> writes) = 0;
 
   // Calls fn for every job row (active_only: pending/running ones), in id order.
-  Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const;
+  virtual Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const = 0;
   // Finished jobs that ended in [from, to), in id order (for sacct).
-  Status ScanFinished(Time from, Time to, const std::function<void(const JobRow&)>& fn) const;
-  Result<std::optional<JobRow>> GetJob(uint32_t id) const;
-  Status ScanNodes(
-      const std::function<void(const std::string& name, const std::string& record)>& fn) const;
-  Result<std::optional<std::string>> GetMeta(const std::string& key) const;
+  virtual Status ScanFinished(Time from, Time to,
+                              const std::function<void(const JobRow&)>& fn) const = 0;
+  virtual Result<std::optional<JobRow>> GetJob(uint32_t id) const = 0;
+  virtual Status ScanNodes(
+      const std::function<void(const std::string& name, const std::string& record)>& fn) const = 0;
+  virtual Result<std::optional<std::string>> GetMeta(const std::string& key) const = 0;
   // Calls fn for every metadata key that starts with `prefix`, in key order.
-  Status ScanMeta(
+  virtual Status ScanMeta(
       const std::string& prefix,
-      const std::function<void(const std::string& key, const std::string& value)>& fn) const;
+      const std::function<void(const std::string& key, const std::string& value)>& fn) const = 0;
 
-  StoreStats stats() const;
+  virtual StoreStats stats() const = 0;
+  // "sqlite PATH" or "etcd H:P,... PREFIX", for logs and /v1/stats.
+  virtual std::string Describe() const = 0;
 
- private:
-  Store();
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+ protected:
+  Store() = default;
 };
 
 }  // namespace berth::store

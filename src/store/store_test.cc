@@ -4,10 +4,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 #include <vector>
+
+#include "store/etcd_client.h"
+#include "store/etcd_store.h"
+#include "store/etcd_test_util.h"
 
 namespace berth::store {
 namespace {
@@ -30,9 +37,61 @@ Write PutJob(uint32_t id, bool active, Time end, std::string record) {
   return w;
 }
 
-TEST_F(StoreTest, CommitThenReadBackAfterReopen) {
+Write PutMeta(std::string key, std::string value) {
+  Write w;
+  w.kind = Write::Kind::kPutMeta;
+  w.key = std::move(key);
+  w.value = std::move(value);
+  return w;
+}
+
+// One etcd for every etcd case of the suite (each test has its own key prefix): starting one
+// costs about a second.
+TestEtcd* SharedEtcd() {
+  static std::unique_ptr<TestEtcd> etcd = TestEtcd::Start();
+  return etcd.get();
+}
+
+// The store contract: every test runs on SQLite and on etcd (skipped, with the reason, where
+// there is no etcd binary).
+class StoreContractTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/berth-store-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    static std::atomic<int> n{0};
+    if (std::string(GetParam()) == "etcd") {
+      if (TestEtcd::Binary().empty())
+        GTEST_SKIP() << "no etcd binary (scripts/setup installs etcd-server)";
+      TestEtcd* etcd = SharedEtcd();
+      ASSERT_NE(etcd, nullptr) << "etcd did not start";
+      url_ = "etcd://" + etcd->endpoint() + "/berth/test" + std::to_string(getpid()) + "-" +
+             std::to_string(n++);
+    } else {
+      url_ = "sqlite:" + dir_ + "/state.db";
+    }
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<Store> Open() {
+    Result<StoreLocation> where = ParseStoreUrl(url_);
+    EXPECT_TRUE(where.ok()) << where.status().ToString();
+    Result<std::unique_ptr<Store>> s = Store::Open(*where, dir_ + "/unused.db");
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  bool etcd() const { return url_.starts_with("etcd"); }
+
+  std::string dir_, url_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreContractTest, ::testing::Values("sqlite", "etcd"),
+                         [](const auto& p) { return std::string(p.param); });
+
+TEST_P(StoreContractTest, CommitThenReadBackAfterReopen) {
   {
-    auto s = std::move(Store::Open(path_)).value();
+    auto s = Open();
+    ASSERT_NE(s, nullptr);
     ASSERT_TRUE(
         s->Commit({PutJob(1, true, kNoTime, "{\"a\":1}"), PutJob(2, false, 50, "two")}).ok());
     Write meta;
@@ -46,7 +105,8 @@ TEST_F(StoreTest, CommitThenReadBackAfterReopen) {
     ASSERT_TRUE(s->Commit({meta, node}).ok());
     ASSERT_TRUE(s->Commit({PutJob(1, false, 99, "done")}).ok());  // an update
   }
-  auto s = std::move(Store::Open(path_)).value();
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
   std::vector<JobRow> all;
   ASSERT_TRUE(s->ScanJobs(false, [&](const JobRow& r) { all.push_back(r); }).ok());
   ASSERT_EQ(all.size(), 2u);
@@ -71,8 +131,9 @@ TEST_F(StoreTest, CommitThenReadBackAfterReopen) {
   EXPECT_EQ(nodes, 1);
 }
 
-TEST_F(StoreTest, MetaKeysScanByPrefixAndDelete) {
-  auto s = std::move(Store::Open(path_)).value();
+TEST_P(StoreContractTest, MetaKeysScanByPrefixAndDelete) {
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
   auto put = [](std::string key, std::string value) {
     Write w;
     w.kind = Write::Kind::kPutMeta;
@@ -95,8 +156,9 @@ TEST_F(StoreTest, MetaKeysScanByPrefixAndDelete) {
   EXPECT_FALSE(s->GetMeta("k8s_job/default/b").value().has_value());
 }
 
-TEST_F(StoreTest, ConcurrentCommitsAreGrouped) {
-  auto s = std::move(Store::Open(path_)).value();
+TEST_P(StoreContractTest, ConcurrentCommitsAreGrouped) {
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
@@ -113,6 +175,188 @@ TEST_F(StoreTest, ConcurrentCommitsAreGrouped) {
   StoreStats st = s->stats();
   EXPECT_EQ(st.batches, 400);
   EXPECT_LE(st.commits, st.batches);
+}
+
+// A batch bigger than one etcd txn (128 operations) and scans past a page (kPageKeys keys):
+// every row comes back, in id order, with its own record.
+TEST_P(StoreContractTest, BigBatchesAndScansPastAPage) {
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
+  const uint32_t n = kPageKeys * 2 + 37;
+  std::vector<Write> writes;
+  for (uint32_t id = 1; id <= n; ++id) {
+    writes.push_back(PutJob(id, id % 3 != 0, id % 3 != 0 ? kNoTime : 1000 + id,
+                            std::string(id % 7 == 0 ? 3000 : 10, 'a' + id % 26)));
+  }
+  ASSERT_TRUE(s->Commit(writes).ok());
+  std::vector<uint32_t> all, active;
+  ASSERT_TRUE(s->ScanJobs(false, [&](const JobRow& r) {
+                 EXPECT_EQ(r.record, std::string(r.id % 7 == 0 ? 3000 : 10, 'a' + r.id % 26));
+                 all.push_back(r.id);
+               }).ok());
+  ASSERT_TRUE(s->ScanJobs(true, [&](const JobRow& r) { active.push_back(r.id); }).ok());
+  ASSERT_EQ(all.size(), n);
+  for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(all[i], i + 1);
+  EXPECT_EQ(active.size(), n - n / 3);
+  EXPECT_TRUE(std::is_sorted(active.begin(), active.end()));
+  if (etcd()) {
+    EXPECT_GE(s->stats().commits, static_cast<int64_t>(n / 128));
+  }
+}
+
+// sacct's range: finished jobs by end time, [from, to), in id order; a job whose end time was
+// rewritten is found at its new time only, and one queued again not at all.
+TEST_P(StoreContractTest, FinishedJobsByEndTime) {
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Commit({PutJob(5, false, 100, "e"), PutJob(2, false, 150, "b"),
+                         PutJob(3, false, 200, "c"), PutJob(4, true, kNoTime, "running"),
+                         PutJob(6, false, 120, "f"), PutJob(7, false, 130, "g")})
+                  .ok());
+  ASSERT_TRUE(s->Commit({PutJob(6, false, 300, "f2"), PutJob(7, true, kNoTime, "requeued")}).ok());
+  auto ids = [&](Time from, Time to) {
+    std::vector<uint32_t> out;
+    EXPECT_TRUE(s->ScanFinished(from, to, [&](const JobRow& r) { out.push_back(r.id); }).ok());
+    return out;
+  };
+  EXPECT_EQ(ids(100, 200), (std::vector<uint32_t>{2, 5}));
+  EXPECT_EQ(ids(0, 1000), (std::vector<uint32_t>{2, 3, 5, 6}));
+  EXPECT_EQ(ids(200, 201), (std::vector<uint32_t>{3}));
+  EXPECT_EQ(ids(120, 131), (std::vector<uint32_t>{}));
+  EXPECT_EQ(ids(300, 300), (std::vector<uint32_t>{}));
+  Result<std::optional<JobRow>> six = s->GetJob(6);
+  ASSERT_TRUE(six.ok());
+  EXPECT_EQ((*six)->record, "f2");
+  EXPECT_EQ((*six)->end_time, 300);
+  EXPECT_FALSE(s->GetJob(99)->has_value());
+}
+
+// The same key written twice in one batch (and by two callers grouped into one commit): the
+// last write wins, as in SQLite (etcd refuses a key twice in one txn: the store must merge).
+TEST_P(StoreContractTest, TheLastWriteOfAKeyInABatchWins) {
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
+  Write del;
+  del.kind = Write::Kind::kDeleteMeta;
+  del.key = "a";
+  ASSERT_TRUE(s->Commit({PutMeta("next_job_id", "2"), PutJob(1, true, kNoTime, "x"),
+                         PutMeta("next_job_id", "3"), PutJob(1, false, 10, "y"), PutMeta("a", "1"),
+                         del, PutMeta("b", "1"), PutMeta("b", "2")})
+                  .ok());
+  EXPECT_EQ(s->GetMeta("next_job_id")->value_or(""), "3");
+  EXPECT_EQ((*s->GetJob(1))->record, "y");
+  EXPECT_FALSE(s->GetMeta("a")->has_value());
+  EXPECT_EQ(s->GetMeta("b")->value_or(""), "2");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        EXPECT_TRUE(s->Commit({PutMeta("shared", std::to_string(t)),
+                               PutMeta("mine" + std::to_string(t), std::to_string(i))})
+                        .ok());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(s->GetMeta("mine" + std::to_string(t))->value_or(""), "19");
+  std::string shared = s->GetMeta("shared")->value_or("");
+  EXPECT_TRUE(shared == "0" || shared == "1" || shared == "2" || shared == "3") << shared;
+}
+
+TEST(StoreUrlTest, ParsesEveryForm) {
+  Result<StoreLocation> l = ParseStoreUrl("sqlite");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->kind, StoreLocation::Kind::kSqlite);
+  EXPECT_EQ(l->sqlite_path, "");
+  EXPECT_EQ(ParseStoreUrl("sqlite:/x/state.db")->sqlite_path, "/x/state.db");
+  l = ParseStoreUrl("etcd://h1:2379,10.0.0.2:2379");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(l->kind, StoreLocation::Kind::kEtcd);
+  EXPECT_EQ(l->endpoints, (std::vector<std::string>{"h1:2379", "10.0.0.2:2379"}));
+  EXPECT_EQ(l->prefix, "/berth/default");
+  EXPECT_FALSE(l->tls);
+  l = ParseStoreUrl(
+      "etcds://h1:2379/berth/prod/?cacert=/ca.pem&cert=/c.pem&key=/k.pem&max-txn-ops=1000");
+  ASSERT_TRUE(l.ok()) << l.status().ToString();
+  EXPECT_TRUE(l->tls);
+  EXPECT_EQ(l->prefix, "/berth/prod");
+  EXPECT_EQ(l->ca_file, "/ca.pem");
+  EXPECT_EQ(l->cert_file, "/c.pem");
+  EXPECT_EQ(l->key_file, "/k.pem");
+  EXPECT_EQ(l->max_txn_ops, 1000);
+  EXPECT_EQ(ParseStoreUrl("etcd://h:1?retry-ms=0&timeout-ms=700")->retry_ms, 0);
+}
+
+TEST(StoreUrlTest, RefusesMalformedUrlsClearly) {
+  for (const char* bad :
+       {"", "sqlite:", "mysql://x", "etcd://", "etcd://h1", "etcd://h1:0", "etcd://h1:2379,",
+        "etcd://h1:70000", "etcd://h1:2379/", "etcd://h1:2379?cert=/c.pem",
+        "etcds://h1:2379?cert=/c.pem", "etcds://h1:2379?color=blue", "etcd://h1:2379?cacert=/x",
+        "etcd://h1:2379?max-txn-ops=1"}) {
+    Result<StoreLocation> l = ParseStoreUrl(bad);
+    EXPECT_FALSE(l.ok()) << bad;
+    if (!l.ok()) {
+      EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument) << bad;
+      EXPECT_NE(l.status().message().find("--store"), std::string::npos) << bad;
+    }
+  }
+}
+
+TEST(EtcdClientTest, Base64RoundTripsAndPrefixEnds) {
+  for (std::string s : {std::string(""), std::string("a"), std::string("ab"), std::string("abc"),
+                        std::string("\xff\x00\x01zz", 5)}) {
+    EXPECT_EQ(Unbase64(Base64(s)).value(), s);
+  }
+  EXPECT_EQ(Base64("foo"), "Zm9v");
+  EXPECT_EQ(Base64("fo"), "Zm8=");
+  EXPECT_EQ(PrefixEnd("/a/"), "/a0");
+  EXPECT_EQ(PrefixEnd(std::string("a\xff", 2)), "b");
+  EXPECT_FALSE(Unbase64("!!").ok());
+}
+
+// An etcd that cannot be reached: opening fails with UNAVAILABLE naming the endpoint; a store
+// whose etcd dies fails each commit with UNAVAILABLE, and what it refused is not there once
+// etcd is back.
+TEST(EtcdStoreTest, AnUnreachableEtcdFailsClearlyAndWritesNothing) {
+  if (TestEtcd::Binary().empty())
+    GTEST_SKIP() << "no etcd binary (scripts/setup installs etcd-server)";
+  Result<std::unique_ptr<Store>> none =
+      Store::Open(*ParseStoreUrl("etcd://127.0.0.1:1,127.0.0.1:2?timeout-ms=500&retry-ms=0"), "");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(none.status().message().find("127.0.0.1:2"), std::string::npos)
+      << none.status().message();
+
+  std::unique_ptr<TestEtcd> etcd = TestEtcd::Start();
+  ASSERT_NE(etcd, nullptr);
+  // A dead endpoint first: the client moves on to the live one.
+  StoreLocation where =
+      *ParseStoreUrl("etcd://127.0.0.1:1," + etcd->endpoint() + "/t?timeout-ms=1000&retry-ms=500");
+  auto s = std::move(Store::Open(where, "")).value();
+  ASSERT_TRUE(s->Commit({PutJob(1, true, kNoTime, "kept")}).ok());
+  etcd->Kill();
+  Status st = s->Commit({PutJob(2, true, kNoTime, "refused"), PutMeta("next_job_id", "3")});
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.ToString();
+  EXPECT_NE(st.message().find(etcd->endpoint()), std::string::npos) << st.message();
+  EXPECT_EQ(s->GetJob(1).status().code(), StatusCode::kUnavailable);
+  ASSERT_TRUE(etcd->Restart());
+  std::vector<uint32_t> ids;
+  ASSERT_TRUE(s->ScanJobs(false, [&](const JobRow& r) { ids.push_back(r.id); }).ok());
+  EXPECT_EQ(ids, std::vector<uint32_t>{1});
+  EXPECT_FALSE(s->GetMeta("next_job_id")->has_value());
+  EXPECT_TRUE(s->Commit({PutJob(2, true, kNoTime, "after")}).ok());  // and it works again
+}
+
+TEST(EtcdStoreTest, AnEntryLargerThanATxnIsRefused) {
+  if (TestEtcd::Binary().empty())
+    GTEST_SKIP() << "no etcd binary (scripts/setup installs etcd-server)";
+  TestEtcd* etcd = SharedEtcd();
+  ASSERT_NE(etcd, nullptr);
+  auto s =
+      std::move(Store::Open(*ParseStoreUrl("etcd://" + etcd->endpoint() + "/big"), "")).value();
+  Status st = s->Commit({PutJob(1, true, kNoTime, std::string(2 << 20, 'x'))});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_FALSE(s->GetJob(1)->has_value());
 }
 
 TEST_F(StoreTest, OpenFailsClearly) {

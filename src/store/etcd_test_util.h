@@ -1,0 +1,133 @@
+// TestEtcd: a one-member etcd on free loopback ports for tests, in a temporary data folder,
+// stopped (SIGKILL, waited for) and removed by its destructor, whatever the test did.
+//
+// Thread safety: one owner.
+#ifndef BERTH_STORE_ETCD_TEST_UTIL_H_
+#define BERTH_STORE_ETCD_TEST_UTIL_H_
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/http.h"
+
+namespace berth::store {
+
+class TestEtcd {
+ public:
+  // The etcd binary ($BERTH_ETCD, else etcd on PATH), or "" when there is none.
+  static std::string Binary() {
+    if (const char* e = std::getenv("BERTH_ETCD"); e && *e) return e;
+    const char* path = std::getenv("PATH");
+    std::string dirs = path ? path : "/usr/bin:/bin";
+    for (size_t start = 0; start <= dirs.size();) {
+      size_t colon = std::min(dirs.find(':', start), dirs.size());
+      std::string candidate = dirs.substr(start, colon - start) + "/etcd";
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+      start = colon + 1;
+    }
+    return "";
+  }
+
+  // Starts etcd and waits (up to 15 s) until it answers; nullptr when it did not.
+  static std::unique_ptr<TestEtcd> Start() {
+    std::string bin = Binary();
+    if (bin.empty()) return nullptr;
+    std::unique_ptr<TestEtcd> e(new TestEtcd());
+    char tmpl[] = "/tmp/berth-etcd-XXXXXX";
+    if (mkdtemp(tmpl) == nullptr) return nullptr;
+    e->dir_ = tmpl;
+    e->client_port_ = FreePort();
+    e->peer_port_ = FreePort();
+    if (!e->Launch(bin)) return nullptr;
+    return e;
+  }
+
+  ~TestEtcd() {
+    Kill();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  std::string endpoint() const { return "127.0.0.1:" + std::to_string(client_port_); }
+
+  // Stops it at once (kill -9); Restart() brings it back on the same data and ports.
+  void Kill() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+      pid_ = -1;
+    }
+  }
+  bool Restart() {
+    Kill();
+    return Launch(Binary());
+  }
+
+ private:
+  TestEtcd() = default;
+
+  static int FreePort() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof(a);
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    close(fd);
+    return ntohs(a.sin_port);
+  }
+
+  bool Launch(const std::string& bin) {
+    const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);
+    const std::string peer = "http://127.0.0.1:" + std::to_string(peer_port_);
+    std::vector<std::string> args = {bin,
+                                     "--name=t",
+                                     "--data-dir=" + dir_ + "/data",
+                                     "--listen-client-urls=" + client,
+                                     "--advertise-client-urls=" + client,
+                                     "--listen-peer-urls=" + peer,
+                                     "--initial-advertise-peer-urls=" + peer,
+                                     "--initial-cluster=t=" + peer,
+                                     "--logger=zap",
+                                     "--log-outputs=" + dir_ + "/etcd.log"};
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (std::string& s : args) argv.push_back(s.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto c = net::HttpClient::Connect("tcp:" + endpoint(), 1000);
+      if (c.ok()) {
+        auto r = (*c)->Request("GET", "/health");
+        if (r.ok() && r->status == 200 && r->body.find("true") != std::string::npos) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  std::string dir_;
+  int client_port_ = 0, peer_port_ = 0;
+  pid_t pid_ = -1;
+};
+
+}  // namespace berth::store
+
+#endif  // BERTH_STORE_ETCD_TEST_UTIL_H_
