@@ -87,6 +87,7 @@ struct DaemonArgs {
   std::vector<std::string> insecure_registries;  // agent: --insecure-registry HOST[:PORT]
   int64_t image_cache_mib = 0;                   // agent: --image-cache-size SIZE
   std::string container_pods = "yes";            // controller: --container-pods yes|no
+  std::string store;                             // controller: --store URL
   bool demo = false;
   bool help = false;
 };
@@ -210,6 +211,7 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       ListOption("insecure-registry", &A::insecure_registries),
       {"image-cache-size", true, ApplyImageCacheSize},
       {"container-pods", true, ApplyContainerPods},
+      StringOption("store", &A::store),
   };
   return kTable;
 }
@@ -275,6 +277,9 @@ std::string ConfiguredNodeName(const config::ClusterConfig& config) {
 Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs& a) {
   controller::ControllerOptions opt;
   opt.state_dir = a.home;
+  if (!a.store.empty()) {
+    BERTH_ASSIGN_OR_RETURN(opt.store, store::ParseStoreUrl(a.store));
+  }
   opt.socket_path = a.socket;
   opt.container_pods = a.container_pods == "yes";
   opt.tcp_listen = a.tcp;
@@ -350,6 +355,12 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        accepted on HTTPS and --listen-tcp wherever munged answers
   --container-pods yes|no  Pods run in their images (default yes); no: their commands run on
                        the node as processes (docs/containers.md)
+  --store URL          where the state is kept: sqlite (default: HOME/state.db), sqlite:PATH,
+                       or etcd://HOST:PORT[,HOST:PORT...][/PREFIX] (an etcd v3 cluster, keys
+                       under PREFIX, default /berth/default; etcds:// for TLS with
+                       ?cacert=F&cert=F&key=F; docs/adr/0007-etcd-store.md). A change the
+                       store cannot take is refused (503 when etcd is unreachable) and the
+                       controller exits (status 75) so that a restart reloads the store
 The HTTPS port (--k8s-listen) also serves berth's own API (/v1) to bearer tokens: users' (berth
 token), nodes' credentials, and the join token; agents on other hosts join there
 (docs/security.md).
@@ -418,8 +429,19 @@ int ControllerMain(int argc, char** argv) {
   Status st = (*c)->Start();
   if (!st.ok()) return Fail("berth controller", st);
   std::fprintf(stderr, "berth controller: listening on %s\n", a.socket.c_str());
-  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  Status failure;
+  while (!g_stop && (failure = (*c)->StoreFailure()).ok()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!failure.ok()) {
+    // Let the replies that carry the error reach their callers first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
   (*c)->Stop();
+  if (!failure.ok()) {
+    std::fprintf(stderr, "berth controller: exiting: %s\n", failure.message().c_str());
+    return 75;  // EX_TEMPFAIL: a restart reloads the store
+  }
   return 0;
 }
 

@@ -23,6 +23,10 @@ const ControllerOptions& Controller::options() const {
   return impl_->opt;
 }
 
+Status Controller::StoreFailure() const {
+  return impl_->StoreFailure();
+}
+
 std::string Controller::KubernetesNotServed() const {
   return impl_->k8s ? impl_->k8s->not_served() : std::string();
 }
@@ -54,7 +58,8 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
   if (mkdir(im.opt.state_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::InvalidArgument("cannot create state folder " + im.opt.state_dir);
   }
-  BERTH_ASSIGN_OR_RETURN(im.store, store::Store::Open(im.opt.state_dir + "/state.db"));
+  BERTH_ASSIGN_OR_RETURN(im.store,
+                         store::Store::Open(im.opt.store, im.opt.state_dir + "/state.db"));
   BERTH_ASSIGN_OR_RETURN(core::ClusterState cs, core::ClusterState::Create(im.opt.config.cluster));
   cs.SetFairshareConfig(im.opt.config.scheduler.fairshare);
   im.cs.emplace(std::move(cs));

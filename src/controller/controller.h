@@ -19,11 +19,15 @@
 #include "common/status.h"
 #include "config/cluster_config.h"
 #include "net/http.h"
+#include "store/store.h"
 
 namespace berth::controller {
 
 struct ControllerOptions {
-  std::string state_dir;               // holds state.db
+  std::string state_dir;  // holds state.db
+  // Where the durable state lives (--store): the state folder's state.db by default, or etcd
+  // (docs/adr/0007-etcd-store.md).
+  store::StoreLocation store;
   std::string socket_path;             // the Unix socket the API listens on
   std::string tcp_listen;              // "host:port" to also listen on TCP (off by default)
   config::ClusterConfig config;        // nodes, partitions, QoS, accounts, scheduler
@@ -72,6 +76,11 @@ class Controller {
   net::HttpResponse Handle(const net::HttpRequest& request);
 
   const ControllerOptions& options() const;
+  // Why the controller stopped accepting changes: a commit to the store failed (etcd
+  // unreachable or without quorum, a failed disk write), its batch was answered with that error
+  // and every later change is refused the same way, since memory may now hold what the store
+  // does not. OK while all is well. The daemon exits on it, and a restart reloads the store.
+  Status StoreFailure() const;
   // Why the Kubernetes API is not served at its default address ("" when it is, or is off).
   std::string KubernetesNotServed() const;
 

@@ -104,6 +104,13 @@ using PendingMap = std::unordered_map<core::JobId, PendingView>;
 struct Controller::Impl {
   ControllerOptions opt;
   std::unique_ptr<store::Store> store;
+  // The first failed commit's error (Controller::StoreFailure); set by the state thread.
+  mutable Mutex store_failure_mu;
+  Status store_failure GUARDED_BY(store_failure_mu);
+  Status StoreFailure() const {
+    MutexLock<Mutex> l(store_failure_mu);
+    return store_failure;
+  }
   std::optional<core::ClusterState> cs GUARDED_BY(state_thread);
   std::unique_ptr<core::Scheduler> scheduler;
   uint32_t own_uid = 0;

@@ -78,6 +78,12 @@ void Controller::Impl::GraceTick() {
 
 void Controller::Impl::RunBatch(std::deque<Command> batch) {
   Txn t;
+  if (Status failed = StoreFailure(); !failed.ok()) {
+    // Memory may hold what the store lost: refuse every change until a restart reloads it.
+    for (Command& c : batch) c(t);
+    for (auto& reply : t.replies) reply(failed);
+    return;
+  }
   for (Command& c : batch) c(t);
   if (!grace_ends.empty()) GraceTick();
   CheckNodes(t);
@@ -85,6 +91,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   ReservationTick(t);
   if (k8s) k8s_port->OnPass(*k8s, t);  // the Job controller
   Commit(t);
+  if (!StoreFailure().ok()) return;  // no pass on a state the store may not hold
   Time now = Now();
   bool due = dirty || t.reschedule || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
   if (!due || std::chrono::steady_clock::now() < pass_allowed_at) return;
@@ -103,11 +110,22 @@ void Controller::Impl::Commit(Txn& t) {
   if (!t.writes.empty()) {
     Status st = store->Commit(std::move(t.writes));
     if (!st.ok()) {
-      // Nothing of this batch was acknowledged; the state on disk is consistent. Restarting
-      // from it is the only safe way on.
-      std::fprintf(stderr, "berth controller: cannot commit to the store: %s\n",
-                   st.message().c_str());
-      std::abort();
+      // Nothing of this batch is acknowledged: its callers get the error (503 when the store is
+      // unreachable), no launch is sent and nothing is published. Memory now holds changes the
+      // store may lack, so every later change is refused too, and the daemon exits
+      // (StoreFailure); restarting from the store is the one safe way on.
+      std::fprintf(stderr, "berth controller: cannot commit to the store (%s): %s\n",
+                   store->Describe().c_str(), st.message().c_str());
+      st = st.WithContext("the change was not saved: the store failed");
+      {
+        MutexLock<Mutex> l(store_failure_mu);
+        store_failure = st;
+      }
+      t.launches.clear();
+      for (auto& reply : t.replies) reply(st);
+      t.replies.clear();
+      t.events.clear();
+      return;
     }
   }
   for (core::JobId id : t.launches) {
@@ -115,7 +133,7 @@ void Controller::Impl::Commit(Txn& t) {
   }
   t.launches.clear();
   if (!steps.empty()) EndStaleSteps();
-  for (auto& reply : t.replies) reply();
+  for (auto& reply : t.replies) reply(Status::Ok());
   Publish(t);
 }
 

@@ -64,7 +64,10 @@ Reply StateLoop::Call(ReplyCommand c) {
   std::future<Reply> done = promise->get_future();
   bool posted = Post([promise, out, c = std::move(c)](Txn& t) {
     RunAllOrNothing(c, t, out.get());
-    t.replies.push_back([promise, out] { promise->set_value(std::move(*out)); });
+    t.replies.push_back([promise, out](const Status& commit) {
+      if (!commit.ok()) *out = Reply{commit, {}};
+      promise->set_value(std::move(*out));
+    });
   });
   if (!posted) return Reply{Status::Unavailable("the controller is stopping"), {}};
   return done.get();

@@ -35,7 +35,7 @@ TEST(TxnTest, RollBackRestoresEveryPart) {
   t.launches.push_back(5);
   TxnMark mark = t.Mark();
   t.writes.push_back({store::Write::Kind::kPutMeta, {}, "b", "2"});
-  t.replies.push_back([] {});
+  t.replies.push_back([](const Status&) {});
   t.events.push_back("e2");
   t.touched.insert(6);
   t.touched.erase(5);
@@ -186,12 +186,12 @@ TEST(StateLoopPropertyTest, FailingCommandsInABatchNeverChangeTheCommittedState)
     std::vector<Reply> replies(commands.size());
     for (size_t i = 0; i < commands.size(); ++i) {
       RunAllOrNothing(commands[i], all, &replies[i]);
-      all.replies.push_back([] {});
+      all.replies.push_back([](const Status&) {});
       EXPECT_EQ(replies[i].status.ok(), commands[i].failure == Failure::kNone);
       if (commands[i].failure != Failure::kNone) continue;
       Reply ignored;
       commands[i](model, &ignored);
-      model.replies.push_back([] {});
+      model.replies.push_back([](const Status&) {});
     }
     EXPECT_EQ(all.replies.size(), commands.size());  // every command is answered
     EXPECT_EQ(Digest(all), Digest(model));
@@ -213,7 +213,7 @@ TEST(StateLoopPropertyTest, CallsFromManyThreadsCommitOnlyTheSuccessfulCommands)
                 for (Command& c : batch) c(t);
                 ++batches;
                 ASSERT_TRUE(with_failures->Commit(std::move(t.writes)).ok());
-                for (auto& reply : t.replies) reply();
+                for (auto& reply : t.replies) reply(Status::Ok());
               },
               [] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(5); }});
   constexpr int kThreads = 4, kPerThread = 25;

@@ -64,7 +64,9 @@ struct TxnMark {
 // and events to publish.
 struct Txn {
   std::vector<store::Write> writes;
-  std::vector<std::function<void()>> replies;
+  // Called with OK once the writes are durable, or with the commit's error (the reply is then
+  // that error: nothing was acknowledged).
+  std::vector<std::function<void(const Status& commit)>> replies;
   std::vector<std::string> events;
   JobIdSet touched;  // job records to rebuild
   // Jobs whose start this transaction writes: their agents hear of them only once it is

@@ -1,0 +1,190 @@
+"""Integration tests of the controller's state in etcd (issue 22, docs/adr/0007-etcd-store.md):
+`berth controller --store etcd://...` on a 1-member and a 3-member etcd on loopback ports that
+each test starts and stops itself. Skipped with the reason where there is no etcd binary
+(scripts/setup installs etcd-server)."""
+import concurrent.futures
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import urllib.request
+
+from harness import BERTH, Cluster
+
+ETCD = shutil.which('etcd')
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+class Etcd:
+    """An etcd cluster of `members` processes on loopback, in a temporary folder."""
+
+    def __init__(self, members=1):
+        self.dir = tempfile.mkdtemp(prefix='berth-etcd-it-')
+        self.names = [f'm{i}' for i in range(members)]
+        self.client = {n: free_port() for n in self.names}
+        self.peer = {n: free_port() for n in self.names}
+        self.procs = {}
+        initial = ','.join(f'{n}=http://127.0.0.1:{self.peer[n]}' for n in self.names)
+        for n in self.names:
+            self.start_member(n, initial)
+        deadline = time.time() + 30
+        while not all(self.healthy(n) for n in self.names):
+            if time.time() > deadline:
+                self.stop()
+                raise AssertionError(f'etcd did not start; logs in {self.dir}')
+            time.sleep(0.1)
+
+    def start_member(self, n, initial):
+        client = f'http://127.0.0.1:{self.client[n]}'
+        peer = f'http://127.0.0.1:{self.peer[n]}'
+        log = open(os.path.join(self.dir, n + '.log'), 'ab')
+        self.procs[n] = subprocess.Popen(
+            [ETCD, '--name', n, '--data-dir', os.path.join(self.dir, n),
+             '--listen-client-urls', client, '--advertise-client-urls', client,
+             '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
+             '--initial-cluster', initial, '--initial-cluster-state', 'new'],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+
+    def healthy(self, n):
+        try:
+            with urllib.request.urlopen(f'http://127.0.0.1:{self.client[n]}/health',
+                                        timeout=1) as r:
+                return b'true' in r.read()
+        except OSError:
+            return False
+
+    def url(self, prefix='/berth/it', options='timeout-ms=1000&retry-ms=3000'):
+        hosts = ','.join(f'127.0.0.1:{self.client[n]}' for n in self.names)
+        return f'etcd://{hosts}{prefix}?{options}'
+
+    def kill(self, n):
+        p = self.procs.pop(n, None)
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait(timeout=30)
+
+    def stop(self):
+        for n in list(self.procs):
+            self.kill(n)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def script(body):
+    return '#!/bin/sh\n' + body + '\n'
+
+
+@unittest.skipIf(ETCD is None, 'no etcd binary (scripts/setup installs etcd-server)')
+class EtcdStoreTest(unittest.TestCase):
+    def start(self, members=1):
+        self.etcd = Etcd(members)
+        self.addCleanup(self.etcd.stop)
+        self.c = Cluster(controller_args=['--store', self.etcd.url()])
+        self.addCleanup(self.c.stop)
+        self.c.start()
+        self.work = os.path.join(self.c.dir, 'work')
+        os.makedirs(self.work, exist_ok=True)
+        os.chmod(self.work, 0o777)
+
+    def spec(self, body, **extra):
+        s = {'name': 'it', 'script': script(body), 'work_dir': self.work,
+             'stdout': '%x-%j.out', 'time_limit': 120}
+        s.update(extra)
+        return s
+
+    def run_cmd(self, *args):
+        return subprocess.run([os.path.abspath(BERTH), *args], env=self.c.env,
+                              capture_output=True, text=True, timeout=60, cwd=self.work)
+
+    def test_kill9_and_restart_on_the_same_etcd_keeps_every_acknowledged_job(self):
+        self.start()
+        done = []
+        for _ in range(3):
+            p = self.run_cmd('sbatch', '--parsable', '-o', '/dev/null', '--wrap', 'true')
+            self.assertEqual(p.returncode, 0, p.stderr)
+            done.append(int(p.stdout.strip()))
+        for j in done:
+            self.c.wait_state(j, 'COMPLETED', 60)
+        acked, stop = [], threading.Event()
+
+        def submitter():
+            while not stop.is_set():
+                try:
+                    status, body = self.c.api('POST', '/v1/jobs', self.spec('true', hold=True))
+                except OSError:
+                    return
+                if status == 201:
+                    acked.append(body['job_id'])
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            futures = [pool.submit(submitter) for _ in range(4)]
+            time.sleep(1.5)
+            self.c.kill('controller')  # kill -9 in the middle of the burst
+            stop.set()
+            for f in futures:
+                f.result()
+        self.assertGreater(len(acked), 20)
+        # The state is in etcd, not in the state folder.
+        self.assertFalse(os.path.exists(os.path.join(self.c.dir, 'state.db')))
+        self.c.start_controller()
+        status, body = self.c.api('GET', '/v1/jobs?state=PENDING')
+        known = {j['id'] for j in body['jobs']}
+        self.assertEqual([j for j in acked if j not in known], [],
+                         'acknowledged jobs lost by kill -9')
+        self.assertGreater(self.c.submit(self.spec('true', hold=True)), max(acked))
+        p = self.run_cmd('sacct', '-X', '-n', '-P', '-o', 'JobID,State',
+                         '-j', ','.join(map(str, done)))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split(), [f'{j}|COMPLETED' for j in done])
+
+    def test_three_members_with_one_killed_keep_working(self):
+        self.start(members=3)
+        first = self.c.submit(self.spec('true'))
+        self.c.wait_state(first, 'COMPLETED', 60)
+        self.etcd.kill('m0')  # the endpoint the controller tries first
+        jid = self.c.submit(self.spec('echo after > after.txt'))
+        self.c.wait_state(jid, 'COMPLETED', 60)
+        # A restart with that member still down loads everything from the other two.
+        self.c.kill('controller', signal.SIGTERM)
+        self.c.start_controller()
+        self.assertEqual(self.c.job(first)['state'], 'COMPLETED')
+        self.assertEqual(self.c.job(jid)['state'], 'COMPLETED')
+
+    def test_a_change_etcd_cannot_take_is_refused_with_503_and_the_controller_exits(self):
+        self.start()
+        kept = self.c.submit(self.spec('true', hold=True))
+        self.etcd.kill('m0')
+        status, body = self.c.api('POST', '/v1/jobs', self.spec('true', hold=True))
+        self.assertEqual(status, 503, body)
+        self.assertIn('the store failed', body['error']['message'])
+        self.assertIn('etcd', body['error']['message'])
+        self.assertEqual(self.c.controller.wait(timeout=30), 75)
+        self.c.controller = None
+        with open(os.path.join(self.c.dir, 'controller.log'), 'rb') as f:
+            self.assertIn(b'exiting', f.read())
+        # Restarting etcd and the controller: the acknowledged job is there, the refused one not.
+        self.etcd.start_member('m0', f'm0=http://127.0.0.1:{self.etcd.peer["m0"]}')
+        self.c.start_controller()
+        status, body = self.c.api('GET', '/v1/jobs?all=1')
+        self.assertEqual([j['id'] for j in body['jobs']], [kept])
+
+    def test_a_malformed_store_url_fails_the_start_clearly(self):
+        home = tempfile.mkdtemp(prefix='berth-it-')
+        self.addCleanup(shutil.rmtree, home, True)
+        p = subprocess.run([BERTH, 'controller', '--home', home, '--store', 'etcd://nohost'],
+                           capture_output=True, text=True, timeout=30)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn("--store 'etcd://nohost'", p.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()
