@@ -39,8 +39,9 @@ class Conn(http.client.HTTPConnection):
 
 
 class Bed:
-    def __init__(self, berth, cpus=64):
+    def __init__(self, berth, cpus=64, controller_args=()):
         self.berth = berth
+        self.controller_args = list(controller_args)  # e.g. --store etcd://... (store_bench.py)
         self.dir = tempfile.mkdtemp(prefix='berth-bench-')
         self.sock = os.path.join(self.dir, 'controller.sock')
         self.env = dict(os.environ, BERTH_SOCKET=self.sock)
@@ -54,7 +55,7 @@ class Bed:
 
     def start_controller(self):
         self.ctl = subprocess.Popen([self.berth, 'controller', '--home', self.dir,
-                                     '--socket', self.sock],
+                                     '--socket', self.sock, *self.controller_args],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.conn = None
         self.wait(lambda: self.alive())

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -261,6 +263,51 @@ TEST_P(StoreContractTest, TheLastWriteOfAKeyInABatchWins) {
   for (int t = 0; t < 4; ++t) EXPECT_EQ(s->GetMeta("mine" + std::to_string(t))->value_or(""), "19");
   std::string shared = s->GetMeta("shared")->value_or("");
   EXPECT_TRUE(shared == "0" || shared == "1" || shared == "2" || shared == "3") << shared;
+}
+
+// Commit latency and throughput of each backend through its own client, printed for
+// docs/adr/0007-etcd-store.md; runs only with BERTH_STORE_BENCH=1 (it measures, asserts little).
+TEST_P(StoreContractTest, CommitSpeed) {
+  if (std::getenv("BERTH_STORE_BENCH") == nullptr) GTEST_SKIP() << "set BERTH_STORE_BENCH=1";
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
+  const std::string record(1500, 'r');  // about a held job's record
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  uint32_t next = 1;
+  const int n = 300;
+  auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) ASSERT_TRUE(s->Commit({PutJob(next++, true, kNoTime, record)}).ok());
+  const double one = seconds(t0) / n;
+  t0 = Clock::now();
+  for (int i = 0; i < 20; ++i) {
+    std::vector<Write> batch;
+    for (int j = 0; j < 100; ++j) batch.push_back(PutJob(next++, true, kNoTime, record));
+    ASSERT_TRUE(s->Commit(std::move(batch)).ok());
+  }
+  const double per100 = seconds(t0) / 20;
+  std::atomic<uint32_t> id{next};
+  t0 = Clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < n / 8; ++i) {
+        EXPECT_TRUE(s->Commit({PutJob(id++, true, kNoTime, record)}).ok());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  const double par = (n / 8 * 8) / seconds(t0);
+  t0 = Clock::now();
+  int rows = 0;
+  ASSERT_TRUE(s->ScanJobs(false, [&](const JobRow&) { ++rows; }).ok());
+  const double scan = seconds(t0);
+  std::printf(
+      "%s: 1-write commit %.2f ms; 100-write commit %.2f ms; 8 threads %.0f commits/s; "
+      "scan of %d rows %.3f s (%.0f rows/s)\n",
+      GetParam(), one * 1e3, per100 * 1e3, par, rows, scan, rows / scan);
 }
 
 TEST(StoreUrlTest, ParsesEveryForm) {
