@@ -79,7 +79,9 @@ void Controller::Impl::GraceTick() {
 void Controller::Impl::RunBatch(std::deque<Command> batch) {
   Txn t;
   if (Status failed = StoreFailure(); !failed.ok()) {
-    // Memory may hold what the store lost: refuse every change until a restart reloads it.
+    // Memory may hold what the store lost: refuse every change, unrun, until a restart reloads
+    // the store.
+    t.refuse = failed;
     for (Command& c : batch) c(t);
     for (auto& reply : t.replies) reply(failed);
     return;

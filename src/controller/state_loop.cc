@@ -63,7 +63,11 @@ Reply StateLoop::Call(ReplyCommand c) {
   auto out = std::make_shared<Reply>();
   std::future<Reply> done = promise->get_future();
   bool posted = Post([promise, out, c = std::move(c)](Txn& t) {
-    RunAllOrNothing(c, t, out.get());
+    if (t.refuse.ok()) {
+      RunAllOrNothing(c, t, out.get());
+    } else {
+      out->status = t.refuse;
+    }
     t.replies.push_back([promise, out](const Status& commit) {
       if (!commit.ok()) *out = Reply{commit, {}};
       promise->set_value(std::move(*out));

@@ -53,7 +53,8 @@ class StateLoop {
   // Queues a command for the state thread; false when stopping.
   bool Post(Command c);
   // Runs `c` on the state thread (RunAllOrNothing) and waits for its reply, which comes once the
-  // batch it ran in is committed; Unavailable when stopping.
+  // batch it ran in is committed; Unavailable when stopping. When the batch's Txn has `refuse`
+  // set, `c` is not run and the reply is that error; a failed commit answers with its error.
   Reply Call(ReplyCommand c);
   // Refuses new commands, lets the thread run those queued, and joins it. Idempotent.
   void Stop();

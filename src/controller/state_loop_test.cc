@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -199,6 +200,39 @@ TEST(StateLoopPropertyTest, FailingCommandsInABatchNeverChangeTheCommittedState)
     ASSERT_TRUE(only_successful->Commit(std::move(model.writes)).ok());
     EXPECT_EQ(with_failures.Content(), only_successful.Content());
   }
+}
+
+// A batch whose commit fails answers each of its calls with the commit's error (not the reply
+// the command set); a batch the controller refuses (Txn::refuse, after a failed commit) runs
+// none of its commands and answers each with that error.
+TEST(StateLoopTest, CommitFailuresAndRefusalsReachEveryCaller) {
+  StateLoop loop;
+  std::atomic<int> runs{0};
+  std::atomic<bool> refuse{false};
+  loop.Start({[&](std::deque<Command> batch) {
+                loop.role().AssertHeld();
+                Txn t;
+                if (refuse) t.refuse = Status::Unavailable("refused");
+                for (Command& c : batch) c(t);
+                const Status commit =
+                    t.refuse.ok() ? Status::Unavailable("the store failed") : t.refuse;
+                for (auto& reply : t.replies) reply(commit);
+              },
+              [] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(5); }});
+  auto command = [&](Txn&, Reply* out) {
+    ++runs;
+    out->body = 1;
+  };
+  Reply r = loop.Call(command);
+  EXPECT_EQ(r.status.code(), StatusCode::kUnavailable);
+  EXPECT_EQ(r.status.message(), "the store failed");
+  EXPECT_TRUE(r.body.is_null());
+  EXPECT_EQ(runs, 1);
+  refuse = true;
+  r = loop.Call(command);
+  EXPECT_EQ(r.status.message(), "refused");
+  EXPECT_EQ(runs, 1);
+  loop.Stop();
 }
 
 // Property, through the state thread: commands called from several threads at once, some

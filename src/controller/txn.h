@@ -74,6 +74,9 @@ struct Txn {
   std::vector<core::JobId> launches;
   bool nodes_changed = false;
   bool reschedule = false;
+  // When set, the commands of the batch are not run: each Call is answered with this (the
+  // controller sets it once a commit failed, Controller::StoreFailure).
+  Status refuse;
 
   TxnMark Mark() const;
   // Leaves the transaction as it was when `mark` was taken.
