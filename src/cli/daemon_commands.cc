@@ -408,6 +408,7 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
   --container-pods yes|no  Pods run in their images (default yes); no: their commands run on
                        the node as processes (docs/containers.md)
+  --history-interval SECS, --web-session-idle SECS  as for berth controller
 )") + kContainerOptions;
 
 }  // namespace

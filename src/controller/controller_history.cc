@@ -49,6 +49,7 @@ void Controller::Impl::HistoryTick(Txn& t) {
   if (now < next_history_sample) return;
   history.Add(now, HistorySampleNow());
   next_history_sample = now + history.sample_s();
+  PublishHistory();
   if (++history_unflushed < kHistoryFlushSamples) return;
   history_unflushed = 0;
   for (auto& [key, value] : history.TakeWrites(now)) {
@@ -58,6 +59,12 @@ void Controller::Impl::HistoryTick(Txn& t) {
       t.writes.push_back({store::Write::Kind::kPutMeta, {}, key, std::move(value)});
     }
   }
+}
+
+void Controller::Impl::PublishHistory() {
+  auto copy = std::make_shared<const History>(history);
+  MutexLock<SharedMutex> l(view_mu);
+  history_view = std::move(copy);
 }
 
 void Controller::Impl::FlushHistory() {
@@ -91,6 +98,7 @@ void Controller::Impl::RecoverHistory() {
   }
   if (!stale.empty()) (void)store->Commit(std::move(stale));
   next_history_sample = Now();
+  PublishHistory();
 }
 
 net::HttpResponse Controller::Impl::HistoryRoute(const ApiCall& c) {
@@ -102,21 +110,19 @@ net::HttpResponse Controller::Impl::HistoryRoute(const ApiCall& c) {
   } else {
     for (std::string_view s : kHistorySeries) series.emplace_back(s);
   }
-  Reply r = Call([this, range, series](Txn&, Reply* out) {
-    state_thread.AssertHeld();  // a command: on the state thread
-    Result<json> res = history.Query(range, series, Now());
-    if (!res.ok()) {
-      out->status = res.status();
-      return;
-    }
-    out->body = std::move(*res);
-  });
-  if (!r.status.ok()) return Error(r.status);
-  if (r.body["series"].contains("gpus_used")) {
-    r.body["series"]["gpus_used"] = json::array();
-    r.body["notes"] = {{"gpus_used", kGpusUsedNote}};
+  std::shared_ptr<const History> view;
+  {
+    ReaderLock l(view_mu);
+    view = history_view;
   }
-  return JsonResponse(200, r.body);
+  if (!view) return Error(Status::Unavailable("not ready"));
+  Result<json> body = view->Query(range, series, Now());
+  if (!body.ok()) return Error(body.status());
+  if ((*body)["series"].contains("gpus_used")) {
+    (*body)["series"]["gpus_used"] = json::array();
+    (*body)["notes"] = {{"gpus_used", kGpusUsedNote}};
+  }
+  return JsonResponse(200, *body);
 }
 
 }  // namespace berth::controller

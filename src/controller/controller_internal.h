@@ -52,6 +52,11 @@
 
 namespace berth::controller {
 
+// Why a web console session may not ask for a token, a kubeconfig or a sign-in code: they
+// would outlive it (docs/security.md).
+inline constexpr std::string_view kWebSessionMintsNothing =
+    "a web session may not issue credentials: run berth token or berth web as the user";
+
 // 401 UNAUTHENTICATED with WWW-Authenticate: Bearer, for a request that names nobody.
 net::HttpResponse Unauthorized(const std::string& message);
 
@@ -458,6 +463,10 @@ struct Controller::Impl {
   // controller_history.cc: the cluster's series (history.h, GET /v1/history), sampled after
   // a batch every opt.history_sample_s and flushed to the store every few samples and at Stop.
   History history GUARDED_BY(state_thread);
+  // A copy for GET /v1/history, published after each sample (reads never wait for the state
+  // thread).
+  std::shared_ptr<const History> history_view GUARDED_BY(view_mu);
+  void PublishHistory() REQUIRES(state_thread) EXCLUDES(view_mu);
   Time next_history_sample GUARDED_BY(state_thread) = 0;
   int history_unflushed GUARDED_BY(state_thread) = 0;
   HistorySample HistorySampleNow() const REQUIRES(state_thread);

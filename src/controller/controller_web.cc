@@ -2,6 +2,7 @@
 // codes for `berth web` (POST /v1/web/codes), their exchange for a session cookie (GET
 // /ui/login), sign-out (POST /ui/logout), and the session cookie as a user's credential on /v1,
 // with its CSRF and Origin checks. The sessions themselves: web_sessions.h.
+#include <cstdio>
 #include <string>
 
 #include "controller/controller_internal.h"
@@ -12,11 +13,6 @@ namespace berth::controller {
 using nlohmann::json;
 
 namespace {
-
-// What a browser session may not do: mint credentials that would outlive it.
-bool IssuesCredentials(const std::string& path) {
-  return path == "/v1/tokens" || path == "/v1/web/codes" || path == "/v1/kubeconfig";
-}
 
 net::HttpResponse PlainPage(int status, const std::string& title, const std::string& text) {
   net::HttpResponse r;
@@ -74,10 +70,7 @@ net::HttpResponse Controller::Impl::ServeHttps(const net::HttpRequest& req) {
   std::optional<WebSession> session = web_sessions.Find(*secret, Now());
   if (!session) return Unauthorized("the web session has ended: sign in again (berth web)");
   if (Status st = CheckCookieRequest(req, *session, OwnOrigins()); !st.ok()) return Error(st);
-  if (IssuesCredentials(req.path)) {
-    return Error(Status::PermissionDenied(
-        "a web session may not issue credentials: run berth token or berth web as the user"));
-  }
+  // The handlers that mint credentials (tokens, kubeconfigs, sign-in codes) refuse it.
   Caller who = auth.UserCaller(session->uid);
   who.web_session = true;
   return ServeAs(req, who);
@@ -114,7 +107,12 @@ net::HttpResponse Controller::Impl::WebLogout(const net::HttpRequest& req) {
   std::optional<std::string> secret = CookieValue(req, kSessionCookie);
   std::optional<WebSession> session;
   if (secret) session = web_sessions.Find(*secret, Now());
-  if (!session) return Unauthorized("no web session to end");
+  if (!session) {
+    // Gone already (idle, or a restart): the browser's cookies go all the same.
+    net::HttpResponse r = Unauthorized("no web session to end");
+    for (auto& h : ClearedCookies()) r.headers.push_back(std::move(h));
+    return r;
+  }
   if (Status st = CheckCookieRequest(req, *session, OwnOrigins()); !st.ok()) return Error(st);
   web_sessions.End(*secret);
   net::HttpResponse r = JsonResponse(200, {{"signed_out", true}});
@@ -123,7 +121,9 @@ net::HttpResponse Controller::Impl::WebLogout(const net::HttpRequest& req) {
 }
 
 net::HttpResponse Controller::Impl::WebCodeRoute(const ApiCall& c) {
-  if (!c.who.known || c.who.web_session) {
+  if (c.who.web_session)
+    return Error(Status::PermissionDenied(std::string(kWebSessionMintsNothing)));
+  if (!c.who.known) {
     return Error(Status::PermissionDenied("a sign-in code is only for a user's own credential"));
   }
   if (!k8s || !k8s->serving()) {

@@ -451,6 +451,7 @@ void Controller::Impl::StopK8s() {
 }
 
 net::HttpResponse Controller::Impl::Kubeconfig(const Caller& who) const {
+  if (who.web_session) return Error(Status::PermissionDenied(std::string(kWebSessionMintsNothing)));
   if (!who.known) {
     return Error(Status::PermissionDenied(
         "a kubeconfig is given only on the Unix socket, for the user connected to it"));

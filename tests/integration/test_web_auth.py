@@ -130,9 +130,11 @@ class WebAuthTest(unittest.TestCase):
         # The user's rights, no more: not root's job, no credentials minted from a session.
         status, body, _ = self.https('POST', f'/v1/jobs/{theirs}/cancel', {}, ok)
         self.assertEqual(status, 403, body)
-        for path in ('/v1/tokens', '/v1/web/codes'):
-            status, body, _ = self.https('POST', path, {}, ok)
-            self.assertEqual(status, 403, body)
+        for method, path in (('POST', '/v1/tokens'), ('POST', '/v1//tokens/'),
+                             ('POST', '/v1/web/codes'), ('GET', '/v1/kubeconfig')):
+            status, body, _ = self.https(method, path, {} if method == 'POST' else None, ok)
+            self.assertEqual(status, 403, (path, body))
+            self.assertIn('may not issue credentials', body['error']['message'])
         # A bearer token needs no CSRF token.
         token = self.c.cli('token', user=USER).stdout.strip()
         status, body, _ = self.https('POST', '/v1/jobs', job, {'Authorization': 'Bearer ' + token})
@@ -149,6 +151,9 @@ class WebAuthTest(unittest.TestCase):
         self.assertTrue(all('Max-Age=0' in h for h in msg.get_all('Set-Cookie')))
         status, body, _ = self.https('GET', '/v1/jobs', headers=cookie)
         self.assertEqual(status, 401, body)
+        status, body, msg = self.https('POST', '/ui/logout', {}, ok)
+        self.assertEqual(status, 401, body)
+        self.assertEqual(len(msg.get_all('Set-Cookie')), 2)
 
     def history(self, query):
         status, body = self.c.api('GET', '/v1/history?' + query)
