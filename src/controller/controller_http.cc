@@ -211,6 +211,10 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      }},
     {Endpoint::kAgentStream,
      [](Impl& im, const ApiCall& c) { return im.AgentStreamRoute(c); }},
+    {Endpoint::kHistory,
+     [](Impl& im, const ApiCall& c) { return im.HistoryRoute(c); }},
+    {Endpoint::kWebCode,
+     [](Impl& im, const ApiCall& c) { return im.WebCodeRoute(c); }},
     {Endpoint::kAgentOther,
      [](Impl&, const ApiCall& c) {
        return Error(Status::NotFound("no such endpoint: " + c.req.path));

@@ -53,6 +53,8 @@ constexpr Route kApiRoutes[] = {
      "Access/permission denied: only operators may change accounts, users and QOS"},
     {"GET", "/v1/stats", kEveryone, Endpoint::kStats},
     {"GET", "/v1/images", kEveryone, Endpoint::kImages},
+    {"GET", "/v1/history", kEveryone, Endpoint::kHistory},
+    {"POST", "/v1/web/codes", kEveryone, Endpoint::kWebCode},
     // Everyone may read; the commands refuse changes by non-operators with Slurm's words.
     {"GET", "/v1/reservations", kEveryone, Endpoint::kReservations},
     {"POST", "/v1/reservations", kEveryone, Endpoint::kReservations},

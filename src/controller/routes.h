@@ -61,6 +61,8 @@ enum class Endpoint : uint8_t {
   kAgentStream,   // GET /v1/agents/{node}/streams/{id}: a pod stream's agent side (ADR 0006)
   kAgentOther,    // anything else under /v1/agents: 404
   kReservations,  // /v1/reservations[/{name}]: list, create, update, delete (operators change)
+  kHistory,       // GET /v1/history: the cluster's series (history.h)
+  kWebCode,       // POST /v1/web/codes: a web console sign-in code (web_sessions.h)
 };
 
 // Who a route serves: a set of these bits.

@@ -189,6 +189,8 @@ net::HttpResponse Face::Serve(const net::HttpRequest& req) {
   if (req.path == "/metrics" || req.path == "/v1" || req.path.starts_with("/v1/")) {
     return port_.ServeApi(req);
   }
+  // The web console's sign-in and sign-out are berth's API's too (docs/api.md).
+  if (req.path == "/ui/login" || req.path == "/ui/logout") return port_.ServeApi(req);
   // Who is asking: only a valid bearer token says.
   std::optional<User> user = port_.IdentifyUser(req);
   if (!user) return http::JsonResponse(401, UnauthorizedStatus());
