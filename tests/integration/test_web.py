@@ -25,7 +25,7 @@ import webdriver
 from harness import Cluster, make_user, remove_user, slow_in_one_build
 from test_k8s_nodes import KUBECTL, write_kubeconfig, Kubectl
 
-USER = 'berthweb'
+USER = 'berthui'
 HERE = os.path.dirname(os.path.abspath(__file__))
 ARTIFACTS = os.environ.get('BERTH_ARTIFACTS') or os.path.join(HERE, '..', '..', 'build',
                                                                  'web-screenshots')
@@ -272,6 +272,10 @@ class WebConsoleTest(unittest.TestCase):
             self.assertEqual(node['reason'], 'bad fan')
             self.b.wait(lambda: 'bad fan' in (self.b.text_of('article.node[data-node="node1"]')
                                               or ''), 'the reason on the page')
+            # Readable on a phone's width too (the tiles reflow into one column).
+            self.b.set_size(390, 844)
+            self.shot('cluster-phone')
+            self.b.set_size(1280, 900)
             self.b.find('article.node[data-node="node1"] button[data-action=resume]').click()
             self.confirm()
             self.c.wait(lambda: 'DRAIN' not in self.c.node_state('node1'), 'node1 resumed')

@@ -133,6 +133,7 @@ export function clusterView(root, session) {
     return out;
   }
 
+  let drawnSig = '';
   function draw() {
     const holders = gpuHolders();
     const measured = measure();
@@ -168,6 +169,12 @@ export function clusterView(root, session) {
         byPart.get(p).push(n);
       }
     }
+    // Redrawn only when what it shows changed: a drawn tile keeps its buttons (and their focus)
+    // while other things change.
+    const sig = JSON.stringify([state.nodes, state.partitions, [...holders].map(([n, m]) =>
+      [n, [...m]]), [...measured].map(([n, m]) => [n, m.cpus.toFixed(1), m.mem]), session.admin]);
+    if (sig === drawnSig) return;
+    drawnSig = sig;
     clear(groups);
     for (const [name, nodes] of byPart) {
       const p = state.partitions.find((x) => x.name === name);

@@ -47,8 +47,19 @@ function partitionOf(j) {
   return Array.isArray(p) ? p.join(',') : p || '';
 }
 
-// The row's cells and sort keys, computed once per job change.
-function rowOf(j, now) {
+// The row's cells and sort keys, computed once per job change (a changed job is a new object;
+// arrays' rows are not cached: their label depends on their tasks).
+const rowCache = new WeakMap();
+function rowOf(j) {
+  let row = rowCache.get(j);
+  if (!row) {
+    row = makeRow(j);
+    if (!j.array_job_id) rowCache.set(j, row);
+  }
+  return row;
+}
+
+function makeRow(j) {
   const r = j.request || {};
   const running = j.start_time > 0 && !isTerminal(j.state) && j.state !== 'PENDING';
   const where = j.state === 'PENDING' ? `(${j.reason || 'None'})` :
@@ -62,7 +73,9 @@ function rowOf(j, now) {
     user: r.user || '',
     account: r.account || '',
     state: j.state,
-    time: running ? now - j.start_time : 0,
+    // Sorting by time: the longer a job has run, the earlier it started; not running: first.
+    time: running ? -j.start_time : -Infinity,
+    start: running ? j.start_time : 0,
     nodes: nodeCount(j),
     gpus: gpusOf(j),
     gpuType: r.gpu_type || '',
@@ -154,10 +167,9 @@ export function queueView(root, session) {
   }
 
   function build() {
-    const now = Date.now() / 1000;
     rows = [];
     for (const j of state.jobs.values()) {
-      if (matches(j)) rows.push(rowOf(j, now));
+      if (matches(j)) rows.push(rowOf(j));
     }
     const numeric = (a) => (a.job.array_job_id || a.job.id) * 100000 + (a.job.array_task_id + 1 || 0);
     rows.sort((a, b) => {
@@ -166,7 +178,8 @@ export function queueView(root, session) {
       else {
         const x = a[sortKey];
         const y = b[sortKey];
-        c = typeof x === 'number' ? x - y : String(x).localeCompare(String(y));
+        if (x === y) c = 0;
+        else c = typeof x === 'number' ? (x < y ? -1 : 1) : String(x).localeCompare(String(y));
         if (c === 0) c = numeric(a) - numeric(b);
       }
       return c * sortDir;
@@ -174,10 +187,25 @@ export function queueView(root, session) {
     builtFor = state.version;
   }
 
+  // The rows' elements, one per row object (a job's row is new only when the job changed), so
+  // that a repaint keeps the elements (and the focus, and a click under way) of unchanged rows.
+  const rowEls = new WeakMap();
+  let shown = [];  // the row objects in the DOM, in order
+  let shownPads = '';
+
   function paint() {
     const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_H) - 5);
     const visible = Math.ceil((scroller.clientHeight || 600) / ROW_H) + 10;
     const last = Math.min(rows.length, first + visible);
+    const want = rows.slice(first, last);
+    const pads = `${first}/${rows.length - last}`;
+    if (pads === shownPads && want.length === shown.length &&
+        want.every((r, i) => r === shown[i])) {
+      refreshTimes();
+      return;
+    }
+    shown = want;
+    shownPads = pads;
     const frag = document.createDocumentFragment();
     const pad = (n) => {
       const tr = h('tr', {class: 'pad', 'aria-hidden': 'true'});
@@ -185,10 +213,30 @@ export function queueView(root, session) {
       return tr;
     };
     if (first > 0) frag.appendChild(pad(first));
-    for (let i = first; i < last; i++) frag.appendChild(rowEl(rows[i]));
+    for (const r of want) {
+      let tr = rowEls.get(r);
+      if (!tr) {
+        tr = rowEl(r);
+        rowEls.set(r, tr);
+      }
+      frag.appendChild(tr);
+    }
     if (last < rows.length) frag.appendChild(pad(rows.length - last));
+    const focused = document.activeElement;
     clear(tbody).appendChild(frag);
+    if (focused && focused !== document.activeElement && tbody.contains(focused)) focused.focus();
     table.setAttribute('aria-rowcount', String(rows.length + 1));
+    refreshTimes();
+  }
+
+  // Running jobs' times, in place.
+  function refreshTimes() {
+    const now = Date.now() / 1000;
+    for (const r of shown) {
+      if (!r.start) continue;
+      const td = rowEls.get(r).querySelector('td.time');
+      if (td) td.textContent = duration(now - r.start);
+    }
   }
 
   function rowEl(r) {
@@ -203,7 +251,7 @@ export function queueView(root, session) {
         h('td', {}, r.account),
         h('td', {}, h('span', {class: 'badge st-' + j.state, title: j.state},
             shortState(j.state) + ' ' + j.state.toLowerCase())),
-        h('td', {class: 'num'}, r.time ? duration(r.time) : ''),
+        h('td', {class: 'num time'}, ''),
         h('td', {class: 'num'}, r.nodes),
         h('td', {class: 'num'}, r.gpus ? `${r.gpus}${r.gpuType ? ' ' + r.gpuType : ''}` : ''),
         h('td', {class: 'where', title: r.detail || r.where}, r.where,
@@ -231,5 +279,9 @@ export function queueView(root, session) {
 
   draw();
   const unsub = subscribe(draw);
-  return {dispose: unsub, draw};
+  const timer = setInterval(refreshTimes, 1000);
+  return {dispose() {
+    unsub();
+    clearInterval(timer);
+  }, draw};
 }

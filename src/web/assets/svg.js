@@ -60,7 +60,7 @@ export function lineChart(series, {width = 640, height = 200, title = '', yLabel
 
 // rows: [{label, values: [v, ...]}], names: the value names (one bar each per row)
 export function barChart(rows, names, {width = 640, title = '', unit = ''} = {}) {
-  const barH = 12;
+  const barH = 15;
   const gap = 8;
   const labelW = 160;
   const rowH = names.length * barH + gap;
@@ -98,8 +98,8 @@ export function timeline(marks, {width = 640, height = 70, title = ''} = {}) {
   if (!ts.length) return svg;
   const t0 = Math.min(...ts);
   const t1 = Math.max(t0 + 1, ...ts);
-  const x = (t) => 20 + (t - t0) / (t1 - t0) * (width - 40);
-  svg.appendChild(s('line', {x1: 20, x2: width - 20, y1: 30, y2: 30, class: 'grid'}));
+  const x = (t) => 60 + (t - t0) / (t1 - t0) * (width - 120);
+  svg.appendChild(s('line', {x1: 60, x2: width - 60, y1: 30, y2: 30, class: 'grid'}));
   marks.forEach((m, i) => {
     svg.appendChild(s('circle', {cx: x(m.t), cy: 30, r: 5, class: `mark ${m.cls || ''}`}));
     svg.appendChild(s('text', {x: x(m.t), y: i % 2 ? 56 : 18, class: 'axis',
