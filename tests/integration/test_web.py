@@ -317,5 +317,98 @@ class WebConsoleTest(unittest.TestCase):
         self.shot('autoscaling')
 
 
+def gpu_state_for(node_state):
+    """What an idle GPU of a node in this state shows (docs/web.md)."""
+    if 'POWERING_UP' in node_state:
+        return 'boot'
+    if 'POWERED_DOWN' in node_state or 'POWERING_DOWN' in node_state:
+        return 'off'
+    if node_state.startswith('DOWN'):
+        return 'down'
+    if node_state.startswith('DRAIN'):
+        return 'drained'
+    return 'idle'
+
+
+@slow_in_one_build
+@unittest.skipIf(webdriver.find_chromium() is None, webdriver.missing_reason())
+class WebPowerStatesTest(unittest.TestCase):
+    """Cloud nodes: powered down, powering up (a resume that never registers), then down after
+    ResumeTimeout; the cluster page shows each state the API reports, and the autoscaling page
+    the power actions."""
+
+    def setUp(self):
+        self.c = Cluster(gpus=0, controller_args=['--k8s-listen', '127.0.0.1:0'])
+        conf = os.path.join(self.c.dir, 'cluster.conf')
+        with open(conf, 'w') as f:
+            f.write('ResumeProgram=/bin/true ResumeTimeout=4\n'
+                    'NodeName=node1 CPUs=2 RealMemory=2000\n'
+                    'NodeName=cloud[1-2] CPUs=2 RealMemory=2000 Gres=gpu:test:2 State=CLOUD\n'
+                    'PartitionName=main Nodes=node1,cloud[1-2] Default=YES\n')
+        self.c.controller_args += ['--config', conf]
+        self.c.start()
+        self.addCleanup(self.c.stop)
+        with open(os.path.join(self.c.dir, 'kubernetes-api.url')) as f:
+            self.url = f.read().strip()
+        self.b = webdriver.Browser()
+        self.addCleanup(self.b.quit)
+        os.makedirs(ARTIFACTS, exist_ok=True)
+
+    def check_nodes(self):
+        """Each node's state and each GPU's as the API says: held by a job, else by its node's
+        state."""
+        _, jobs = self.c.api('GET', '/v1/jobs')
+        held = {}
+        for j in jobs['jobs']:
+            for a in (j.get('allocation') or {}).get('nodes', []):
+                for g in a.get('gpus', []):
+                    held[(a['node'], g)] = j['id']
+        _, body = self.c.api('GET', '/v1/nodes')
+        for n in body['nodes']:
+            sel = f'article.node[data-node="{n["name"]}"]'
+            self.b.wait(lambda: self.b.execute(
+                'const e = document.querySelector(arguments[0] + " .badge");'
+                'return e && e.dataset.state;', sel) == n['state'],
+                f'{n["name"]} shown as {n["state"]}')
+            cells = self.b.execute(
+                'return [...document.querySelectorAll(arguments[0] + " .gpu")].map('
+                'e => [Number(e.dataset.gpu), e.dataset.state, e.textContent]);', sel)
+            self.assertEqual(len(cells), len(n['gpus']), n)
+            for index, state, text in cells:
+                job = held.get((n['name'], index))
+                want = 'alloc' if job else gpu_state_for(n['state'])
+                self.assertEqual(state, want, (n, text))
+                self.assertIn(f'job {job}' if job else {'boot': 'powering up',
+                              'off': 'powered down'}.get(want, want), text)
+        return {n['name']: n['state'] for n in body['nodes']}
+
+    def test_powered_down_powering_up_and_down(self):
+        token = self.c.cli('token').stdout.strip()
+        self.b.get(self.url + '/ui/#/cluster')
+        self.b.execute('sessionStorage.setItem("berth_token", arguments[0]);', token)
+        self.b.refresh()
+        self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch')
+        states = self.check_nodes()
+        self.assertIn('POWERED_DOWN', states['cloud1'])
+        job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'gpus': 1})
+        self.c.wait(lambda: 'POWERING_UP' in (self.c.node_state('cloud1') or '') or
+                    'POWERING_UP' in (self.c.node_state('cloud2') or ''), 'a resume')
+        states = self.check_nodes()
+        self.assertTrue(any('POWERING_UP' in s for s in states.values()), states)
+        self.b.screenshot(os.path.join(ARTIFACTS, 'cluster-power.png'))
+        self.c.wait(lambda: any(e['action'] == 'resume_timeout'
+                                for e in self.c.api('GET', '/v1/power')[1]['events']),
+                    'the resume timeout', timeout=30)
+        states = self.check_nodes()
+        self.assertTrue(any(s.startswith('DOWN') for s in states.values()), states)
+        self.b.get(self.url + '/ui/#/power')
+        # (The requeued job may wake the other cloud node meanwhile: a second resume.)
+        self.b.wait(lambda: {'pw-resume', 'pw-resume_timeout'} <= set(self.b.execute(
+            'return [...document.querySelectorAll("#power-events tr")].map(tr => '
+            'tr.className);')), 'the resume and its timeout on the autoscaling page')
+        self.b.screenshot(os.path.join(ARTIFACTS, 'autoscaling.png'))
+        self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(job)]})
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -4,9 +4,14 @@ import {h, clear, time, expandHostlist} from './util.js';
 import {state, subscribe} from './store.js';
 import {lineChart} from './svg.js';
 
-// Nodes up (powered or powering up) before each event, walking back from the nodes' state now.
+// Nodes up (powered or powering up; not down, not powered down) before each event, walking back
+// from the nodes' state now: a resume added its nodes, a suspend or a resume timeout (the node
+// goes DOWN) took them away.
 export function nodeCountSeries(events, nodes) {
-  let up = nodes.filter((n) => !(n.state || '').includes('POWERED_DOWN')).length;
+  let up = nodes.filter((n) => {
+    const s = n.state || '';
+    return !s.includes('POWERED_DOWN') && !s.startsWith('DOWN');
+  }).length;
   const now = Date.now() / 1000;
   const points = [[now, up]];
   for (let i = events.length - 1; i >= 0; i--) {
@@ -34,7 +39,7 @@ export function powerView(root) {
   function draw() {
     const p = state.power || {};
     const events = p.events || [];
-    const key = `${events.length}/${state.nodes.length}/${p.enabled}`;
+    const key = `${events.length}/${state.nodes.map((n) => n.state).join()}/${p.enabled}`;
     if (key === seen) return;
     seen = key;
     clear(settings);
