@@ -262,6 +262,29 @@ class WebConsoleTest(unittest.TestCase):
         self.shot('refused')
         self.assertEqual(self.c.job(theirs)['state'], 'PENDING')
 
+    def test_arrays_fold_as_squeue_folds_them_and_hold_release(self):
+        array = self.sbatch('-H', '--array=0-5%2', '--wrap', 'sleep 1', '-D', '/tmp', user=USER)
+        later = self.sbatch('--begin=now+1hour', '--wrap', 'sleep 1', '-D', '/tmp', user=USER)
+        self.sign_in(self.user_token, 'queue')
+        folded = self.c.cli('squeue', '-h', '-o', '%i', '-j', str(array)).stdout.split()
+        self.assertEqual(len(folded), 1, folded)
+        row = f'#queue-rows tr[data-job="{array}"]'
+        self.b.wait(lambda: self.b.execute(
+            'const a = document.querySelector(arguments[0] + " td a");'
+            'return a && a.textContent;', row) == folded[0], f'the array as {folded[0]}')
+        # Hold and release from the page: the reason follows.
+        self.c.wait(lambda: self.c.job(later).get('reason') == 'BeginTime', 'BeginTime')
+        lrow = f'#queue-rows tr[data-job="{later}"]'
+        self.b.wait_find(lrow + ' button[data-action=hold]').click()
+        self.confirm()
+        self.c.wait(lambda: self.c.job(later).get('reason') == 'JobHeldUser', 'the hold')
+        self.b.wait(lambda: '(JobHeldUser)' in (self.b.text_of(lrow) or ''), 'held on the page')
+        self.b.wait_find(lrow + ' button[data-action=release]').click()
+        self.confirm()
+        self.c.wait(lambda: self.c.job(later).get('reason') != 'JobHeldUser', 'the release')
+        self.b.wait(lambda: '(JobHeldUser)' not in (self.b.text_of(lrow) or ''),
+                    'released on the page')
+
     def test_an_operator_drains_a_node(self):
         self.sign_in(self.root_token, 'cluster')
         self.b.wait_find('article.node[data-node="node1"] button[data-action=drain]').click()

@@ -111,6 +111,39 @@ function pick(j) {
   return out;
 }
 
+// A pending job that changed (held, released, updated) gets its reason from the scheduling pass
+// that follows: read such jobs again soon after and once more a little later. Beyond a few
+// hundred at once, the periodic list catches up instead.
+const REASONS_MAX = 300;
+const reasonIds = new Set();
+let reasonTimer = 0;
+function refreshReasonSoon(id) {
+  if (reasonIds.size >= REASONS_MAX) return;
+  reasonIds.add(id);
+  if (reasonTimer) return;
+  reasonTimer = setTimeout(async () => {
+    reasonTimer = 0;
+    const ids = [...reasonIds];
+    reasonIds.clear();
+    for (const delay of [0, 1500]) {
+      if (delay) await new Promise((r) => setTimeout(r, delay));
+      try {
+        const r = await api('/v1/jobs?ids=' + ids.join(','));
+        for (const j of r.jobs) {
+          const old = state.jobs.get(j.id);
+          if (old && old.state === j.state && j.state === 'PENDING') {
+            state.jobs.set(j.id, {...old, reason: j.reason, reason_detail: j.reason_detail,
+              expected_start: j.expected_start, priority: j.priority});
+          }
+        }
+        changed();
+      } catch (e) {
+        return;
+      }
+    }
+  }, 300);
+}
+
 let nodesTimer = 0;
 function refreshNodesSoon() {
   if (nodesTimer) return;
@@ -143,6 +176,7 @@ export function applyEvent(ev) {
       if (!j.allocation) delete merged.allocation;
       state.jobs.set(j.id, merged);
       if (!old.request) fetchMissingSoon(j.id);
+      else if (j.state === 'PENDING') refreshReasonSoon(j.id);
     }
     if (!old || old.state !== j.state) refreshNodesSoon();
     changed();
