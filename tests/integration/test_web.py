@@ -84,16 +84,20 @@ class WebConsoleTest(unittest.TestCase):
         self.b.execute('sessionStorage.clear();')
         self.b.refresh()
         self.b.wait_find('#token').type(token)
-        self.b.find('#signin-submit').click()
+        self.click('#signin-submit')
         self.b.wait(lambda: self.b.text_of('#who'), 'the signed-in user')
         self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch to be live')
+
+    def click(self, css):
+        """Clicks the element `css` once it is there (found again if a redraw replaced it)."""
+        self.b.wait(lambda: self.b.find(css).click() or True, f'a click on {css}')
 
     def confirm(self, reason=None):
         self.b.wait(lambda: self.b.execute('return document.getElementById("confirm").open'),
                     'the confirmation')
         if reason is not None:
             self.b.find('#confirm-input').type(reason)
-        self.b.find('#confirm-ok').click()
+        self.click('#confirm-ok')
 
     def mark_page(self):
         """Marks the page's window: still there later means no reload happened."""
@@ -126,14 +130,14 @@ class WebConsoleTest(unittest.TestCase):
         self.b.execute('sessionStorage.clear();')
         self.b.refresh()
         self.b.wait_find('#token').type(bad)
-        self.b.find('#signin-submit').click()
+        self.click('#signin-submit')
         self.b.wait(lambda: self.b.text_of('#signin-error'), 'the refusal')
         self.assertEqual(self.b.text_of('#signin-error'), refusal)
         self.assertEqual(self.b.text_of('#who'), '')
         self.shot('signin')
         self.b.find('#token').clear()
         self.b.find('#token').type(self.user_token)
-        self.b.find('#signin-submit').click()
+        self.click('#signin-submit')
         self.b.wait(lambda: self.b.text_of('#who') == USER, 'the user signed in')
         self.sign_in(self.root_token)
         self.assertEqual(self.b.text_of('#who'), 'root (operator)')
@@ -250,10 +254,10 @@ class WebConsoleTest(unittest.TestCase):
         self.sign_in(self.user_token, 'queue')
         for job in (mine, theirs):
             self.b.wait_find(f'#queue-rows tr[data-job="{job}"] button[data-action=cancel]')
-        self.b.find(f'#queue-rows tr[data-job="{mine}"] button[data-action=cancel]').click()
+        self.click(f'#queue-rows tr[data-job="{mine}"] button[data-action=cancel]')
         self.confirm()
         self.c.wait(lambda: self.c.job(mine)['state'] == 'CANCELLED', 'the own job cancelled')
-        self.b.find(f'#queue-rows tr[data-job="{theirs}"] button[data-action=cancel]').click()
+        self.click(f'#queue-rows tr[data-job="{theirs}"] button[data-action=cancel]')
         self.confirm()
         status, _, body = self.https('POST', f'/v1/jobs/{theirs}/cancel', self.user_token)
         self.assertEqual(status, 403)
@@ -275,11 +279,11 @@ class WebConsoleTest(unittest.TestCase):
         # Hold and release from the page: the reason follows.
         self.c.wait(lambda: self.c.job(later).get('reason') == 'BeginTime', 'BeginTime')
         lrow = f'#queue-rows tr[data-job="{later}"]'
-        self.b.wait_find(lrow + ' button[data-action=hold]').click()
+        self.click(lrow + ' button[data-action=hold]')
         self.confirm()
         self.c.wait(lambda: self.c.job(later).get('reason') == 'JobHeldUser', 'the hold')
         self.b.wait(lambda: '(JobHeldUser)' in (self.b.text_of(lrow) or ''), 'held on the page')
-        self.b.wait_find(lrow + ' button[data-action=release]').click()
+        self.click(lrow + ' button[data-action=release]')
         self.confirm()
         self.c.wait(lambda: self.c.job(later).get('reason') != 'JobHeldUser', 'the release')
         self.b.wait(lambda: '(JobHeldUser)' not in (self.b.text_of(lrow) or ''),
@@ -287,7 +291,7 @@ class WebConsoleTest(unittest.TestCase):
 
     def test_an_operator_drains_a_node(self):
         self.sign_in(self.root_token, 'cluster')
-        self.b.wait_find('article.node[data-node="node1"] button[data-action=drain]').click()
+        self.click('article.node[data-node="node1"] button[data-action=drain]')
         self.confirm('bad fan')
         try:
             self.c.wait(lambda: 'DRAIN' in self.c.node_state('node1'), 'node1 drained')
@@ -299,7 +303,7 @@ class WebConsoleTest(unittest.TestCase):
             self.b.set_size(390, 844)
             self.shot('cluster-phone')
             self.b.set_size(1280, 900)
-            self.b.find('article.node[data-node="node1"] button[data-action=resume]').click()
+            self.click('article.node[data-node="node1"] button[data-action=resume]')
             self.confirm()
             self.c.wait(lambda: 'DRAIN' not in self.c.node_state('node1'), 'node1 resumed')
         finally:
@@ -364,7 +368,7 @@ class WebPowerStatesTest(unittest.TestCase):
         self.c = Cluster(gpus=0, controller_args=['--k8s-listen', '127.0.0.1:0'])
         conf = os.path.join(self.c.dir, 'cluster.conf')
         with open(conf, 'w') as f:
-            f.write('ResumeProgram=/bin/true ResumeTimeout=4\n'
+            f.write('ResumeProgram=/bin/true ResumeTimeout=8\n'
                     'NodeName=node1 CPUs=2 RealMemory=2000\n'
                     'NodeName=cloud[1-2] CPUs=2 RealMemory=2000 Gres=gpu:test:2 State=CLOUD\n'
                     'PartitionName=main Nodes=node1,cloud[1-2] Default=YES\n')
@@ -377,33 +381,42 @@ class WebPowerStatesTest(unittest.TestCase):
         self.addCleanup(self.b.quit)
         os.makedirs(ARTIFACTS, exist_ok=True)
 
-    def check_nodes(self):
-        """Each node's state and each GPU's as the API says: held by a job, else by its node's
-        state."""
-        _, jobs = self.c.api('GET', '/v1/jobs')
-        held = {}
-        for j in jobs['jobs']:
-            for a in (j.get('allocation') or {}).get('nodes', []):
-                for g in a.get('gpus', []):
-                    held[(a['node'], g)] = j['id']
-        _, body = self.c.api('GET', '/v1/nodes')
-        for n in body['nodes']:
-            sel = f'article.node[data-node="{n["name"]}"]'
-            self.b.wait(lambda: self.b.execute(
-                'const e = document.querySelector(arguments[0] + " .badge");'
-                'return e && e.dataset.state;', sel) == n['state'],
-                f'{n["name"]} shown as {n["state"]}')
-            cells = self.b.execute(
-                'return [...document.querySelectorAll(arguments[0] + " .gpu")].map('
-                'e => [Number(e.dataset.gpu), e.dataset.state, e.textContent]);', sel)
-            self.assertEqual(len(cells), len(n['gpus']), n)
-            for index, state, text in cells:
-                job = held.get((n['name'], index))
-                want = 'alloc' if job else gpu_state_for(n['state'])
-                self.assertEqual(state, want, (n, text))
-                self.assertIn(f'job {job}' if job else {'boot': 'powering up',
-                              'off': 'powered down'}.get(want, want), text)
-        return {n['name']: n['state'] for n in body['nodes']}
+    def check_nodes(self, want=lambda states: True):
+        """Each node's state and each GPU's as the API says (held by a job, else by its node's
+        state), once the page has caught up with a snapshot of the API (states move on while
+        cloud nodes resume and time out: a new snapshot each try). Returns the snapshot."""
+        snapshot = {}
+
+        def consistent():
+            _, jobs = self.c.api('GET', '/v1/jobs')
+            held = {}
+            for j in jobs['jobs']:
+                for a in (j.get('allocation') or {}).get('nodes', []):
+                    for g in a.get('gpus', []):
+                        held[(a['node'], g)] = j['id']
+            _, body = self.c.api('GET', '/v1/nodes')
+            page = self.b.execute(
+                'return Object.fromEntries([...document.querySelectorAll("article.node")].map('
+                'a => [a.dataset.node, [a.querySelector(".badge").dataset.state, [...a'
+                '.querySelectorAll(".gpu")].map(e => [Number(e.dataset.gpu), e.dataset.state,'
+                ' e.textContent])]]));')
+            for n in body['nodes']:
+                shown = page.get(n['name'])
+                if not shown or shown[0] != n['state'] or len(shown[1]) != len(n['gpus']):
+                    return False
+                for index, state, text in shown[1]:
+                    job = held.get((n['name'], index))
+                    expected = 'alloc' if job else gpu_state_for(n['state'])
+                    label = f'job {job}' if job else {'boot': 'powering up',
+                                                      'off': 'powered down'}.get(expected,
+                                                                                 expected)
+                    if state != expected or label not in text:
+                        return False
+            states = {n['name']: n['state'] for n in body['nodes']}
+            snapshot.update(states)
+            return want(states)
+        self.b.wait(consistent, 'the page to show the API\'s node and GPU states')
+        return snapshot
 
     def test_powered_down_powering_up_and_down(self):
         token = self.c.cli('token').stdout.strip()
@@ -411,26 +424,23 @@ class WebPowerStatesTest(unittest.TestCase):
         self.b.execute('sessionStorage.setItem("berth_token", arguments[0]);', token)
         self.b.refresh()
         self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch')
-        states = self.check_nodes()
-        self.assertIn('POWERED_DOWN', states['cloud1'])
+        self.check_nodes(lambda states: 'POWERED_DOWN' in states['cloud1'])
         job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'gpus': 1})
         self.c.wait(lambda: 'POWERING_UP' in (self.c.node_state('cloud1') or '') or
                     'POWERING_UP' in (self.c.node_state('cloud2') or ''), 'a resume')
-        states = self.check_nodes()
-        self.assertTrue(any('POWERING_UP' in s for s in states.values()), states)
+        self.check_nodes(lambda states: any('POWERING_UP' in s for s in states.values()))
         self.b.screenshot(os.path.join(ARTIFACTS, 'cluster-power.png'))
         self.c.wait(lambda: any(e['action'] == 'resume_timeout'
                                 for e in self.c.api('GET', '/v1/power')[1]['events']),
                     'the resume timeout', timeout=30)
-        states = self.check_nodes()
-        self.assertTrue(any(s.startswith('DOWN') for s in states.values()), states)
+        self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(job)]})  # no further resumes
+        self.check_nodes(lambda states: any(s.startswith('DOWN') for s in states.values()))
         self.b.get(self.url + '/ui/#/power')
         # (The requeued job may wake the other cloud node meanwhile: a second resume.)
         self.b.wait(lambda: {'pw-resume', 'pw-resume_timeout'} <= set(self.b.execute(
             'return [...document.querySelectorAll("#power-events tr")].map(tr => '
             'tr.className);')), 'the resume and its timeout on the autoscaling page')
         self.b.screenshot(os.path.join(ARTIFACTS, 'autoscaling.png'))
-        self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(job)]})
 
 
 if __name__ == '__main__':

@@ -133,7 +133,8 @@ export function clusterView(root, session) {
     return out;
   }
 
-  let drawnSig = '';
+  let drawnStructure = '';
+  const tiles = new Map();  // node name -> {sig, els: its tiles (one per partition)}
   function draw() {
     const holders = gpuHolders();
     const measured = measure();
@@ -169,12 +170,32 @@ export function clusterView(root, session) {
         byPart.get(p).push(n);
       }
     }
-    // Redrawn only when what it shows changed: a drawn tile keeps its buttons (and their focus)
-    // while other things change.
-    const sig = JSON.stringify([state.nodes, state.partitions, [...holders].map(([n, m]) =>
-      [n, [...m]]), [...measured].map(([n, m]) => [n, m.cpus.toFixed(1), m.mem]), session.admin]);
-    if (sig === drawnSig) return;
-    drawnSig = sig;
+    // A tile is redrawn only when what it shows changed, and the groups only when a node or a
+    // partition came or went: a drawn tile keeps its buttons (and their focus) meanwhile.
+    const structure = JSON.stringify([[...byPart].map(([p, ns]) => [p, ns.map((n) =>
+      [n.name, n.topology || ''])]), state.partitions]);
+    const tileSig = (n) => {
+      const {last_seen: _seen, ...shown} = n;
+      const m = measured.get(n.name);
+      return JSON.stringify([shown, [...(holders.get(n.name) || new Map())],
+        m ? [m.cpus.toFixed(1), Math.round(m.mem / 1048576)] : null, session.admin]);
+    };
+    if (structure === drawnStructure) {
+      for (const n of state.nodes) {
+        const sig = tileSig(n);
+        const drawn = tiles.get(n.name);
+        if (!drawn || drawn.sig === sig) continue;
+        drawn.sig = sig;
+        drawn.els = drawn.els.map((el) => {
+          const fresh = nodeTile(n, holders, session, measured);
+          el.replaceWith(fresh);
+          return fresh;
+        });
+      }
+      return;
+    }
+    drawnStructure = structure;
+    tiles.clear();
     clear(groups);
     for (const [name, nodes] of byPart) {
       const p = state.partitions.find((x) => x.name === name);
@@ -191,8 +212,12 @@ export function clusterView(root, session) {
               `${p.total_gpus} GPUs`) : ''));
       for (const [block, ns] of blocks) {
         if (block) sec.appendChild(h('h3', {}, 'Block ' + block));
-        sec.appendChild(h('div', {class: 'tiles'}, ns.map((n) =>
-          nodeTile(n, holders, session, measured))));
+        sec.appendChild(h('div', {class: 'tiles'}, ns.map((n) => {
+          const el = nodeTile(n, holders, session, measured);
+          if (!tiles.has(n.name)) tiles.set(n.name, {sig: tileSig(n), els: []});
+          tiles.get(n.name).els.push(el);
+          return el;
+        })));
       }
       groups.appendChild(sec);
     }
