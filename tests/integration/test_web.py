@@ -15,6 +15,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import tempfile
@@ -441,6 +442,38 @@ class WebPowerStatesTest(unittest.TestCase):
             'return [...document.querySelectorAll("#power-events tr")].map(tr => '
             'tr.className);')), 'the resume and its timeout on the autoscaling page')
         self.b.screenshot(os.path.join(ARTIFACTS, 'autoscaling.png'))
+
+
+@slow_in_one_build
+@unittest.skipIf(webdriver.find_chromium() is None, webdriver.missing_reason())
+class WebReconnectTest(unittest.TestCase):
+    """The watch stream comes back after a controller restart (the page retries with backoff),
+    and what happened meanwhile shows without a reload."""
+
+    def setUp(self):
+        port = webdriver.free_port()  # the same address after the restart
+        self.c = Cluster(controller_args=['--k8s-listen', f'127.0.0.1:{port}']).start()
+        self.addCleanup(self.c.stop)
+        self.url = f'https://127.0.0.1:{port}'
+        self.b = webdriver.Browser()
+        self.addCleanup(self.b.quit)
+
+    def test_the_page_reconnects_after_a_controller_restart(self):
+        token = self.c.cli('token').stdout.strip()
+        self.b.get(self.url + '/ui/#/queue')
+        self.b.execute('sessionStorage.setItem("berth_token", arguments[0]);', token)
+        self.b.refresh()
+        self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch')
+        self.b.execute('window.__berthMark = 42;')
+        self.c.kill('controller', signal.SIGTERM)
+        self.b.wait(lambda: self.b.text_of('#live') == 'reconnecting', 'the page to notice')
+        self.c.start_controller()
+        job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'hold': True})
+        self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch again', timeout=60)
+        self.b.wait(lambda: self.b.execute(
+            'return !!document.querySelector(arguments[0]);',
+            f'#queue-rows tr[data-job="{job}"]'), 'the job submitted meanwhile')
+        self.assertEqual(self.b.execute('return window.__berthMark;'), 42)
 
 
 if __name__ == '__main__':
