@@ -117,7 +117,19 @@ net::HttpResponse Controller::Impl::UsageReportRoute(const ApiCall& c) {
   for (slurm::UsageJob& j : *all) {
     if (slurm::Selected(selection, j.view)) jobs.push_back(std::move(j));
   }
-  return JsonResponse(200, slurm::UsageJson(slurm::ComputeUsage(jobs, start, end, *top)));
+  const slurm::UsageReport report = slurm::ComputeUsage(jobs, start, end, *top);
+  const std::string format = QueryOf(c.req, "format");
+  if (format == "csv") {
+    // The CLI's --format csv itself: the console's "Export CSV".
+    net::HttpResponse r;
+    r.content_type = "text/csv; charset=utf-8";
+    r.body = slurm::RenderUsage(report, slurm::ReportFormat::kCsv, false);
+    return r;
+  }
+  if (!format.empty() && format != "json") {
+    return Error(Status::InvalidArgument("unknown format '" + format + "' (json or csv)"));
+  }
+  return JsonResponse(200, slurm::UsageJson(report));
 }
 
 net::HttpResponse Controller::Impl::AdviceReportRoute(const ApiCall& c) {

@@ -108,7 +108,8 @@ class WebConsoleTest(unittest.TestCase):
         self.assertEqual(self.b.execute('return window.__berthMark;'), 42)
 
     def sbatch(self, *args, user=None):
-        p = self.c.cli('sbatch', '--parsable', *args, user=user)
+        # Output to /dev/null: a /tmp/slurm-N.out left by another run may be someone else's.
+        p = self.c.cli('sbatch', '--parsable', '-o', '/dev/null', *args, user=user)
         return int(p.stdout.strip().split(';')[0])
 
     # --- tests ---
@@ -144,7 +145,8 @@ class WebConsoleTest(unittest.TestCase):
         self.assertEqual(self.b.text_of('#who'), 'root (operator)')
 
     def test_cluster_page_shows_each_node_and_gpu_state(self):
-        job = self.c.submit({'argv': ['sleep', '300'], 'gpus': 2, 'work_dir': '/tmp'})
+        job = self.c.submit({'argv': ['sleep', '300'], 'gpus': 2, 'work_dir': '/tmp',
+                             'stdout': '/dev/null'})
         self.c.wait_state(job, 'RUNNING')
         self.sign_in(self.root_token, 'cluster')
         self.c.api('POST', '/v1/nodes/node1/drain', {'reason': 'web test'})
@@ -312,7 +314,8 @@ class WebConsoleTest(unittest.TestCase):
 
     def test_the_usage_page_equals_berth_report_usage(self):
         for cmd in (['true'], ['sh', '-c', 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done']):
-            job = self.c.submit({'argv': cmd, 'work_dir': '/tmp', 'gpus': 1})
+            job = self.c.submit({'argv': cmd, 'work_dir': '/tmp', 'stdout': '/dev/null',
+                                 'gpus': 1})
             self.c.wait_state(job, 'COMPLETED')
         job = self.sbatch('--wrap', 'true', '-D', '/tmp', user=USER)
         self.c.wait_state(job, 'COMPLETED')
@@ -339,6 +342,14 @@ class WebConsoleTest(unittest.TestCase):
             for key in ('cpu_efficiency', 'mem_efficiency'):
                 self.assertEqual(shown[key], '' if want[key] is None else f'{want[key]:.1f}%', key)
         self.assertIn(USER, [r['user'] for r in page])
+        # Export CSV: the file the page makes (read from its blob) is the CLI's --format csv.
+        exported = self.b.execute_async(
+            'const done = arguments[0]; const make = URL.createObjectURL;'
+            'URL.createObjectURL = (blob) => { blob.text().then(done); return make(blob); };'
+            'document.getElementById("usage-csv").click();')
+        csv = self.c.cli('report', 'usage', '--format', 'csv', '-a', '-S', f'uts{start}',
+                         '-E', f'uts{end}').stdout
+        self.assertEqual(exported, csv)
         self.shot('usage')
         self.b.get(self.url + '/ui/#/power')
         self.b.wait_find('#power-settings')
@@ -426,7 +437,8 @@ class WebPowerStatesTest(unittest.TestCase):
         self.b.refresh()
         self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch')
         self.check_nodes(lambda states: 'POWERED_DOWN' in states['cloud1'])
-        job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'gpus': 1})
+        job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'stdout': '/dev/null',
+                             'gpus': 1})
         self.c.wait(lambda: 'POWERING_UP' in (self.c.node_state('cloud1') or '') or
                     'POWERING_UP' in (self.c.node_state('cloud2') or ''), 'a resume')
         self.check_nodes(lambda states: any('POWERING_UP' in s for s in states.values()))
@@ -468,7 +480,8 @@ class WebReconnectTest(unittest.TestCase):
         self.c.kill('controller', signal.SIGTERM)
         self.b.wait(lambda: self.b.text_of('#live') == 'reconnecting', 'the page to notice')
         self.c.start_controller()
-        job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'hold': True})
+        job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'stdout': '/dev/null',
+                             'hold': True})
         self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch again', timeout=60)
         self.b.wait(lambda: self.b.execute(
             'return !!document.querySelector(arguments[0]);',

@@ -1,8 +1,9 @@
 // The usage review: `berth report usage` and `advice` over a chosen period, as tables and bar
 // charts per account and user, exportable as CSV. The figures are the controller's own
 // (GET /v1/reports/usage and /advice run the report's code), so they equal the CLI's.
-import {api} from './api.js';
-import {h, clear, csv, time} from './util.js';
+import {api, headers} from './api.js';
+import {h, clear, time} from './util.js';
+import {notify} from './actions.js';
 import {barChart} from './svg.js';
 
 const FIELDS = [
@@ -70,6 +71,7 @@ export function usageView(root, session) {
   });
   root.appendChild(h('section', {class: 'card'}, h('h1', {}, 'Usage review'), form, out));
   let report = null;
+  let query = '';
 
   async function load() {
     const s = Math.floor(new Date(start.value).getTime() / 1000);
@@ -77,6 +79,7 @@ export function usageView(root, session) {
     clear(out).appendChild(h('p', {class: 'muted'}, 'Loading...'));
     try {
       const q = `start=${s}&end=${e}&top=10${all.checked ? '&all=1' : ''}`;
+      query = q;
       const [r, a] = await Promise.all([api('/v1/reports/usage?' + q),
         api(`/v1/reports/advice?start=${s}&end=${e}`).catch((err) => ({error: err.message}))]);
       report = r;
@@ -93,8 +96,7 @@ export function usageView(root, session) {
     out.append(
         h('p', {}, `Usage from ${time(r.start)} to ${time(r.end)}; each job counts for the ` +
             'part of its run inside the period.'),
-        h('button', {id: 'usage-csv', onclick: () => download('berth-usage.csv', toCsv(r))},
-            'Export CSV'),
+        h('button', {id: 'usage-csv', onclick: exportCsv}, 'Export CSV'),
         table('usage-rows', FIELDS, r.rows.concat([{...r.total, account: 'total', user: ''}])));
     const rows = r.rows.map((x) => ({label: `${x.account || '(none)'}${x.user ? ' / ' + x.user : ''}`,
       x}));
@@ -124,16 +126,16 @@ export function usageView(root, session) {
     }
   }
 
-  function toCsv(r) {
-    const lines = [FIELDS.map(([, l]) => l)];
-    for (const row of r.rows) lines.push(FIELDS.map(([k]) => cell(row, k).replace(/%$/, '')));
-    let text = csv(lines);
-    if (r.top_jobs.length) {
-      const top = [TOP_FIELDS.map(([, l]) => l)];
-      for (const row of r.top_jobs) top.push(TOP_FIELDS.map(([k]) => cell(row, k).replace(/%$/, '')));
-      text += '\n' + csv(top);
+  // The CLI's own CSV (`berth report usage --format csv`), made by the controller.
+  async function exportCsv() {
+    try {
+      const res = await fetch('/v1/reports/usage?' + query + '&format=csv',
+          {headers: headers(), credentials: 'same-origin', cache: 'no-store'});
+      if (!res.ok) throw new Error(await res.text());
+      download('berth-usage.csv', await res.text());
+    } catch (err) {
+      notify('Export CSV: ' + err.message, 'error');
     }
-    return text;
   }
 
   load();

@@ -133,11 +133,3 @@ const SHORT = {
 export function shortState(s) {
   return SHORT[s] || s;
 }
-
-export function csv(rows) {
-  const cell = (v) => {
-    const s = v === null || v === undefined ? '' : String(v);
-    return /[",\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
-  };
-  return rows.map((r) => r.map(cell).join(',')).join('\n') + '\n';
-}
