@@ -1,11 +1,13 @@
 """Browser tests of the web console (docs/web.md) in headless Chromium, driven through
 chromedriver by webdriver.py, against real daemons and real jobs: sign-in by token (a wrong one
 refused with the API's message), the security headers, the cluster page's node and GPU states as
-the API reports them, jobs from sbatch and Pods from kubectl appearing live in the queue with
-their pending reason, a job's output followed, a user cancelling their own job and refused on
-another's, an operator draining a node, and the usage page's figures equal to
-`berth report usage --json`'s. Each test saves screenshots into $BERTH_ARTIFACTS (default
-build/web-screenshots).
+the API reports them (allocated, idle, drained; powered down, powering up and down on cloud
+nodes), jobs from sbatch and Pods from kubectl appearing live in the queue with their pending
+reason, arrays folded as squeue folds them, hold and release, a job's output followed and seff's
+advice, a user cancelling their own job and refused on another's, an operator draining a node,
+the usage page's figures equal to `berth report usage --json`'s and its CSV to `--format csv`'s,
+the power actions on the autoscaling page, and the watch reconnecting after a controller restart.
+Each test saves screenshots into $BERTH_ARTIFACTS (default build/web-screenshots).
 
 Skipped where chromium or chromedriver is missing (scripts/setup installs both); slow (a browser
 and a cluster), so run in the default build only.
@@ -123,6 +125,15 @@ class WebConsoleTest(unittest.TestCase):
         self.assertIn('/ui/assets/app.js', body)
         self.assertEqual(self.https('GET', '/ui/assets/nothing.js')[0], 404)
         self.assertEqual(self.https('GET', '/v1/whoami')[0], 401)
+        # The reports' bad parameters: 400 naming the problem.
+        for query, message in [
+                ('usage?start=x', '"start" must be a Unix time in seconds'),
+                ('usage?start=10&end=5', 'the period is empty: start 10 is not before end 5'),
+                ('usage?top=-1', '"top" must be a whole number >= 0'),
+                ('usage?format=xml', "unknown format 'xml' (json or csv)"),
+                ('advice?job=abc', 'Invalid job id specified: abc')]:
+            status, _, body = self.https('GET', '/v1/reports/' + query, self.root_token)
+            self.assertEqual((status, json.loads(body)['error']['message']), (400, message))
         bad = 'berth.0.' + '0' * 64
         status, _, body = self.https('GET', '/v1/whoami', bad)
         self.assertEqual(status, 401)
