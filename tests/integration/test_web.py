@@ -230,6 +230,12 @@ class WebConsoleTest(unittest.TestCase):
         self.assert_not_reloaded()
         self.shot('queue')
         if pod_job:
+            # The Pod's page shows its manifest (from the Kubernetes face) and its reason.
+            self.click(f'#queue-rows tr[data-job="{pod_job["id"]}"] td a')
+            self.b.wait(lambda: '"kind": "Pod"' in (self.b.text_of('#job-source') or ''),
+                        'the pod manifest')
+            self.assertEqual(self.b.text_of('#job-source-title'), 'Pod manifest')
+            self.assertIn(pod_job['reason'], self.b.text_of('#job-body'))
             k('delete', 'pod', 'webpod', '--wait=false')
             shutil.rmtree(tmp, ignore_errors=True)
 
