@@ -525,6 +525,9 @@ int UpMain(int argc, char** argv) {
   if (std::getline(url_file, k8s_url) && !k8s_url.empty()) {
     std::printf("Kubernetes:   %s (%s kubeconfig > ~/.kube/config; kubectl get nodes)\n",
                 k8s_url.c_str(), SelfBinary().c_str());
+    // docs/web.md: the console shares the port; a token from `berth token` signs in.
+    std::printf("Web console:  %s/ui/ (sign in with a token from %s token)\n", k8s_url.c_str(),
+                SelfBinary().c_str());
   } else if (std::string why = (*c)->KubernetesNotServed(); !why.empty()) {
     // The default address was taken: one line says that this face is off, and why.
     std::printf("Kubernetes:   off: %s (--k8s-listen HOST:PORT serves it elsewhere)\n",

@@ -428,6 +428,10 @@ struct Controller::Impl {
   net::HttpResponse ListNodes(const std::string& only);
   net::HttpResponse Watch(const net::HttpRequest& req);
   net::HttpResponse Accounting(const net::HttpRequest& req);
+  // controller_reports.cc: `berth report usage` and `advice` (and seff's suggestions for one
+  // job) computed here from the accounting records, for the web console (docs/api.md).
+  net::HttpResponse UsageReportRoute(const ApiCall& c);
+  net::HttpResponse AdviceReportRoute(const ApiCall& c);
   net::HttpResponse ConfigView() const;
   // GET /v1/priorities: sprio's view.
   nlohmann::json PriorityView() const REQUIRES(state_thread);

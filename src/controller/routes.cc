@@ -8,6 +8,8 @@ namespace {
 
 constexpr uint16_t kEveryone = kAllowUsers;  // users and operators
 constexpr uint16_t kAgents = kAllowOperators | kAllowOwnNode;
+constexpr uint16_t kAnyCaller =
+    kAllowNobody | kEveryone | kAllowAnyNode | kAllowJoinToken | kAllowOwnSteps;
 constexpr std::string_view kAgentRefusal =
     "only root or a node's credential may act as a node agent";
 
@@ -70,6 +72,12 @@ constexpr Route kApiRoutes[] = {
     {"*", "/v1/agents/register/{...}", kAllowOperators | kAllowAnyNode, Endpoint::kAgentOther,
      kAgentRefusal},
     {"*", "/v1/agents/{node}/{...}", kAgents, Endpoint::kAgentOther, kAgentRefusal},
+    {"GET", "/v1/whoami", kEveryone, Endpoint::kWhoami},
+    {"GET", "/v1/reports/usage", kEveryone, Endpoint::kUsageReport},
+    {"GET", "/v1/reports/advice", kEveryone, Endpoint::kAdviceReport},
+    // The console's pages are static and need no credential: their data comes from /v1.
+    {"GET", "/ui", kAnyCaller, Endpoint::kUiPage},
+    {"GET", "/ui/assets/{name}", kAnyCaller, Endpoint::kUiPage},
 };
 
 bool Allows(const Route& r, const RouteMatch& m, const Caller& who) {

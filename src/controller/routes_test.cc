@@ -80,6 +80,22 @@ TEST(RoutesTest, NobodyReachesHealthReadinessAndMetricsOnly) {
   });
 }
 
+TEST(RoutesTest, TheConsolesPagesAreOpenAndWhoamiNeedsACredential) {
+  Check({
+      {"nobody", Nobody(), "GET", "/ui/", Verdict::kAllowed, Endpoint::kUiPage},
+      {"nobody", Nobody(), "GET", "/ui", Verdict::kAllowed, Endpoint::kUiPage},
+      {"nobody", Nobody(), "GET", "/ui/assets/app.js", Verdict::kAllowed, Endpoint::kUiPage},
+      {"node", Node("n1"), "GET", "/ui/assets/app.js", Verdict::kAllowed, Endpoint::kUiPage},
+      {"nobody", Nobody(), "POST", "/ui/", Verdict::kOutsideApi},
+      {"nobody", Nobody(), "GET", "/ui/other", Verdict::kOutsideApi},
+      {"nobody", Nobody(), "GET", "/v1/whoami", Verdict::kUnauthenticated},
+      {"user", User(), "GET", "/v1/whoami", Verdict::kAllowed, Endpoint::kWhoami},
+      {"user", User(), "GET", "/v1/reports/usage", Verdict::kAllowed, Endpoint::kUsageReport},
+      {"user", User(), "GET", "/v1/reports/advice", Verdict::kAllowed, Endpoint::kAdviceReport},
+      {"node", Node("n1"), "GET", "/v1/whoami", Verdict::kOutOfScope},
+  });
+}
+
 TEST(RoutesTest, UsersReachTheApiButNotTheAgentEndpoints) {
   Check({
       {"user", User(), "GET", "/v1/jobs", Verdict::kAllowed, Endpoint::kListJobs},
