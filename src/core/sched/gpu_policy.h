@@ -19,9 +19,10 @@
 //                whose expected fragmentation, against a distribution of request shapes
 //                (FgdWorkload), grows least.
 //
-// Ties go to the earlier candidate, then the lower device. Everything here is pure: no clock,
-// no randomness, no allocation on the PickGpuPlacement path (FgdWorkload is built once; FgdCache
-// is a fixed table the caller owns).
+// Ties go to the earlier candidate, then the lower device; fgd first breaks its ties (wholly
+// free nodes all score alike) by gpu-packing's tiers, without its "fewest GPUs first". Everything
+// here is pure: no clock, no randomness, no allocation on the PickGpuPlacement path (FgdWorkload is
+// built once; FgdCache is a fixed table the caller owns).
 #ifndef BERTH_CORE_SCHED_GPU_POLICY_H_
 #define BERTH_CORE_SCHED_GPU_POLICY_H_
 
