@@ -24,6 +24,7 @@ const std::vector<Command>& Commands() {
        &KubeconfigMain},
       {"token", "print a bearer token for the HTTPS API (or, for operators, the join token)",
        &TokenMain},
+      {"web", "print a link that signs you in to the web console", &WebMain},
       {"sbatch", "submit a batch script (Slurm's sbatch)", &SbatchMain},
       {"srun", "run a job step, or an interactive job (Slurm's srun)", &SrunMain},
       {"salloc", "an interactive allocation: run a command (a shell) with it (Slurm's salloc)",

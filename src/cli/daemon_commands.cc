@@ -68,6 +68,8 @@ struct DaemonArgs {
   int gpus = -1;
   std::string gpu_type = "gpu";
   int node_timeout = 60;
+  int history_interval = 10;         // controller: --history-interval SECS
+  int web_session_idle = 12 * 3600;  // controller: --web-session-idle SECS
   int cpus = 0;
   int64_t mem_mib = 0;
   std::vector<std::string> operators;  // --operator USER (repeatable, or a comma list)
@@ -189,6 +191,8 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       IntOption("gpus", &A::gpus, 0, 1024),
       StringOption("gpu-type", &A::gpu_type),
       IntOption("node-timeout", &A::node_timeout, 1, 86400 * 365),
+      IntOption("history-interval", &A::history_interval, 1, 60),
+      IntOption("web-session-idle", &A::web_session_idle, 60, 86400 * 365),
       FlagOption("demo", &A::demo, true),
       IntOption("cpus", &A::cpus, 1, 1 << 20),
       {"mem", true, ApplyMem},
@@ -284,6 +288,8 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
   opt.container_pods = a.container_pods == "yes";
   opt.tcp_listen = a.tcp;
   opt.node_timeout_s = a.node_timeout;
+  opt.history_sample_s = a.history_interval;
+  opt.web_session_idle_s = a.web_session_idle;
   opt.operators = a.operators;
   if (!a.k8s_listen.empty()) {
     opt.k8s_listen = a.k8s_listen == "off" ? "" : a.k8s_listen;
@@ -361,9 +367,13 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        ?cacert=F&cert=F&key=F; docs/adr/0007-etcd-store.md). A change the
                        store cannot take is refused (503 when etcd is unreachable) and the
                        controller exits (status 75) so that a restart reloads the store
+  --history-interval SECS  sample the cluster's history (GET /v1/history) this often (1 to
+                       60; default 10)
+  --web-session-idle SECS  a web console session ends after this long unused (default 43200:
+                       12 hours)
 The HTTPS port (--k8s-listen) also serves berth's own API (/v1) to bearer tokens: users' (berth
 token), nodes' credentials, and the join token; agents on other hosts join there
-(docs/security.md).
+(docs/security.md), and the web console's sessions (berth web).
 )";
 
 const std::string kAgentUsage = std::string(R"(Usage: berth agent [options]
@@ -409,6 +419,7 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        controller's own CA in HOME/pki; --tls-ca F: its CA, for kubeconfigs
   --container-pods yes|no  Pods run in their images (default yes); no: their commands run on
                        the node as processes (docs/containers.md)
+  --history-interval SECS, --web-session-idle SECS  as for berth controller
 )") + kContainerOptions;
 
 }  // namespace
@@ -536,6 +547,9 @@ int UpMain(int argc, char** argv) {
   if (std::getline(url_file, k8s_url) && !k8s_url.empty()) {
     std::printf("Kubernetes:   %s (%s kubeconfig > ~/.kube/config; kubectl get nodes)\n",
                 k8s_url.c_str(), SelfBinary().c_str());
+    // docs/web.md: the console shares the port; a token from `berth token` signs in.
+    std::printf("Web console:  %s/ui/ (sign in with a token from %s token)\n", k8s_url.c_str(),
+                SelfBinary().c_str());
   } else if (std::string why = (*c)->KubernetesNotServed(); !why.empty()) {
     // The default address was taken: one line says that this face is off, and why.
     std::printf("Kubernetes:   off: %s (--k8s-listen HOST:PORT serves it elsewhere)\n",

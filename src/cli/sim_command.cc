@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/option_table.h"
+#include "cli/sim_fill.h"
 #include "cli/sim_report.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -24,6 +25,7 @@ namespace {
 
 constexpr const char* kUsage = R"(Usage: berth sim TRACE [options]
        berth sim --scenario FILE
+       berth sim POD_LIST --cluster NODE_LIST --fill [--placement P1,P2,..] [--seed S]
 
 Replays a workload trace through berth's scheduler (the same core the controller runs) in
 virtual time and reports waits, slowdowns and utilisation.
@@ -38,7 +40,8 @@ Options:
   --compare P1,P2,..  run several policies on the trace and print them side by side
   --config FILE       scheduler settings in berth's configuration format (SchedulerPolicy=,
                       BackfillDepth=, PriorityWeight*=, ...; docs/formats/cluster-config.md)
-  --cluster FILE      the cluster, in the same format the controller reads
+  --cluster FILE      the cluster, in the same format the controller reads, or an openb
+                      node list (sn,cpu_milli,memory_mib,gpu,model; needed by --fill)
   --nodes N           a cluster of N identical nodes, with:
   --cpus-per-node C   (default 64)    --mem-per-node M   (default 512G)
   --gpus-per-node G   (default 0; 8 for GPU traces)      --gpu-type T
@@ -58,6 +61,12 @@ Options:
                       any of these four is given (docs/sim.md)
   --no-progress       no progress bar (it is shown only when stderr is a terminal anyway)
   --scenario FILE     run a scenario file and print its decision log (docs/formats/scenario.md)
+  --fill              the GPU fill experiment: the pods of an openb pod list arrive and never
+                      leave; report the GPUs left unallocated at 80-130% arrived GPU demand
+                      (docs/sim.md); with --json, --plot DIR (fill_LIST.svg)
+  --placement L       --fill: GPU placement policies, of first-fit, best-fit, dot-product,
+                      gpu-packing, fgd (default: all five)
+  --seed S            --fill: the seed of the draws once the list runs out (default 1)
   -h, --help          this text
 )";
 
@@ -82,6 +91,9 @@ struct SimArgs {
   bool progress = true;
   PowerFlags power;
   std::vector<Duration> suspend_times;  // --suspend-times (-1: never)
+  bool fill = false;                    // --fill (sim_fill.h)
+  std::string placements;               // --placement
+  int64_t seed = 1;                     // --seed
 };
 
 // A SuspendTime: seconds >= 0, or "never" / -1.
@@ -205,6 +217,9 @@ const std::vector<LongOption<SimArgs>>& SimOptions() {
       {"suspend-time", true, ApplySuspendTime},
       {"suspend-times", true, ApplySuspendTimes},
       {"power-all", false, ApplyPowerAll},
+      FlagOption("fill", &A::fill, true),
+      StringOption("placement", &A::placements),
+      PositiveOption("seed", &A::seed),
   };
   return kTable;
 }
@@ -267,6 +282,14 @@ int SimMain(int argc, char** argv) {
   SimArgs args;
   if (int rc = ParseArgs(argc, argv, args); rc != 0) return rc < 0 ? 0 : rc;
   if (!args.scenario.empty()) return RunScenarioFile(args.scenario);
+  if (args.fill) {
+    return RunFillCommand({args.trace, args.cluster_file, args.placements,
+                           static_cast<uint64_t>(args.seed), args.json, args.plot_dir});
+  }
+  if (!args.placements.empty()) {
+    std::fprintf(stderr, "berth sim: --placement applies to --fill only\n");
+    return 2;
+  }
 
   sim::ReadOptions ro;
   ro.format = args.format;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/cluster_config.h"
+#include "sim/node_list.h"
 #include "sim/plot.h"
 
 namespace berth::cli {
@@ -167,7 +168,14 @@ Result<SimSetup> MakeSimSetup(const sim::Trace& trace, const std::string& cluste
                               const std::string& gpu_type) {
   SimSetup s;
   bool gpu_trace = IsGpuFormat(trace.format);
-  if (!cluster_file.empty()) {
+  if (!cluster_file.empty() && sim::IsNodeListFile(cluster_file)) {  // an openb node list
+    BERTH_ASSIGN_OR_RETURN(sim::NodeList list, sim::ReadNodeList(cluster_file));
+    s.cluster = sim::NodeListCluster(list);
+    for (const core::NodeSpec& n : s.cluster.nodes) {
+      s.shape.gpus_per_node = std::max(s.shape.gpus_per_node, static_cast<int32_t>(n.gpus.size()));
+    }
+    s.description = std::to_string(s.cluster.nodes.size()) + " nodes from " + cluster_file;
+  } else if (!cluster_file.empty()) {
     BERTH_ASSIGN_OR_RETURN(config::ClusterConfig cfg, config::ReadClusterConfig(cluster_file));
     s.cluster = std::move(cfg.cluster);
     s.scheduler = std::move(cfg.scheduler);

@@ -219,6 +219,11 @@ TEST(ClusterConfigSchedulerTest, BerthKeysAndPresets) {
   EXPECT_EQ(c.scheduler.placement, core::PlacementPolicy::kSpread);
   EXPECT_FALSE(c.scheduler.topology_aware);
   EXPECT_EQ(c.scheduler.fairshare.algorithm, core::FairshareAlgorithm::kClassic);
+  EXPECT_EQ(c.scheduler.gpu_placement, core::SchedulerConfig().gpu_placement);
+  EXPECT_EQ(MustParse("GpuPlacement=best-fit").scheduler.gpu_placement,
+            core::GpuPlacement::kBestFit);
+  EXPECT_EQ(MustParse("GpuPlacement=GPU-Packing").scheduler.gpu_placement,
+            core::GpuPlacement::kGpuPacking);
 
   c = MustParse("SchedulerPolicy=Conservative\nBackfillDepth=all");
   EXPECT_EQ(c.scheduler.name, "conservative");
@@ -263,6 +268,9 @@ TEST(ClusterConfigSchedulerTest, Errors) {
       {"BackfillDepth=-1",
        "t.conf:1: invalid BackfillDepth value '-1': expected a number of jobs or ALL"},
       {"Placement=random", "t.conf:1: invalid Placement value 'random': expected pack or spread"},
+      {"GpuPlacement=worst-fit",
+       "t.conf:1: invalid GpuPlacement value 'worst-fit': expected first-fit, best-fit, "
+       "dot-product, gpu-packing or fgd"},
       {"TopologyAware=maybe", "t.conf:1: invalid TopologyAware value 'maybe': expected YES or NO"},
       {"PriorityType=priority/fancy", "t.conf:1: invalid PriorityType value 'priority/fancy': ..."},
       {"PriorityWeightAge=-5", "t.conf:1: invalid PriorityWeightAge value '-5': ..."},

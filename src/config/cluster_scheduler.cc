@@ -1,6 +1,6 @@
 // Scheduler, priority, fair-share and preemption keys -> core::SchedulerConfig. Slurm's own keys
 // keep Slurm's meaning (read_config.c, priority/multifactor); SchedulerPolicy, BackfillDepth,
-// Placement, TopologyAware and FairShareAlgorithm are berth's.
+// Placement, GpuPlacement, TopologyAware and FairShareAlgorithm are berth's.
 #include <optional>
 
 #include "common/strings.h"
@@ -16,6 +16,7 @@ enum class SchedKey {
   kParameters,
   kBackfillDepth,
   kPlacement,
+  kGpuPlacement,
   kTopologyAware,
   kPriorityType,
   kWeightAge,
@@ -40,6 +41,7 @@ constexpr KeyName<SchedKey> kSchedKeys[] = {
     {"SchedulerParameters", SchedKey::kParameters},
     {"BackfillDepth", SchedKey::kBackfillDepth},
     {"Placement", SchedKey::kPlacement},
+    {"GpuPlacement", SchedKey::kGpuPlacement},
     {"TopologyAware", SchedKey::kTopologyAware},
     {"PriorityType", SchedKey::kPriorityType},
     {"PriorityWeightAge", SchedKey::kWeightAge},
@@ -158,6 +160,13 @@ Status ApplyQueueKey(SchedKey key, std::string_view name, std::string_view value
         return Choice(name, value, "pack or spread");
       }
       return Status::Ok();
+    case SchedKey::kGpuPlacement: {
+      Result<core::GpuPlacement> p = core::ParseGpuPlacement(ToLower(value));
+      if (!p.ok())
+        return Choice(name, value, "first-fit, best-fit, dot-product, gpu-packing or fgd");
+      s.gpu_placement = *p;
+      return Status::Ok();
+    }
     case SchedKey::kTopologyAware: {
       Result<bool> b = ParseBool(value);
       if (!b.ok()) return InvalidValue(name, value, b.status().message());
@@ -296,6 +305,7 @@ Status ApplySchedulerKey(std::string_view key, std::string_view value, ClusterCo
     case SchedKey::kParameters:
     case SchedKey::kBackfillDepth:
     case SchedKey::kPlacement:
+    case SchedKey::kGpuPlacement:
     case SchedKey::kTopologyAware:
     case SchedKey::kPriorityType:
       st = ApplyQueueKey(k->id, k->name, value, s, ignored);

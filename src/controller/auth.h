@@ -32,6 +32,9 @@ struct Caller {
   std::string user;
   bool admin = false;  // root, the controller's own user, or an operator
   bool known = false;  // a user: a Unix-socket peer or a user's bearer token
+  // Named by a web console session's cookie (web_sessions.h): a user who may not issue
+  // credentials.
+  bool web_session = false;
   // Not users (known is false): a node agent's credential names its node, and the cluster's join
   // token may only ask for a node credential (docs/security.md).
   std::string agent_node;

@@ -55,6 +55,8 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
                       : std::to_string(im.own_uid);
   }
   im.auth.Configure({im.own_uid, im.opt.operators, im.opt.munge_socket});
+  im.web_sessions.Configure(
+      {.code_ttl_s = 60, .idle_s = im.opt.web_session_idle_s, .max_sessions = 10000});
   if (mkdir(im.opt.state_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::InvalidArgument("cannot create state folder " + im.opt.state_dir);
   }
@@ -79,6 +81,7 @@ Status Controller::Impl::Recover() {
   BERTH_RETURN_IF_ERROR(RecoverJobs(now));
   RecoverNodeAdmin(now);
   RecoverReservations();
+  RecoverHistory();
   Result<std::optional<std::string>> next = store->GetMeta("next_job_id");
   if (next.ok() && next->has_value()) {
     core::JobId id = static_cast<core::JobId>(std::stoul(**next));
@@ -265,6 +268,8 @@ void Controller::Stop() {
   if (im.tcp_server) im.tcp_server->Stop();
   im.StopK8s();
   im.loop.Stop();
+  im.state_thread.AssertHeld();  // the state thread has stopped
+  im.FlushHistory();
   im.StopPower();
 }
 

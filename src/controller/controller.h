@@ -56,6 +56,10 @@ struct ControllerOptions {
   // munged's socket for decoding MUNGE credentials ("" = munge's default,
   // /run/munge/munge.socket.2). Credentials are accepted wherever munged answers.
   std::string munge_socket;
+  // The cluster's history (GET /v1/history): seconds between samples (1 to 60).
+  int history_sample_s = 10;
+  // A web console session ends after this long without a request (docs/security.md).
+  int web_session_idle_s = 12 * 3600;
 };
 
 class K8sPort;

@@ -37,6 +37,7 @@ Result<json> Controller::Impl::JoinNode(const JoinRequest& request, const std::s
 }
 
 Result<json> Controller::Impl::IssueToken(const Caller& who, const TokenRequest& request) {
+  if (who.web_session) return Status::PermissionDenied(std::string(kWebSessionMintsNothing));
   const net::TokenSigner* signer = auth.signer();
   if (signer == nullptr) return Status::Unavailable("this controller issues no tokens");
   BERTH_RETURN_IF_ERROR(request.shape);

@@ -7,6 +7,7 @@
 #include "api/job_json.h"
 #include "controller/controller_internal.h"
 #include "controller/requests.h"
+#include "web/ui.h"
 
 namespace berth::controller {
 
@@ -211,10 +212,24 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      }},
     {Endpoint::kAgentStream,
      [](Impl& im, const ApiCall& c) { return im.AgentStreamRoute(c); }},
+    {Endpoint::kHistory,
+     [](Impl& im, const ApiCall& c) { return im.HistoryRoute(c); }},
+    {Endpoint::kWebCode,
+     [](Impl& im, const ApiCall& c) { return im.WebCodeRoute(c); }},
     {Endpoint::kAgentOther,
      [](Impl&, const ApiCall& c) {
        return Error(Status::NotFound("no such endpoint: " + c.req.path));
      }},
+    {Endpoint::kWhoami,
+     [](Impl&, const ApiCall& c) {
+       return JsonResponse(200, {{"user", c.who.user}, {"admin", c.who.admin}});
+     }},
+    {Endpoint::kUiPage,
+     [](Impl&, const ApiCall& c) { return web::ServeAsset(c.req, c.match.Param("name")); }},
+    {Endpoint::kUsageReport,
+     [](Impl& im, const ApiCall& c) { return im.UsageReportRoute(c); }},
+    {Endpoint::kAdviceReport,
+     [](Impl& im, const ApiCall& c) { return im.AdviceReportRoute(c); }},
 };
 
 net::HttpResponse Controller::Impl::Serve(const net::HttpRequest& req) {

@@ -29,6 +29,7 @@
 #include "controller/controller.h"
 #include "controller/controller_metrics.h"
 #include "controller/exec_pool.h"
+#include "controller/history.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
 #include "controller/k8s_port.h"
@@ -41,6 +42,7 @@
 #include "controller/stream_rendezvous.h"
 #include "controller/txn.h"
 #include "controller/usage_table.h"
+#include "controller/web_sessions.h"
 #include "core/sched/scheduler.h"
 #include "core/state/cluster_state.h"
 #include "k8s/face.h"
@@ -49,6 +51,11 @@
 #include "store/store.h"
 
 namespace berth::controller {
+
+// Why a web console session may not ask for a token, a kubeconfig or a sign-in code: they
+// would outlive it (docs/security.md).
+inline constexpr std::string_view kWebSessionMintsNothing =
+    "a web session may not issue credentials: run berth token or berth web as the user";
 
 // 401 UNAUTHENTICATED with WWW-Authenticate: Bearer, for a request that names nobody.
 net::HttpResponse Unauthorized(const std::string& message);
@@ -92,6 +99,9 @@ struct NodeView {
   bool agent_connected = false;
   uint64_t event_seq = 0;  // the watch hub's sequence of its last event (see JobRecord)
 };
+
+// A node as GET /v1/nodes/NAME and the watch stream's node events show it.
+nlohmann::json NodeJson(const NodeView& n);
 
 struct PendingView {
   core::PendingReason reason = core::PendingReason::kNone;
@@ -425,6 +435,10 @@ struct Controller::Impl {
   net::HttpResponse ListNodes(const std::string& only);
   net::HttpResponse Watch(const net::HttpRequest& req);
   net::HttpResponse Accounting(const net::HttpRequest& req);
+  // controller_reports.cc: `berth report usage` and `advice` (and seff's suggestions for one
+  // job) computed here from the accounting records, for the web console (docs/api.md).
+  net::HttpResponse UsageReportRoute(const ApiCall& c);
+  net::HttpResponse AdviceReportRoute(const ApiCall& c);
   net::HttpResponse ConfigView() const;
   // GET /v1/priorities: sprio's view.
   nlohmann::json PriorityView() const REQUIRES(state_thread);
@@ -446,6 +460,31 @@ struct Controller::Impl {
   void StopK8s();
   // GET /v1/kubeconfig (Unix socket): a kubeconfig for the calling user.
   net::HttpResponse Kubeconfig(const Caller& who) const;
+
+  // controller_web.cc: the web console's sign-in on the HTTPS port (web_sessions.h).
+  // ServeHttps: a request on the HTTPS port for berth's API (/v1, /metrics, /ui/login,
+  // /ui/logout), named by its bearer token or MUNGE credential, else by a session cookie.
+  WebSessions web_sessions;
+  net::HttpResponse ServeHttps(const net::HttpRequest& req);
+  net::HttpResponse WebLogin(const net::HttpRequest& req);
+  net::HttpResponse WebLogout(const net::HttpRequest& req);
+  net::HttpResponse WebCodeRoute(const ApiCall& c);  // POST /v1/web/codes
+  std::vector<std::string> OwnOrigins() const;       // the origins a cookie's changes may come from
+
+  // controller_history.cc: the cluster's series (history.h, GET /v1/history), sampled after
+  // a batch every opt.history_sample_s and flushed to the store every few samples and at Stop.
+  History history GUARDED_BY(state_thread);
+  // A copy for GET /v1/history, published after each sample (reads never wait for the state
+  // thread).
+  std::shared_ptr<const History> history_view GUARDED_BY(view_mu);
+  void PublishHistory() REQUIRES(state_thread) EXCLUDES(view_mu);
+  Time next_history_sample GUARDED_BY(state_thread) = 0;
+  int history_unflushed GUARDED_BY(state_thread) = 0;
+  HistorySample HistorySampleNow() const REQUIRES(state_thread);
+  void HistoryTick(Txn& t) REQUIRES(state_thread);
+  void FlushHistory() REQUIRES(state_thread);
+  void RecoverHistory() REQUIRES(state_thread);
+  net::HttpResponse HistoryRoute(const ApiCall& c);
 };
 
 }  // namespace berth::controller

@@ -408,6 +408,33 @@ net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::s
   return Error(Status::NotFound("Invalid job id specified: " + text));
 }
 
+json NodeJson(const NodeView& n) {
+  json gres = json::object();
+  for (const core::NamedCount& g : n.spec.gres) gres[g.name] = g.count;
+  return {{"name", n.name},
+          {"state", n.state},
+          {"reservation_state", n.resv_state},
+          {"reason", n.reason},
+          {"reason_time", n.reason_time},
+          {"reason_user", n.reason_user},
+          {"cpus", n.spec.cpus},
+          {"alloc_cpus", n.alloc_cpus},
+          {"mem_mib", n.spec.mem_mib},
+          {"alloc_mem_mib", n.alloc_mem_mib},
+          {"gpus", n.spec.gpus},
+          {"alloc_gpus", n.alloc_gpus},
+          {"gres", gres},
+          {"features", n.spec.features},
+          {"partitions", n.partitions},
+          {"jobs", n.jobs},
+          {"weight", n.spec.weight},
+          {"sockets", n.spec.sockets},
+          {"cores_per_socket", n.spec.cores_per_socket},
+          {"threads_per_core", n.spec.threads_per_core},
+          {"last_seen", n.last_seen},
+          {"agent_connected", n.agent_connected}};
+}
+
 net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
   std::shared_ptr<const std::vector<NodeView>> nodes;
   {
@@ -417,30 +444,7 @@ net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
   json out = json::array();
   for (const NodeView& n : *nodes) {
     if (!only.empty() && n.name != only) continue;
-    json gres = json::object();
-    for (const core::NamedCount& g : n.spec.gres) gres[g.name] = g.count;
-    out.push_back({{"name", n.name},
-                   {"state", n.state},
-                   {"reservation_state", n.resv_state},
-                   {"reason", n.reason},
-                   {"reason_time", n.reason_time},
-                   {"reason_user", n.reason_user},
-                   {"cpus", n.spec.cpus},
-                   {"alloc_cpus", n.alloc_cpus},
-                   {"mem_mib", n.spec.mem_mib},
-                   {"alloc_mem_mib", n.alloc_mem_mib},
-                   {"gpus", n.spec.gpus},
-                   {"alloc_gpus", n.alloc_gpus},
-                   {"gres", gres},
-                   {"features", n.spec.features},
-                   {"partitions", n.partitions},
-                   {"jobs", n.jobs},
-                   {"weight", n.spec.weight},
-                   {"sockets", n.spec.sockets},
-                   {"cores_per_socket", n.spec.cores_per_socket},
-                   {"threads_per_core", n.spec.threads_per_core},
-                   {"last_seen", n.last_seen},
-                   {"agent_connected", n.agent_connected}});
+    out.push_back(NodeJson(n));
   }
   if (!only.empty()) {
     if (out.empty()) return Error(Status::NotFound("Invalid node name specified: " + only));

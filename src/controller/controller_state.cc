@@ -91,6 +91,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   CheckNodes(t);
   PowerTick(t);
   ReservationTick(t);
+  HistoryTick(t);
   if (k8s) k8s_port->OnPass(*k8s, t);  // the Job controller
   Commit(t);
   if (!StoreFailure().ok()) return;  // no pass on a state the store may not hold
@@ -353,16 +354,7 @@ bool NodeViewChanged(const NodeView& a, const NodeView& b) {
 }
 
 nlohmann::json NodeEvent(const NodeView& v) {
-  return {{"type", "node"},
-          {"node",
-           {{"name", v.name},
-            {"state", v.state},
-            {"reservation_state", v.resv_state},
-            {"reason", v.reason},
-            {"alloc_cpus", v.alloc_cpus},
-            {"alloc_mem_mib", v.alloc_mem_mib},
-            {"alloc_gpus", v.alloc_gpus},
-            {"agent_connected", v.agent_connected}}}};
+  return {{"type", "node"}, {"node", NodeJson(v)}};
 }
 
 }  // namespace

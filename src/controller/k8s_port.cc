@@ -401,9 +401,7 @@ std::optional<k8s::User> K8sPort::IdentifyUser(const net::HttpRequest& req) cons
 }
 
 net::HttpResponse K8sPort::ServeApi(const net::HttpRequest& req) {
-  std::optional<Caller> caller = im_.auth.IdentifyToken(req);
-  if (!caller) return Unauthorized("a valid bearer token is required (berth token)");
-  return im_.ServeAs(req, *caller);
+  return im_.ServeHttps(req);  // a bearer token, else a web session's cookie (controller_web.cc)
 }
 
 Result<std::optional<std::string>> K8sPort::GetMeta(const std::string& key) {
@@ -453,6 +451,7 @@ void Controller::Impl::StopK8s() {
 }
 
 net::HttpResponse Controller::Impl::Kubeconfig(const Caller& who) const {
+  if (who.web_session) return Error(Status::PermissionDenied(std::string(kWebSessionMintsNothing)));
   if (!who.known) {
     return Error(Status::PermissionDenied(
         "a kubeconfig is given only on the Unix socket, for the user connected to it"));

@@ -8,6 +8,8 @@ namespace {
 
 constexpr uint16_t kEveryone = kAllowUsers;  // users and operators
 constexpr uint16_t kAgents = kAllowOperators | kAllowOwnNode;
+constexpr uint16_t kAnyCaller =
+    kAllowNobody | kEveryone | kAllowAnyNode | kAllowJoinToken | kAllowOwnSteps;
 constexpr std::string_view kAgentRefusal =
     "only root or a node's credential may act as a node agent";
 
@@ -53,6 +55,8 @@ constexpr Route kApiRoutes[] = {
      "Access/permission denied: only operators may change accounts, users and QOS"},
     {"GET", "/v1/stats", kEveryone, Endpoint::kStats},
     {"GET", "/v1/images", kEveryone, Endpoint::kImages},
+    {"GET", "/v1/history", kEveryone, Endpoint::kHistory},
+    {"POST", "/v1/web/codes", kEveryone, Endpoint::kWebCode},
     // Everyone may read; the commands refuse changes by non-operators with Slurm's words.
     {"GET", "/v1/reservations", kEveryone, Endpoint::kReservations},
     {"POST", "/v1/reservations", kEveryone, Endpoint::kReservations},
@@ -68,6 +72,12 @@ constexpr Route kApiRoutes[] = {
     {"*", "/v1/agents/register/{...}", kAllowOperators | kAllowAnyNode, Endpoint::kAgentOther,
      kAgentRefusal},
     {"*", "/v1/agents/{node}/{...}", kAgents, Endpoint::kAgentOther, kAgentRefusal},
+    {"GET", "/v1/whoami", kEveryone, Endpoint::kWhoami},
+    {"GET", "/v1/reports/usage", kEveryone, Endpoint::kUsageReport},
+    {"GET", "/v1/reports/advice", kEveryone, Endpoint::kAdviceReport},
+    // The console's pages are static and need no credential: their data comes from /v1.
+    {"GET", "/ui", kAnyCaller, Endpoint::kUiPage},
+    {"GET", "/ui/assets/{name}", kAnyCaller, Endpoint::kUiPage},
 };
 
 bool Allows(const Route& r, const RouteMatch& m, const Caller& who) {

@@ -61,6 +61,12 @@ enum class Endpoint : uint8_t {
   kAgentStream,   // GET /v1/agents/{node}/streams/{id}: a pod stream's agent side (ADR 0006)
   kAgentOther,    // anything else under /v1/agents: 404
   kReservations,  // /v1/reservations[/{name}]: list, create, update, delete (operators change)
+  kHistory,       // GET /v1/history: the cluster's series (history.h)
+  kWebCode,       // POST /v1/web/codes: a web console sign-in code (web_sessions.h)
+  kWhoami,        // GET /v1/whoami: who the credential names (the web console)
+  kUiPage,        // GET /ui/ and /ui/assets/NAME: the web console's files (src/web)
+  kUsageReport,   // GET /v1/reports/usage: `berth report usage`'s figures
+  kAdviceReport,  // GET /v1/reports/advice: `berth report advice`, or seff's for one job
 };
 
 // Who a route serves: a set of these bits.
@@ -83,7 +89,7 @@ struct Route {
   std::string_view refusal = {};
 };
 
-// The /v1 face, /healthz, /readyz and /metrics, in match order.
+// The /v1 face, /healthz, /readyz, /metrics and the web console's pages (/ui), in match order.
 std::span<const Route> ApiRoutes();
 
 // What the table says of one request.

@@ -80,6 +80,22 @@ TEST(RoutesTest, NobodyReachesHealthReadinessAndMetricsOnly) {
   });
 }
 
+TEST(RoutesTest, TheConsolesPagesAreOpenAndWhoamiNeedsACredential) {
+  Check({
+      {"nobody", Nobody(), "GET", "/ui/", Verdict::kAllowed, Endpoint::kUiPage},
+      {"nobody", Nobody(), "GET", "/ui", Verdict::kAllowed, Endpoint::kUiPage},
+      {"nobody", Nobody(), "GET", "/ui/assets/app.js", Verdict::kAllowed, Endpoint::kUiPage},
+      {"node", Node("n1"), "GET", "/ui/assets/app.js", Verdict::kAllowed, Endpoint::kUiPage},
+      {"nobody", Nobody(), "POST", "/ui/", Verdict::kOutsideApi},
+      {"nobody", Nobody(), "GET", "/ui/other", Verdict::kOutsideApi},
+      {"nobody", Nobody(), "GET", "/v1/whoami", Verdict::kUnauthenticated},
+      {"user", User(), "GET", "/v1/whoami", Verdict::kAllowed, Endpoint::kWhoami},
+      {"user", User(), "GET", "/v1/reports/usage", Verdict::kAllowed, Endpoint::kUsageReport},
+      {"user", User(), "GET", "/v1/reports/advice", Verdict::kAllowed, Endpoint::kAdviceReport},
+      {"node", Node("n1"), "GET", "/v1/whoami", Verdict::kOutOfScope},
+  });
+}
+
 TEST(RoutesTest, UsersReachTheApiButNotTheAgentEndpoints) {
   Check({
       {"user", User(), "GET", "/v1/jobs", Verdict::kAllowed, Endpoint::kListJobs},
@@ -97,6 +113,9 @@ TEST(RoutesTest, UsersReachTheApiButNotTheAgentEndpoints) {
       {"user", User(), "POST", "/v1/tokens", Verdict::kAllowed, Endpoint::kIssueToken},
       {"user", User(), "GET", "/v1/accounting/jobs", Verdict::kAllowed, Endpoint::kAccounting},
       {"user", User(), "GET", "/v1/associations", Verdict::kAllowed, Endpoint::kAssociations},
+      {"user", User(), "GET", "/v1/history", Verdict::kAllowed, Endpoint::kHistory},
+      {"user", User(), "POST", "/v1/web/codes", Verdict::kAllowed, Endpoint::kWebCode},
+      {"user", User(), "GET", "/v1/web/codes", Verdict::kNoRoute},
       {"user", User(), "POST", "/v1/associations", Verdict::kRefused},
       {"operator", Operator(), "POST", "/v1/associations", Verdict::kAllowed,
        Endpoint::kChangeAssociations},
@@ -137,6 +156,8 @@ TEST(RoutesTest, ANodeCredentialActsForItsOwnAgentOnly) {
       {"node", Node("n1"), "POST", "/v1/agents/n1/status", Verdict::kAllowed,
        Endpoint::kAgentStatus},
       {"node", Node("n1"), "GET", "/v1/agents/n1/other", Verdict::kAllowed, Endpoint::kAgentOther},
+      {"node", Node("n1"), "POST", "/v1/web/codes", Verdict::kOutOfScope},
+      {"node", Node("n1"), "GET", "/v1/history", Verdict::kOutOfScope},
       {"node", Node("n1"), "GET", "/v1/agents/n1/streams/ab12", Verdict::kAllowed,
        Endpoint::kAgentStream},
       {"node", Node("n1"), "GET", "/v1/agents/n2/streams/ab12", Verdict::kOutOfScope},

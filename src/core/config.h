@@ -12,6 +12,7 @@
 #include "common/time.h"
 #include "core/model/partition.h"
 #include "core/model/resources.h"
+#include "core/sched/gpu_policy.h"
 
 namespace berth::core {
 
@@ -70,6 +71,10 @@ struct SchedulerConfig {
   // How many blocked jobs the backfill pass examines at most per pass (bf_max_job_test).
   int32_t backfill_max_job_test = 1000;
   PlacementPolicy placement = PlacementPolicy::kPack;
+  // GpuPlacement: how GPU requests (whole GPUs and shares of one) choose a node and devices
+  // (core/sched/gpu_policy.h; docs/scheduling.md "GPU placement"). `berth sim --fill` runs
+  // them; the controller's placement will take it when per-device shares reach the core.
+  GpuPlacement gpu_placement = GpuPlacement::kFgd;
   bool topology_aware = true;
   PriorityWeights weights;
   FairshareConfig fairshare;

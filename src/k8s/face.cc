@@ -186,7 +186,9 @@ void Face::Stop() {
 net::HttpResponse Face::Serve(const net::HttpRequest& req) {
   // berth's own API shares the port: the same paths and answers as on the Unix socket, with the
   // caller named by a bearer token (a user's, a node's credential, or the join token).
-  if (req.path == "/metrics" || req.path == "/v1" || req.path.starts_with("/v1/")) {
+  // The web console (/ui: its pages, sign-in and sign-out) too: the controller serves it.
+  if (req.path == "/metrics" || req.path == "/v1" || req.path.starts_with("/v1/") ||
+      req.path == "/ui" || req.path.starts_with("/ui/")) {
     return port_.ServeApi(req);
   }
   // Who is asking: only a valid bearer token says.

@@ -91,6 +91,8 @@ TEST_F(FaceTest, NoTokenIsUnauthorizedAndV1GoesToBerthsApi) {
   EXPECT_EQ(Send("GET", "/api/v1/pods", "", "mallory").status, 401);
   EXPECT_EQ(Send("GET", "/v1/jobs", "", "").status, 299);
   EXPECT_EQ(Send("GET", "/metrics", "", "").status, 299);
+  EXPECT_EQ(Send("GET", "/ui/", "", "").status, 299);  // the web console: the controller's too
+  EXPECT_EQ(Send("GET", "/ui/assets/app.js", "", "").status, 299);
   EXPECT_EQ(Send("GET", "/version").status, 200);
   EXPECT_EQ(Send("GET", "/nowhere").status, 404);
 }

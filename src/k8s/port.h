@@ -147,8 +147,8 @@ class ControllerPort {
 
   // The user a request's bearer token names; nullopt for none (or not a user's).
   virtual std::optional<User> IdentifyUser(const net::HttpRequest& req) const = 0;
-  // berth's own API (/v1..., /metrics) on the face's port, as on the Unix socket, for the
-  // caller its bearer token names.
+  // berth's own API (/v1..., /metrics, and the web console's /ui/login and /ui/logout) on the
+  // face's port, as on the Unix socket, for the caller its bearer token (or web session) names.
   virtual net::HttpResponse ServeApi(const net::HttpRequest& req) = 0;
 
   // Start-up only (before the state thread runs): a store meta key, those under a prefix, and a

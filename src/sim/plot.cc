@@ -333,6 +333,63 @@ std::string WaitCdfSvg(const std::vector<PolicyRun>& runs) {
   return std::move(chart).Finish();
 }
 
+namespace {
+
+// A round axis end at or above `top` and its tick step: 1, 2 or 5 x 10^k, 4 to 10 ticks.
+std::pair<double, double> NiceAxis(double top) {
+  top = std::max(top, 1e-9);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(top)) - 1);
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0}) {
+    step = m * magnitude;
+    if (top / step <= 10) break;
+  }
+  return {std::ceil(top / step - 1e-9) * step, step};
+}
+
+}  // namespace
+
+std::string LineChartSvg(std::string_view title, std::string_view x_label, std::string_view y_label,
+                         const std::vector<LineSeries>& series, double x_min) {
+  Chart chart(title, x_label, y_label);
+  double x_top = x_min, y_top = 0;
+  for (const LineSeries& s : series) {
+    for (const auto& [x, y] : s.points) {
+      if (x < x_min) continue;
+      x_top = std::max(x_top, x);
+      y_top = std::max(y_top, y);
+    }
+  }
+  const auto [x_span, x_step] = NiceAxis(x_top - x_min);
+  const auto [y_end, y_step] = NiceAxis(y_top);
+  for (double x = 0; x <= x_span + x_step / 2; x += x_step) {
+    chart.XTick(x / x_span, TickLabel(x_min + x, ""));
+  }
+  for (double y = 0; y <= y_end + y_step / 2; y += y_step) {
+    chart.YTick(y / y_end, TickLabel(y, ""));
+  }
+  for (const LineSeries& s : series) {
+    std::vector<std::pair<double, double>> points;
+    points.reserve(s.points.size());
+    for (const auto& [x, y] : s.points) {
+      if (x >= x_min) points.emplace_back((x - x_min) / x_span, y / y_end);
+    }
+    chart.Series(points, s.label);
+  }
+  return std::move(chart).Finish();
+}
+
+Status WriteSvg(const std::string& dir, const std::string& file, const std::string& svg) {
+  const std::filesystem::path path(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec || !std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument("cannot create the plot directory '" + dir +
+                                   "': " + (ec ? ec.message() : "not a directory"));
+  }
+  return WriteFile(path / file, svg);
+}
+
 Status WritePlots(const std::string& dir, const std::vector<PolicyRun>& runs) {
   const std::filesystem::path path(dir);
   std::error_code ec;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -29,6 +31,19 @@ inline constexpr int kMaxPlotBuckets = 1000;
 // creating `dir` if missing. Errors name the path. Runs without jobs or capacity get a legend
 // entry but no line.
 [[nodiscard]] Status WritePlots(const std::string& dir, const std::vector<PolicyRun>& runs);
+
+// A line chart in data coordinates, one line per series, for plots other than the two above (the
+// GPU fill experiment's): x from x_min, y from 0, each to a round number above the data; points
+// left of x_min are not drawn.
+struct LineSeries {
+  std::string label;
+  std::vector<std::pair<double, double>> points;  // (x, y), x ascending
+};
+std::string LineChartSvg(std::string_view title, std::string_view x_label, std::string_view y_label,
+                         const std::vector<LineSeries>& series, double x_min = 0);
+// Writes `svg` to `dir`/`file`, creating `dir` if missing. Errors name the path.
+[[nodiscard]] Status WriteSvg(const std::string& dir, const std::string& file,
+                              const std::string& svg);
 
 // The two documents WritePlots writes.
 std::string UtilizationSvg(const std::vector<PolicyRun>& runs);

@@ -178,5 +178,19 @@ TEST(PlotTest, ErrorsNameThePath) {
   EXPECT_NE(below.message().find((dir / "sub").string()), std::string::npos) << below.message();
 }
 
+// The fill experiment's chart: x from x_min (points left of it dropped), round axis ends.
+TEST(PlotTest, LineChartStartsAtXMin) {
+  std::vector<LineSeries> series = {{"a", {{0, 900}, {50, 600}, {60, 450}, {130, 100}}},
+                                    {"b & c", {{60, 300}, {130, 50}}}};
+  const std::string svg = LineChartSvg("fill", "arrived %", "GPUs", series, 60);
+  EXPECT_NE(svg.find(">60</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">130</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">450</text>"), std::string::npos);   // y to 450 in steps of 50
+  EXPECT_EQ(svg.find(">1000</text>"), std::string::npos);  // 900 at x 0 is not drawn
+  EXPECT_NE(svg.find("b &amp; c"), std::string::npos);
+  // Two points each: (60, 450) at the top left corner, (130, 100) at the right edge.
+  EXPECT_NE(svg.find("points=\"80.0,50.0 740.0,361.1\""), std::string::npos) << svg;
+}
+
 }  // namespace
 }  // namespace berth::sim
