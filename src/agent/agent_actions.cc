@@ -115,6 +115,7 @@ void Agent::Impl::LaunchWorker() {
     if (auto* step = std::get_if<StepCommand>(&cmd)) {
       StepDirKey k{step->target.job_id, step->target.attempt, step->step_id};
       AddControllerEnv(step->job_token, step->spec);  // its srun talks to the launcher's
+      AddGpuFacts(step->spec);
       LaunchStep(k, std::move(step->spec));
       bool end = false;
       {
@@ -160,6 +161,7 @@ void Agent::Impl::Launch(LaunchCommand cmd) {
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);  // what an interrupted launch left
   AddControllerEnv(cmd.job_token, cmd.spec);
+  AddGpuFacts(cmd.spec);
   Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, cmd.spec);
   if (!h.ok()) {
     Log("cannot start a supervisor: %s", h.status().message());
@@ -193,6 +195,21 @@ void Agent::Impl::AddControllerEnv(const std::string& job_token, LaunchSpec& spe
     spec.environment.emplace_back("BERTH_SOCKET", ec ? path : sock.string());
   }
   if (!job_token.empty()) spec.environment.emplace_back("BERTH_JOB_TOKEN", job_token);
+}
+
+void Agent::Impl::AddGpuFacts(LaunchSpec& spec) const {
+  // The configuration's UUIDs (from the controller) stand unless NVML found the device here.
+  spec.gpu_uuids.resize(spec.gpu_indices.size());
+  for (size_t k = 0; k < spec.gpu_indices.size(); ++k) {
+    int32_t i = spec.gpu_indices[k];
+    bool mig = i >= 0 && static_cast<size_t>(i) < detected.gpus.size() &&
+               detected.gpus[static_cast<size_t>(i)].uuid.starts_with("MIG-");
+    if (mig) spec.gpu_uuids[k] = detected.gpus[static_cast<size_t>(i)].uuid;
+  }
+  if (spec.gpu_mps) {
+    spec.mps_pipe_dir = opt.mps_pipe_dir;
+    spec.mps_log_dir = opt.mps_log_dir;
+  }
 }
 
 // Starts this node's part of a job step: a supervisor (the job's user, a cgroup of the node's

@@ -31,6 +31,9 @@ struct AgentOptions {
   // GPUs to declare when NVML finds none (a test machine, or GPUs the driver does not show).
   int declared_gpus = 0;
   std::string declared_gpu_type = "gpu";
+  // The node's CUDA MPS control daemon's directories, given to MPS shares; "" = CUDA's default.
+  std::string mps_pipe_dir;
+  std::string mps_log_dir;
   int cpus = 0;         // 0 = detected
   int64_t mem_mib = 0;  // 0 = detected
   std::vector<std::string> features;

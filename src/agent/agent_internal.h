@@ -184,6 +184,8 @@ struct Agent::Impl {
   void LaunchWorker() EXCLUDES(launch_mu);
   void Launch(LaunchCommand cmd);
   void AddControllerEnv(const std::string& job_token, LaunchSpec& spec) const;
+  // What only this node knows about the job's GPUs: MIG instances' UUIDs, the MPS directories.
+  void AddGpuFacts(LaunchSpec& spec) const;
   void LaunchStep(const StepDirKey& k, LaunchSpec spec);
   void EndSteps(uint32_t job_id, int32_t attempt);
 };

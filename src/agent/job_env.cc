@@ -47,6 +47,17 @@ class EnvBuilder {
   std::vector<std::pair<std::string, std::string>> vars_;
 };
 
+// CUDA_VISIBLE_DEVICES: the device indices, or a MIG instance's UUID in place of its index.
+std::string VisibleDevices(const LaunchSpec& spec) {
+  std::string out;
+  for (size_t i = 0; i < spec.gpu_indices.size(); ++i) {
+    if (!out.empty()) out += ',';
+    bool uuid = i < spec.gpu_uuids.size() && !spec.gpu_uuids[i].empty();
+    out += uuid ? spec.gpu_uuids[i] : std::to_string(spec.gpu_indices[i]);
+  }
+  return out;
+}
+
 // The variables that describe the allocation (the batch step runs on its first node).
 void SetAllocationVars(const LaunchSpec& spec, const std::string& node_name, EnvBuilder* env) {
   std::vector<std::string> nodes = spec.node_names;
@@ -68,8 +79,14 @@ void SetAllocationVars(const LaunchSpec& spec, const std::string& node_name, Env
     std::string gpus = JoinIndices(spec.gpu_indices);
     env->Set("SLURM_GPUS_ON_NODE", static_cast<int64_t>(spec.gpu_indices.size()));
     env->Set("SLURM_JOB_GPUS", gpus);
-    env->Set("CUDA_VISIBLE_DEVICES", gpus);
+    env->Set("CUDA_VISIBLE_DEVICES", VisibleDevices(spec));
     env->Set("GPU_DEVICE_ORDINAL", gpus);
+  }
+  if (spec.gpu_share_milli > 0 && spec.gpu_mps) {
+    // Slurm's MPS plugin: the share's percentage of the device's threads.
+    env->Set("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", std::max<int64_t>(1, spec.gpu_share_milli / 10));
+    if (!spec.mps_pipe_dir.empty()) env->Set("CUDA_MPS_PIPE_DIRECTORY", spec.mps_pipe_dir);
+    if (!spec.mps_log_dir.empty()) env->Set("CUDA_MPS_LOG_DIRECTORY", spec.mps_log_dir);
   }
   env->Set("SLURM_NODEID", spec.node_index);
   env->Set("SLURM_PROCID", 0);

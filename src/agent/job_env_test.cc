@@ -177,6 +177,43 @@ TEST(JobEnvTest, HostNameIsTheJobsWhenItHasOne) {
   EXPECT_EQ(env["SLURMD_NODENAME"], "gpu01");
 }
 
+// A GPU share sees its device; an MPS share also its thread percentage and the node's MPS
+// directories; a MIG instance is named by its UUID.
+TEST(JobEnvTest, GpuSharesAndMigInstances) {
+  LaunchSpec spec;
+  spec.job_id = 4;
+  spec.gpu_indices = {2};
+  spec.gpu_share_milli = 500;
+  auto env = AsMap(BuildJobEnvironment(spec, Alice(), "gpu01", 1));
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "2");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "2");
+  EXPECT_EQ(env.count("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"), 0u) << "time-sliced: no MPS limit";
+  spec.gpu_mps = true;
+  env = AsMap(BuildJobEnvironment(spec, Alice(), "gpu01", 1));
+  EXPECT_EQ(env["CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"], "50");
+  EXPECT_EQ(env.count("CUDA_MPS_PIPE_DIRECTORY"), 0u);
+  spec.mps_pipe_dir = "/run/mps";
+  spec.mps_log_dir = "/var/log/mps";
+  env = AsMap(BuildJobEnvironment(spec, Alice(), "gpu01", 1));
+  EXPECT_EQ(env["CUDA_MPS_PIPE_DIRECTORY"], "/run/mps");
+  EXPECT_EQ(env["CUDA_MPS_LOG_DIRECTORY"], "/var/log/mps");
+
+  LaunchSpec mig;
+  mig.job_id = 5;
+  mig.gpu_indices = {0, 3};
+  mig.gpu_uuids = {"", "MIG-4f1c"};
+  env = AsMap(BuildJobEnvironment(mig, Alice(), "gpu01", 1));
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,MIG-4f1c");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "0,3");
+  // The launch specification carries it all to the supervisor.
+  Result<LaunchSpec> back = DecodeLaunchSpec(EncodeLaunchSpec(spec));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->gpu_share_milli, 500);
+  EXPECT_TRUE(back->gpu_mps);
+  EXPECT_EQ(back->mps_pipe_dir, "/run/mps");
+  EXPECT_EQ(DecodeLaunchSpec(EncodeLaunchSpec(mig))->gpu_uuids, mig.gpu_uuids);
+}
+
 // Slurm 22.05's batch environment, variable by variable, against what a real slurmd and sbatch
 // 22.05.8 gave jobs (two nodes of 4 CPUs and 2 GPUs each). `exported` is what sbatch put in the
 // job's environment from its request (src/slurm/sbatch_job.h).

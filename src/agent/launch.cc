@@ -147,6 +147,11 @@ void VisitLaunchSpec(Visitor&& v, Spec& s) {
   v("cpus", s.cpus);
   v("mem_mib", s.mem_mib);
   v("gpu_indices", s.gpu_indices);
+  v("gpu_uuids", s.gpu_uuids);
+  v("gpu_share_milli", s.gpu_share_milli);
+  v("gpu_mps", s.gpu_mps);
+  v("mps_pipe_dir", s.mps_pipe_dir);
+  v("mps_log_dir", s.mps_log_dir);
   v("tasks", s.tasks);
   v("ntasks", s.ntasks);
   v("cpus_per_task", s.cpus_per_task);

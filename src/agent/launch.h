@@ -58,9 +58,20 @@ struct LaunchSpec {
   int32_t node_index = 0;
   int32_t cpus = 1;                  // on this node
   int64_t mem_mib = 0;               // on this node (0: no limit)
-  std::vector<int32_t> gpu_indices;  // device indices on this node
-  int32_t tasks = 1;                 // on this node
-  int32_t ntasks = 1;                // in the job
+  std::vector<int32_t> gpu_indices;  // device indices on this node (whole, or the shared one)
+  // Parallel to gpu_indices where a device has a UUID the job must see instead of its index (a
+  // MIG instance: "MIG-..."); "" = the index. Filled by the agent from what it detected.
+  std::vector<std::string> gpu_uuids;
+  // A share of the device in gpu_indices (thousandths of it; 0 = the devices are held whole),
+  // and whether it is an MPS share (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = gpu_share_milli / 10).
+  int32_t gpu_share_milli = 0;
+  bool gpu_mps = false;
+  // The node's MPS control daemon's directories (the agent's --mps-pipe-dir / --mps-log-dir);
+  // "" = none named: CUDA's defaults apply.
+  std::string mps_pipe_dir;
+  std::string mps_log_dir;
+  int32_t tasks = 1;   // on this node
+  int32_t ntasks = 1;  // in the job
   int32_t cpus_per_task = 1;
   int64_t mem_per_cpu_mib = 0;   // SLURM_MEM_PER_CPU when the job asked per CPU
   int64_t mem_per_node_mib = 0;  // SLURM_MEM_PER_NODE otherwise

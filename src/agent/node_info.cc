@@ -146,10 +146,12 @@ Result<DetectedNode> DetectNode() {
   if (nvml.ok()) {
     node.nvml = true;
     Result<int32_t> count = (*nvml)->DeviceCount();
+    std::vector<NvmlGpu> found;
     for (int32_t i = 0; count.ok() && i < *count; ++i) {
-      Result<GpuDevice> gpu = (*nvml)->Device(i);
-      if (gpu.ok()) node.gpus.push_back(std::move(*gpu));
+      Result<NvmlGpu> gpu = (*nvml)->Gpu(i);
+      if (gpu.ok()) found.push_back(std::move(*gpu));
     }
+    node.gpus = NodeGpuDevices(found);
     if (!node.gpus.empty()) {
       node.cannot_enforce.push_back(
           "GPU isolation (no device cgroup: jobs could open every GPU; CUDA_VISIBLE_DEVICES "

@@ -36,6 +36,10 @@ struct Nvml::Api {
   NvmlReturn (*device_uuid)(NvmlDevice, char*, unsigned int);
   NvmlReturn (*device_memory)(NvmlDevice, NvmlMemory*);
   NvmlReturn (*device_utilization)(NvmlDevice, NvmlUtilization*);
+  // MIG (optional: drivers before R450 lack them).
+  NvmlReturn (*mig_mode)(NvmlDevice, unsigned int*, unsigned int*) = nullptr;
+  NvmlReturn (*max_mig_count)(NvmlDevice, unsigned int*) = nullptr;
+  NvmlReturn (*mig_by_index)(NvmlDevice, unsigned int, NvmlDevice*) = nullptr;
 
   Status Error(const char* call, NvmlReturn rc) const {
     std::string text = error_string != nullptr ? error_string(rc) : "";
@@ -74,6 +78,9 @@ Result<std::unique_ptr<Nvml>> Nvml::Open() {
     return Status::Unavailable("NVML lacks a needed symbol (driver too old?)");
   }
   LoadSymbol(library, "nvmlErrorString", &api->error_string);  // optional
+  LoadSymbol(library, "nvmlDeviceGetMigMode", &api->mig_mode);
+  LoadSymbol(library, "nvmlDeviceGetMaxMigDeviceCount", &api->max_mig_count);
+  LoadSymbol(library, "nvmlDeviceGetMigDeviceHandleByIndex", &api->mig_by_index);
   if (NvmlReturn rc = api->init(); rc != 0) {
     Status s = api->Error("nvmlInit_v2", rc);
     dlclose(library);
@@ -97,11 +104,48 @@ Result<int32_t> Nvml::DeviceCount() const {
   return static_cast<int32_t>(count);
 }
 
+namespace {
+// NVML_DEVICE_MIG_ENABLE.
+constexpr unsigned int kMigEnable = 1;
+}  // namespace
+
 Result<GpuDevice> Nvml::Device(int32_t index) const {
   NvmlDevice device = nullptr;
   if (NvmlReturn rc = api_->device_by_index(static_cast<unsigned int>(index), &device); rc != 0) {
     return api_->Error("nvmlDeviceGetHandleByIndex_v2", rc);
   }
+  return DeviceOf(device, index);
+}
+
+Result<NvmlGpu> Nvml::Gpu(int32_t index) const {
+  NvmlDevice device = nullptr;
+  if (NvmlReturn rc = api_->device_by_index(static_cast<unsigned int>(index), &device); rc != 0) {
+    return api_->Error("nvmlDeviceGetHandleByIndex_v2", rc);
+  }
+  NvmlGpu gpu;
+  BERTH_ASSIGN_OR_RETURN(gpu.device, DeviceOf(device, index));
+  if (api_->mig_mode == nullptr || api_->max_mig_count == nullptr ||
+      api_->mig_by_index == nullptr) {
+    return gpu;
+  }
+  unsigned int current = 0, pending = 0;
+  if (api_->mig_mode(device, &current, &pending) != 0 || current != kMigEnable) return gpu;
+  gpu.mig_enabled = true;
+  unsigned int slots = 0;
+  if (NvmlReturn rc = api_->max_mig_count(device, &slots); rc != 0) {
+    return api_->Error("nvmlDeviceGetMaxMigDeviceCount", rc);
+  }
+  for (unsigned int i = 0; i < slots; ++i) {
+    NvmlDevice mig = nullptr;
+    if (api_->mig_by_index(device, i, &mig) != 0) continue;  // an empty slot: NOT_FOUND
+    Result<GpuDevice> d = DeviceOf(mig, index);
+    if (d.ok()) gpu.instances.push_back(std::move(*d));
+  }
+  return gpu;
+}
+
+Result<GpuDevice> Nvml::DeviceOf(NvmlDeviceHandle handle, int32_t index) const {
+  NvmlDevice device = static_cast<NvmlDevice>(handle);
   GpuDevice gpu;
   gpu.index = index;
   char name[kNameSize] = {};

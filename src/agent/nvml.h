@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "agent/gpu_devices.h"
 #include "agent/node_info.h"
 #include "common/status.h"
 
@@ -32,9 +33,15 @@ class Nvml {
   Result<int32_t> Utilization(int32_t index) const;
   // The device's memory in bytes: {total, used}.
   Result<std::pair<int64_t, int64_t>> Memory(int32_t index) const;
+  // The GPU as NVML reports it, with its MIG instances when its current MIG mode is enabled
+  // (nvmlDeviceGetMigMode, nvmlDeviceGetMaxMigDeviceCount, nvmlDeviceGetMigDeviceHandleByIndex).
+  // A driver without the MIG calls, or a GPU that has no MIG: mig_enabled false.
+  Result<NvmlGpu> Gpu(int32_t index) const;
 
  private:
   struct Api;
+  using NvmlDeviceHandle = void*;
+  Result<GpuDevice> DeviceOf(NvmlDeviceHandle device, int32_t index) const;
   Nvml(void* library, std::unique_ptr<Api> api);
 
   void* library_;

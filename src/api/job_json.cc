@@ -282,6 +282,11 @@ constexpr SpecKey kSpecKeys[] = {
      }},
     {"gpu_type",
      [](const json& v, core::JobSpec& s) { return GetString(v, "gpu_type", &s.gpu_type); }},
+    {"gpu_milli",
+     [](const json& v, core::JobSpec& s) {
+       return GetIntAs(v, "gpu_milli", 0, core::kGpuMilliPerDevice, &s.gpu_milli);
+     }},
+    {"gpu_mps", [](const json& v, core::JobSpec& s) { return GetBool(v, "gpu_mps", &s.gpu_mps); }},
     {"gres", [](const json& v, core::JobSpec& s) { return GetCounts(v, "gres", &s.gres); }},
     {"licenses",
      [](const json& v, core::JobSpec& s) { return GetCounts(v, "licenses", &s.licenses); }},
@@ -564,6 +569,8 @@ void EncodeShape(const core::JobSpec& s, const core::JobSpec& d, json& j) {
   put("gpus_per_node", s.gpus_per_node, d.gpus_per_node);
   put("gpus_per_task", s.gpus_per_task, d.gpus_per_task);
   put("gpu_type", s.gpu_type, d.gpu_type);
+  put("gpu_milli", s.gpu_milli, d.gpu_milli);
+  put("gpu_mps", s.gpu_mps, d.gpu_mps);
   if (!s.gres.empty()) j["gres"] = Counts(s.gres);
   if (!s.licenses.empty()) j["licenses"] = Counts(s.licenses);
 }

@@ -67,6 +67,8 @@ struct DaemonArgs {
   std::string tcp;
   int gpus = -1;
   std::string gpu_type = "gpu";
+  std::string mps_pipe_dir;  // agent: the node's MPS daemon's directories, for MPS shares
+  std::string mps_log_dir;
   int node_timeout = 60;
   int history_interval = 10;         // controller: --history-interval SECS
   int web_session_idle = 12 * 3600;  // controller: --web-session-idle SECS
@@ -190,6 +192,8 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       StringOption("listen-tcp", &A::tcp),
       IntOption("gpus", &A::gpus, 0, 1024),
       StringOption("gpu-type", &A::gpu_type),
+      StringOption("mps-pipe-dir", &A::mps_pipe_dir),
+      StringOption("mps-log-dir", &A::mps_log_dir),
       IntOption("node-timeout", &A::node_timeout, 1, 86400 * 365),
       IntOption("history-interval", &A::history_interval, 1, 60),
       IntOption("web-session-idle", &A::web_session_idle, 60, 86400 * 365),
@@ -393,6 +397,8 @@ Runs the node agent: registers this node with the controller and runs its jobs.
                        as slurmd finds it; else the short host name
   --config F, --slurm-conf F  the cluster's configuration, for the node's name only
   --gpus N --gpu-type T  declare N GPUs of type T when NVML finds none
+  --mps-pipe-dir D --mps-log-dir D  the node's CUDA MPS control daemon's directories: MPS
+                       shares (--gres=mps:N) get CUDA_MPS_PIPE_DIRECTORY / _LOG_DIRECTORY
   --cpus N --mem SIZE  declare the node's size instead of what is detected
   --metrics-listen H:P serve Prometheus metrics (GET /metrics) on TCP there; port 0 picks a
                        free one (printed); off by default (docs/metrics.md)
@@ -493,6 +499,8 @@ int AgentMain(int argc, char** argv) {
   opt.cpus = a.cpus;
   opt.mem_mib = a.mem_mib;
   opt.metrics_listen = a.metrics_listen;
+  opt.mps_pipe_dir = a.mps_pipe_dir;
+  opt.mps_log_dir = a.mps_log_dir;
   SetContainerOptions(a, opt);
   if (a.gpus > 0) {
     opt.declared_gpus = a.gpus;
@@ -530,6 +538,8 @@ int UpMain(int argc, char** argv) {
   opt.declared_gpus = gpus;
   opt.declared_gpu_type = a.gpus >= 0 ? a.gpu_type : (a.demo ? "demo" : a.gpu_type);
   opt.metrics_listen = a.metrics_listen;
+  opt.mps_pipe_dir = a.mps_pipe_dir;
+  opt.mps_log_dir = a.mps_log_dir;
   SetContainerOptions(a, opt);
   std::atomic<bool> agent_stop{false};
   std::thread agent_thread([&] {

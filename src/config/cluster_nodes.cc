@@ -32,6 +32,7 @@ enum class NodeKey {
   kTopology,
   kHostname,
   kAddr,
+  kGpuUuids,
   kIgnored,
 };
 
@@ -51,6 +52,7 @@ constexpr KeyName<NodeKey> kNodeKeys[] = {
     {"Weight", NodeKey::kWeight},
     {"State", NodeKey::kState},
     {"Topology", NodeKey::kTopology},  // berth's own: the node's path, outermost level first
+    {"GpuUUIDs", NodeKey::kGpuUuids},  // berth's own: each GPU device's UUID ("MIG-..." too)
     {"ActiveFeatures", NodeKey::kIgnored},
     {"BcastAddr", NodeKey::kIgnored},
     {"Comment", NodeKey::kIgnored},
@@ -79,6 +81,7 @@ struct NodeValues {
   std::optional<int64_t> sockets_per_board;
   int64_t mem_mib = 1;  // Slurm's default RealMemory
   std::vector<std::string> gpus;
+  std::vector<std::string> gpu_uuids;
   std::vector<core::NamedCount> gres;
   std::vector<std::string> features;
   int32_t weight = 1;
@@ -186,6 +189,8 @@ Status ReadValue(NodeKey key, std::string_view name, std::string_view value, Nod
       return ReadState(value, v, ignored);
     case NodeKey::kTopology:
       return AssignTo(v.topology, NonEmptyList(name, value, '/'));
+    case NodeKey::kGpuUuids:
+      return AssignTo(v.gpu_uuids, NonEmptyList(name, value, ','));
     case NodeKey::kHostname:
       v.hostname = value;
       break;
@@ -247,6 +252,12 @@ Result<core::NodeSpec> BuildNode(const NodeValues& v) {
   n.threads_per_core = static_cast<int32_t>(threads);
   n.mem_mib = v.mem_mib;
   n.gpus = v.gpus;
+  if (!v.gpu_uuids.empty() && v.gpu_uuids.size() != v.gpus.size()) {
+    return InvalidValue(
+        "GpuUUIDs", std::to_string(v.gpu_uuids.size()) + " UUIDs",
+        "needs one UUID per GPU device of Gres (" + std::to_string(v.gpus.size()) + ")");
+  }
+  n.gpu_uuids = v.gpu_uuids;
   n.gres = v.gres;
   n.features = v.features;
   n.topology = v.topology;

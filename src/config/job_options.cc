@@ -117,14 +117,30 @@ Status SetGres(std::string_view v, const Context& ctx, core::JobSpec& spec) {
   if (EqualsIgnoreCase(v, "none")) {
     spec.gres.clear();
     spec.gpus_per_node = 0;
+    spec.gpu_milli = 0;
+    spec.gpu_mps = false;
     return Status::Ok();
   }
   Result<std::vector<GresEntry>> list = ParseGresList(v, GresSyntax::kJobRequest);
   if (!list.ok()) return Bad(ctx, v, list.status());
   std::vector<core::NamedCount> other;
   int64_t gpus = -1;
+  int64_t mps = -1;
   std::string type;
   for (const GresEntry& g : *list) {
+    if (g.name == "mps") {
+      // Slurm's MPS gres: a percentage of one device (berth counts 100 per GPU).
+      if (mps >= 0) return Bad(ctx, v, "mps given twice");
+      if (g.count < 1 || g.count > 100) {
+        return Bad(ctx, v, "mps is a percentage of one GPU: 1..100");
+      }
+      if (gpus >= 0 && !g.type.empty() && g.type != type) {
+        return Bad(ctx, v, "berth takes one GPU type per job");
+      }
+      if (!g.type.empty()) type = g.type;
+      mps = g.count;
+      continue;
+    }
     if (g.name == "gpu") {
       if (gpus >= 0 && g.type != type) return Bad(ctx, v, "berth takes one GPU type per job");
       type = g.type;
@@ -141,9 +157,20 @@ Status SetGres(std::string_view v, const Context& ctx, core::JobSpec& spec) {
     if (!merged) other.push_back({g.name, g.count});
   }
   if (gpus > INT32_MAX) return Bad(ctx, v, "GPU count too large");
+  if (gpus > 0 && mps > 0)
+    return Bad(ctx, v, "a job asks for whole GPUs or an MPS share, not both");
   if (gpus >= 0) {
     spec.gpus_per_node = static_cast<int32_t>(gpus);
     if (!type.empty()) spec.gpu_type = type;
+  }
+  if (mps > 0) {
+    spec.gpu_milli = static_cast<int32_t>(mps * 10);
+    spec.gpu_mps = true;
+    spec.gpus_per_node = 0;
+    if (!type.empty()) spec.gpu_type = type;
+  } else if (gpus >= 0) {
+    spec.gpu_milli = 0;
+    spec.gpu_mps = false;
   }
   spec.gres = std::move(other);
   return Status::Ok();

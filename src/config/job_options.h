@@ -10,9 +10,10 @@
 //   mem, mem-per-cpu, mem-per-gpu   sizes (common/units.h); --mem=0 asks for whole nodes
 //   gpus, gpus-per-node, gpus-per-task   [type:]count
 //   gres             comma list of name[:type][:count] (a "gres/" prefix allowed): gpu entries
-//                    set gpus_per_node (and gpu_type), the others replace spec.gres; "none"
-//                    clears both. One GPU type per job: a later option with a type replaces it,
-//                    one without a type keeps it.
+//                    set gpus_per_node (and gpu_type), "mps:[type:]N" a share of N percent of
+//                    one device (gpu_milli = 10 N, gpu_mps), the others replace spec.gres;
+//                    "none" clears all. One GPU type per job: a later option with a type replaces
+//                    it, one without a type keeps it.
 //   time, time-min   Slurm's time limits (common/slurm_time.h)
 //   begin, deadline  config/slurm_datetime.h: now[+N[unit]], uts<N>, YYYY-MM-DD[THH:MM[:SS]] UTC
 //   nice             [-]N, |N| <= 2147483645; empty = 100, as in Slurm

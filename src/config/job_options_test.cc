@@ -107,6 +107,19 @@ const GoodCase kGoodCases[] = {
        EXPECT_TRUE(s.gres.empty());
        EXPECT_EQ(s.gpus_per_node, 0);
      }},
+    {"gres", "mps:50",
+     [](const JobSpec& s) {
+       EXPECT_EQ(s.gpu_milli, 500);
+       EXPECT_TRUE(s.gpu_mps);
+       EXPECT_EQ(s.gpus_per_node, 0);
+       EXPECT_TRUE(s.gres.empty());
+     }},
+    {"gres", "gres/mps:h100:100,shard:2",
+     [](const JobSpec& s) {
+       EXPECT_EQ(s.gpu_milli, 1000);
+       EXPECT_EQ(s.gpu_type, "h100");
+       EXPECT_EQ(s.gres, (std::vector<core::NamedCount>{{"shard", 2}}));
+     }},
     {"time", "30", [](const JobSpec& s) { EXPECT_EQ(s.time_limit, 1800); }},
     {"time", "1-12:00:00", [](const JobSpec& s) { EXPECT_EQ(s.time_limit, 36 * 3600); }},
     {"time", "UNLIMITED", [](const JobSpec& s) { EXPECT_EQ(s.time_limit, kInfinite); }},
@@ -238,6 +251,10 @@ const BadCase kBadCases[] = {
     {"gres", "gpu:a100:1,gpu:v100:1",
      "invalid --gres value 'gpu:a100:1,gpu:v100:1': berth takes one GPU type per job"},
     {"gres", "gpu:2,,shard", "invalid --gres value 'gpu:2,,shard': empty name"},
+    {"gres", "mps:150", "invalid --gres value 'mps:150': mps is a percentage of one GPU: 1..100"},
+    {"gres", "mps:0", "invalid --gres value 'mps:0': mps is a percentage of one GPU: 1..100"},
+    {"gres", "gpu:1,mps:50",
+     "invalid --gres value 'gpu:1,mps:50': a job asks for whole GPUs or an MPS share, not both"},
     {"time", "1:xx", "invalid --time value '1:xx': ..."},
     {"time", "2h", "invalid --time value '2h': ..."},
     {"time-min", "-5", "invalid --time-min value '-5': ..."},

@@ -69,6 +69,18 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   for (int g = 0; g < 64; ++g) {
     if (here.gpu_mask >> g & 1) s.gpu_indices.push_back(g);
   }
+  for (const core::GpuShare& g : here.gpu_shares) {
+    s.gpu_indices.push_back(g.device);
+    s.gpu_share_milli += g.milli;
+    s.gpu_mps = j.spec.gpu_mps;
+  }
+  const std::vector<std::string>& uuids = cs.node(here.node).spec.gpu_uuids;
+  for (int32_t g : s.gpu_indices) {
+    s.gpu_uuids.push_back(static_cast<size_t>(g) < uuids.size() &&
+                                  uuids[static_cast<size_t>(g)].starts_with("MIG-")
+                              ? uuids[static_cast<size_t>(g)]
+                              : "");
+  }
   s.tasks = here.tasks;
   s.ntasks = std::max(ntasks, 1);
   s.cpus_per_task = std::max(j.spec.cpus_per_task, 1);

@@ -23,6 +23,13 @@ json EncodeAlloc(const JobRecord& r) {
       if (a.gpu_mask >> g & 1) gpus.push_back(g);
     }
     n["gpus"] = gpus;
+    if (!a.gpu_shares.empty()) {
+      json shares = json::array();
+      for (const core::GpuShare& g : a.gpu_shares) {
+        shares.push_back({{"device", g.device}, {"milli", g.milli}});
+      }
+      n["gpu_shares"] = shares;
+    }
     if (!a.gres.empty()) {
       json gres = json::object();
       for (const core::NamedCount& c : a.gres) gres[c.name] = c.count;
@@ -42,6 +49,11 @@ Status DecodeAlloc(const json& a, JobRecord& r) {
     na.mem_mib = n.at("mem_mib").get<int64_t>();
     na.tasks = n.value("tasks", 1);
     for (const json& g : n.at("gpus")) na.gpu_mask |= uint64_t{1} << g.get<int>();
+    if (n.contains("gpu_shares")) {
+      for (const json& g : n.at("gpu_shares")) {
+        na.gpu_shares.push_back({g.at("device").get<int32_t>(), g.at("milli").get<int32_t>()});
+      }
+    }
     if (n.contains("gres")) {
       for (const auto& [name, count] : n.at("gres").items()) {
         na.gres.push_back({name, count.get<int64_t>()});
@@ -280,11 +292,14 @@ Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
 
 std::string AllocTresText(const JobRecord& r) {
   core::Tres t;
+  int64_t milli = 0;
   for (const core::NodeAllocation& a : r.job.alloc.nodes) {
     t.cpus += a.cpus;
     t.mem_mib += a.mem_mib;
     t.gpus += a.gpu_count();
+    for (const core::GpuShare& g : a.gpu_shares) milli += g.milli;
   }
+  if (milli > 0) t.other.push_back({"gres/mps", (milli + 9) / 10});
   t.nodes = static_cast<int64_t>(r.job.alloc.nodes.size());
   t.gpu_type = r.job.spec.gpu_type;
   return t.ToString(t.cpus);

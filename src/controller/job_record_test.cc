@@ -88,6 +88,30 @@ TEST(JobRecordTest, AJobWithoutRunSpecificationStoresNoExecKey) {
   EXPECT_FALSE(stored.contains("exec"));
 }
 
+// A GPU share (and the request for it) survives the store exactly: a restarted controller
+// restores the device and thousandths the job holds.
+TEST(JobRecordTest, GpuSharesRoundTrip) {
+  JobRecord r = SampleRecord();
+  r.job.state = core::JobState::kRunning;
+  r.job.spec.gpu_milli = 500;
+  r.job.spec.gpu_mps = true;
+  core::NodeAllocation a;
+  a.cpus = 1;
+  a.mem_mib = 100;
+  a.tasks = 1;
+  a.gpu_mask = 0b1;
+  a.gpu_shares = {{3, 500}};
+  r.job.alloc.nodes = {a};
+  r.node_names = {"g01"};
+  Result<JobRecord> back =
+      DecodeJobRecord(StoredRecordText(EncodeJobRecord(r, false), ExecJsonText(*r.job.exec)));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->job.alloc, r.job.alloc);
+  EXPECT_EQ(back->job.spec.gpu_milli, 500);
+  EXPECT_TRUE(back->job.spec.gpu_mps);
+  EXPECT_EQ(AllocTresText(r), "cpu=1,mem=100M,node=1,billing=1,gres/gpu=1,gres/mps=50");
+}
+
 TEST(JobRecordTest, TheListTextIsTheListFormWithoutThePassFieldsAndComesFresh) {
   JobRecord r = SampleRecord();
   nlohmann::json prefix = nlohmann::json::parse(r.ListJsonPrefix() + "}");

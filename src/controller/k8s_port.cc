@@ -91,6 +91,7 @@ k8s::PodJob PodJobOf(const JobRecord& r, const PendingMap& pending) {
     f.mem_mib = std::max<int64_t>(j.spec.mem_per_node_mib, 0);
     f.gpus = j.spec.gpus;
   }
+  f.gpu_milli = j.spec.gpu_milli;
   f.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
   f.deleted_at = r.k8s_deleted;
   f.resource_version = std::to_string(r.event_seq + 1);

@@ -1,6 +1,7 @@
 #include "k8s/objects.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "k8s/codec.h"
@@ -280,6 +281,21 @@ bool NodeUnschedulable(std::string_view state) {
   return state.find("DRAIN") != std::string_view::npos;
 }
 
+bool IsMigProfile(std::string_view type) {
+  // "<slices>g.<memory>gb", optionally with a suffix such as "+me": 1g.10gb, 3g.40gb, 1g.10gb+me.
+  size_t g = type.find("g.");
+  if (g == 0 || g == std::string_view::npos) return false;
+  for (size_t i = 0; i < g; ++i) {
+    if (type[i] < '0' || type[i] > '9') return false;
+  }
+  size_t gb = type.find("gb", g + 2);
+  if (gb == std::string_view::npos || gb == g + 2) return false;
+  for (size_t i = g + 2; i < gb; ++i) {
+    if (type[i] < '0' || type[i] > '9') return false;
+  }
+  return true;
+}
+
 json EncodeNode(const NodeFacts& n) {
   const bool unschedulable = NodeUnschedulable(n.state);
   const bool down = n.state.find("DOWN") != std::string::npos;
@@ -304,6 +320,23 @@ json EncodeNode(const NodeFacts& n) {
                    {"nvidia.com/gpu", std::to_string(n.gpus.size())},
                    {"pods", "110"},
                    {"ephemeral-storage", "0"}};
+  // Shared and partitioned GPUs (docs/kubernetes.md): every device offers replicas of
+  // nvidia.com/gpu.shared and 1000 berth.io/gpu-milli; a MIG instance (a device whose type is a
+  // MIG profile, "1g.10gb") counts as nvidia.com/mig-PROFILE too, as the device plugin's mixed
+  // strategy shows it.
+  if (!n.gpus.empty()) {
+    const int64_t devices = static_cast<int64_t>(n.gpus.size());
+    capacity["nvidia.com/gpu.shared"] =
+        std::to_string(devices * std::max(1, n.gpu_shared_replicas));
+    capacity["berth.io/gpu-milli"] = std::to_string(devices * 1000);
+    std::map<std::string, int64_t> mig;
+    for (const std::string& g : n.gpus) {
+      if (IsMigProfile(g)) ++mig[g];
+    }
+    for (const auto& [profile, count] : mig) {
+      capacity["nvidia.com/mig-" + profile] = std::to_string(count);
+    }
+  }
   std::string ready = "Unknown", reason = "NodeStatusUnknown",
               message = "the berth agent has not registered";
   if (n.agent_connected && !down) {

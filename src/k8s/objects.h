@@ -63,6 +63,8 @@ struct NodeFacts {
   int32_t cpus = 0;
   int64_t mem_mib = 0;
   std::vector<std::string> gpus;  // one entry per GPU: its type, or ""
+  // Units of nvidia.com/gpu.shared per device (PodContext::gpu_shared_replicas).
+  int32_t gpu_shared_replicas = 4;
   std::vector<std::string> features;
   std::vector<std::string> partitions;
   std::string state;  // berth's long state name: "IDLE", "DRAINED", "DOWN", ...
@@ -79,6 +81,9 @@ struct NodeFacts {
 // (drained or draining): Kubernetes' spec.unschedulable.
 bool NodeUnschedulable(std::string_view state);
 nlohmann::json EncodeNode(const NodeFacts& node);
+// Whether a GPU type names a MIG profile ("1g.10gb", "3g.40gb", "1g.10gb+me"): such devices are
+// MIG instances, advertised as nvidia.com/mig-PROFILE.
+bool IsMigProfile(std::string_view type);
 nlohmann::json NodeTableColumns();
 nlohmann::json NodeTableCells(const nlohmann::json& node, int64_t now);
 

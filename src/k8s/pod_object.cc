@@ -59,6 +59,7 @@ PodShape ShapeOf(const PodFacts& f) {
     json requests = {{"cpu", std::to_string(std::max(f.cpus, 1))}};
     if (f.mem_mib > 0) requests["memory"] = MemoryQuantity(f.mem_mib);
     if (f.gpus > 0) requests["nvidia.com/gpu"] = std::to_string(f.gpus);
+    if (f.gpu_milli > 0) requests["berth.io/gpu-milli"] = std::to_string(f.gpu_milli);
     json limits = requests;
     s.spec = {{"restartPolicy", "Never"},
               {"schedulerName", "berth"},

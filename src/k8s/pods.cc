@@ -68,7 +68,23 @@ struct Resources {
   double cpu_request = 0, cpu_limit = 0;  // cores; 0 = none
   double mem_request = 0, mem_limit = 0;  // bytes
   int64_t gpus = 0;
+  int64_t gpu_shared = 0;   // nvidia.com/gpu.shared units (time-slicing replicas)
+  int64_t gpu_milli = 0;    // berth.io/gpu-milli: thousandths of one device
+  std::string mig_profile;  // nvidia.com/mig-PROFILE: MIG instances of that profile...
+  int64_t mig = 0;          // ...this many
 };
+
+// The GPU resources berth places besides cpu and memory. All are Kubernetes extended resources:
+// whole numbers, a limit required and equal to the request.
+constexpr int64_t kMilliPerDevice = 1000;  // core::kGpuMilliPerDevice
+constexpr std::string_view kGpuShared = "nvidia.com/gpu.shared";
+constexpr std::string_view kGpuMilli = "berth.io/gpu-milli";
+constexpr std::string_view kMigPrefix = "nvidia.com/mig-";
+
+bool IsGpuResource(const std::string& key) {
+  return key == "nvidia.com/gpu" || key == kGpuShared || key == kGpuMilli ||
+         (key.starts_with(kMigPrefix) && key.size() > kMigPrefix.size());
+}
 
 std::optional<FieldProblem> ReadResources(const json& c, const std::string& field, Resources* r) {
   const json& res = At(c, {"resources"});
@@ -90,10 +106,10 @@ std::optional<FieldProblem> ReadResources(const json& c, const std::string& fiel
       if (*q > (key == "memory" || key == "ephemeral-storage" ? 1e18 : 1e9)) {
         return Invalid(f, Text(value), "is too large");
       }
-      if (key != "cpu" && key != "memory" && key != "nvidia.com/gpu" &&
-          key != "ephemeral-storage") {
+      if (key != "cpu" && key != "memory" && !IsGpuResource(key) && key != "ephemeral-storage") {
         return Unsupported(f, key,
-                           "berth places cpu, memory and nvidia.com/gpu (ephemeral-storage is "
+                           "berth places cpu, memory, nvidia.com/gpu, nvidia.com/gpu.shared, "
+                           "berth.io/gpu-milli and nvidia.com/mig-PROFILE (ephemeral-storage is "
                            "accepted and ignored)");
       }
       (std::string_view(kind) == "limits" ? limits : requests)[key] = *q;
@@ -103,7 +119,7 @@ std::optional<FieldProblem> ReadResources(const json& c, const std::string& fiel
   for (const auto& [key, value] : requests) {
     auto lim = limits.find(key);
     const std::string f = field + ".resources.requests[" + key + "]";
-    if (key == "nvidia.com/gpu") {
+    if (IsGpuResource(key)) {
       if (value != std::floor(value)) return Invalid(f, Text(value), "must be an integer");
       if (lim == limits.end()) {
         return Required(field + ".resources.limits[" + key + "]",
@@ -130,6 +146,17 @@ std::optional<FieldProblem> ReadResources(const json& c, const std::string& fiel
   r->mem_request = get(requests, "memory");
   r->mem_limit = get(limits, "memory");
   r->gpus = static_cast<int64_t>(get(requests, "nvidia.com/gpu"));
+  r->gpu_shared = static_cast<int64_t>(get(requests, "nvidia.com/gpu.shared"));
+  r->gpu_milli = static_cast<int64_t>(get(requests, "berth.io/gpu-milli"));
+  for (const auto& [key, value] : requests) {
+    if (!key.starts_with(kMigPrefix) || value <= 0) continue;
+    if (r->mig > 0) {
+      return Invalid(field + ".resources.requests[" + key + "]", Text(value),
+                     "berth gives a container MIG instances of one profile");
+    }
+    r->mig_profile = key.substr(kMigPrefix.size());
+    r->mig = static_cast<int64_t>(value);
+  }
   return std::nullopt;
 }
 
@@ -429,14 +456,61 @@ Resources PodResources(const std::vector<Container>& init_list,
     res.mem_request += c.res.mem_request;
     res.mem_limit += c.res.mem_limit;
     res.gpus += c.res.gpus;
+    res.gpu_shared += c.res.gpu_shared;
+    res.gpu_milli += c.res.gpu_milli;
+    res.mig += c.res.mig;
+    if (!c.res.mig_profile.empty()) res.mig_profile = c.res.mig_profile;
   }
   for (const Container& c : init_list) {
     res.cpu_request = std::max(res.cpu_request, c.res.cpu_request);
     res.mem_request = std::max(res.mem_request, c.res.mem_request);
     res.mem_limit = std::max(res.mem_limit, c.res.mem_limit);
     res.gpus = std::max(res.gpus, c.res.gpus);
+    res.gpu_shared = std::max(res.gpu_shared, c.res.gpu_shared);
+    res.gpu_milli = std::max(res.gpu_milli, c.res.gpu_milli);
+    if (c.res.mig > res.mig) {
+      res.mig = c.res.mig;
+      res.mig_profile = c.res.mig_profile;
+    }
   }
   return res;
+}
+
+// The pod's GPU request, checked: whole GPUs, MIG instances (typed whole devices), or one share
+// of one device (gpu.shared units or explicit thousandths), one kind only.
+std::optional<FieldProblem> CheckGpus(const Resources& res, const PodContext& ctx) {
+  const std::string f = "spec.containers[0].resources.requests";
+  int kinds = (res.gpus > 0) + (res.gpu_shared > 0) + (res.gpu_milli > 0) + (res.mig > 0);
+  if (kinds > 1) {
+    return Invalid(f, "",
+                   "berth gives a pod one kind of GPU: nvidia.com/gpu, "
+                   "nvidia.com/gpu.shared, berth.io/gpu-milli or nvidia.com/mig-PROFILE");
+  }
+  const int64_t replicas = std::max(1, ctx.gpu_shared_replicas);
+  if (res.gpu_shared > replicas) {
+    return Invalid(f + "[nvidia.com/gpu.shared]", std::to_string(res.gpu_shared),
+                   "a share is of one device, which offers " + std::to_string(replicas) +
+                       " units of nvidia.com/gpu.shared");
+  }
+  if (res.gpu_milli > kMilliPerDevice) {
+    return Invalid(f + "[berth.io/gpu-milli]", std::to_string(res.gpu_milli),
+                   "a share is of one device: at most 1000");
+  }
+  return std::nullopt;
+}
+
+// Puts the (checked) GPU request into the berth job request.
+void PutGpus(const Resources& res, const PodContext& ctx, json* request) {
+  if (res.gpus > 0) (*request)["gpus"] = res.gpus;
+  if (res.mig > 0) {
+    (*request)["gpus_per_node"] = res.mig;
+    (*request)["gpu_type"] = res.mig_profile;
+  }
+  if (res.gpu_milli > 0) (*request)["gpu_milli"] = res.gpu_milli;
+  if (res.gpu_shared > 0) {
+    (*request)["gpu_milli"] =
+        res.gpu_shared * kMilliPerDevice / std::max(1, ctx.gpu_shared_replicas);
+  }
 }
 
 // The berth request of the containers: the one process run directly, or a script for several.
@@ -462,7 +536,7 @@ json ProcessRequest(const std::string& name, const PodContext& ctx, const Resour
   }
   request["environment"] = std::move(environment);
   if (res.mem_request > 0) request["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
-  if (res.gpus > 0) request["gpus"] = res.gpus;
+  PutGpus(res, ctx, &request);
   return request;
 }
 
@@ -516,7 +590,7 @@ std::optional<FieldProblem> ContainerRequest(const std::string& name, const PodC
   if (res.mem_request > 0) {
     (*request)["mem_per_node"] = std::max<int64_t>(1, CeilMiB(res.mem_request));
   }
-  if (res.gpus > 0) (*request)["gpus"] = res.gpus;
+  PutGpus(res, ctx, request);
   return std::nullopt;
 }
 
@@ -696,6 +770,7 @@ std::optional<FieldProblem> MapPod(const json& pod, const PodContext& ctx, PodMa
   std::vector<Container> init_list, main_list;
   if (auto p = ReadContainers(pod, ctx, name, &init_list, &main_list)) return p;
   const Resources res = PodResources(init_list, main_list);
+  if (auto p = CheckGpus(res, ctx)) return p;
   const json& meta = At(pod, {"metadata"});
   const json& spec = At(pod, {"spec"});
   json request;

@@ -71,6 +71,9 @@ struct PodContext {
   // false: references to Secrets and ConfigMaps are not resolved (a Job template's check, before
   // its pods are made); a missing one is then no problem.
   bool resolve_refs = true;
+  // How many `nvidia.com/gpu.shared` units one device offers (the NVIDIA device plugin's
+  // time-slicing replicas): one unit is 1000 / replicas thousandths of a device.
+  int32_t gpu_shared_replicas = 4;
 };
 
 // Checks a Pod manifest and maps it. nullopt when it maps; `out` is then filled.
@@ -91,6 +94,7 @@ struct PodFacts {
   int32_t cpus = 0;
   int64_t mem_mib = 0;
   int32_t gpus = 0;
+  int32_t gpu_milli = 0;   // a share of one device (thousandths); 0 = none
   int64_t time_limit = 0;  // seconds
   int64_t deleted_at = 0;  // when a delete was asked (0 = not)
   std::string resource_version;

@@ -148,6 +148,36 @@ TEST(K8sPodMapTest, RequestsDefaultToLimits) {
   EXPECT_EQ(m.meta["mem_limit_mib"], 128);
 }
 
+// GPU shares and MIG instances (docs/kubernetes.md): gpu.shared units are replicas of one
+// device (4 each), gpu-milli an explicit share, mig-PROFILE typed whole devices.
+TEST(K8sPodMapTest, SharedAndMigGpus) {
+  auto with = [](json limits) {
+    json pod = GpuPod();
+    pod["spec"]["containers"][0]["resources"] = {{"limits", std::move(limits)}};
+    return pod;
+  };
+  PodMapping m = MustMap(with({{"nvidia.com/gpu.shared", 1}}));
+  EXPECT_EQ(m.request["gpu_milli"], 250);
+  EXPECT_FALSE(m.request.contains("gpus"));
+  EXPECT_EQ(MustMap(with({{"nvidia.com/gpu.shared", "4"}})).request["gpu_milli"], 1000);
+  EXPECT_EQ(MustMap(with({{"berth.io/gpu-milli", "300"}})).request["gpu_milli"], 300);
+  m = MustMap(with({{"nvidia.com/mig-1g.10gb", 2}}));
+  EXPECT_EQ(m.request["gpus_per_node"], 2);
+  EXPECT_EQ(m.request["gpu_type"], "1g.10gb");
+  PodContext ctx = Ctx();
+  ctx.gpu_shared_replicas = 2;
+  PodMapping two;
+  ASSERT_FALSE(MapPod(with({{"nvidia.com/gpu.shared", 1}}), ctx, &two).has_value());
+  EXPECT_EQ(two.request["gpu_milli"], 500);
+  // Refused: more units than a device offers, a share over one device, two kinds at once.
+  for (const json& bad : {json{{"nvidia.com/gpu.shared", 5}}, json{{"berth.io/gpu-milli", 1001}},
+                          json{{"nvidia.com/gpu", 1}, {"nvidia.com/gpu.shared", 1}},
+                          json{{"nvidia.com/gpu.shared", "500m"}}}) {
+    PodMapping out;
+    EXPECT_TRUE(MapPod(with(bad), Ctx(), &out).has_value()) << bad.dump();
+  }
+}
+
 TEST(K8sPodMapTest, NoResourcesAskForOneCpu) {
   json pod = GpuPod();
   pod["spec"]["containers"][0].erase("resources");

@@ -139,6 +139,7 @@ void Driver::Finish(const core::Job& job) {
   for (const core::NodeAllocation& a : job.alloc.nodes) {
     r.procs += a.cpus;
     r.gpus += a.gpu_count();
+    for (const core::GpuShare& g : a.gpu_shares) r.gpu_milli += g.milli;
     names.push_back(vc_.state().node(a.node).spec.name);
   }
   r.node_list = hostlist::Compress(names);
@@ -163,7 +164,10 @@ core::JobSpec ToJobSpec(const TraceJob& job, const ClusterShape& shape) {
       int64_t per_node = shape.gpus_per_node > 0 ? shape.gpus_per_node : job.gpus;
       int64_t nodes = CeilDiv(job.gpus, per_node);
       spec.min_nodes = static_cast<int32_t>(nodes);
-      if (nodes == 1) {
+      if (job.gpus == 1 && job.gpu_milli > 0 && job.gpu_milli < core::kGpuMilliPerDevice) {
+        // A share of one device (the Alibaba traces' gpu_milli).
+        spec.gpu_milli = static_cast<int32_t>(job.gpu_milli);
+      } else if (nodes == 1) {
         spec.gpus_per_node = static_cast<int32_t>(job.gpus);
       } else {
         spec.gpus = static_cast<int32_t>(job.gpus);

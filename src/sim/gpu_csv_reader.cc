@@ -162,8 +162,11 @@ RowOutcome ParseItpRow(const std::vector<std::string_view>& f, const Columns& c,
   return run > 0 && gpus > 0 ? RowOutcome::kKeep : RowOutcome::kDrop;
 }
 
-// The pod's submit and run time from the three time columns. An empty deletion or scheduled
-// time (a pod that never ran, or still runs) leaves no usable duration: the pod is dropped.
+// The pod's submit and run time from the three time columns. Every pod is kept (issue 20: the
+// fractional pods are the point of these traces): one that never ran (no scheduled_time, the
+// "Pending" pods) runs for the time it stayed in the cluster, deletion - creation; one still there
+// when the collection ended (no deletion_time) runs for kAlibabaShortFormRunTime; a run time
+// under one second (the stamps' resolution) is one second.
 RowOutcome AlibabaTimes(const std::vector<std::string_view>& f, const Columns& c, TraceJob* job,
                         std::string* error) {
   if (c.creation_time < 0) {  // the short form: see kAlibabaShortFormRunTime
@@ -178,14 +181,20 @@ RowOutcome AlibabaTimes(const std::vector<std::string_view>& f, const Columns& c
     return RowOutcome::kBad;
   }
   job->submit = creation;
-  if (f[c.deletion_time].empty() || f[c.scheduled_time].empty()) return RowOutcome::kDrop;
-  if (!Number(f, c.deletion_time, "deletion_time", &deletion, error) ||
-      !Number(f, c.scheduled_time, "scheduled_time", &scheduled, error)) {
+  if (f[c.deletion_time].empty()) {
+    job->run_time = kAlibabaShortFormRunTime;
+    job->requested = kAlibabaShortFormRunTime;
+    return RowOutcome::kKeep;
+  }
+  if (!Number(f, c.deletion_time, "deletion_time", &deletion, error)) return RowOutcome::kBad;
+  if (f[c.scheduled_time].empty()) {
+    scheduled = creation;  // never ran: its time in the cluster
+  } else if (!Number(f, c.scheduled_time, "scheduled_time", &scheduled, error)) {
     return RowOutcome::kBad;
   }
-  job->run_time = deletion - scheduled;
+  job->run_time = std::max<int64_t>(1, deletion - scheduled);
   job->requested = job->run_time;
-  return job->run_time > 0 ? RowOutcome::kKeep : RowOutcome::kDrop;
+  return RowOutcome::kKeep;
 }
 
 RowOutcome ParseAlibabaRow(const std::vector<std::string_view>& f, const Columns& c, TraceJob* job,

@@ -99,14 +99,33 @@ TEST(AlibabaReaderTest, MapsPodsToJobs) {
                            "openb-pod-0001,1500,2048,2,1000,V100M16|V100M32,BE,Failed,50,90,60\n"
                            "openb-pod-0061,11908,47104,1,1000,,BE,Pending,10001278,10001403,\n"
                            "openb-pod-0062,1000,1024,0,0,P100,BE,Running,7,7,7\n"
-                           "openb-pod-0063,0,0,0,0,,BE,Running,7,9,7\n";
+                           "openb-pod-0063,0,0,0,0,,BE,Running,7,9,7\n"
+                           "openb-pod-0064,2000,1024,1,250,,BE,Pending,20,30,\n"
+                           "openb-pod-0065,2000,1024,1,300,,LS,Running,40,,45\n";
   Result<Trace> t = ParseTrace(text, "openb_pod_list_default.csv", Options());
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(t->format, TraceFormat::kAlibabaPods);
-  EXPECT_EQ(t->dropped, 3);  // never scheduled; zero duration; asks for nothing
-  ASSERT_EQ(t->jobs.size(), 2u);
-  const TraceJob& a = t->jobs[0];
-  EXPECT_EQ(a.trace_id, 1u);
+  EXPECT_EQ(t->dropped, 1);  // only the pod asking for nothing
+  ASSERT_EQ(t->jobs.size(), 6u);
+  auto row = [&](uint64_t id) -> const TraceJob& {
+    for (const TraceJob& j : t->jobs) {
+      if (j.trace_id == id) return j;
+    }
+    ADD_FAILURE() << "no job from row " << id;
+    return t->jobs[0];
+  };
+  // Never scheduled: it runs for its time in the cluster (deletion - creation).
+  EXPECT_EQ(row(3).run_time, 10001403 - 10001278);
+  EXPECT_EQ(row(3).gpus, 1);
+  EXPECT_EQ(row(4).run_time, 1);  // deleted in the second it was scheduled: one second
+  // A fractional pod that never ran is kept with its share.
+  EXPECT_EQ(row(6).run_time, 10);
+  EXPECT_EQ(row(6).gpu_milli, 250);
+  // Still running when the collection ended: the short form's run time.
+  EXPECT_EQ(row(7).run_time, kAlibabaShortFormRunTime);
+  EXPECT_EQ(row(7).gpu_milli, 300);
+  EXPECT_EQ(row(7).submit, 40);
+  const TraceJob& a = row(1);
   EXPECT_EQ(a.submit, 0);
   EXPECT_EQ(a.run_time, 12537396);  // deletion - scheduled
   EXPECT_EQ(a.requested, a.run_time);
@@ -116,7 +135,7 @@ TEST(AlibabaReaderTest, MapsPodsToJobs) {
   EXPECT_EQ(a.gpu_milli, 460);
   EXPECT_EQ(a.gpu_type, "");
   EXPECT_EQ(a.exit_code, 0);
-  const TraceJob& b = t->jobs[1];
+  const TraceJob& b = row(2);
   EXPECT_EQ(b.procs, 2);      // ceil(1500 / 1000)
   EXPECT_EQ(b.gpu_milli, 0);  // only meaningful for one GPU
   EXPECT_EQ(b.gpu_type, "V100M16");
@@ -246,8 +265,8 @@ TEST(GpuCsvReaderTest, ReadsEveryRealJobTraceAndRefusesNodeLists) {
     int64_t dropped;
   };
   const Expected expected[] = {
-      {"philly_jobs.sia-derived.csv", 82247, 0},      {"openb_pod_list_default.csv", 7255, 897},
-      {"openb_pod_list_gpushare100.csv", 6943, 1209}, {"openb_pod_list_gpuspec33.csv", 7255, 897},
+      {"philly_jobs.sia-derived.csv", 82247, 0},   {"openb_pod_list_default.csv", 8152, 0},
+      {"openb_pod_list_gpushare100.csv", 8152, 0}, {"openb_pod_list_gpuspec33.csv", 8152, 0},
       {"openb_pod_list_multigpu50.csv", 9061, 0},
   };
   int traces = 0;

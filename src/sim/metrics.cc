@@ -97,10 +97,10 @@ Metrics ComputeMetrics(const std::vector<JobResult>& jobs, int64_t capacity_proc
     wait_sum.Add(static_cast<long double>(j.start - j.submit));
     bsld_sum.Add(BoundedSlowdown(j));
     proc_seconds.Add(static_cast<long double>(j.procs) * actual);
-    gpu_seconds.Add(static_cast<long double>(j.gpus) * actual);
+    gpu_seconds.Add((static_cast<long double>(j.gpus) + j.gpu_milli / 1000.0L) * actual);
     first_submit = std::min(first_submit, j.submit);
     last_end = std::max(last_end, j.end);
-    if (j.gpus > 0) m.has_gpus = true;
+    if (j.gpus > 0 || j.gpu_milli > 0) m.has_gpus = true;
   }
   const long double n = static_cast<long double>(jobs.size());
   std::sort(waits.begin(), waits.end());

@@ -18,9 +18,10 @@ struct JobResult {
   std::string user;
   Time submit = 0;
   Time start = 0;
-  Time end = 0;       // start + actual
-  int64_t procs = 0;  // CPUs allocated in total (SWF: the job's procs)
-  int64_t gpus = 0;   // GPUs allocated in total
+  Time end = 0;           // start + actual
+  int64_t procs = 0;      // CPUs allocated in total (SWF: the job's procs)
+  int64_t gpus = 0;       // GPUs allocated in total
+  int64_t gpu_milli = 0;  // GPU shares allocated in total (thousandths of a device)
   int32_t nodes = 0;
   std::string node_list;  // hostlist form, for --jobs-out
   std::string state;      // "COMPLETED", "TIMEOUT" (cut at its limit), ...

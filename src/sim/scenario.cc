@@ -346,6 +346,9 @@ std::string Runner::AllocText(const core::Allocation& a) const {
     out += ' ' + vc_.state().node(n.node).spec.name + "[cpus=" + std::to_string(n.cpus) +
            " mem=" + MemText(n.mem_mib);
     if (n.gpu_mask) out += " gpus=" + GpuText(n.gpu_mask);
+    for (const core::GpuShare& g : n.gpu_shares) {
+      out += " share=" + std::to_string(g.device) + ':' + std::to_string(g.milli);
+    }
     if (n.tasks > 1) out += " tasks=" + std::to_string(n.tasks);
     for (const core::NamedCount& g : n.gres) out += ' ' + g.name + '=' + std::to_string(g.count);
     out += ']';

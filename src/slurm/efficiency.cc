@@ -109,6 +109,12 @@ std::string SeffReport(const JobView& v, const SeffContext& c) {
   if (v.gpus > 0 && v.gpu_utilization >= 0) {
     out += Printf("GPU Efficiency: %.2f%%", v.gpu_utilization) + " of " + std::to_string(v.gpus) +
            (v.gpus == 1 ? " GPU\n" : " GPUs\n");
+  } else if (v.gpu_milli > 0) {
+    // A share: its GPU-hours are the share's fraction of the device's (berth's line; seff has
+    // none for MPS).
+    const double devices = static_cast<double>(v.gpu_milli) / 1000.0;
+    out += Printf("GPU Share: %.2f GPU", devices) + " for " + SeffTime(v.run_time) +
+           Printf(" = %.2f GPU-hours\n", devices * static_cast<double>(v.run_time) / 3600.0);
   }
   if (v.state == core::JobState::kRunning) {
     out += "WARNING: Efficiency statistics may be misleading for RUNNING jobs.\n";

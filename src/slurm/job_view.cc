@@ -205,9 +205,18 @@ std::string GpuTres(const std::string& type, int64_t count) {
   return "gres:gpu:" + (type.empty() ? "" : type + ":") + std::to_string(count);
 }
 
+// A GPU share as Slurm's MPS gres counts it: percent of one device (100 per GPU).
+int64_t MpsPercent(int64_t milli) {
+  return (milli + 9) / 10;
+}
+
 void SetTresPer(const core::JobSpec& s, JobView& v) {
   std::vector<std::string> per_node;
   if (s.gpus_per_node > 0) per_node.push_back(GpuTres(s.gpu_type, s.gpus_per_node));
+  if (s.gpu_milli > 0) {
+    per_node.push_back("gres:mps:" + (s.gpu_type.empty() ? "" : s.gpu_type + ":") +
+                       std::to_string(MpsPercent(s.gpu_milli)));
+  }
   for (const core::NamedCount& g : s.gres) {
     per_node.push_back("gres:" + g.name + ":" + std::to_string(g.count));
   }
@@ -425,13 +434,16 @@ void SetTimes(const json& r, const core::JobSpec& s, const ClusterFacts& f, Time
 // Once the job holds (or held) an allocation, the allocation is what Slurm shows.
 void SetAllocation(const json& r, const ClusterFacts& f, const std::string& gpu_type, JobView& v) {
   if (!r.contains("allocation") || !r.at("allocation").contains("nodes")) return;
-  int64_t cpus = 0, mem = 0, gpus = 0;
+  int64_t cpus = 0, mem = 0, gpus = 0, milli = 0;
   for (const json& n : r.at("allocation").at("nodes")) {
     v.node_names.push_back(n.value("node", ""));
     cpus += n.value("cpus", 0);
     mem += n.value("mem_mib", int64_t{0});
     if (n.contains("gpus") && n.at("gpus").is_array()) {
       gpus += static_cast<int64_t>(n.at("gpus").size());
+    }
+    if (n.contains("gpu_shares") && n.at("gpu_shares").is_array()) {
+      for (const json& g : n.at("gpu_shares")) milli += g.value("milli", int64_t{0});
     }
   }
   if (v.node_names.empty()) return;
@@ -441,6 +453,7 @@ void SetAllocation(const json& r, const ClusterFacts& f, const std::string& gpu_
   v.max_nodes = 0;
   v.num_cpus = static_cast<int32_t>(cpus);
   v.alloc_tres = TresText(cpus, mem, v.min_nodes, gpus, gpu_type, f.gpus_in_tres);
+  if (milli > 0) v.alloc_tres += ",gres/mps=" + std::to_string(MpsPercent(milli));
 }
 
 void SetUsage(const json& r, JobView& v) {
@@ -481,8 +494,12 @@ Status BuildView(const json& r, Time now, JobView& v) {
   v.ntasks_per_socket = s.ntasks_per_socket;
   v.ntasks_per_core = s.ntasks_per_core;
   v.gpus = sh.gpus;
+  v.gpu_milli = int64_t{s.gpu_milli} * sh.min_nodes;
   SetMemory(s, sh, f, v);
   v.req_tres = TresText(sh.cpus, v.req_mem_mib, sh.min_nodes, sh.gpus, s.gpu_type, f.gpus_in_tres);
+  if (s.gpu_milli > 0) {
+    v.req_tres += ",gres/mps=" + std::to_string(MpsPercent(int64_t{s.gpu_milli} * sh.min_nodes));
+  }
   SetTresPer(s, v);
   v.features = s.constraint.text();
   v.licenses = LicensesText(s.licenses);

@@ -88,6 +88,7 @@ struct JobView {
   int64_t min_memory_cpu_mib = -1;      // MinMemoryCPU= when >= 0
   int64_t req_mem_mib = 0;              // total memory asked (ReqTRES mem=)
   int32_t gpus = 0;                     // GPUs asked over the whole job (0 = none)
+  int64_t gpu_milli = 0;                // GPU shares asked over the whole job, thousandths
   std::string req_tres;                 // "cpu=24,mem=125G,node=1,billing=24"
   std::string alloc_tres;               // "" until it starts
   std::string tres_per_node;            // "gres:gpu:4" ("" = not asked: the field is left out)

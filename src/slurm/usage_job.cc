@@ -26,6 +26,11 @@ Result<UsageJob> UsageJobFromJson(const json& record, Time now) {
       if (n.contains("gpus") && n.at("gpus").is_array()) {
         j.alloc_gpus += static_cast<int32_t>(n.at("gpus").size());
       }
+      if (n.contains("gpu_shares") && n.at("gpu_shares").is_array()) {
+        for (const json& g : n.at("gpu_shares")) {
+          if (g.is_object()) j.alloc_gpu_milli += g.value("milli", int64_t{0});
+        }
+      }
     }
   }
   return j;
@@ -37,6 +42,11 @@ int64_t HeldMemMib(const UsageJob& j) {
 
 int32_t HeldGpus(const UsageJob& j) {
   return j.alloc_gpus > 0 ? j.alloc_gpus : j.view.gpus;
+}
+
+double HeldGpuDevices(const UsageJob& j) {
+  int64_t milli = j.alloc_gpu_milli > 0 ? j.alloc_gpu_milli : j.view.gpu_milli;
+  return HeldGpus(j) + static_cast<double>(milli) / 1000.0;
 }
 
 int32_t HeldCpus(const UsageJob& j) {

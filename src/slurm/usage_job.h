@@ -19,8 +19,9 @@ namespace berth::slurm {
 
 struct UsageJob {
   JobView view;
-  int64_t alloc_mem_mib = 0;  // memory of the allocation over all nodes; 0: the request's
-  int32_t alloc_gpus = 0;     // GPUs of the allocation over all nodes; 0: the request's
+  int64_t alloc_mem_mib = 0;    // memory of the allocation over all nodes; 0: the request's
+  int32_t alloc_gpus = 0;       // GPUs of the allocation over all nodes; 0: the request's
+  int64_t alloc_gpu_milli = 0;  // GPU shares of the allocation (thousandths); 0: the request's
 };
 
 // Builds a UsageJob from a record of GET /v1/accounting/jobs (or GET /v1/jobs/ID). Errors as
@@ -31,6 +32,8 @@ Result<UsageJob> UsageJobFromJson(const nlohmann::json& record, Time now);
 // allocation's once the job started).
 int64_t HeldMemMib(const UsageJob& j);
 int32_t HeldGpus(const UsageJob& j);
+// Whole GPUs and shares together, in devices (a 250-thousandths share is 0.25).
+double HeldGpuDevices(const UsageJob& j);
 int32_t HeldCpus(const UsageJob& j);   // at least 1
 int32_t HeldNodes(const UsageJob& j);  // at least 1
 

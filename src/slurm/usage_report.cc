@@ -36,7 +36,7 @@ std::optional<UsageFigures> JobFigures(const UsageJob& j, Time start, Time end) 
   }
   f.mem_gib_hours = static_cast<double>(HeldMemMib(j)) / kMibPerGib * h;
   f.mem_peak_gib_hours = static_cast<double>(std::max<int64_t>(0, v.max_rss_mib)) / kMibPerGib * h;
-  f.gpu_hours = HeldGpus(j) * h;
+  f.gpu_hours = HeldGpuDevices(j) * h;
   if (v.gpu_utilization >= 0) {
     f.gpu_hours_measured = f.gpu_hours;
     f.gpu_hours_used = f.gpu_hours * std::min(100.0, v.gpu_utilization) / 100.0;

@@ -64,6 +64,26 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(bad, '--skip-bad', '--json')
     check('skip-bad counts', rc == 0 and json.loads(out)['skipped_bad'] == 1, out + err)
 
+with tempfile.TemporaryDirectory() as tmp:
+    # Fractional pods (issue 20) on an openb-style node list: none is dropped, the pod the trace
+    # never ran ("Pending", no scheduled_time) included, and two halves of one GPU run at once.
+    pods = os.path.join(tmp, 'openb_pod_list_tiny.csv')
+    with open(pods, 'w') as f:
+        f.write('name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,'
+                'creation_time,deletion_time,scheduled_time\n'
+                'p0,1000,1024,1,500,,LS,Running,0,100,0\n'
+                'p1,1000,1024,1,500,,LS,Running,0,100,0\n'
+                'p2,1000,1024,1,250,,BE,Pending,200,300,\n'
+                'p3,2000,1024,0,0,,BE,Running,0,50,0\n')
+    nodes = os.path.join(tmp, 'openb_node_list_tiny.csv')
+    with open(nodes, 'w') as f:
+        f.write('sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16384,1,V100M16\n')
+    rc, out, err = run(pods, '--cluster', nodes, '--json')
+    d = json.loads(out) if rc == 0 else {}
+    check('fractional pods kept', rc == 0 and d.get('dropped') == 0 and d.get('jobs') == 4,
+          out + err)
+    check('two halves share one GPU', d.get('max_wait_s') == 0, out + err)
+
 rc, out, err = run(KTH, '--bogus')
 check('unknown option', rc == 2 and "unrecognized option '--bogus'" in err, err)
 rc, out, err = run('/nonexistent/trace.swf')

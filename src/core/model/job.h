@@ -71,6 +71,10 @@ struct JobSpec {
   std::string gpu_type;          // "h100"; "" = any type
   std::vector<NamedCount> gres;  // other per-node generic resources ("shard", 2)
   std::vector<NamedCount> licenses;
+  // A share of ONE GPU device on each node, in thousandths of a device (1..1000; --gres=mps:N,
+  // nvidia.com/gpu.shared); 0 = none. Excludes whole GPUs (gpus, gpus_per_node, gpus_per_task).
+  int32_t gpu_milli = 0;
+  bool gpu_mps = false;  // the share is CUDA MPS's (--gres=mps:N): its processes get a thread limit
   ExclusiveMode exclusive = ExclusiveMode::kNo;
   bool oversubscribe = false;
   bool overcommit = false;  // -O: one task's CPUs a node, however many tasks (Slurm's min_cpus)
@@ -122,6 +126,16 @@ struct JobExecSpec {
   friend bool operator==(const JobExecSpec&, const JobExecSpec&) = default;
 };
 
+// What one GPU device holds in all, in thousandths; shares on a device add up to at most this.
+inline constexpr int32_t kGpuMilliPerDevice = 1000;
+
+// A share of one GPU device: the node's device index and the thousandths of it held.
+struct GpuShare {
+  int32_t device = 0;
+  int32_t milli = 0;
+  friend bool operator==(const GpuShare&, const GpuShare&) = default;
+};
+
 // Resources a job holds on one node.
 struct NodeAllocation {
   uint32_t node = 0;  // index of the node in the cluster
@@ -130,8 +144,16 @@ struct NodeAllocation {
   uint64_t gpu_mask = 0;  // bit i = the node's GPU device i
   int32_t tasks = 0;
   std::vector<NamedCount> gres;  // other per-node generic resources
+  // Shares of devices not held whole (a device is either in gpu_mask or shared, never both).
+  std::vector<GpuShare> gpu_shares;
 
   int gpu_count() const { return __builtin_popcountll(gpu_mask); }
+  // Whole devices and shares together, in thousandths of a device.
+  int64_t gpu_milli() const {
+    int64_t m = int64_t{gpu_count()} * kGpuMilliPerDevice;
+    for (const GpuShare& s : gpu_shares) m += s.milli;
+    return m;
+  }
   friend bool operator==(const NodeAllocation&, const NodeAllocation&) = default;
 };
 

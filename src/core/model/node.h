@@ -23,6 +23,9 @@ struct NodeSpec {
   int64_t mem_mib = 0;
   // One entry per GPU device, in device-index order: its type ("h100"), or "" when untyped.
   std::vector<std::string> gpus;
+  // Parallel to gpus where known: the device's UUID ("GPU-...", or "MIG-..." for a MIG instance,
+  // which jobs then see in CUDA_VISIBLE_DEVICES instead of its index); may be shorter or empty.
+  std::vector<std::string> gpu_uuids;
   std::vector<NamedCount> gres;       // other countable per-node resources ("shard", 16)
   std::vector<std::string> features;  // "ib", "a100", "rack3"
   // Topology path, outermost level first: {"block1", "switch3"}. Empty = one flat group.

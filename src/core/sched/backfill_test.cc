@@ -24,7 +24,7 @@ void RunJob(ClusterState& cs, const char* node, int32_t cpus, Time start, Durati
   PlannedStart s;
   s.job = id;
   s.partition = cs.partitions()[0].spec.name;
-  s.alloc.nodes.push_back({*cs.FindNode(node), cpus, 0, 0, 1, {}});
+  s.alloc.nodes.push_back({*cs.FindNode(node), cpus, 0, 0, 1, {}, {}});
   s.time_limit = limit;
   plan.starts.push_back(s);
   ASSERT_EQ(cs.Apply(plan, start).started.size(), 1u) << node;
@@ -32,7 +32,7 @@ void RunJob(ClusterState& cs, const char* node, int32_t cpus, Time start, Durati
 
 Allocation On(uint32_t node, int32_t cpus) {
   Allocation a;
-  a.nodes.push_back({node, cpus, 0, 0, 1, {}});
+  a.nodes.push_back({node, cpus, 0, 0, 1, {}, {}});
   return a;
 }
 

@@ -92,6 +92,7 @@ enum class CauseKind : uint8_t {
   kReserved,
   kNotIdle,
   kLackGpus,
+  kLackGpuShare,
   kLackCpus,
   kHeldExclusive,
   kLackMemory,  // arg: MiB
@@ -132,7 +133,7 @@ Cause NodeCause(const PassState& pass, const JobEntry& e, size_t slot, uint32_t 
   if (Excluded(e, i)) return {CauseKind::kExcluded};
   if (!MatchesConstraint(cs, e, n)) return {CauseKind::kLackFeature};
   int typed = __builtin_popcountll(GpuTypeMask(n, s.gpu_type));
-  if (s.gpus > 0 && typed == 0) return {CauseKind::kNoGpus};
+  if ((s.gpus > 0 || s.gpu_milli > 0) && typed == 0) return {CauseKind::kNoGpus};
   if (s.gpus > 0 && typed < s.gpus) return {CauseKind::kFewerGpus};
   if (!NodeCanEverHost(s, n)) return {CauseKind::kTooSmall};
   NodeFree f = pass.FreeNow(i);
@@ -148,6 +149,9 @@ Cause NodeCause(const PassState& pass, const JobEntry& e, size_t slot, uint32_t 
   if (s.whole_node) return {CauseKind::kNotIdle};
   if (s.gpus > 0 && __builtin_popcountll(GpuTypeMask(n, s.gpu_type) & f.gpus) < s.gpus) {
     return {CauseKind::kLackGpus};
+  }
+  if (s.gpu_milli > 0 && ChooseShareDevice(GpuTypeMask(n, s.gpu_type), f, s.gpu_milli) < 0) {
+    return {CauseKind::kLackGpuShare};
   }
   if (f.cpus < s.cpus) return {CauseKind::kLackCpus};
   if (f.sole_user >= 0 && f.sole_user != user && (s.exclusive_user || f.user_exclusive)) {
@@ -202,6 +206,8 @@ std::string CauseText(const ClusterState& cs, const JobEntry& e, size_t slot, co
       return "not idle";
     case CauseKind::kLackGpus:
       return "lack " + std::to_string(s.gpus) + " free " + type + (s.gpus == 1 ? "GPU" : "GPUs");
+    case CauseKind::kLackGpuShare:
+      return "lack room for a " + std::to_string(s.gpu_milli) + "/1000 share of a " + type + "GPU";
     case CauseKind::kLackCpus:
       return "lack " + std::to_string(s.cpus) + (s.cpus == 1 ? " free CPU" : " free CPUs");
     case CauseKind::kHeldExclusive:

@@ -25,7 +25,7 @@ void Occupy(ClusterState& cs, const char* node, int32_t cpus, uint64_t gpus = 0,
   PlannedStart s;
   s.job = id;
   s.partition = cs.partitions()[0].spec.name;
-  s.alloc.nodes.push_back({*cs.FindNode(node), cpus, mem, gpus, 1, std::move(gres)});
+  s.alloc.nodes.push_back({*cs.FindNode(node), cpus, mem, gpus, 1, std::move(gres), {}});
   s.time_limit = 3600;
   plan.starts.push_back(s);
   ASSERT_EQ(cs.Apply(plan, 0).started.size(), 1u) << node;
@@ -192,7 +192,7 @@ TEST(ExplainNoFitTest, ReservedAndTooFewTogether) {
   r.job = 999;
   r.start = 100;
   r.end = 1100;
-  r.alloc.nodes.push_back({1, 8, 0, 0, 1, {}});
+  r.alloc.nodes.push_back({1, 8, 0, 0, 1, {}, {}});
   pass.Reserve(r);
   EXPECT_EQ(ExplainNoFit(pass, e, 0, 3600),
             "3 nodes: 1 drained, 1 fit, but too few together, 1 reserved for higher-priority jobs");

@@ -148,7 +148,7 @@ ClusterState ReasonCluster() {
   task0.job = array;
   task0.array_task = 0;
   task0.partition = "main";
-  task0.alloc.nodes.push_back({*cs.FindNode("g04"), 1, 0, 0, 1, {}});
+  task0.alloc.nodes.push_back({*cs.FindNode("g04"), 1, 0, 0, 1, {}, {}});
   task0.time_limit = 3600;
   plan.starts.push_back(task0);
   EXPECT_EQ(cs.Apply(plan, 0).start_ids, std::vector<JobId>{12});
@@ -321,7 +321,7 @@ TEST(LimitsTest, CountWhatThePassStarted) {
   PassState pass(cs, kNow);
   ASSERT_TRUE(CheckLimits(pass, *cs.FindEntry(a), 0).ok());
   Allocation alloc;
-  alloc.nodes.push_back({*cs.FindNode("g04"), 1, 0, 0x01, 1, {}});
+  alloc.nodes.push_back({*cs.FindNode("g04"), 1, 0, 0x01, 1, {}, {}});
   pass.Start(*cs.FindEntry(a), a, kNow + 3600, alloc);
   Verdict v = CheckLimits(pass, *cs.FindEntry(b), 0);
   EXPECT_EQ(v.reason, PendingReason::kQosMaxGresPerUser);
@@ -386,7 +386,7 @@ class DependencyEvalTest : public ::testing::Test {
     s.job = array;
     s.array_task = task;
     s.partition = "main";
-    s.alloc.nodes.push_back({0, 1, 0, 0, 1, {}});
+    s.alloc.nodes.push_back({0, 1, 0, 0, 1, {}, {}});
     s.time_limit = 3600;
     plan.starts.push_back(s);
     ApplyResult r = cs_.Apply(plan, 100);

@@ -106,12 +106,10 @@ struct Scorer {
     switch (policy) {
       case GpuPlacement::kFirstFit:
         return 0;
-      case GpuPlacement::kBestFit: {
-        // The fullest device first among a node's options, then the node by what is left.
-        const double device_term =
-            req.is_share() ? static_cast<double>(o.option_free_milli) * 1e-12 : 0;
-        return 0.5 * cpu_left / max_cpu + 0.5 * (gpu_total - gpu_req) / max_gpu + device_term;
-      }
+      case GpuPlacement::kBestFit:
+        // The node by what is left; among one node's devices, the fullest (PickGpuPlacement's
+        // tie-break: a term added here would fall within kTie and never decide).
+        return 0.5 * cpu_left / max_cpu + 0.5 * (gpu_total - gpu_req) / max_gpu;
       case GpuPlacement::kDotProduct: {
         const double cpu_cap = std::max<double>(1, static_cast<double>(node.cpu_capacity_milli));
         const double gpu_cap =
@@ -198,8 +196,12 @@ std::optional<GpuChoice> PickGpuPlacement(GpuPlacement policy, const GpuRequest&
         policy == GpuPlacement::kFgd ? fgd->Fragmentation(node.cpu_free_milli, node.devices) : 0;
     ForEachOption(req, node, [&](const Option& o) {
       const double s = scorer.Score(node, o, frag_before);
-      // FGD breaks its ties (wholly free nodes all score alike) by gpu-packing's tiers.
-      const double tie = policy == GpuPlacement::kFgd ? scorer.PackingScore(node, o, true) : 0;
+      // FGD breaks its ties (wholly free nodes all score alike) by gpu-packing's tiers; best-fit
+      // its (a share's devices on one node all score alike) by the fullest device.
+      const double tie = policy == GpuPlacement::kFgd ? scorer.PackingScore(node, o, true)
+                         : policy == GpuPlacement::kBestFit && req.is_share()
+                             ? static_cast<double>(o.option_free_milli)
+                             : 0;
       if (!best || s < best_score - kTie || (s <= best_score + kTie && tie < best_tie)) {
         best = GpuChoice{static_cast<int32_t>(i), o.devices};
         best_score = s;
@@ -283,7 +285,8 @@ double FgdWorkload::Fragmentation(int64_t cpu_free_milli,
   return f;
 }
 
-FgdCache::FgdCache(const FgdWorkload* workload) : workload_(workload), slots_(kSlots) {}
+FgdCache::FgdCache(const FgdWorkload* workload, int log2_slots)
+    : workload_(workload), slots_(size_t{1} << log2_slots) {}
 
 double FgdCache::Fragmentation(int64_t cpu_free_milli, std::span<const GpuDeviceFree> devices) {
   if (devices.size() > kKeyDevices) return workload_->Fragmentation(cpu_free_milli, devices);
@@ -297,7 +300,7 @@ double FgdCache::Fragmentation(int64_t cpu_free_milli, std::span<const GpuDevice
   uint64_t h = static_cast<uint64_t>(cpu_free_milli) * 0x9E3779B97F4A7C15ULL;
   for (int i = 0; i < key.n; ++i) h = (h ^ key.dev[i]) * 0x100000001B3ULL;
   h ^= h >> 29;
-  Entry& slot = slots_[h & (kSlots - 1)];
+  Entry& slot = slots_[h & (slots_.size() - 1)];
   if (slot.cpu == key.cpu && slot.n == key.n &&
       std::equal(key.dev.begin(), key.dev.begin() + key.n, slot.dev.begin())) {
     ++hits_;

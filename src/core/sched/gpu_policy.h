@@ -123,14 +123,16 @@ class FgdWorkload {
 // request are computed once. Not thread-safe: one per thread.
 class FgdCache {
  public:
-  explicit FgdCache(const FgdWorkload* workload);
+  // 2^log2_slots entries (1 << 15 suits a fill experiment over thousands of nodes; a scheduling
+  // pass that chooses among one node's devices at a time needs far fewer).
+  explicit FgdCache(const FgdWorkload* workload, int log2_slots = kLog2Slots);
   double Fragmentation(int64_t cpu_free_milli, std::span<const GpuDeviceFree> devices);
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
 
  private:
   static constexpr int kKeyDevices = 16;  // nodes with more devices are not memoised
-  static constexpr size_t kSlots = 1 << 15;
+  static constexpr int kLog2Slots = 15;
   struct Entry {
     int64_t cpu = -1;
     uint8_t n = 0;
@@ -138,7 +140,7 @@ class FgdCache {
     double value = 0;
   };
   const FgdWorkload* workload_;
-  std::vector<Entry> slots_;
+  std::vector<Entry> slots_;  // size a power of two
   int64_t hits_ = 0;
   int64_t misses_ = 0;
 };

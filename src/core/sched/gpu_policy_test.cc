@@ -122,6 +122,17 @@ TEST(PickGpuPlacementTest, PoliciesChooseDifferentlyOnAHandComputedCluster) {
   }
 }
 
+// best-fit on one node: its devices score alike at node level; the fullest that holds the share
+// wins (a regression test: the device term once fell within the tie tolerance, so the first
+// device won).
+TEST(PickGpuPlacementTest, BestFitTakesTheFullestDeviceOfANode) {
+  std::vector<TestNode> nodes(1);
+  nodes[0].Gpus({1000, 400, 700});
+  std::vector<GpuNodeFree> view = View(nodes);
+  EXPECT_EQ(Str(PickGpuPlacement(GpuPlacement::kBestFit, Share(300), view)), "n0:0b10");
+  EXPECT_EQ(Str(PickGpuPlacement(GpuPlacement::kBestFit, Share(500), view)), "n0:0b100");
+}
+
 // Fragmentation by hand. Workload: 500-milli shares (0.5) and one whole GPU (0.5), 1 CPU each.
 // [1000, 600]: the share fits on both (fragment 0); the whole GPU only on device 0, so 600 is
 // fragment: F = 0.5 x 0 + 0.5 x 600 = 300. [700]: the whole GPU fits nowhere: 0.5 x 700 = 350.

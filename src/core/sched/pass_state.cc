@@ -35,6 +35,18 @@ const NodeAllocation* OnNode(const Allocation& a, uint32_t n) {
 void MinInto(NodeFree& acc, const NodeFree& f) {
   acc.cpus = std::min(acc.cpus, f.cpus);
   acc.mem_mib = std::min(acc.mem_mib, f.mem_mib);
+  if (!acc.gpu_milli.empty() || !f.gpu_milli.empty()) {
+    // A device held whole at either time stays held whole; else the larger shared part.
+    size_t n = std::max(acc.gpu_milli.size(), f.gpu_milli.size());
+    std::vector<int32_t> m(n, 0);
+    for (size_t d = 0; d < n; ++d) {
+      int di = static_cast<int>(d);
+      bool whole = acc.ShareRoom(di) == 0 && acc.SharedMilli(di) == 0;
+      whole = whole || (f.ShareRoom(di) == 0 && f.SharedMilli(di) == 0);
+      m[d] = whole ? 0 : std::max(acc.SharedMilli(di), f.SharedMilli(di));
+    }
+    acc.gpu_milli = std::move(m);
+  }
   acc.gpus &= f.gpus;
   for (size_t i = 0; i < acc.gres.size() && i < f.gres.size(); ++i) {
     acc.gres[i] = std::min(acc.gres[i], f.gres[i]);
@@ -110,6 +122,7 @@ void AddInto(NodeAllocation& a, const NodeAllocation& b) {
   a.cpus += b.cpus;
   a.mem_mib += b.mem_mib;
   a.gpu_mask |= b.gpu_mask;
+  a.gpu_shares.insert(a.gpu_shares.end(), b.gpu_shares.begin(), b.gpu_shares.end());
   for (const NamedCount& g : b.gres) {
     auto it = std::find_if(a.gres.begin(), a.gres.end(),
                            [&](const NamedCount& x) { return x.name == g.name; });
@@ -132,6 +145,26 @@ void TakeFrom(NodeAllocation& held, NodeAllocation& want) {
   want.cpus -= cpus;
   want.mem_mib -= mem;
   want.gpu_mask &= ~gpus;
+  // A device the victims held whole and the new job shares (or the reverse) changes hands: the
+  // victims' part of it is not given back later. The shared part the victims held on a device
+  // the new job shares too covers that much of the new share.
+  for (GpuShare& w : want.gpu_shares) {
+    uint64_t bit = uint64_t{1} << w.device;
+    if (held.gpu_mask & bit) {
+      held.gpu_mask &= ~bit;
+      continue;
+    }
+    for (GpuShare& h : held.gpu_shares) {
+      if (h.device != w.device) continue;
+      int32_t c = std::min(h.milli, w.milli);
+      h.milli -= c;
+      w.milli -= c;
+    }
+  }
+  std::erase_if(held.gpu_shares, [&](const GpuShare& h) {
+    return h.milli == 0 || ((want.gpu_mask | gpus) >> h.device & 1);
+  });
+  std::erase_if(want.gpu_shares, [](const GpuShare& w) { return w.milli == 0; });
   for (NamedCount& g : want.gres) {
     for (NamedCount& h : held.gres) {
       if (h.name != g.name) continue;
@@ -171,7 +204,7 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
     if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= from_free.cpus;
   }
   for (auto& [n, rest] : held) {
-    if (rest.cpus > 0 || rest.mem_mib > 0 || rest.gpu_mask != 0) {
+    if (rest.cpus > 0 || rest.mem_mib > 0 || rest.gpu_mask != 0 || !rest.gpu_shares.empty()) {
       leftovers_[n].push_back(std::move(rest));
     }
   }

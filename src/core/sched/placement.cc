@@ -77,6 +77,20 @@ std::vector<size_t> ChooseGroup(const ClusterState& cs, const std::vector<uint32
   return all;
 }
 
+// FitNode on node `n`; for a share, the request's picker then chooses its device.
+bool FitNodeAndDevice(const ClusterState& cs, const PlaceRequest& req, const FreeFn& free_of,
+                      uint32_t n, NodeAllocation* a) {
+  const NodeInfo& node = cs.node(n);
+  const NodeFree free = free_of(n);
+  if (!FitNode(*req.shape, node, free, req.user, a)) return false;
+  if (req.share_device != nullptr && !a->gpu_shares.empty()) {
+    const int d =
+        req.share_device->Choose(node, free, GpuTypeMask(node, req.shape->gpu_type), *req.shape);
+    if (d >= 0) a->gpu_shares[0].device = d;
+  }
+  return true;
+}
+
 bool PlaceNodes(const ClusterState& cs, const PlaceRequest& req, const Bitset& cand,
                 const NodeIndex& index, const FreeFn& free_of, Allocation* out) {
   const JobShape& s = *req.shape;
@@ -84,7 +98,7 @@ bool PlaceNodes(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
   if (req.required) {
     for (uint32_t n : *req.required) {
       NodeAllocation a;
-      if (!cand.Test(n) || !FitNode(s, cs.node(n), free_of(n), req.user, &a)) return false;
+      if (!cand.Test(n) || !FitNodeAndDevice(cs, req, free_of, n, &a)) return false;
       chosen.push_back(std::move(a));
     }
     if (static_cast<int32_t>(chosen.size()) > s.max_nodes) return false;
@@ -103,7 +117,7 @@ bool PlaceNodes(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
     ForEachInOrder(cs, req, cand, index, [&](uint32_t n) {
       if (IsRequired(req, n)) return true;
       NodeAllocation a;
-      if (!FitNode(s, cs.node(n), free_of(n), req.user, &a)) return true;
+      if (!FitNodeAndDevice(cs, req, free_of, n, &a)) return true;
       fits.push_back(n);
       allocs.push_back(std::move(a));
       return !single && fits.size() < enough;

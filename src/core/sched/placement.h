@@ -13,6 +13,7 @@
 
 #include "common/bitset.h"
 #include "core/config.h"
+#include "core/sched/share_device.h"
 #include "core/state/cluster_state.h"
 #include "core/state/fit.h"
 
@@ -26,6 +27,9 @@ struct PlaceRequest {
   const std::vector<Bitset>* alternatives = nullptr;
   PlacementPolicy policy = PlacementPolicy::kPack;
   bool topology_aware = true;
+  // Chooses the device of a GPU share on each node placed (GpuPlacement=); null: FitNode's own
+  // choice, best fit (ChooseShareDevice).
+  ShareDevicePicker* share_device = nullptr;
 };
 
 using FreeFn = std::function<NodeFree(uint32_t)>;

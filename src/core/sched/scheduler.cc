@@ -50,7 +50,8 @@ class Pass {
         explain_details_(explain_details),
         pass_(cs, now),
         resv_(cs),
-        partition_blocked_(cs.partitions().size(), false) {
+        partition_blocked_(cs.partitions().size(), false),
+        share_device_(cfg.gpu_placement) {
     plan_.now = now;
     any_free_ = pass_.cpu_free().Any();
     // A reservation that begins or ends changes what may start: a pass is due then (when
@@ -63,6 +64,16 @@ class Pass {
   }
 
   Plan Run(const std::vector<QueueItem>& queue) {
+    if (cfg_.gpu_placement == GpuPlacement::kFgd) {
+      // fgd measures fragmentation against the shapes waiting now (each job's first partition).
+      std::vector<GpuRequest> shapes;
+      for (const QueueItem& item : queue) {
+        if (item.e->shapes.empty()) continue;
+        const JobShape& s = item.e->shapes.front();
+        if (s.gpus > 0 || s.gpu_milli > 0) shapes.push_back(GpuRequestOf(s));
+      }
+      share_device_.SetWorkload(std::move(shapes));
+    }
     for (const QueueItem& item : queue) ScheduleJob(item);
     plan_.wake_at = pass_.wake_at();
     return std::move(plan_);
@@ -106,6 +117,7 @@ class Pass {
   // only shrink during a pass, and a longer window is harder to fit).
   std::unordered_map<int32_t, Duration> no_fit_;
   std::unordered_map<int32_t, std::string> details_;  // by shape id
+  ShareDevicePicker share_device_;  // the device of each GPU share started (GpuPlacement=)
   // Powered-down nodes this pass has placed jobs on: they will be up as soon as the others
   // being woken, so later jobs prefer them to waking more (power saving).
   Bitset woken_;
@@ -222,7 +234,8 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
                      e.nodelist.empty() ? nullptr : &e.nodelist,
                      cand.alternatives.empty() ? nullptr : &cand.alternatives,
                      cfg_.placement,
-                     cfg_.topology_aware};
+                     cfg_.topology_aware,
+                     &share_device_};
     if (StartNow(e, task, slot, cand, req, limit)) {
       a.started = true;
       return a;
@@ -248,7 +261,8 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
                      e.nodelist.empty() ? nullptr : &e.nodelist,
                      cand.alternatives.empty() ? nullptr : &cand.alternatives,
                      cfg_.placement,
-                     cfg_.topology_aware};
+                     cfg_.topology_aware,
+                     &share_device_};
     if (TryPreempt(e, task, slot, cand, req, limit)) {
       a.started = true;
       return a;
@@ -275,7 +289,8 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
                        e.nodelist.empty() ? nullptr : &e.nodelist,
                        cand.alternatives.empty() ? nullptr : &cand.alternatives,
                        cfg_.placement,
-                       cfg_.topology_aware};
+                       cfg_.topology_aware,
+                       &share_device_};
       Time horizon =
           cfg_.backfill_horizon >= kInfinite ? kInfinite : pass_.now() + cfg_.backfill_horizon;
       std::optional<EarliestStart> r =

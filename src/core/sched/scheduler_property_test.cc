@@ -116,6 +116,37 @@ TEST(SchedulerPropertyTest, NeverOversubscribed) {
               static_cast<long long>(starts), static_cast<long long>(preemptions));
 }
 
+// ---- Property 1a: GPU shares never fill a device past its capacity, and a device is never held
+// whole and shared at once (by the plans, and by the state they leave), under every policy,
+// preemption included.
+
+TEST(SchedulerPropertyTest, GpuSharesNeverOverfillNorMixWithWholeGpus) {
+  int64_t shares = 0;
+  for (uint64_t seed : PropertySeeds(3000, kSeeds)) {
+    SCOPED_TRACE(SeedTrace(seed));
+    RunOptions opt;
+    opt.jobs.gpu_shares = true;
+    RunChecked(
+        seed, opt,
+        [&](const ClusterState& before, const Plan& plan, const ApplyResult& applied,
+            const ClusterState& after) {
+          for (const PlannedStart& s : plan.starts) {
+            for (const NodeAllocation& a : s.alloc.nodes) {
+              shares += static_cast<int64_t>(a.gpu_shares.size());
+            }
+          }
+          std::vector<std::string> bad = CheckPlanAgainstState(before, plan);
+          for (const auto& [job, why] : applied.rejected) {
+            bad.push_back("Apply refused the start of job " + std::to_string(job) + ": " + why);
+          }
+          Append(bad, CheckNodeAccounting(after));
+          return bad;
+        });
+  }
+  std::printf("  shares started %lld\n", static_cast<long long>(shares));
+  EXPECT_GT(shares, 0);
+}
+
 // ---- Property 1b: with power saving, never oversubscribed either, powered-down nodes used only
 // when the up ones cannot take the job now, and a job is CONFIGURING exactly while one of its
 // nodes is not up.
@@ -541,7 +572,7 @@ GangCase RandomGangCase(Rng& rng) {
       s.job = filler;
       s.partition = "main";
       s.time_limit = 100000;
-      s.alloc.nodes.push_back({i, v.used_cpus, v.used_mem, v.used_gpus, 1, {}});
+      s.alloc.nodes.push_back({i, v.used_cpus, v.used_mem, v.used_gpus, 1, {}, {}});
       plan.starts.push_back(s);
       if (c.cs.Apply(plan, 0).started.size() != 1) std::abort();
     }
@@ -1083,7 +1114,7 @@ TEST(SchedulerPropertyTest, ChecksReportViolations) {
     s.job = job;
     s.partition = "main";
     s.time_limit = 3600;
-    s.alloc.nodes.push_back({node, cpus, 1000, gpus, 1, {}});
+    s.alloc.nodes.push_back({node, cpus, 1000, gpus, 1, {}, {}});
     return s;
   };
   Plan plan;

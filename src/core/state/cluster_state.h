@@ -60,12 +60,14 @@ struct NodeInfo {
   Time state_since = 0;
   int32_t free_cpus = 0;
   int64_t free_mem_mib = 0;
-  uint64_t free_gpus = 0;          // mask of free devices
+  uint64_t free_gpus = 0;          // mask of free devices (neither held whole nor shared)
   std::vector<int64_t> free_gres;  // parallel to spec.gres
   std::vector<JobId> jobs;         // jobs holding resources here, ascending
   int64_t sole_user = -1;          // user id when all jobs here are one user's; -1 none; -2 many
   bool user_exclusive = false;     // a --exclusive=user job runs here
   Time idle_since = 0;             // when the last job left
+  // Per device, the thousandths that shares hold (see NodeFree::gpu_milli); empty when none.
+  std::vector<int32_t> gpu_share_milli;
 
   bool usable() const { return health == NodeHealth::kUp && !drain; }
   NodeState state() const;

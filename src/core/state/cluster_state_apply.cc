@@ -65,6 +65,14 @@ Status ClusterState::CheckStartStillFits(const JobEntry& e, const PlannedStart& 
     if (a.cpus > n.free_cpus || a.mem_mib > n.free_mem_mib || (a.gpu_mask & ~n.free_gpus) != 0) {
       return Status::FailedPrecondition("node " + n.spec.name + " no longer has the resources");
     }
+    NodeFree free = NodeFree::Of(n);
+    for (const GpuShare& g : a.gpu_shares) {
+      if (g.device < 0 || g.device >= n.num_gpus || g.milli <= 0 ||
+          free.ShareRoom(g.device) < g.milli) {
+        return Status::FailedPrecondition("node " + n.spec.name +
+                                          " no longer has room for the GPU share");
+      }
+    }
     bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
     if (n.sole_user >= 0 && n.sole_user != e.user && (excl_user || n.user_exclusive)) {
       return Status::FailedPrecondition("node " + n.spec.name + " is user-exclusive");
@@ -117,6 +125,7 @@ void ClusterState::Allocate(JobEntry& e, const PlannedStart& s, Time now) {
     n.free_cpus = f.cpus;
     n.free_mem_mib = f.mem_mib;
     n.free_gpus = f.gpus;
+    n.gpu_share_milli = std::move(f.gpu_milli);
     n.free_gres = f.gres;
     n.sole_user = f.sole_user;
     n.user_exclusive = f.user_exclusive;
@@ -156,6 +165,7 @@ void ClusterState::Release(JobEntry& e, Time now) {
     n.free_cpus = f.cpus;
     n.free_mem_mib = f.mem_mib;
     n.free_gpus = f.gpus;
+    n.gpu_share_milli = std::move(f.gpu_milli);
     n.free_gres = f.gres;
     n.jobs.erase(std::find(n.jobs.begin(), n.jobs.end(), job.id));
     if (n.jobs.empty()) n.idle_since = now;

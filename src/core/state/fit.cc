@@ -58,6 +58,7 @@ NodeFree NodeFree::Of(const NodeInfo& n) {
   f.cpus = n.free_cpus;
   f.mem_mib = n.free_mem_mib;
   f.gpus = n.free_gpus;
+  f.gpu_milli = n.gpu_share_milli;
   f.gres = n.free_gres;
   f.sole_user = n.sole_user;
   f.user_exclusive = n.user_exclusive;
@@ -71,6 +72,27 @@ NodeFree NodeFree::Full(const NodeInfo& n) {
   f.gpus = AllGpus(n.num_gpus);
   for (const NamedCount& g : n.spec.gres) f.gres.push_back(g.count);
   return f;
+}
+
+int32_t NodeFree::ShareRoom(int d) const {
+  if ((gpus >> d) & 1) return kGpuMilliPerDevice;
+  int32_t used = SharedMilli(d);
+  return used > 0 ? kGpuMilliPerDevice - used : 0;
+}
+
+int ChooseShareDevice(uint64_t allowed, const NodeFree& f, int32_t milli) {
+  int best = -1;
+  int32_t best_room = 0;
+  for (uint64_t m = allowed; m != 0; m &= m - 1) {
+    int d = std::countr_zero(m);
+    int32_t room = f.ShareRoom(d);
+    if (room < milli) continue;
+    if (best < 0 || room < best_room) {
+      best = d;
+      best_room = room;
+    }
+  }
+  return best;
 }
 
 namespace {
@@ -89,6 +111,18 @@ void NodeFree::Subtract(const NodeInfo& n, const NodeAllocation& a) {
   cpus -= a.cpus;
   mem_mib -= a.mem_mib;
   gpus &= ~a.gpu_mask;
+  if (gpu_milli.empty() && a.gpu_shares.empty()) return;
+  gpu_milli.resize(static_cast<size_t>(n.num_gpus), 0);
+  // A device taken whole holds no shares (a preemption may take over a device its victims shared).
+  for (uint64_t m = a.gpu_mask; m != 0; m &= m - 1) {
+    size_t d = static_cast<size_t>(std::countr_zero(m));
+    if (d < gpu_milli.size()) gpu_milli[d] = 0;
+  }
+  for (const GpuShare& s : a.gpu_shares) {
+    if (s.device < 0 || s.device >= n.num_gpus) continue;
+    gpu_milli[static_cast<size_t>(s.device)] += s.milli;
+    gpus &= ~(uint64_t{1} << s.device);
+  }
 }
 
 void NodeFree::Take(const NodeInfo& n, const NodeAllocation& a, int32_t user, bool exclusive_user) {
@@ -106,6 +140,15 @@ void NodeFree::Give(const NodeInfo& n, const NodeAllocation& a) {
   cpus += a.cpus;
   mem_mib += a.mem_mib;
   gpus |= a.gpu_mask;
+  for (const GpuShare& s : a.gpu_shares) {
+    if (s.device < 0 || static_cast<size_t>(s.device) >= gpu_milli.size()) continue;
+    int32_t& used = gpu_milli[static_cast<size_t>(s.device)];
+    used = std::max(0, used - s.milli);
+    if (used == 0) gpus |= uint64_t{1} << s.device;
+  }
+  if (std::all_of(gpu_milli.begin(), gpu_milli.end(), [](int32_t m) { return m == 0; })) {
+    gpu_milli.clear();
+  }
 }
 
 uint64_t GpuTypeMask(const NodeInfo& n, int16_t type) {
@@ -128,7 +171,8 @@ bool FitNode(const JobShape& s, const NodeInfo& n, const NodeFree& f, int32_t us
   uint64_t typed = GpuTypeMask(n, s.gpu_type) & f.gpus;
   if (s.whole_node) {
     if (!IsEmpty(n, f)) return false;
-    if (std::popcount(GpuTypeMask(n, s.gpu_type)) < s.gpus) return false;
+    if (std::popcount(GpuTypeMask(n, s.gpu_type)) < std::max(s.gpus, s.gpu_milli > 0 ? 1 : 0))
+      return false;
     if (s.mem_given && !s.whole_mem && s.mem_mib > n.spec.mem_mib) return false;
     if (s.cpus > n.spec.cpus) return false;
     if (!GresFits(s, n, f.gres, 1, nullptr)) return false;
@@ -145,6 +189,11 @@ bool FitNode(const JobShape& s, const NodeInfo& n, const NodeFree& f, int32_t us
   }
   if (f.cpus < s.cpus) return false;
   if (std::popcount(typed) < s.gpus) return false;
+  int share_device = -1;
+  if (s.gpu_milli > 0) {
+    share_device = ChooseShareDevice(GpuTypeMask(n, s.gpu_type), f, s.gpu_milli);
+    if (share_device < 0) return false;
+  }
   int64_t mem = s.whole_mem   ? n.spec.mem_mib
                 : s.mem_given ? s.mem_mib
                               : DefaultMemPerCpu(s, n) * s.cpus;
@@ -156,6 +205,8 @@ bool FitNode(const JobShape& s, const NodeInfo& n, const NodeFree& f, int32_t us
     out->cpus = s.cpus;
     out->mem_mib = mem;
     out->gpu_mask = LowestBits(typed, s.gpus);
+    out->gpu_shares.clear();
+    if (share_device >= 0) out->gpu_shares.push_back({share_device, s.gpu_milli});
     out->tasks = s.tasks;
     out->gres.clear();
     GresFits(s, n, f.gres, 1, out);

@@ -18,7 +18,10 @@ struct NodeInfo;
 struct NodeFree {
   int32_t cpus = 0;
   int64_t mem_mib = 0;
-  uint64_t gpus = 0;          // mask of free devices
+  uint64_t gpus = 0;  // mask of free devices (held neither whole nor in part)
+  // Per device, the thousandths that shares hold; empty while no device of the node is shared.
+  // A device outside `gpus` with 0 here is held whole.
+  std::vector<int32_t> gpu_milli;
   std::vector<int64_t> gres;  // parallel to the node's gres (empty when it has none)
   int64_t sole_user = -1;     // see NodeInfo::sole_user
   bool user_exclusive = false;
@@ -32,7 +35,19 @@ struct NodeFree {
   void Subtract(const NodeInfo& n, const NodeAllocation& a);
   // Adds back an allocation; the user-sharing fields are left as they are (conservative).
   void Give(const NodeInfo& n, const NodeAllocation& a);
+
+  // Thousandths held by shares on device `d` (0 when free or held whole).
+  int32_t SharedMilli(int d) const {
+    return static_cast<size_t>(d) < gpu_milli.size() ? gpu_milli[static_cast<size_t>(d)] : 0;
+  }
+  // Room left for shares on device `d`: 1000 when free, 0 when held whole.
+  int32_t ShareRoom(int d) const;
 };
+
+// The device among `allowed` that a share of `milli` goes to: best fit, the device with the least
+// room left that still holds it (a device already shared before a free one), lowest index on
+// ties; -1 when none has room. The one place the device choice for shares is made.
+int ChooseShareDevice(uint64_t allowed, const NodeFree& free, int32_t milli);
 
 // The mask of the node's GPU devices of `type` (every device for kAnyGpuType).
 uint64_t GpuTypeMask(const NodeInfo& n, int16_t type);

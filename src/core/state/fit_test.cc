@@ -338,7 +338,7 @@ TEST(NodeFreeTest, TakeAndGive) {
   EXPECT_EQ(f.gpus, 0xFFu);
   EXPECT_EQ(f.gres, std::vector<int64_t>{16});
   EXPECT_EQ(f.sole_user, -1);
-  NodeAllocation a{0, 4, 1000, 0x30, 1, {{"shard", 3}}};
+  NodeAllocation a{0, 4, 1000, 0x30, 1, {{"shard", 3}}, {}};
   f.Take(g, a, 5, false);
   EXPECT_EQ(f.cpus, 12);
   EXPECT_EQ(f.mem_mib, 63000);
@@ -346,7 +346,7 @@ TEST(NodeFreeTest, TakeAndGive) {
   EXPECT_EQ(f.gres, std::vector<int64_t>{13});
   EXPECT_EQ(f.sole_user, 5);
   EXPECT_FALSE(f.user_exclusive);
-  f.Take(g, NodeAllocation{0, 1, 0, 0, 1, {}}, 6, true);
+  f.Take(g, NodeAllocation{0, 1, 0, 0, 1, {}, {}}, 6, true);
   EXPECT_EQ(f.sole_user, -2);
   EXPECT_TRUE(f.user_exclusive);
   f.Give(g, a);

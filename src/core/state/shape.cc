@@ -51,14 +51,14 @@ ShapeTotals MinimumTotals(const JobShape& s) {
 
 std::string ShapeKeyText(int16_t partition, const std::string& constraint, const JobShape& s,
                          const std::vector<uint32_t>& exclude) {
-  std::string key = std::to_string(partition) + '|' + constraint + '|' +
-                    std::to_string(s.task_mode) + '|' + std::to_string(s.min_nodes) + '-' +
-                    std::to_string(s.max_nodes) + '|' + std::to_string(s.cpus) + '|' +
-                    std::to_string(s.gpus) + ':' + std::to_string(s.gpu_type) + '|' +
-                    std::to_string(s.mem_mib) + '|' + std::to_string(s.tasks) + '|' +
-                    std::to_string(s.mem_per_node_mib) + '|' + std::to_string(s.whole_node) +
-                    std::to_string(s.whole_mem) + std::to_string(s.mem_given) +
-                    std::to_string(s.exclusive_user) + '|' + std::to_string(s.def_mem_per_cpu_mib);
+  std::string key =
+      std::to_string(partition) + '|' + constraint + '|' + std::to_string(s.task_mode) + '|' +
+      std::to_string(s.min_nodes) + '-' + std::to_string(s.max_nodes) + '|' +
+      std::to_string(s.cpus) + '|' + std::to_string(s.gpus) + ':' + std::to_string(s.gpu_type) +
+      'm' + std::to_string(s.gpu_milli) + '|' + std::to_string(s.mem_mib) + '|' +
+      std::to_string(s.tasks) + '|' + std::to_string(s.mem_per_node_mib) + '|' +
+      std::to_string(s.whole_node) + std::to_string(s.whole_mem) + std::to_string(s.mem_given) +
+      std::to_string(s.exclusive_user) + '|' + std::to_string(s.def_mem_per_cpu_mib);
   for (const GresNeed& g : s.gres)
     key += '|' + std::to_string(g.gres_id) + ':' + std::to_string(g.count);
   for (uint32_t n : exclude) key += "|x" + std::to_string(n);
@@ -71,6 +71,12 @@ Result<JobShape> ClusterState::ComputeShape(const JobSpec& spec, const Partition
       spec.gpus < 0 || spec.gpus_per_node < 0 || spec.gpus_per_task < 0 ||
       spec.ntasks_per_node < 0 || spec.cpus_per_gpu < 0 || spec.ntasks_per_gpu < 0) {
     return bad("negative resource count");
+  }
+  if (spec.gpu_milli < 0 || spec.gpu_milli > kGpuMilliPerDevice) {
+    return bad("a GPU share must be 1..1000 thousandths of one device");
+  }
+  if (spec.gpu_milli > 0 && (spec.gpus > 0 || spec.gpus_per_node > 0 || spec.gpus_per_task > 0)) {
+    return bad("a job cannot ask for a GPU share and whole GPUs together");
   }
   if (spec.max_nodes > 0 && spec.min_nodes > spec.max_nodes) {
     return bad("minimum node count exceeds the maximum");
@@ -100,7 +106,8 @@ Result<JobShape> ClusterState::ComputeShape(const JobSpec& spec, const Partition
   // GPUs asked per node (or as a total, or tasks per GPU) fix a per-node layout: node mode.
   // An overcommitted job (-O) packs its tasks on the nodes it names: one task's CPUs a node.
   s.task_mode = !spec.overcommit && spec.ntasks > 1 && !nodes_given && spec.ntasks_per_node == 0 &&
-                spec.gpus == 0 && spec.gpus_per_node == 0 && spec.ntasks_per_gpu == 0;
+                spec.gpus == 0 && spec.gpus_per_node == 0 && spec.ntasks_per_gpu == 0 &&
+                spec.gpu_milli == 0;
   if (s.task_mode) {
     s.tasks = spec.ntasks;
     s.cpus = cpt;
@@ -133,6 +140,7 @@ Result<JobShape> ClusterState::ComputeShape(const JobSpec& spec, const Partition
   } else if (spec.gpus > 0) {
     s.gpus = CeilDiv(spec.gpus, n);
   }
+  s.gpu_milli = spec.gpu_milli;
   if (spec.ntasks_per_gpu > 0 && spec.ntasks == 0 && spec.ntasks_per_node == 0) {
     tpn = std::max(1, s.gpus * spec.ntasks_per_gpu);
   }

@@ -40,6 +40,8 @@ struct JobShape {
   int32_t cpus = 1;
   int64_t mem_mib = 0;
   int32_t gpus = 0;
+  // Node mode only: a share of one device on each node (JobSpec::gpu_milli); 0 = none.
+  int32_t gpu_milli = 0;
   int32_t tasks = 1;             // node mode: tasks per node; task mode: total tasks
   int64_t mem_per_node_mib = 0;  // task mode with --mem: each node used needs this much
   bool whole_node = false;       // --exclusive, partition OverSubscribe=EXCLUSIVE

@@ -154,6 +154,11 @@ class MakeJob {
     spec_.gpu_type = std::move(type);
     return *this;
   }
+  MakeJob& GpuMilli(int32_t v, std::string type = "") {
+    spec_.gpu_milli = v;
+    spec_.gpu_type = std::move(type);
+    return *this;
+  }
   MakeJob& GpusPerTask(int32_t v) {
     spec_.gpus_per_task = v;
     return *this;

@@ -174,6 +174,7 @@ struct JobOptions {
   bool nodelists = true;          // -w / -x
   bool qos_high = false;          // some jobs in QoS "high" (for preemption)
   bool whole_nodes_only = false;  // every job --exclusive with a fixed node count
+  bool gpu_shares = false;        // some GPU jobs ask for a share of one device instead
   int users = 3;
 };
 
@@ -247,6 +248,10 @@ inline JobSpec RandomJobSpec(Rng& rng, const ClusterSpec& cluster, const JobOpti
     }
     if (!exists) j.gpu_type.clear();
   }
+  if (opt.gpu_shares && any_gpus && Chance(rng, 40)) {
+    j.gpus = j.gpus_per_node = j.gpus_per_task = 0;
+    j.gpu_milli = static_cast<int32_t>(Pick(rng, std::vector<int>{100, 250, 300, 500, 700, 1000}));
+  }
   switch (Uniform(rng, 0, 9)) {
     case 0:
     case 1:
@@ -303,6 +308,9 @@ inline std::string DumpAllocation(const Allocation& a) {
     out += " node=" + std::to_string(n.node) + " cpus=" + std::to_string(n.cpus) +
            " mem=" + std::to_string(n.mem_mib) + " gpus=" + HexMask(n.gpu_mask) +
            " tasks=" + std::to_string(n.tasks);
+    for (const GpuShare& g : n.gpu_shares) {
+      out += " share=" + std::to_string(g.device) + ":" + std::to_string(g.milli);
+    }
     for (const NamedCount& g : n.gres) out += " gres:" + g.name + "=" + std::to_string(g.count);
     out += ";";
   }
@@ -355,7 +363,14 @@ struct NodeUse {
   int64_t cpus = 0;
   int64_t mem_mib = 0;
   uint64_t gpus = 0;
+  std::map<int32_t, int64_t> shares;  // device -> thousandths held by shares
   std::vector<JobId> jobs;
+
+  uint64_t shared_mask() const {
+    uint64_t m = 0;
+    for (const auto& [d, milli] : shares) m |= uint64_t{1} << d;
+    return m;
+  }
 };
 
 inline uint64_t AllDevices(int n) {
@@ -391,6 +406,7 @@ inline std::vector<std::string> CheckNodeAccounting(const ClusterState& cs) {
       u.cpus += a.cpus;
       u.mem_mib += a.mem_mib;
       u.gpus |= a.gpu_mask;
+      for (const GpuShare& g : a.gpu_shares) u.shares[g.device] += g.milli;
       u.jobs.push_back(id);
     }
   }
@@ -417,9 +433,33 @@ inline std::vector<std::string> CheckNodeAccounting(const ClusterState& cs) {
       bad.push_back(name + "free_mem " + std::to_string(node.free_mem_mib) + ", expected " +
                     std::to_string(node.spec.mem_mib - u.mem_mib));
     }
-    if (node.free_gpus != (AllDevices(node.num_gpus) & ~u.gpus)) {
+    const uint64_t shared = u.shared_mask();
+    if (node.free_gpus != (AllDevices(node.num_gpus) & ~u.gpus & ~shared)) {
       bad.push_back(name + "free_gpus " + HexMask(node.free_gpus) + ", expected " +
-                    HexMask(AllDevices(node.num_gpus) & ~u.gpus));
+                    HexMask(AllDevices(node.num_gpus) & ~u.gpus & ~shared));
+    }
+    // GPU shares: within one device's capacity, never on a device held whole, and the node's
+    // per-device counters equal the shares' sums.
+    if ((shared & u.gpus) != 0) {
+      bad.push_back(name + "devices " + HexMask(shared & u.gpus) + " held whole and shared");
+    }
+    if ((shared & ~AllDevices(node.num_gpus)) != 0) {
+      bad.push_back(name + "a share of a GPU index beyond the node's devices");
+    }
+    for (int d = 0; d < node.num_gpus; ++d) {
+      auto it = u.shares.find(d);
+      const int64_t want = it == u.shares.end() ? 0 : it->second;
+      const int64_t have = static_cast<size_t>(d) < node.gpu_share_milli.size()
+                               ? node.gpu_share_milli[static_cast<size_t>(d)]
+                               : 0;
+      if (want > kGpuMilliPerDevice) {
+        bad.push_back(name + "device " + std::to_string(d) + " shared " + std::to_string(want) +
+                      "/1000");
+      }
+      if (have != want) {
+        bad.push_back(name + "device " + std::to_string(d) + " counts " + std::to_string(have) +
+                      " shared, the jobs hold " + std::to_string(want));
+      }
     }
     std::vector<JobId> jobs = u.jobs;
     std::sort(jobs.begin(), jobs.end());
@@ -493,6 +533,15 @@ inline std::vector<std::string> CheckStartMatchesRequest(const ClusterState& bef
       bad.push_back(where + std::to_string(a.cpus) + " CPUs for " + std::to_string(units) + " x " +
                     std::to_string(shape.cpus));
     }
+    if (shape.gpu_milli > 0) {
+      if (a.gpu_shares.size() != 1 || a.gpu_shares[0].milli != shape.gpu_milli) {
+        bad.push_back(where + "not one share of " + std::to_string(shape.gpu_milli));
+      } else if (((typed >> a.gpu_shares[0].device) & 1) == 0) {
+        bad.push_back(where + "a share of a GPU of the wrong type");
+      }
+    } else if (!a.gpu_shares.empty()) {
+      bad.push_back(where + "a GPU share the job did not ask for");
+    }
     if (gpus != units * shape.gpus) {
       bad.push_back(where + std::to_string(gpus) + " GPUs for " + std::to_string(units) + " x " +
                     std::to_string(shape.gpus));
@@ -555,6 +604,7 @@ inline std::vector<std::string> CheckPlanAgainstState(const ClusterState& before
       victims[a.node].cpus += a.cpus;
       victims[a.node].mem_mib += a.mem_mib;
       victims[a.node].gpus |= a.gpu_mask;
+      for (const GpuShare& g : a.gpu_shares) victims[a.node].shares[g.device] += g.milli;
     }
   }
   for (const PlannedStart& s : plan.starts) {
@@ -587,11 +637,13 @@ inline std::vector<std::string> CheckPlanAgainstState(const ClusterState& before
       all.cpus += a.cpus;
       all.mem_mib += a.mem_mib;
       all.gpus |= a.gpu_mask;
+      for (const GpuShare& g : a.gpu_shares) all.shares[g.device] += g.milli;
       if (s.after_preempting.empty()) {
         NodeUse& u = now_use[a.node];
         u.cpus += a.cpus;
         u.mem_mib += a.mem_mib;
         u.gpus |= a.gpu_mask;
+        for (const GpuShare& g : a.gpu_shares) u.shares[g.device] += g.milli;
       }
     }
     for (std::string& m : CheckStartMatchesRequest(before, s)) bad.push_back(std::move(m));
@@ -601,14 +653,52 @@ inline std::vector<std::string> CheckPlanAgainstState(const ClusterState& before
     if (u.cpus > node.free_cpus || u.mem_mib > node.free_mem_mib || (u.gpus & ~node.free_gpus)) {
       bad.push_back("node " + node.spec.name + ": the plan's starts exceed what is free");
     }
+    if ((u.gpus & u.shared_mask()) != 0) {
+      bad.push_back("node " + node.spec.name + ": the plan gives a device whole and in shares");
+    }
+    for (const auto& [d, milli] : u.shares) {
+      const bool free = (node.free_gpus >> d) & 1;
+      const int64_t used = static_cast<size_t>(d) < node.gpu_share_milli.size()
+                               ? node.gpu_share_milli[static_cast<size_t>(d)]
+                               : 0;
+      if (!free && (used == 0 || used + milli > kGpuMilliPerDevice)) {
+        bad.push_back("node " + node.spec.name + ": the plan's shares of device " +
+                      std::to_string(d) + " exceed its room");
+      }
+    }
   }
   for (const auto& [n, u] : all_use) {
     const NodeInfo& node = before.node(n);
     const NodeUse& v = victims[n];
+    // Devices the victims free completely: held whole by one, or shared by victims only.
+    uint64_t freed = v.gpus;
+    for (const auto& [d, milli] : v.shares) {
+      if (static_cast<size_t>(d) < node.gpu_share_milli.size() &&
+          node.gpu_share_milli[static_cast<size_t>(d)] == milli) {
+        freed |= uint64_t{1} << d;
+      }
+    }
     if (u.cpus > node.free_cpus + v.cpus || u.mem_mib > node.free_mem_mib + v.mem_mib ||
-        (u.gpus & ~(node.free_gpus | v.gpus))) {
+        (u.gpus & ~(node.free_gpus | freed))) {
       bad.push_back("node " + node.spec.name +
                     ": the plan's starts exceed what is free plus what its victims hold");
+    }
+    for (const auto& [d, milli] : u.shares) {
+      const bool free = ((node.free_gpus | v.gpus) >> d) & 1;
+      auto vs = v.shares.find(d);
+      const int64_t used = (static_cast<size_t>(d) < node.gpu_share_milli.size()
+                                ? node.gpu_share_milli[static_cast<size_t>(d)]
+                                : 0) -
+                           (vs == v.shares.end() ? 0 : vs->second);
+      const bool shared = static_cast<size_t>(d) < node.gpu_share_milli.size() &&
+                          node.gpu_share_milli[static_cast<size_t>(d)] > 0;
+      if (!free && !shared) {
+        bad.push_back("node " + node.spec.name + ": a share of device " + std::to_string(d) +
+                      ", which is held whole");
+      } else if (!free && used + milli > kGpuMilliPerDevice) {
+        bad.push_back("node " + node.spec.name + ": the plan's shares of device " +
+                      std::to_string(d) + " exceed its room plus what its victims hold");
+      }
     }
   }
   return bad;
@@ -752,6 +842,7 @@ inline std::string DescribeJob(const JobSpec& j) {
   add("G", j.gpus, 0);
   add("gpn", j.gpus_per_node, 0);
   add("gpt", j.gpus_per_task, 0);
+  add("milli", j.gpu_milli, 0);
   add("mem", j.mem_per_node_mib, -1);
   add("mpc", j.mem_per_cpu_mib, -1);
   add("tmin", j.time_min, kNoTime);
