@@ -171,6 +171,10 @@ struct Job {
   std::string partition;          // where it runs (or ran)
   Allocation alloc;
   int32_t restart_count = 0;
+  // Service of its ended attempts (GPU-seconds; CPU-seconds when it held no GPU), and how long
+  // the last one ran: what the least-attained-service policy ranks by (core/sched/las.h).
+  double attained_service = 0;
+  Duration last_run = 0;
   JobOutcome outcome;  // set when the job ends
 
   bool is_array_master() const { return array_job_id == id && array_task_id < 0; }

@@ -251,6 +251,14 @@ Status ClusterState::EndJob(JobId id, const JobOutcome& outcome, bool requeue, J
   for (int32_t a = e.account; a >= 0; a = accounts_[a].parent) {
     accounts_[a].usage.Add(usage, end, fairshare_.half_life);
   }
+  if (job.state == JobState::kRunning) {  // a CONFIGURING job has not run
+    // Least attained service (core/sched/las.h): GPU-seconds, CPU-seconds without GPUs.
+    // (las.cc's ServiceRate, which this layer does not include.)
+    RunCounters rc = CountersOf(job);
+    const int64_t rate = rc.gpus > 0 ? rc.gpus : rc.cpus;
+    job.attained_service += static_cast<double>(rate) * static_cast<double>(end - job.start_time);
+    job.last_run = end - job.start_time;
+  }
   Release(e, end);
   job.end_time = end;
   if (requeue) {
