@@ -35,18 +35,24 @@ philly, itp, alibaba (GPU cluster CSVs), jsonl (berth's own job format; docs/for
 
 Options:
   --format F          swf | philly | itp | alibaba | jsonl
-  --policy P          fcfs | easy | conservative | multifactor (default: easy; multifactor is
-                      berth's full default configuration)
+  --policy P          fcfs | easy | conservative | multifactor | las (default: easy;
+                      multifactor is berth's full default configuration; las: least attained
+                      service with preemption, docs/scheduling.md)
   --compare P1,P2,..  run several policies on the trace and print them side by side
   --config FILE       scheduler settings in berth's configuration format (SchedulerPolicy=,
                       BackfillDepth=, PriorityWeight*=, ...; docs/formats/cluster-config.md)
-  --cluster FILE      the cluster, in the same format the controller reads, or an openb
-                      node list (sn,cpu_milli,memory_mib,gpu,model; needed by --fill)
+  --cluster FILE      the cluster, in the same format the controller reads, an openb node
+                      list (sn,cpu_milli,memory_mib,gpu,model; needed by --fill) or the
+                      Philly machine list (cluster_machine_list.csv, detected by its header)
   --nodes N           a cluster of N identical nodes, with:
   --cpus-per-node C   (default 64)    --mem-per-node M   (default 512G)
   --gpus-per-node G   (default 0; 8 for GPU traces)      --gpu-type T
   --procs P           SWF: the pool size P (default: the header's MaxProcs, MaxNodes, or the
                       largest job); without --nodes/--cluster, SWF runs on one pool of P
+  --restart-delay S   a requeued job resumes where it stopped, S seconds later (its restart
+                      cost; overrides LasRestartDelay, which the las policy sets to 30)
+  --arrival-scale F   submit the trace's jobs F times as fast (every submission time divided
+                      by F, run times kept): raises the load of a trace that barely queues
   --skip-bad          count and skip malformed trace lines instead of stopping
   --json              print one JSON object (an array with --compare)
   --jobs-out FILE     write one CSV line per job: id,submit,start,end,procs,gpus,nodes,state
@@ -94,6 +100,8 @@ struct SimArgs {
   bool fill = false;                    // --fill (sim_fill.h)
   std::string placements;               // --placement
   int64_t seed = 1;                     // --seed
+  std::optional<Duration> restart_delay;
+  double arrival_scale = 1;
 };
 
 // A SuspendTime: seconds >= 0, or "never" / -1.
@@ -187,6 +195,28 @@ Status ApplySuspendTimes(SimArgs& a, const char* v) {
   return Status::Ok();
 }
 
+Status ApplyRestartDelay(SimArgs& a, const char* v) {
+  char* end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  if (end == v || *end != '\0' || n < 0 || n > 365LL * 86400) {
+    return Status::InvalidArgument(std::string("invalid --restart-delay value '") + v +
+                                   "' (seconds >= 0)");
+  }
+  a.restart_delay = static_cast<Duration>(n);
+  return Status::Ok();
+}
+
+Status ApplyArrivalScale(SimArgs& a, const char* v) {
+  char* end = nullptr;
+  double f = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(f > 0) || f > 1e6) {
+    return Status::InvalidArgument(std::string("invalid --arrival-scale value '") + v +
+                                   "' (a number > 0)");
+  }
+  a.arrival_scale = f;
+  return Status::Ok();
+}
+
 Status ApplyPowerAll(SimArgs& a, const char*) {
   a.power.power_all = true;
   a.power.given = true;
@@ -220,6 +250,8 @@ const std::vector<LongOption<SimArgs>>& SimOptions() {
       FlagOption("fill", &A::fill, true),
       StringOption("placement", &A::placements),
       PositiveOption("seed", &A::seed),
+      {"restart-delay", true, ApplyRestartDelay},
+      {"arrival-scale", true, ApplyArrivalScale},
   };
   return kTable;
 }
@@ -300,6 +332,11 @@ int SimMain(int argc, char** argv) {
     std::fprintf(stderr, "berth sim: %s\n", trace.status().message().c_str());
     return 1;
   }
+  if (args.arrival_scale != 1) {
+    for (sim::TraceJob& j : trace->jobs) {
+      j.submit = static_cast<Time>(static_cast<double>(j.submit) / args.arrival_scale);
+    }
+  }
   Result<SimSetup> setup =
       MakeSimSetup(*trace, args.cluster_file, args.config_file, args.nodes, args.cpus_per_node,
                    args.mem_per_node, args.gpus_per_node, args.gpu_type);
@@ -307,6 +344,7 @@ int SimMain(int argc, char** argv) {
     std::fprintf(stderr, "berth sim: %s\n", setup.status().message().c_str());
     return 1;
   }
+  setup->restart_delay = args.restart_delay;
   const sim::PowerOptions power = MakePowerOptions(*setup, args.power);
   // One run per policy, or with --suspend-times one per policy and SuspendTime.
   std::vector<std::optional<Duration>> suspend_times = {std::nullopt};

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "config/cluster_config.h"
 #include "sim/node_list.h"
+#include "sim/philly_machines.h"
 #include "sim/plot.h"
 
 namespace berth::cli {
@@ -160,6 +163,20 @@ void PrintTable(const sim::Trace& trace, const SimSetup& setup,
   }
 }
 
+bool IsPhillyMachineListFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string first;
+  while (in && first.find_first_not_of(" \t\r\n") == std::string::npos) std::getline(in, first);
+  return sim::IsPhillyMachineList(first);
+}
+
+Result<core::ClusterSpec> ReadPhillyMachineListFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot open " + path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return sim::ReadPhillyMachineList(text, path);
+}
+
 }  // namespace
 
 Result<SimSetup> MakeSimSetup(const sim::Trace& trace, const std::string& cluster_file,
@@ -175,6 +192,13 @@ Result<SimSetup> MakeSimSetup(const sim::Trace& trace, const std::string& cluste
       s.shape.gpus_per_node = std::max(s.shape.gpus_per_node, static_cast<int32_t>(n.gpus.size()));
     }
     s.description = std::to_string(s.cluster.nodes.size()) + " nodes from " + cluster_file;
+  } else if (!cluster_file.empty() && IsPhillyMachineListFile(cluster_file)) {
+    BERTH_ASSIGN_OR_RETURN(s.cluster, ReadPhillyMachineListFile(cluster_file));
+    int64_t gpus = 0;
+    for (const core::NodeSpec& n : s.cluster.nodes) gpus = std::max<int64_t>(gpus, n.gpus.size());
+    s.shape.gpus_per_node = static_cast<int32_t>(gpus);
+    s.description =
+        std::to_string(s.cluster.nodes.size()) + " Philly machines from " + cluster_file;
   } else if (!cluster_file.empty()) {
     BERTH_ASSIGN_OR_RETURN(config::ClusterConfig cfg, config::ReadClusterConfig(cluster_file));
     s.cluster = std::move(cfg.cluster);
@@ -250,6 +274,8 @@ Result<PolicyOutcome> RunPolicy(const sim::Trace& trace, const SimSetup& setup,
   } else {
     BERTH_ASSIGN_OR_RETURN(options.scheduler, core::SchedulerConfig::Preset(policy));
     if (setup.has_scheduler_config) {
+      if (setup.scheduler.order == core::QueueOrder::kLas)
+        options.scheduler.las = setup.scheduler.las;
       options.scheduler.weights = setup.scheduler.weights;
       options.scheduler.fairshare = setup.scheduler.fairshare;
       options.scheduler.preempt_type = setup.scheduler.preempt_type;
@@ -257,6 +283,7 @@ Result<PolicyOutcome> RunPolicy(const sim::Trace& trace, const SimSetup& setup,
     }
     o.policy = policy;
   }
+  if (setup.restart_delay) options.scheduler.las.restart_delay = *setup.restart_delay;
   auto start = std::chrono::steady_clock::now();
   if (progress) {
     options.progress = [start](const sim::SimProgress& p) { Progress(p, start); };

@@ -26,6 +26,7 @@ struct SimSetup {
   core::SchedulerConfig scheduler;
   std::string description;    // "1 pool of 100 processors", "64 nodes x ..."
   config::PowerSaving power;  // from --cluster / --config (enabled() when ResumeProgram is set)
+  std::optional<Duration> restart_delay;  // --restart-delay: overrides LasRestartDelay
 };
 
 // The power-saving flags of `berth sim`.

@@ -251,13 +251,34 @@ TEST(ClusterConfigSchedulerTest, BerthKeysAndPresets) {
   EXPECT_EQ(MustParse("").scheduler.name, "multifactor");  // the default
 }
 
+TEST(ClusterConfigSchedulerTest, LasPolicyAndKeys) {
+  ClusterConfig c = MustParse("SchedulerPolicy=las\n");
+  EXPECT_EQ(c.scheduler.name, "las");
+  EXPECT_EQ(c.scheduler.order, core::QueueOrder::kLas);
+  EXPECT_EQ(c.scheduler.las.queue_limits, (std::vector<double>{3600, 36000}));
+  EXPECT_EQ(c.scheduler.las.restart_delay, core::kDefaultLasRestartDelay);
+  c = MustParse(
+      "SchedulerPolicy=las\nLasQueueLimits=100,1000,10000 LasPromoteKnob=1.5 LasMinRunTime=60 "
+      "LasRestartDelay=0\n");
+  EXPECT_EQ(c.scheduler.las.queue_limits, (std::vector<double>{100, 1000, 10000}));
+  EXPECT_DOUBLE_EQ(c.scheduler.las.promote_knob, 1.5);
+  EXPECT_EQ(c.scheduler.las.min_run_time, 60);
+  EXPECT_EQ(c.scheduler.las.restart_delay, 0);
+  c = MustParse("SchedulerPolicy=las\nLasQueueLimits=\n");
+  EXPECT_TRUE(c.scheduler.las.queue_limits.empty());
+}
+
 TEST(ClusterConfigSchedulerTest, Errors) {
   ExpectErrors({
       {"BackfillDepth=2\nSchedulerPolicy=easy",
        "t.conf:2: SchedulerPolicy must come first among the scheduler keys, and once: ..."},
       {"SchedulerPolicy=lottery",
-       "t.conf:1: invalid SchedulerPolicy value 'lottery': expected fcfs, easy, conservative or "
-       "multifactor"},
+       "t.conf:1: invalid SchedulerPolicy value 'lottery': expected fcfs, easy, conservative, "
+       "multifactor or las"},
+      {"LasQueueLimits=3600,100", "t.conf:1: invalid LasQueueLimits value '3600,100': ..."},
+      {"LasQueueLimits=1h", "t.conf:1: invalid LasQueueLimits value '1h': ..."},
+      {"LasPromoteKnob=-1", "t.conf:1: invalid LasPromoteKnob value '-1': ..."},
+      {"LasMinRunTime=soon", "t.conf:1: invalid LasMinRunTime value 'soon': ..."},
       {"SchedulerType=sched/hold",
        "t.conf:1: invalid SchedulerType value 'sched/hold': expected sched/backfill or "
        "sched/builtin"},

@@ -1,7 +1,10 @@
 // Scheduler, priority, fair-share and preemption keys -> core::SchedulerConfig. Slurm's own keys
 // keep Slurm's meaning (read_config.c, priority/multifactor); SchedulerPolicy, BackfillDepth,
 // Placement, GpuPlacement, TopologyAware and FairShareAlgorithm are berth's.
+#include <cstdlib>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "common/strings.h"
 #include "config/cluster_config_internal.h"
@@ -33,6 +36,10 @@ enum class SchedKey {
   kBillingWeights,
   kPreemptType,
   kPreemptMode,
+  kLasQueueLimits,
+  kLasPromoteKnob,
+  kLasMinRunTime,
+  kLasRestartDelay,
 };
 
 constexpr KeyName<SchedKey> kSchedKeys[] = {
@@ -58,6 +65,10 @@ constexpr KeyName<SchedKey> kSchedKeys[] = {
     {"TRESBillingWeights", SchedKey::kBillingWeights},
     {"PreemptType", SchedKey::kPreemptType},
     {"PreemptMode", SchedKey::kPreemptMode},
+    {"LasQueueLimits", SchedKey::kLasQueueLimits},
+    {"LasPromoteKnob", SchedKey::kLasPromoteKnob},
+    {"LasMinRunTime", SchedKey::kLasMinRunTime},
+    {"LasRestartDelay", SchedKey::kLasRestartDelay},
 };
 
 // PriorityFlags that berth accepts without acting on them.
@@ -275,6 +286,42 @@ Status ApplyPreemptKey(SchedKey key, std::string_view name, std::string_view val
   return Status::Ok();
 }
 
+// LasQueueLimits=3600,36000 (ascending service thresholds; empty = one queue), LasPromoteKnob=N
+// (a number >= 0; 0 = off), LasMinRunTime=S and LasRestartDelay=S (seconds >= 0).
+Status ApplyLasKey(SchedKey key, std::string_view name, std::string_view value,
+                   core::LasConfig& las) {
+  if (key == SchedKey::kLasQueueLimits) {
+    std::vector<double> limits;
+    for (std::string_view item : Split(value, ',')) {
+      if (Split(value, ',').size() == 1 && item.empty()) break;  // "": one queue
+      Result<int64_t> n = ParseInteger(item, 1, int64_t{1} << 50);
+      if (!n.ok())
+        return InvalidValue(name, value, "expected ascending service-seconds, e.g. 3600,36000");
+      if (!limits.empty() && static_cast<double>(*n) <= limits.back()) {
+        return InvalidValue(name, value, "the limits must be ascending");
+      }
+      limits.push_back(static_cast<double>(*n));
+    }
+    if (limits.size() > 15) return InvalidValue(name, value, "at most 15 limits (16 queues)");
+    las.queue_limits = std::move(limits);
+    return Status::Ok();
+  }
+  if (key == SchedKey::kLasPromoteKnob) {
+    std::string text(value);
+    char* end = nullptr;
+    double knob = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !(knob >= 0) || knob > 1e6) {
+      return InvalidValue(name, value, "expected a number >= 0 (0 = no promotion)");
+    }
+    las.promote_knob = knob;
+    return Status::Ok();
+  }
+  Result<int64_t> secs = ParseInteger(value, 0, 365 * 86400);
+  if (!secs.ok()) return InvalidValue(name, value, "expected seconds");
+  (key == SchedKey::kLasMinRunTime ? las.min_run_time : las.restart_delay) = *secs;
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsSchedulerKey(std::string_view key) {
@@ -297,7 +344,7 @@ Status ApplySchedulerKey(std::string_view key, std::string_view value, ClusterCo
       Result<core::SchedulerConfig> preset = core::SchedulerConfig::Preset(ToLower(value));
       if (!preset.ok())
         return InvalidValue("SchedulerPolicy", value,
-                            "expected fcfs, easy, conservative or multifactor");
+                            "expected fcfs, easy, conservative, multifactor or las");
       s = std::move(*preset);
       break;
     }
@@ -313,6 +360,12 @@ Status ApplySchedulerKey(std::string_view key, std::string_view value, ClusterCo
     case SchedKey::kPreemptType:
     case SchedKey::kPreemptMode:
       st = ApplyPreemptKey(k->id, k->name, value, s, ignored);
+      break;
+    case SchedKey::kLasQueueLimits:
+    case SchedKey::kLasPromoteKnob:
+    case SchedKey::kLasMinRunTime:
+    case SchedKey::kLasRestartDelay:
+      st = ApplyLasKey(k->id, k->name, value, s.las);
       break;
     default:
       st = ApplyPriorityKey(k->id, k->name, value, s, ignored);

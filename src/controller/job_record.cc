@@ -112,6 +112,8 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
       {"time_limit", j.time_limit},
       {"partition", j.partition},
       {"restart_count", j.restart_count},
+      {"attained_service", j.attained_service},
+      {"last_run", j.last_run},
       {"exit_code", j.outcome.exit_code},
       {"term_signal", j.outcome.term_signal},
       {"submit_host", r.submit_host},
@@ -251,6 +253,8 @@ Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
     j.time_limit = in.at("time_limit").get<Duration>();
     j.partition = in.at("partition").get<std::string>();
     j.restart_count = in.at("restart_count").get<int32_t>();
+    j.attained_service = in.value("attained_service", 0.0);
+    j.last_run = in.value("last_run", Duration{0});
     j.outcome.exit_code = in.at("exit_code").get<int32_t>();
     j.outcome.term_signal = in.at("term_signal").get<int32_t>();
     j.outcome.state = j.state;

@@ -39,13 +39,26 @@ SchedulerConfig SchedulerConfig::Multifactor() {
   return SchedulerConfig();
 }
 
+SchedulerConfig SchedulerConfig::Las() {
+  SchedulerConfig c;
+  c.name = "las";
+  c.order = QueueOrder::kLas;
+  // Work-conserving, as Tiresias: a job that does not fit now is passed over, without a
+  // reservation (a reservation would hold GPUs for a job that preemption may start anyway).
+  c.backfill = true;
+  c.reservation_depth = 0;
+  c.las.restart_delay = kDefaultLasRestartDelay;
+  return c;
+}
+
 Result<SchedulerConfig> SchedulerConfig::Preset(std::string_view name) {
   if (name == "fcfs") return Fcfs();
   if (name == "easy") return Easy();
   if (name == "conservative") return Conservative();
   if (name == "multifactor") return Multifactor();
+  if (name == "las") return Las();
   return Status::InvalidArgument("unknown policy '" + std::string(name) +
-                                 "' (expected fcfs, easy, conservative or multifactor)");
+                                 "' (expected fcfs, easy, conservative, multifactor or las)");
 }
 
 }  // namespace berth::core

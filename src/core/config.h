@@ -19,6 +19,7 @@ namespace berth::core {
 enum class QueueOrder : uint8_t {
   kPriority,  // multifactor priority, then submit time, then id
   kFifo,      // submit time, then id
+  kLas,       // least attained service queue, then the time it entered it, then id (las.h)
 };
 
 enum class PlacementPolicy : uint8_t {
@@ -57,6 +58,27 @@ struct FairshareConfig {
   double mem_weight_per_gib = 0.0;
 };
 
+// The restart cost the `las` preset models in berth sim (seconds): a trainer restoring its
+// checkpoint on its GPUs.
+inline constexpr Duration kDefaultLasRestartDelay = 30;
+
+// Least attained service (QueueOrder::kLas; core/sched/las.h, docs/scheduling.md).
+struct LasConfig {
+  // Service thresholds, ascending (GPU-seconds; CPU-seconds for jobs without GPUs): K limits
+  // make K + 1 queues. LasQueueLimits.
+  std::vector<double> queue_limits = {3600, 36000};
+  // A requeued job that has waited this many times its last run goes back to queue 0
+  // (Tiresias' PROMOTE_KNOB); 0 = never. LasPromoteKnob.
+  double promote_knob = 0;
+  // A running job is not preempted by LAS before it has run this long in its attempt.
+  // LasMinRunTime.
+  Duration min_run_time = 600;
+  // berth sim only (LasRestartDelay, --restart-delay): kNoTime = a requeued job runs again from
+  // its start (Slurm's REQUEUE of a job that keeps no checkpoint); >= 0 = it resumes where it
+  // stopped, after this many seconds of restart cost.
+  Duration restart_delay = kNoTime;
+};
+
 struct SchedulerConfig {
   std::string name = "multifactor";
   QueueOrder order = QueueOrder::kPriority;
@@ -80,6 +102,7 @@ struct SchedulerConfig {
   FairshareConfig fairshare;
   PreemptType preempt_type = PreemptType::kNone;
   PreemptMode preempt_mode = PreemptMode::kRequeue;  // when the QoS/partition says nothing
+  LasConfig las;                                     // used when order == kLas
 
   static constexpr int32_t kAllJobs = -1;
 
@@ -87,7 +110,8 @@ struct SchedulerConfig {
   static SchedulerConfig Easy();
   static SchedulerConfig Conservative();
   static SchedulerConfig Multifactor();
-  // "fcfs", "easy", "conservative", "multifactor"
+  static SchedulerConfig Las();
+  // "fcfs", "easy", "conservative", "multifactor", "las"
   static Result<SchedulerConfig> Preset(std::string_view name);
 };
 

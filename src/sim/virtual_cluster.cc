@@ -51,7 +51,7 @@ void VirtualCluster::EndJobsAt(Time t, const EndFn& on_end) {
     core::JobOutcome outcome;
     outcome.end_time = t;
     outcome.exit_code = run ? run->exit_code : 0;
-    if (run && run->run > job->time_limit) {
+    if (run && AttemptLength(*job, *run) > job->time_limit) {
       outcome.state = core::JobState::kTimeout;
     } else {
       outcome.state = outcome.exit_code == 0 ? core::JobState::kCompleted : core::JobState::kFailed;
@@ -60,11 +60,30 @@ void VirtualCluster::EndJobsAt(Time t, const EndFn& on_end) {
   }
 }
 
+Duration VirtualCluster::AttemptLength(const core::Job& job, const RunInfo& run) const {
+  if (restart_delay_ == kNoTime || run.run >= kInfinite) return run.run;
+  auto it = progress_.find(job.id);
+  if (it == progress_.end()) return run.run;
+  return std::max<Duration>(run.run - it->second.done, 0) + it->second.delay;
+}
+
+void VirtualCluster::NoteStopped(const core::Job& job, Time t) {
+  if (restart_delay_ == kNoTime || job.state != core::JobState::kRunning) return;
+  Progress& p = progress_[job.id];
+  p.done += std::max<Duration>(0, t - job.start_time - p.delay);
+}
+
 Status VirtualCluster::EndNow(JobId id, const core::JobOutcome& outcome, bool requeue,
                               const EndFn& on_end) {
+  if (requeue) {
+    if (const core::Job* job = state_.FindJob(id)) NoteStopped(*job, outcome.end_time);
+  }
   core::Job final_record;
   BERTH_RETURN_IF_ERROR(state_.EndJob(id, outcome, requeue, &final_record));
-  if (!requeue && on_end) on_end(final_record);
+  if (!requeue) {
+    progress_.erase(id);
+    if (on_end) on_end(final_record);
+  }
   return Status::Ok();
 }
 
@@ -72,7 +91,11 @@ void VirtualCluster::Started(JobId id, Time t) {
   const core::Job* job = state_.FindJob(id);
   if (job == nullptr) return;
   const RunInfo* run = RunOf(*job);
-  Duration d = std::min(run ? run->run : kInfinite, job->time_limit);
+  if (auto it = progress_.find(id); it != progress_.end()) {
+    // Resuming from a checkpoint costs the delay; starting from nothing costs nothing more.
+    it->second.delay = it->second.done > 0 ? restart_delay_ : 0;
+  }
+  Duration d = std::min(run ? AttemptLength(*job, *run) : kInfinite, job->time_limit);
   if (d < kInfinite) ends_.push({t + d, id, job->restart_count});
 }
 

@@ -2,6 +2,8 @@
 // processes, shared by the trace driver and the scenario runner. Plans are applied with
 // ClusterState::Apply, exactly as the controller applies them; what differs is only that a job
 // "runs" until min(its run time, its time limit), and preempted jobs stop at once.
+// With LasConfig::restart_delay set (the `las` preset sets it), a requeued job resumes where it
+// stopped, after that delay, as a trainer restoring its checkpoint; otherwise it starts over.
 #ifndef BERTH_SIM_VIRTUAL_CLUSTER_H_
 #define BERTH_SIM_VIRTUAL_CLUSTER_H_
 
@@ -75,8 +77,21 @@ class VirtualCluster {
   };
 
   VirtualCluster(core::ClusterState state, const core::SchedulerConfig& scheduler)
-      : state_(std::move(state)), scheduler_(scheduler) {}
+      : state_(std::move(state)),
+        scheduler_(scheduler),
+        restart_delay_(scheduler.las.restart_delay) {}
   const RunInfo* RunOf(const core::Job& job) const;
+  // How long the job's current attempt runs (before its time limit): its run time, less the
+  // work done in earlier attempts plus the restart delay when requeued jobs resume.
+  Duration AttemptLength(const core::Job& job, const RunInfo& run) const;
+  // A job is stopping (preempted or requeued) at `t`: keeps the work its attempt did.
+  void NoteStopped(const core::Job& job, Time t);
+
+  // Work each requeued job did in its ended attempts, and the restart delay of its current one.
+  struct Progress {
+    Duration done = 0;
+    Duration delay = 0;
+  };
 
   core::ClusterState state_;
   core::Scheduler scheduler_;
@@ -84,6 +99,8 @@ class VirtualCluster {
   std::priority_queue<EndEvent, std::vector<EndEvent>, std::greater<>> ends_;
   int64_t preemptions_ = 0;
   Time wake_at_ = kNoTime;
+  Duration restart_delay_ = kNoTime;  // kNoTime: requeued jobs start over
+  std::unordered_map<core::JobId, Progress> progress_;
 };
 
 }  // namespace berth::sim

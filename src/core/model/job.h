@@ -162,6 +162,16 @@ struct Allocation {
   std::vector<NamedCount> licenses;
 
   bool empty() const { return nodes.empty(); }
+  // Service units per second it accrues for least attained service (core/sched/las.h): its
+  // GPUs, a share counting as its fraction of a device, or its CPUs when it has no GPU.
+  double service_rate() const {
+    int64_t milli = 0, cpus = 0;
+    for (const NodeAllocation& a : nodes) {
+      milli += a.gpu_milli();
+      cpus += a.cpus;
+    }
+    return milli > 0 ? static_cast<double>(milli) / kGpuMilliPerDevice : static_cast<double>(cpus);
+  }
   friend bool operator==(const Allocation&, const Allocation&) = default;
 };
 
@@ -193,6 +203,10 @@ struct Job {
   std::string partition;          // where it runs (or ran)
   Allocation alloc;
   int32_t restart_count = 0;
+  // Service of its ended attempts (GPU-seconds; CPU-seconds when it held no GPU), and how long
+  // the last one ran: what the least-attained-service policy ranks by (core/sched/las.h).
+  double attained_service = 0;
+  Duration last_run = 0;
   JobOutcome outcome;  // set when the job ends
 
   bool is_array_master() const { return array_job_id == id && array_task_id < 0; }

@@ -28,6 +28,16 @@ std::optional<PreemptChoice> FindPreemption(const PassState& pass, const Schedul
                                             const PlaceRequest& req, const Bitset& candidates,
                                             Duration limit);
 
+// Least attained service (las.h): victims for `job`, which waits in LAS queue `queue`, among
+// running jobs that LasMayPreempt allows (always by requeue; --no-requeue jobs never). Per node
+// the lowest queue first, then the least served; nodes with the fewest victims first, then
+// those in the lowest queues, then the least service stopped. As FindPreemption: only when the
+// job then fits.
+std::optional<PreemptChoice> FindLasPreemption(const PassState& pass, const SchedulerConfig& cfg,
+                                               const JobEntry& job, int queue,
+                                               const PlaceRequest& req, const Bitset& candidates,
+                                               Duration limit);
+
 }  // namespace berth::core
 
 #endif  // BERTH_CORE_SCHED_PREEMPT_H_

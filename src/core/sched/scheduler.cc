@@ -6,6 +6,7 @@
 
 #include "core/sched/backfill.h"
 #include "core/sched/eligibility.h"
+#include "core/sched/las.h"
 #include "core/sched/pass_state.h"
 #include "core/sched/placement.h"
 #include "core/sched/preempt.h"
@@ -30,6 +31,7 @@ struct QueueItem {
   const JobEntry* e = nullptr;
   int64_t priority = 0;
   int32_t tier = 0;
+  LasRank las;  // QueueOrder::kLas
 };
 
 // What one attempt to start a job (or one array task) came to.
@@ -75,6 +77,7 @@ class Pass {
       share_device_.SetWorkload(std::move(shapes));
     }
     for (const QueueItem& item : queue) ScheduleJob(item);
+    if (cfg_.order == QueueOrder::kLas) LasWakeUps(queue);
     plan_.wake_at = pass_.wake_at();
     return std::move(plan_);
   }
@@ -86,6 +89,15 @@ class Pass {
                 const PlaceRequest& req, Duration limit);
   bool TryPreempt(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
                   const PlaceRequest& req, Duration limit);
+  // Least attained service: preempts lower queues' jobs for `e` (in queue las_queue_).
+  bool TryLasPreempt(const JobEntry& e, int32_t task, size_t slot, const Bitset& usable,
+                     const PlaceRequest& req, Duration limit);
+  // Records the plan's preemptions and the start that waits for them.
+  void RecordPreemption(const JobEntry& e, int32_t task, size_t slot, PreemptChoice choice,
+                        Duration limit);
+  // A pass is due when a pending job is promoted, and, while a job waits that preemption did
+  // not start, when a running job may become its victim (min run time, a threshold crossed).
+  void LasWakeUps(const std::vector<QueueItem>& queue) const;
   // Records a start; with `victims`, one that waits for their preemption.
   void Record(const JobEntry& e, int32_t task, size_t slot, Allocation alloc, Duration limit,
               std::vector<JobId> after, const std::vector<const JobEntry*>* victims = nullptr);
@@ -112,6 +124,12 @@ class Pass {
   int32_t backfill_tested_ = 0;
   int32_t explained_ = 0;
   int64_t no_fit_generation_ = 0;
+  // LAS: the queue of the job being scheduled; the best (lowest) queue of a job that stayed
+  // blocked; by shape id, the lowest queue for which preemption found no victims in this pass
+  // (victims only grow scarcer during a pass, and a higher queue number may preempt fewer).
+  int las_queue_ = 0;
+  int las_blocked_queue_ = -1;
+  std::unordered_map<int32_t, int> las_no_victims_;
   // By shape id: the shortest time limit with which that shape could not start now in this
   // pass. A job of the same shape with a limit at least as long cannot start either (resources
   // only shrink during a pass, and a longer window is harder to fit).
@@ -149,6 +167,7 @@ std::vector<size_t> Pass::SlotOrder(const JobEntry& e) const {
 void Pass::ScheduleJob(const QueueItem& item) {
   const JobEntry& e = *item.e;
   ++plan_.stats.pending_considered;
+  las_queue_ = item.las.queue;
   Attempt last;
   if (strict_blocked_) {
     last.reason = PendingReason::kPriority;
@@ -166,6 +185,11 @@ void Pass::ScheduleJob(const QueueItem& item) {
     if (last.started) return;
   }
   if (last.reason == PendingReason::kNone) return;  // cancelled by the plan
+  if (cfg_.order == QueueOrder::kLas &&
+      (last.reason == PendingReason::kResources || last.reason == PendingReason::kPriority) &&
+      (las_blocked_queue_ < 0 || las_queue_ < las_blocked_queue_)) {
+    las_blocked_queue_ = las_queue_;
+  }
   PendingInfo info;
   info.job = e.job.id;
   info.reason = last.reason;
@@ -440,7 +464,8 @@ bool Pass::BlockedByMaintenance(const JobEntry& e, const CandidateSet& cand,
 
 bool Pass::TryPreempt(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
                       const PlaceRequest& req, Duration limit) {
-  if (cfg_.preempt_type == PreemptType::kNone) return false;
+  const bool las = cfg_.order == QueueOrder::kLas;
+  if (cfg_.preempt_type == PreemptType::kNone && !las) return false;
   Bitset usable = cand.usable;  // less what advance reservations hold during the window
   if (!resv_.empty()) {
     Bitset held(cs_.num_nodes());
@@ -448,17 +473,62 @@ bool Pass::TryPreempt(const JobEntry& e, int32_t task, size_t slot, const Candid
     usable.AndNot(held);
   }
   std::optional<PreemptChoice> choice = FindPreemption(pass_, cfg_, e, slot, req, usable, limit);
-  if (!choice) return false;
+  if (choice) {
+    RecordPreemption(e, task, slot, std::move(*choice), limit);
+    return true;
+  }
+  return las && TryLasPreempt(e, task, slot, usable, req, limit);
+}
+
+bool Pass::TryLasPreempt(const JobEntry& e, int32_t task, size_t slot, const Bitset& usable,
+                         const PlaceRequest& req, Duration limit) {
+  // Only the last queue has nobody below it. Cached failures: a job of the same shape (and not
+  // special, as for the start cache) in the same or a lower-priority queue fails too.
+  if (las_queue_ >= static_cast<int>(cfg_.las.queue_limits.size())) return false;
+  const bool cacheable = e.nodelist.empty() && e.job.spec.reservation.empty() &&
+                         !e.shapes[slot].exclusive_user && cs_.user_exclusive_running() == 0;
+  const int32_t shape_id = e.shape_ids[slot];
+  if (cacheable) {
+    auto it = las_no_victims_.find(shape_id);
+    if (it != las_no_victims_.end() && las_queue_ >= it->second) return false;
+  }
+  std::optional<PreemptChoice> choice =
+      FindLasPreemption(pass_, cfg_, e, las_queue_, req, usable, limit);
+  if (!choice) {
+    if (cacheable) {
+      auto [it, added] = las_no_victims_.emplace(shape_id, las_queue_);
+      if (!added) it->second = std::min(it->second, las_queue_);
+    }
+    return false;
+  }
+  RecordPreemption(e, task, slot, std::move(*choice), limit);
+  return true;
+}
+
+void Pass::RecordPreemption(const JobEntry& e, int32_t task, size_t slot, PreemptChoice choice,
+                            Duration limit) {
   std::vector<JobId> victims;
   std::vector<const JobEntry*> entries;
-  for (const PlannedPreemption& p : choice->victims) {
+  for (const PlannedPreemption& p : choice.victims) {
     entries.push_back(cs_.FindEntry(p.victim));
     plan_.preemptions.push_back(p);
     victims.push_back(p.victim);
     ++plan_.stats.preempted;
   }
-  Record(e, task, slot, std::move(choice->alloc), limit, std::move(victims), &entries);
-  return true;
+  Record(e, task, slot, std::move(choice.alloc), limit, std::move(victims), &entries);
+}
+
+void Pass::LasWakeUps(const std::vector<QueueItem>& queue) const {
+  for (const QueueItem& item : queue) {
+    if (!item.las.promoted) pass_.WakeAt(LasPromotionTime(item.e->job, cfg_.las));
+  }
+  if (las_blocked_queue_ < 0) return;
+  // When a running job becomes a possible victim for the best queue that waits.
+  const int below = las_blocked_queue_;
+  if (below >= static_cast<int>(cfg_.las.queue_limits.size())) return;
+  for (JobId id : cs_.running_ids()) {
+    pass_.WakeAt(LasPreemptibleFrom(cs_.FindEntry(id)->job, below, cfg_.las));
+  }
 }
 
 void Pass::Record(const JobEntry& e, int32_t task, size_t slot, Allocation alloc, Duration limit,
@@ -504,12 +574,18 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
   std::vector<QueueItem> queue;
   queue.reserve(cs.pending_ids().size());
   bool by_priority = cfg.order == QueueOrder::kPriority;
+  const bool las = cfg.order == QueueOrder::kLas;
   PriorityContext ctx;
   if (by_priority) ctx = MakePriorityContext(cs, now, cfg);
   for (JobId id : cs.pending_ids()) {
     const JobEntry* e = cs.FindEntry(id);
     QueueItem item;
     item.e = e;
+    if (las) {
+      item.las = LasRankOf(e->job, now, cfg.las);
+      // What squeue shows as the priority: higher for better queues.
+      item.priority = static_cast<int64_t>(cfg.las.queue_limits.size()) - item.las.queue;
+    }
     if (by_priority) {
       item.priority = ComputePriority(cs, *e, now, cfg, ctx).total;
       for (int16_t p : e->partitions) {
@@ -519,6 +595,10 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
     queue.push_back(item);
   }
   std::sort(queue.begin(), queue.end(), [&](const QueueItem& a, const QueueItem& b) {
+    if (las) {
+      if (a.las.queue != b.las.queue) return a.las.queue < b.las.queue;
+      if (a.las.entered != b.las.entered) return a.las.entered < b.las.entered;
+    }
     if (by_priority) {
       if (a.tier != b.tier) return a.tier > b.tier;
       if (a.priority != b.priority) return a.priority > b.priority;

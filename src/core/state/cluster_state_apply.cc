@@ -261,6 +261,11 @@ Status ClusterState::EndJob(JobId id, const JobOutcome& outcome, bool requeue, J
   for (int32_t a = e.account; a >= 0; a = accounts_[a].parent) {
     accounts_[a].usage.Add(usage, end, fairshare_.half_life);
   }
+  if (job.state == JobState::kRunning) {  // a CONFIGURING job has not run
+    // Least attained service (core/sched/las.h): GPU-seconds, CPU-seconds without GPUs.
+    job.attained_service += job.alloc.service_rate() * static_cast<double>(end - job.start_time);
+    job.last_run = end - job.start_time;
+  }
   Release(e, end);
   job.end_time = end;
   if (requeue) {
