@@ -1,5 +1,6 @@
 // TestEtcd: a one-member etcd on free loopback ports for tests, in a temporary data folder,
-// stopped (SIGKILL, waited for) and removed by its destructor, whatever the test did.
+// stopped (SIGKILL, waited for) and removed by its destructor, whatever the test did; killed by
+// the kernel when the test process dies first (PR_SET_PDEATHSIG).
 //
 // Thread safety: one owner.
 #ifndef BERTH_STORE_ETCD_TEST_UTIL_H_
@@ -7,6 +8,7 @@
 
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,6 +107,8 @@ class TestEtcd {
                                      "--log-outputs=" + dir_ + "/etcd.log"};
     pid_ = fork();
     if (pid_ == 0) {
+      // A test that crashes takes its etcd with it.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
       std::vector<char*> argv;
       for (std::string& s : args) argv.push_back(s.data());
       argv.push_back(nullptr);
