@@ -4,6 +4,7 @@ Cluster() starts `berth controller` and `berth agent` (real processes, a Unix so
 folder); api() talks to the controller over that socket; wait_state() polls a job. Everything
 the daemons leave (processes, users, cgroups) is cleaned up by stop().
 """
+import concurrent.futures
 import http.client
 import json
 import os
@@ -12,6 +13,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 
@@ -149,6 +151,28 @@ class Cluster:
         if check and p.returncode != 0:
             raise AssertionError(f'{cmd} failed: {p.stderr}')
         return p
+
+    def acked_until_kill9(self, spec, clients=4, seconds=1.5):
+        """Submits `spec` from `clients` threads, kills the controller with SIGKILL after
+        `seconds` in the middle of the burst, and returns the ids it acknowledged (201)."""
+        acked, stop = [], threading.Event()
+
+        def submitter():
+            while not stop.is_set():
+                try:
+                    status, body = self.api('POST', '/v1/jobs', spec)
+                except OSError:
+                    return
+                if status == 201:
+                    acked.append(body['job_id'])
+        with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+            futures = [pool.submit(submitter) for _ in range(clients)]
+            time.sleep(seconds)
+            self.kill('controller')
+            stop.set()
+            for f in futures:
+                f.result()
+        return acked
 
     def kill(self, which, sig=signal.SIGKILL):
         p = getattr(self, which)

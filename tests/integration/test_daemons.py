@@ -3,7 +3,6 @@
 Run: BERTH_BINARY=build/berth python3 -m unittest -v tests/integration/test_daemons.py
 Tests that need root (cgroups, users) skip themselves otherwise.
 """
-import concurrent.futures
 import os
 import shutil
 import signal
@@ -107,23 +106,8 @@ class DaemonTest(unittest.TestCase):
         self.assertTrue(all(j['reason'] == 'JobHeldUser' for j in body['jobs']))
 
     def test_controller_kill9_loses_no_acknowledged_job(self):
-        acked, stop = [], threading.Event()
-
-        def submitter():
-            while not stop.is_set():
-                try:
-                    status, body = self.c.api('POST', '/v1/jobs', self.spec('true', hold=True))
-                except OSError:
-                    return
-                if status == 201:
-                    acked.append(body['job_id'])
-        with concurrent.futures.ThreadPoolExecutor(4) as pool:
-            futures = [pool.submit(submitter) for _ in range(4)]
-            time.sleep(1.5)
-            self.c.kill('controller')  # kill -9 in the middle of the burst
-            stop.set()
-            for f in futures:
-                f.result()
+        # kill -9 in the middle of a burst of submissions
+        acked = self.c.acked_until_kill9(self.spec('true', hold=True))
         self.assertGreater(len(acked), 20)
         self.c.start_controller()
         status, body = self.c.api('GET', '/v1/jobs?state=PENDING')

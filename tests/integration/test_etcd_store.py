@@ -2,14 +2,12 @@
 `berth controller --store etcd://...` on a 1-member and a 3-member etcd on loopback ports that
 each test starts and stops itself. Skipped with the reason where there is no etcd binary
 (scripts/setup installs etcd-server)."""
-import concurrent.futures
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 import unittest
 import urllib.request
@@ -115,23 +113,8 @@ class EtcdStoreTest(unittest.TestCase):
             done.append(int(p.stdout.strip()))
         for j in done:
             self.c.wait_state(j, 'COMPLETED', 60)
-        acked, stop = [], threading.Event()
-
-        def submitter():
-            while not stop.is_set():
-                try:
-                    status, body = self.c.api('POST', '/v1/jobs', self.spec('true', hold=True))
-                except OSError:
-                    return
-                if status == 201:
-                    acked.append(body['job_id'])
-        with concurrent.futures.ThreadPoolExecutor(4) as pool:
-            futures = [pool.submit(submitter) for _ in range(4)]
-            time.sleep(1.5)
-            self.c.kill('controller')  # kill -9 in the middle of the burst
-            stop.set()
-            for f in futures:
-                f.result()
+        # kill -9 in the middle of a burst of submissions
+        acked = self.c.acked_until_kill9(self.spec('true', hold=True))
         self.assertGreater(len(acked), 20)
         # The state is in etcd, not in the state folder.
         self.assertFalse(os.path.exists(os.path.join(self.c.dir, 'state.db')))
