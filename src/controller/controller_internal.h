@@ -470,6 +470,10 @@ struct Controller::Impl {
   net::HttpResponse WebLogout(const net::HttpRequest& req);
   net::HttpResponse WebCodeRoute(const ApiCall& c);  // POST /v1/web/codes
   std::vector<std::string> OwnOrigins() const;       // the origins a cookie's changes may come from
+  // The user a web session's cookie names on a read (GET or HEAD) without an Authorization
+  // header: the console's reads on the Kubernetes face (a job's output is its Pod's log, its
+  // manifest the Pod). nullopt without a live session; changes there take a bearer token.
+  std::optional<Caller> WebSessionReader(const net::HttpRequest& req);
 
   // controller_history.cc: the cluster's series (history.h, GET /v1/history), sampled after
   // a batch every opt.history_sample_s and flushed to the store every few samples and at Stop.

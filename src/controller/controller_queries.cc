@@ -411,6 +411,11 @@ net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::s
 json NodeJson(const NodeView& n) {
   json gres = json::object();
   for (const core::NamedCount& g : n.spec.gres) gres[g.name] = g.count;
+  std::string topology;  // as the configuration's Topology= writes it: "block1/leaf2"
+  for (const std::string& level : n.spec.topology) {
+    if (!topology.empty()) topology += '/';
+    topology += level;
+  }
   return {{"name", n.name},
           {"state", n.state},
           {"reservation_state", n.resv_state},
@@ -425,6 +430,7 @@ json NodeJson(const NodeView& n) {
           {"alloc_gpus", n.alloc_gpus},
           {"gres", gres},
           {"features", n.spec.features},
+          {"topology", topology},
           {"partitions", n.partitions},
           {"jobs", n.jobs},
           {"weight", n.spec.weight},

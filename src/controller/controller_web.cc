@@ -78,6 +78,18 @@ net::HttpResponse Controller::Impl::ServeHttps(const net::HttpRequest& req) {
   return ServeAs(req, who);
 }
 
+std::optional<Caller> Controller::Impl::WebSessionReader(const net::HttpRequest& req) {
+  if (req.method != "GET" && req.method != "HEAD") return std::nullopt;
+  if (!req.Header("authorization").empty()) return std::nullopt;
+  std::optional<std::string> secret = CookieValue(req, kSessionCookie);
+  if (!secret) return std::nullopt;
+  std::optional<WebSession> session = web_sessions.Find(*secret, Now());
+  if (!session) return std::nullopt;
+  Caller who = auth.UserCaller(session->uid);
+  who.web_session = true;
+  return who;
+}
+
 net::HttpResponse Controller::Impl::WebLogin(const net::HttpRequest& req) {
   if (req.method != "GET") {
     return PlainPage(405, "Not allowed", "Sign in with the link that berth web prints.");

@@ -391,6 +391,7 @@ std::vector<k8s::NodeFacts> K8sPort::Nodes() const {
 
 std::optional<k8s::User> K8sPort::IdentifyUser(const net::HttpRequest& req) const {
   std::optional<Caller> c = im_.auth.IdentifyUserToken(req);
+  if (!c) c = im_.WebSessionReader(req);  // the web console's reads: a Pod's log and object
   if (!c) return std::nullopt;
   k8s::User u;
   u.uid = c->uid;

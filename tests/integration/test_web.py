@@ -1,6 +1,7 @@
 """Browser tests of the web console (docs/web.md) in headless Chromium, driven through
 chromedriver by webdriver.py, against real daemons and real jobs: sign-in by token (a wrong one
-refused with the API's message), the security headers, the cluster page's node and GPU states as
+refused with the API's message) and by a `berth web` link (its cookie session following a job's
+output, sign-out, the used link refused), the security headers, the cluster page's node and GPU states as
 the API reports them (allocated, idle, drained; powered down, powering up and down on cloud
 nodes), jobs from sbatch and Pods from kubectl appearing live in the queue with their pending
 reason, arrays folded as squeue folds them, hold and release, a job's output followed and seff's
@@ -268,6 +269,37 @@ class WebConsoleTest(unittest.TestCase):
                          ['No suggestion: the request fits.'])
         self.shot('job')
 
+    def test_sign_in_by_a_berth_web_link_and_the_output_follows(self):
+        # The cookie session a `berth web` link opens reads the job's output (its Pod's log on
+        # the Kubernetes face) as a token does.
+        out_dir = tempfile.mkdtemp(prefix='berth-web-link-')
+        self.addCleanup(shutil.rmtree, out_dir, True)
+        os.chmod(out_dir, 0o777)
+        self.addCleanup(lambda: self.b.call('DELETE', '/cookie'))
+        job = self.sbatch('-D', '/tmp', '-o', os.path.join(out_dir, 'out'), '--wrap',
+                          'for i in $(seq 1 24); do echo link$i; sleep 0.25; done', user=USER)
+        link = self.c.cli('web', user=USER).stdout.strip()
+        self.assertTrue(link.startswith(self.url + '/ui/login?code='), link)
+        self.b.get(self.url + '/ui/')
+        self.b.execute('sessionStorage.clear();')
+        self.b.get(link)
+        self.b.wait(lambda: self.b.text_of('#who') == USER, 'the user signed in by the link')
+        names = [c['name'] for c in self.b.call('GET', '/cookie')]
+        self.assertIn('berth_session', names)
+        self.assertEqual(self.b.execute('return sessionStorage.length;'), 0)  # no token typed
+        self.c.wait_state(job, 'RUNNING')
+        self.b.get(self.url + f'/ui/#/job/{job}')
+        self.b.wait(lambda: 'link24' in (self.b.text_of('#job-output') or ''), 'the last line',
+                    timeout=60)
+        self.assertTrue(self.b.text_of('#job-output').startswith('link1\n'))
+        # A used link signs nobody in again; signing out ends the session.
+        self.click('#signout')
+        self.b.wait_find('#token')
+        self.b.wait(lambda: 'berth_session' not in
+                    [c['name'] for c in self.b.call('GET', '/cookie')], 'the cookie cleared')
+        self.b.get(link)
+        self.assertIn('used already', self.b.text_of('body'))
+
     def test_a_user_cancels_their_own_job_and_not_anothers(self):
         mine = self.sbatch('-H', '--wrap', 'sleep 1', '-D', '/tmp', user=USER)
         theirs = self.sbatch('-H', '--wrap', 'sleep 1', '-D', '/tmp')
@@ -398,8 +430,9 @@ class WebPowerStatesTest(unittest.TestCase):
         conf = os.path.join(self.c.dir, 'cluster.conf')
         with open(conf, 'w') as f:
             f.write('ResumeProgram=/bin/true ResumeTimeout=8\n'
-                    'NodeName=node1 CPUs=2 RealMemory=2000\n'
-                    'NodeName=cloud[1-2] CPUs=2 RealMemory=2000 Gres=gpu:test:2 State=CLOUD\n'
+                    'NodeName=node1 CPUs=2 RealMemory=2000 Topology=blockB/leaf1\n'
+                    'NodeName=cloud[1-2] CPUs=2 RealMemory=2000 Gres=gpu:test:2 State=CLOUD'
+                    ' Topology=blockA/leaf1\n'
                     'PartitionName=main Nodes=node1,cloud[1-2] Default=YES\n')
         self.c.controller_args += ['--config', conf]
         self.c.start()
@@ -454,6 +487,17 @@ class WebPowerStatesTest(unittest.TestCase):
         self.b.refresh()
         self.b.wait(lambda: self.b.text_of('#live') == 'live', 'the watch')
         self.check_nodes(lambda states: 'POWERED_DOWN' in states['cloud1'])
+        # Grouped by the nodes' topology blocks, as the API names them.
+        _, body = self.c.api('GET', '/v1/nodes')
+        self.assertEqual({n['name']: n['topology'] for n in body['nodes']},
+                         {'node1': 'blockB/leaf1', 'cloud1': 'blockA/leaf1',
+                          'cloud2': 'blockA/leaf1'})
+        groups = self.b.execute(
+            'return Object.fromEntries([...document.querySelectorAll("section.partition > h3")]'
+            '.map(h => [h.textContent, [...h.nextElementSibling.querySelectorAll("article.node")]'
+            '.map(a => a.dataset.node)]));')
+        self.assertEqual(groups, {'Block blockB/leaf1': ['node1'],
+                                  'Block blockA/leaf1': ['cloud1', 'cloud2']})
         job = self.c.submit({'argv': ['true'], 'work_dir': '/tmp', 'stdout': '/dev/null',
                              'gpus': 1})
         self.c.wait(lambda: 'POWERING_UP' in (self.c.node_state('cloud1') or '') or

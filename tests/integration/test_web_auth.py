@@ -9,8 +9,10 @@ Run: BERTH_BINARY=build/berth python3 -m unittest -v test_web_auth (from this fo
 import http.client
 import json
 import os
+import shutil
 import signal
 import ssl
+import tempfile
 import time
 import unittest
 import urllib.parse
@@ -154,6 +156,46 @@ class WebAuthTest(unittest.TestCase):
         status, body, msg = self.https('POST', '/ui/logout', {}, ok)
         self.assertEqual(status, 401, body)
         self.assertEqual(len(msg.get_all('Set-Cookie')), 2)
+
+    def test_the_cookie_reads_a_pods_log_and_object_but_changes_nothing_there(self):
+        # The console shows a job's output (its Pod's log) and manifest from the Kubernetes face:
+        # a session's cookie names its user there on reads; changes there take a bearer token.
+        out_dir = tempfile.mkdtemp(prefix='berth-web-log-')
+        self.addCleanup(shutil.rmtree, out_dir, True)
+        os.chmod(out_dir, 0o777)
+        _, cookies = self.sign_in()
+        cookie = {'Cookie': f"berth_session={cookies['berth_session']}; "
+                            f"berth_csrf={cookies['berth_csrf']}"}
+        ok = {**cookie, 'X-CSRF-Token': cookies['berth_csrf'], 'Origin': self.origin}
+        status, body, _ = self.https('POST', '/v1/jobs',
+                                     {'script': '#!/bin/sh\necho hello from the console\n',
+                                      'work_dir': '/tmp', 'stdout': os.path.join(out_dir, 'o')},
+                                     ok)
+        self.assertEqual(status, 201, body)
+        job = body['job_id']
+        self.c.wait_state(job, 'COMPLETED')
+        pod = f'/api/v1/namespaces/slurm/pods/job-{job}'
+        status, body, _ = self.https('GET', pod + '/log', headers=cookie)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body['raw'], 'hello from the console\n')
+        status, body, _ = self.https('GET', pod, headers=cookie)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body['metadata']['name'], f'job-{job}')
+        # Not a change, even with the CSRF token: 401, and the Pod is still there.
+        status, body, _ = self.https('DELETE', pod, None, ok)
+        self.assertEqual(status, 401, body)
+        token = self.c.cli('token', user=USER).stdout.strip()
+        status, body, _ = self.https('GET', pod, headers={'Authorization': 'Bearer ' + token})
+        self.assertEqual(status, 200, body)
+        # A wrong bearer token is not passed over for the cookie here either.
+        status, body, _ = self.https('GET', pod + '/log',
+                                     headers={**cookie, 'Authorization': 'Bearer berth.0.x'})
+        self.assertEqual(status, 401, body)
+        # Signed out: the cookie names nobody on the Kubernetes face.
+        status, body, _ = self.https('POST', '/ui/logout', {}, ok)
+        self.assertEqual(status, 200, body)
+        status, body, _ = self.https('GET', pod + '/log', headers=cookie)
+        self.assertEqual(status, 401, body)
 
     def history(self, query):
         status, body = self.c.api('GET', '/v1/history?' + query)
