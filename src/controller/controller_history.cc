@@ -84,11 +84,11 @@ void Controller::Impl::FlushHistory() {
 }
 
 void Controller::Impl::RecoverHistory() {
-  history = History(opt.history_sample_s);
+  History loaded(opt.history_sample_s);  // filled by the scan's callback, then kept
   std::vector<store::Write> stale;
   Status st = store->ScanMeta(
       std::string(kHistoryMetaPrefix), [&](const std::string& key, const std::string& value) {
-        if (!history.LoadRow(key, value).ok()) {
+        if (!loaded.LoadRow(key, value).ok()) {
           stale.push_back({store::Write::Kind::kDeleteMeta, {}, key, ""});  // another interval's
         }
       });
@@ -96,6 +96,7 @@ void Controller::Impl::RecoverHistory() {
     std::fprintf(stderr, "berth controller: the history could not be read: %s\n",
                  st.message().c_str());
   }
+  history = std::move(loaded);
   if (!stale.empty()) (void)store->Commit(std::move(stale));
   next_history_sample = Now();
   PublishHistory();
