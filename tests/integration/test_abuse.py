@@ -311,12 +311,13 @@ class AbuseTest(unittest.TestCase):
     def test_fork_bomb_hits_the_pids_limit_and_is_cleaned_up(self):
         release = os.path.join(self.work, 'bomb-release')
         report = os.path.join(self.work, 'bomb-%j.out')
-        # Bounded: at most 100,000 forks and 20 s; the children exec sleep. It then waits (at
+        # Bounded: at most 100,000 forks and 90 s (a slow machine forks ~100 a second: 4,096
+        # take 40 s); the children exec sleep. It then waits (at
         # most 60 s) for the test, so that the limit holds while the node is checked.
         bomb = f'''#!/bin/bash
 python3 - <<'EOF'
 import errno, os, time
-n, why, deadline = 0, 'cap', time.time() + 20
+n, why, deadline = 0, 'cap', time.time() + 90
 while n < 100000:
     if time.time() > deadline:
         why = 'deadline'
@@ -347,7 +348,7 @@ echo bomb done
         try:
             self.c.wait_state(jid, 'RUNNING', 30)
             self.c.wait(lambda: os.path.exists(out) and 'forked' in read_text(out),
-                        'the bomb to stop forking', 60)
+                        'the bomb to stop forking', 120)
             words = read_text(out).split()
             forked, why = int(words[words.index('forked') + 1]), words[words.index('forked') + 2]
             job_pid = int(read_text(os.path.join(self.job_dir(jid), 'job.pid')))
