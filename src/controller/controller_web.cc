@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "common/markup.h"
 #include "controller/controller_internal.h"
 #include "controller/web_sessions.h"
 
@@ -24,29 +25,6 @@ net::HttpResponse PlainPage(int status, const std::string& title, const std::str
   r.headers.emplace_back("Content-Security-Policy", "default-src 'none'");
   r.headers.emplace_back("Referrer-Policy", "no-referrer");
   return r;
-}
-
-std::string HtmlEscaped(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -104,7 +82,7 @@ net::HttpResponse Controller::Impl::WebLogin(const net::HttpRequest& req) {
   if (!s.ok()) {
     return PlainPage(
         401, "Sign-in refused",
-        HtmlEscaped(s.status().message()) + ". Run <code>berth web</code> again for a new link.");
+        EscapeMarkup(s.status().message()) + ". Run <code>berth web</code> again for a new link.");
   }
   std::fprintf(stderr, "berth controller: web session for uid %u from %s\n", s->uid,
                req.remote.c_str());

@@ -10,6 +10,8 @@
 #include <system_error>
 #include <utility>
 
+#include "common/markup.h"
+
 namespace berth::sim {
 namespace {
 
@@ -32,33 +34,6 @@ std::string Num(double v) {
   return std::string(buf, ptr);
 }
 
-std::string EscapeXml(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        // XML 1.0 forbids most control characters even when escaped.
-        out += (static_cast<unsigned char>(c) < 0x20 && c != '\t') ? '?' : c;
-    }
-  }
-  return out;
-}
-
 // A chart: axes, ticks, title, legend and data lines, each coordinate mapped to the plot area.
 class Chart {
  public:
@@ -71,7 +46,7 @@ class Chart {
     Text(kLeft + kPlotWidth / 2, 28, title, "middle", 16);
     Text(kLeft + kPlotWidth / 2, kTop + kPlotHeight + 45, x_label, "middle", 12);
     out_ += "<text transform=\"translate(22," + Num(kTop + kPlotHeight / 2) +
-            ") rotate(-90)\" text-anchor=\"middle\">" + EscapeXml(y_label) + "</text>\n";
+            ") rotate(-90)\" text-anchor=\"middle\">" + EscapeMarkup(y_label) + "</text>\n";
     out_ += "<rect x=\"" + Num(kLeft) + "\" y=\"" + Num(kTop) + "\" width=\"" + Num(kPlotWidth) +
             "\" height=\"" + Num(kPlotHeight) + "\" fill=\"none\" stroke=\"#333\"/>\n";
   }
@@ -119,7 +94,7 @@ class Chart {
   }
   void Text(double x, double y, std::string_view text, std::string_view anchor, int size) {
     out_ += "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" text-anchor=\"" + std::string(anchor) +
-            "\" font-size=\"" + std::to_string(size) + "\">" + EscapeXml(text) + "</text>\n";
+            "\" font-size=\"" + std::to_string(size) + "\">" + EscapeMarkup(text) + "</text>\n";
   }
 
   std::string out_;
