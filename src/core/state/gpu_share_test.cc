@@ -227,9 +227,9 @@ TEST(GpuShareTest, EachPlacementChoosesItsDevice) {
 // The configured placement reaches the scheduler: with device 0 free again and device 1 half
 // shared, a share of 300 goes to device 0 under first-fit and to device 1 under best-fit.
 TEST(GpuShareTest, GpuPlacementPicksTheDeviceOfAStartingShare) {
-  for (auto [policy, device] : {std::pair{GpuPlacement::kFirstFit, 0},
-                                std::pair{GpuPlacement::kBestFit, 1},
-                                std::pair{GpuPlacement::kGpuPacking, 1}}) {
+  for (auto [policy, device] :
+       {std::pair{GpuPlacement::kFirstFit, 0}, std::pair{GpuPlacement::kBestFit, 1},
+        std::pair{GpuPlacement::kGpuPacking, 1}}) {
     SCOPED_TRACE(std::string(GpuPlacementName(policy)));
     ClusterState cs = MakeCluster().Nodes("g", 1, 16, 16000, 2, "h100").Build();
     JobId a = *cs.Submit(MakeJob().GpuMilli(600).Mem(100).Obj(), nullptr, 0);
