@@ -67,14 +67,17 @@ class Pass {
 
   Plan Run(const std::vector<QueueItem>& queue) {
     if (cfg_.gpu_placement == GpuPlacement::kFgd) {
-      // fgd measures fragmentation against the shapes waiting now (each job's first partition).
-      std::vector<GpuRequest> shapes;
-      for (const QueueItem& item : queue) {
-        if (item.e->shapes.empty()) continue;
-        const JobShape& s = item.e->shapes.front();
-        if (s.gpus > 0 || s.gpu_milli > 0) shapes.push_back(GpuRequestOf(s));
-      }
-      share_device_.SetWorkload(std::move(shapes));
+      // fgd measures fragmentation against the shapes waiting now (each job's first
+      // partition), gathered only if this pass starts a share.
+      share_device_.SetWorkloadSource([&queue] {
+        std::vector<GpuRequest> shapes;
+        for (const QueueItem& item : queue) {
+          if (item.e->shapes.empty()) continue;
+          const JobShape& s = item.e->shapes.front();
+          if (s.gpus > 0 || s.gpu_milli > 0) shapes.push_back(GpuRequestOf(s));
+        }
+        return shapes;
+      });
     }
     for (const QueueItem& item : queue) ScheduleJob(item);
     if (cfg_.order == QueueOrder::kLas) LasWakeUps(queue);

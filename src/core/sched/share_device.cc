@@ -39,7 +39,11 @@ GpuRequest GpuRequestOf(const JobShape& shape) {
 }
 
 void ShareDevicePicker::SetWorkload(std::vector<GpuRequest> shapes) {
-  shapes_ = std::move(shapes);
+  SetWorkloadSource([shapes = std::move(shapes)] { return shapes; });
+}
+
+void ShareDevicePicker::SetWorkloadSource(std::function<std::vector<GpuRequest>()> source) {
+  source_ = std::move(source);
   workload_.reset();
   cache_.reset();
 }
@@ -61,8 +65,9 @@ int ShareDevicePicker::Choose(const NodeInfo& n, const NodeFree& free, uint64_t 
   FgdCache* fgd = nullptr;
   if (policy_ == GpuPlacement::kFgd) {
     if (!workload_) {
-      std::vector<double> weights(shapes_.size(), 1.0);
-      workload_ = FgdWorkload::Build(shapes_, weights);
+      std::vector<GpuRequest> shapes = source_ ? source_() : std::vector<GpuRequest>{};
+      std::vector<double> weights(shapes.size(), 1.0);
+      workload_ = FgdWorkload::Build(shapes, weights);
       cache_ = std::make_unique<FgdCache>(&*workload_, /*log2_slots=*/10);
     }
     fgd = cache_.get();

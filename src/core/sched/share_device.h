@@ -6,6 +6,7 @@
 #define BERTH_CORE_SCHED_SHARE_DEVICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -29,6 +30,9 @@ class ShareDevicePicker {
   // 1. Without any (or with none asking for GPUs), fgd scores every device alike and falls back
   // to its tie-break, gpu-packing's order: the fullest device that fits.
   void SetWorkload(std::vector<GpuRequest> shapes);
+  // The same, read from `source` only when fgd first chooses a share's device: a pass that
+  // starts no share pays nothing for it. `source` must stay callable while Choose is.
+  void SetWorkloadSource(std::function<std::vector<GpuRequest>()> source);
 
   // The device of `n` (given what it has free, `free`) that a share of `shape` takes: one of
   // `allowed` with room for shape.gpu_milli, or -1 when none has. REQUIRES: shape.gpu_milli > 0.
@@ -38,8 +42,8 @@ class ShareDevicePicker {
 
  private:
   GpuPlacement policy_;
-  std::vector<GpuRequest> shapes_;
-  std::optional<FgdWorkload> workload_;  // built from shapes_ on the first fgd choice
+  std::function<std::vector<GpuRequest>()> source_;
+  std::optional<FgdWorkload> workload_;  // built from source_ on the first fgd choice
   std::unique_ptr<FgdCache> cache_;
 };
 
