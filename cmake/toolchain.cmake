@@ -26,6 +26,21 @@ add_library(berth_warnings INTERFACE)
 target_compile_options(berth_warnings INTERFACE -Wall -Wextra $<$<BOOL:${BERTH_WERROR}>:-Werror>
                                                 -Wshadow=local -Wnon-virtual-dtor
                                                 -Wimplicit-fallthrough)
+# GCC's flow-based warnings misfire at -O3 (the Release preset) inside inlined std::string code:
+# -Wrestrict on string concatenation (GCC bug 105329, fixed in 13) and -Wmaybe-uninitialized on
+# strings of aggregates built with `{}` (store::Write). Both are silenced for GCC so the Release
+# preset keeps -Werror; clang (the asan preset) still reports uninitialised reads.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(berth_warnings INTERFACE -Wno-maybe-uninitialized)
+  if(CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+    target_compile_options(berth_warnings INTERFACE -Wno-restrict)
+  endif()
+endif()
+# Clang checks the locking annotations (src/common/thread_annotations.h) in every file it
+# compiles: the asan preset builds with clang, so CI analyses the whole tree (ADR 0004).
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  target_compile_options(berth_warnings INTERFACE -Wthread-safety)
+endif()
 
 if(BERTH_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer
@@ -33,15 +48,14 @@ if(BERTH_SANITIZE)
   add_link_options(-fsanitize=address,undefined)
 endif()
 
-# The fuzz targets (fuzz/, docs/fuzzing.md): every library they link is built with libFuzzer's
-# coverage instrumentation and the sanitizers; only the targets themselves link libFuzzer's main.
-if(BERTH_FUZZ)
-  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-    message(FATAL_ERROR "BERTH_FUZZ needs clang and libFuzzer: cmake --preset fuzz")
-  endif()
-  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-                      -fno-sanitize-recover=undefined)
-  add_link_options(-fsanitize=address,undefined)
+# The fuzz targets (fuzz/, docs/fuzzing.md) link libFuzzer's main; they need clang. The asan
+# preset builds them beside the tests (CI replays their corpora with them); the fuzz preset also
+# instruments every library for libFuzzer's coverage (BERTH_FUZZ_COVERAGE), for exploring.
+if(BERTH_FUZZ AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "BERTH_FUZZ needs clang and libFuzzer: cmake --preset asan (or fuzz)")
+endif()
+if(BERTH_FUZZ_COVERAGE)
+  add_compile_options(-fsanitize=fuzzer-no-link)
 endif()
 
 # berth_test(NAME SOURCES... LIBS ...) adds a GoogleTest executable and registers its tests.

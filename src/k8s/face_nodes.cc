@@ -53,7 +53,7 @@ net::HttpResponse Face::NodePatch(const Call& c) {
   Result<std::optional<bool>> want =
       UnschedulableFromPatch(c.req.Header("content-type"), c.req.body);
   if (!want.ok()) {
-    const std::string& msg = want.status().message();
+    const std::string msg = want.status().message();  // a copy: status() is a temporary
     return JsonResponse(422, StatusBody(422, "Invalid", "Node \"" + name + "\" is invalid: " + msg,
                                         {{"name", name}, {"kind", "Node"}}));
   }
