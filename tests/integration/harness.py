@@ -44,7 +44,7 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
 class Cluster:
     def __init__(self, node_timeout=60, gpus=4, controller_args=(), container_pods=False,
-                 agent_args=()):
+                 agent_args=(), agent_env=None):
         self.dir = tempfile.mkdtemp(prefix='berth-it-')
         os.chmod(self.dir, 0o755)
         self.sock = os.path.join(self.dir, 'controller.sock')
@@ -55,6 +55,7 @@ class Cluster:
         self.controller_args = ['--container-pods', 'yes' if container_pods else 'no',
                                 *controller_args]
         self.agent_args = list(agent_args)
+        self.agent_env = agent_env  # added to the agent's environment (None: this one's)
         self.controller = None
         self.agent = None
         self.env = dict(os.environ, BERTH_SOCKET=self.sock, BERTH_HOME=self.dir)
@@ -77,6 +78,7 @@ class Cluster:
             [BERTH, 'agent', '--home', self.dir, '--controller', 'unix:' + self.sock,
              '--node-name', 'node1', '--gpus', str(self.gpus), '--gpu-type', 'test',
              *self.agent_args],
+            env=dict(os.environ, **self.agent_env) if self.agent_env else None,
             stdout=self.log('agent'), stderr=subprocess.STDOUT)
         self.wait(lambda: self.node_state('node1') not in (None, 'DOWN'),
                   'the agent to register')

@@ -9,7 +9,7 @@
     warning (docs/execution.md, "The job's process"), as the user;
   * variables the submitter exports (LD_PRELOAD, BASH_ENV, LD_LIBRARY_PATH, their own) reach the
     job but no process that runs as root (agent, `berth supervise`); BASH_ENV runs as the user;
-  * a fork bomb stops at the job's pids limit (pids.max, BERTH_PIDS_MAX, 4096 by default), the
+  * a fork bomb stops at the job's pids limit (pids.max: the agent's BERTH_PIDS_MAX, 512 here), the
     node goes on starting jobs, and nothing of the bomb is left afterwards;
   * a memory hog beyond --mem is OOM-killed alone: OUT_OF_MEMORY, while a job beside it completes
     and the agent and supervisors live on.
@@ -33,6 +33,8 @@ ROOT = os.geteuid() == 0
 PRECIOUS = 'precious root data\n'
 SECRET = 'root secret 7f3a\n'
 ENDED = ['COMPLETED', 'FAILED', 'NODE_FAIL', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY']
+# The agent's pids limit per job (BERTH_PIDS_MAX in its environment; 4,096 by default).
+PIDS_MAX = 512
 
 
 def read_text(path):
@@ -76,7 +78,9 @@ class AbuseTest(unittest.TestCase):
         make_user(cls.user)
         pw = pwd.getpwnam(cls.user)
         cls.uid, cls.gid = pw.pw_uid, pw.pw_gid
-        cls.c = Cluster().start()
+        # A small pids limit, so that the fork bomb reaches it in seconds however slowly this
+        # machine forks (4,096 forks took over 90 s on a loaded 2-core machine).
+        cls.c = Cluster(agent_env={'BERTH_PIDS_MAX': str(PIDS_MAX)}).start()
         # The user's own folder; jobs are submitted from there.
         cls.work = os.path.join(cls.c.dir, 'work')
         os.makedirs(cls.work)
@@ -311,9 +315,9 @@ class AbuseTest(unittest.TestCase):
     def test_fork_bomb_hits_the_pids_limit_and_is_cleaned_up(self):
         release = os.path.join(self.work, 'bomb-release')
         report = os.path.join(self.work, 'bomb-%j.out')
-        # Bounded: at most 100,000 forks and 90 s (a slow machine forks ~100 a second: 4,096
-        # take 40 s); the children exec sleep. It then waits (at
-        # most 60 s) for the test, so that the limit holds while the node is checked.
+        # Bounded: at most 100,000 forks and 90 s (a slow machine forks ~100 a second: the
+        # agent's limit of PIDS_MAX takes a few seconds); the children exec sleep. It then waits
+        # (at most 60 s) for the test, so that the limit holds while the node is checked.
         bomb = f'''#!/bin/bash
 python3 - <<'EOF'
 import errno, os, time
@@ -361,7 +365,7 @@ echo bomb done
                                   f'/sys/fs/cgroup{path}')
             if pids_group is None or not os.path.exists(pids_group + '/pids.max'):
                 self.skipTest(f'no pids controller for jobs here: {self.c.job(jid)["message"]}')
-            limit = int(os.environ.get('BERTH_PIDS_MAX', '4096'))
+            limit = PIDS_MAX
             self.assertEqual(read_text(pids_group + '/pids.max').strip(), str(limit))
             self.assertEqual(why, 'EAGAIN', f'forked {forked}')
             self.assertLessEqual(forked, limit)
