@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -434,12 +435,44 @@ std::optional<json> Agent::Impl::UsageEvent() const {
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
-  return json{
+  json event{
       {"kind", "usage"},
       {"time_ms", now_ms},
       {"node",
        {{"cpu_seconds", node_usage->cpu_seconds}, {"memory_bytes", node_usage->memory_bytes}}},
       {"jobs", std::move(jobs)}};
+  // The GPUs' use now, for the controller's node view and history (the web console's cells and
+  // its "GPUs used" chart): each device NVML measured, by berth's device index.
+  json gpus = json::array();
+  for (const GpuSample& g : GpuSamples()) {
+    if (g.utilization < 0) continue;
+    json d{{"index", g.index}, {"utilization", std::lround(g.utilization * 100)}};
+    if (g.memory_used_bytes >= 0) d["memory_used_bytes"] = g.memory_used_bytes;
+    gpus.push_back(std::move(d));
+  }
+  if (!gpus.empty()) event["gpus"] = std::move(gpus);
+  return event;
+}
+
+std::vector<GpuSample> Agent::Impl::GpuSamples() const {
+  std::vector<GpuSample> out;
+  if (!nvml) return out;
+  for (const GpuDevice& g : detected.gpus) {
+    GpuSample sample;
+    sample.index = g.index;
+    sample.type = g.type;
+    if (g.nvml_index >= 0) {
+      if (Result<int32_t> util = nvml->Utilization(g.nvml_index); util.ok()) {
+        sample.utilization = *util / 100.0;
+      }
+      if (Result<std::pair<int64_t, int64_t>> mem = nvml->Memory(g.nvml_index); mem.ok()) {
+        sample.memory_bytes = mem->first;
+        sample.memory_used_bytes = mem->second;
+      }
+    }
+    out.push_back(std::move(sample));
+  }
+  return out;
 }
 
 AgentMetricsInput Agent::Impl::MetricsInput() const {
@@ -457,19 +490,7 @@ AgentMetricsInput Agent::Impl::MetricsInput() const {
     Result<NodeMemory> memory = ParseMeminfo(*meminfo);
     if (memory.ok()) in.memory = *memory;
   }
-  for (const GpuDevice& g : nvml ? detected.gpus : std::vector<GpuDevice>{}) {
-    GpuSample sample;
-    sample.index = g.index;
-    sample.type = g.type;
-    if (Result<int32_t> util = nvml->Utilization(g.index); util.ok()) {
-      sample.utilization = *util / 100.0;
-    }
-    if (Result<std::pair<int64_t, int64_t>> mem = nvml->Memory(g.index); mem.ok()) {
-      sample.memory_bytes = mem->first;
-      sample.memory_used_bytes = mem->second;
-    }
-    in.gpus.push_back(std::move(sample));
-  }
+  in.gpus = GpuSamples();
   for (const std::string& dir : JobDirs()) {
     if (SupervisorRunning(dir)) ++in.jobs_running;
   }
@@ -506,14 +527,6 @@ net::HttpResponse Agent::Impl::ServeMetrics(const net::HttpRequest& req) const {
 // Listens on opt.metrics_listen and serves GET /metrics there; says where on stderr.
 Result<std::unique_ptr<net::HttpServer>> Agent::Impl::StartMetrics() {
   BERTH_ASSIGN_OR_RETURN(auto address, ParseListenAddress(opt.metrics_listen));
-  if (detected.nvml && !detected.gpus.empty()) {
-    Result<std::unique_ptr<Nvml>> opened = Nvml::Open();
-    if (opened.ok()) {
-      nvml = std::move(*opened);
-    } else {
-      Log("metrics without GPUs: %s", opened.status().message());
-    }
-  }
   auto server = std::make_unique<net::HttpServer>(
       [this](const net::HttpRequest& req) { return ServeMetrics(req); });
   Status st = server->ListenTcp(address.first, address.second);
@@ -565,6 +578,15 @@ Status Agent::Impl::Prepare() {
     client_options.tls_ca_file = opt.ca_file;
   }
   BERTH_ASSIGN_OR_RETURN(detected, DetectNode());
+  // Kept open to sample the GPUs' use for /metrics and every report (nvmlInit is slow).
+  if (detected.nvml && !detected.gpus.empty()) {
+    Result<std::unique_ptr<Nvml>> opened = Nvml::Open();
+    if (opened.ok()) {
+      nvml = std::move(*opened);
+    } else {
+      Log("GPU use not measured: %s", opened.status().message());
+    }
+  }
   containers = ContainerSettingsFor(opt);
   BERTH_RETURN_IF_ERROR(WriteContainerSettings(opt.state_dir, containers));
   Log("containers: %s",

@@ -72,7 +72,7 @@ struct Agent::Impl {
   // For GET /metrics (--metrics-listen).
   std::atomic<uint64_t> jobs_started{0};
   std::atomic<uint64_t> jobs_ended{0};
-  std::unique_ptr<Nvml> nvml;  // when metrics are served and NVML found GPUs
+  std::unique_ptr<Nvml> nvml;  // when NVML found GPUs: their use, for /metrics and the reports
   // The node's container settings (STATE/containers.json, written by Prepare, and again by
   // Register when the controller's ImageCacheSize applies) and its image cache, whose list goes
   // to the controller with the registration and with a report whenever it changed.
@@ -155,6 +155,8 @@ struct Agent::Impl {
 
   // ---- GET /metrics (agent_daemon.cc)
   AgentMetricsInput MetricsInput() const;
+  // Each NVML-found device's utilisation and memory now (none without NVML).
+  std::vector<GpuSample> GpuSamples() const;
   // The "usage" event of a status report: the node's and each running job's CPU time and
   // memory (metrics.k8s.io); nullopt when /proc cannot be read.
   std::optional<nlohmann::json> UsageEvent() const;

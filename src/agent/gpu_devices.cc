@@ -20,12 +20,14 @@ std::vector<GpuDevice> NodeGpuDevices(const std::vector<NvmlGpu>& gpus) {
   for (const NvmlGpu& g : gpus) {
     if (!g.mig_enabled) {
       out.push_back(g.device);
+      out.back().nvml_index = g.device.index;
       out.back().index = static_cast<int32_t>(out.size()) - 1;
       continue;
     }
     for (const GpuDevice& mig : g.instances) {
       GpuDevice d = mig;
       d.index = static_cast<int32_t>(out.size());
+      d.nvml_index = -1;
       std::string profile = MigProfileFromName(mig.name);
       d.type = profile.empty() ? g.device.type : profile;
       out.push_back(std::move(d));

@@ -40,6 +40,23 @@ TEST(GpuDevicesTest, MigGpusOfferTheirInstances) {
   for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(d[i].index, static_cast<int32_t>(i));
 }
 
+// A whole GPU keeps its NVML index (where the agent samples its utilisation), which differs
+// from berth's index once a MIG GPU came before it; an instance has none.
+TEST(GpuDevicesTest, WholeGpusKeepTheirNvmlIndex) {
+  NvmlGpu split{Dev("NVIDIA A100", "a100", "GPU-x"), true,
+                {Dev("NVIDIA A100 MIG 3g.20gb", "", "MIG-1"), Dev("NVIDIA A100 MIG 3g.20gb", "",
+                                                                  "MIG-2")}};
+  split.device.index = 0;
+  NvmlGpu whole{Dev("NVIDIA A100", "a100", "GPU-y"), false, {}};
+  whole.device.index = 1;
+  std::vector<GpuDevice> d = NodeGpuDevices({split, whole});
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].nvml_index, -1);
+  EXPECT_EQ(d[1].nvml_index, -1);
+  EXPECT_EQ(d[2].index, 2);
+  EXPECT_EQ(d[2].nvml_index, 1);
+}
+
 TEST(GpuDevicesTest, AnInstanceWithoutAProfileKeepsTheGpusType) {
   NvmlGpu split{Dev("NVIDIA A100", "a100", "GPU-x"), true, {Dev("odd name", "", "MIG-9")}};
   std::vector<GpuDevice> d = NodeGpuDevices({split});

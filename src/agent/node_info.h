@@ -19,6 +19,9 @@ struct GpuDevice {
   std::string type;  // berth's type: the model in lower case without vendor, e.g. "h100"
   std::string uuid;
   int64_t memory_mib = 0;
+  // The NVML index of a whole GPU found through NVML, whose utilisation the agent samples; -1
+  // for a declared GPU and a MIG instance (NVML measures no utilisation per instance).
+  int32_t nvml_index = -1;
 };
 
 struct DetectedNode {

@@ -423,9 +423,15 @@ void Controller::Impl::NoteContainer(const json& e, Txn& t) {
 namespace {
 
 // An agent's "usage" event: {"time_ms", "node": {"cpu_seconds", "memory_bytes"}, "jobs":
-// [{"job_id", "attempt", "cpu_seconds", "memory_bytes"}]} (throws when malformed, as the other
-// events do).
-std::pair<k8s::UsageSample, std::vector<UsageTable::JobReading>> DecodeUsage(const json& e) {
+// [{"job_id", "attempt", "cpu_seconds", "memory_bytes"}], "gpus": [{"index", "utilization",
+// "memory_used_bytes"}]} ("gpus" only from a node whose GPUs NVML measures). Throws when
+// malformed, as the other events do; kInvalidArgument for a GPU reading out of range.
+struct UsageEvent {
+  k8s::UsageSample node;
+  std::vector<UsageTable::JobReading> jobs;
+  std::vector<UsageTable::GpuReading> gpus;
+};
+Result<UsageEvent> DecodeUsage(const json& e, size_t node_gpus) {
   auto sample = [&](const json& j) {
     k8s::UsageSample s;
     s.time_ms = e.at("time_ms").get<int64_t>();
@@ -433,11 +439,26 @@ std::pair<k8s::UsageSample, std::vector<UsageTable::JobReading>> DecodeUsage(con
     s.memory_bytes = j.at("memory_bytes").get<int64_t>();
     return s;
   };
-  std::pair<k8s::UsageSample, std::vector<UsageTable::JobReading>> out;
-  out.first = sample(e.at("node"));
+  UsageEvent out;
+  out.node = sample(e.at("node"));
   for (const json& j : e.value("jobs", json::array())) {
-    out.second.push_back(
-        {j.at("job_id").get<uint32_t>(), j.at("attempt").get<int32_t>(), sample(j)});
+    out.jobs.push_back({j.at("job_id").get<uint32_t>(), j.at("attempt").get<int32_t>(), sample(j)});
+  }
+  for (const json& g : e.value("gpus", json::array())) {
+    UsageTable::GpuReading r;
+    r.index = g.at("index").get<int32_t>();
+    r.utilization = g.at("utilization").get<int32_t>();
+    r.memory_used_bytes = g.value("memory_used_bytes", int64_t{-1});
+    if (r.index < 0 || static_cast<size_t>(r.index) >= node_gpus) {
+      return Status::InvalidArgument("a usage event's GPU " + std::to_string(r.index) +
+                                     " is not one of the node's " + std::to_string(node_gpus) +
+                                     " GPUs");
+    }
+    if (r.utilization < 0 || r.utilization > 100) {
+      return Status::InvalidArgument("a usage event's GPU utilisation " +
+                                     std::to_string(r.utilization) + " is not a percentage");
+    }
+    out.gpus.push_back(r);
   }
   return out;
 }
@@ -459,7 +480,7 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   std::vector<std::variant<agent::JobResult, const json*>> events;
   std::vector<const json*> containers;
   const json* images = nullptr;
-  std::optional<std::pair<k8s::UsageSample, std::vector<UsageTable::JobReading>>> usage;
+  std::optional<UsageEvent> usage;
   for (const json& e : reported) {
     std::string kind = e.at("kind").get<std::string>();
     if (kind == "ended") {
@@ -478,7 +499,9 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
       }
       images = &e.at("images");
     } else if (kind == "usage") {
-      usage = DecodeUsage(e);
+      Result<UsageEvent> u = DecodeUsage(e, cs->node(*index).spec.gpus.size());
+      if (!u.ok()) return u.status();
+      usage = std::move(*u);
     } else if (kind == "step") {
       (void)e.at("job_id").get<core::JobId>();  // what NoteStep reads: throws when malformed
       (void)e.at("attempt").get<int32_t>();
@@ -492,7 +515,7 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
     const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
                                .count();
-    this->usage.Record(node, now_ms, usage->first, usage->second);
+    this->usage.Record(node, now_ms, usage->node, usage->jobs, std::move(usage->gpus));
   }
   for (const auto& e : events) {
     if (const auto* ended = std::get_if<agent::JobResult>(&e)) {

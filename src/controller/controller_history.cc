@@ -1,6 +1,7 @@
 // The cluster's history (history.h, GET /v1/history): sampled on the state thread every
 // --history-interval seconds, flushed to the store's meta rows with the batch that runs every
 // kHistoryFlushSamples-th sample (and when the controller stops), read back at start.
+#include <chrono>
 #include <cstdio>
 
 #include "common/strings.h"
@@ -15,7 +16,8 @@ namespace {
 constexpr int kHistoryFlushSamples = 6;
 
 constexpr std::string_view kGpusUsedNote =
-    "agents report a job's GPU utilisation when it ends, not while it runs: no live measure yet";
+    "no node measured its GPUs' use in this range: agents measure it through NVML, so nodes "
+    "without NVIDIA's driver (or with declared GPUs only) report none";
 
 }  // namespace
 
@@ -33,6 +35,16 @@ HistorySample Controller::Impl::HistorySampleNow() const {
     add("cpus_allocated", n.spec.cpus - n.free_cpus);
     add("nodes_up", n.health == core::NodeHealth::kUp ? 1 : 0);
     add("nodes_powered", n.health == core::NodeHealth::kPoweredDown ? 0 : 1);
+  }
+  // Measured use: each GPU's utilisation from its agent's last report (NVML), as GPUs' worth.
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  for (const auto& [node, readings] : usage.GpuLatest(now_ms)) {
+    for (const UsageTable::GpuReading& g : readings) {
+      add("gpus_measured", 1);
+      add("gpus_used", g.utilization / 100.0);
+    }
   }
   for (const auto& [id, r] : own_records()) {
     if (r->job.state == core::JobState::kPending) {
@@ -119,9 +131,18 @@ net::HttpResponse Controller::Impl::HistoryRoute(const ApiCall& c) {
   if (!view) return Error(Status::Unavailable("not ready"));
   Result<json> body = view->Query(range, series, Now());
   if (!body.ok()) return Error(body.status());
-  if ((*body)["series"].contains("gpus_used")) {
-    (*body)["series"]["gpus_used"] = json::array();
-    (*body)["notes"] = {{"gpus_used", kGpusUsedNote}};
+  // gpus_used has a point only where some GPU was measured: elsewhere its 0 means "unknown".
+  if (json& shown = (*body)["series"]; shown.contains("gpus_used")) {
+    Result<json> measured = view->Query(range, {"gpus_measured"}, Now());
+    json kept = json::array();
+    if (measured.ok()) {
+      const json& m = (*measured)["series"]["gpus_measured"];
+      for (size_t i = 0; i < shown["gpus_used"].size() && i < m.size(); ++i) {
+        if (m[i][1].get<double>() > 0) kept.push_back(shown["gpus_used"][i]);
+      }
+    }
+    if (kept.empty()) (*body)["notes"] = {{"gpus_used", kGpusUsedNote}};
+    shown["gpus_used"] = std::move(kept);
   }
   return JsonResponse(200, *body);
 }

@@ -441,16 +441,44 @@ json NodeJson(const NodeView& n) {
           {"agent_connected", n.agent_connected}};
 }
 
+namespace {
+
+// A node's GPUs' measured use (its agent's last report, NVML), beside its GPU list: percent
+// utilisation and memory in use per device, null where unmeasured (docs/api.md).
+void AddGpuUse(const std::vector<UsageTable::GpuReading>& readings, size_t gpus, json& node) {
+  json util = json::array(), memory = json::array();
+  for (size_t i = 0; i < gpus; ++i) {
+    util.push_back(nullptr);
+    memory.push_back(nullptr);
+  }
+  for (const UsageTable::GpuReading& r : readings) {
+    if (r.index < 0 || static_cast<size_t>(r.index) >= gpus) continue;  // the node changed
+    util[static_cast<size_t>(r.index)] = r.utilization;
+    if (r.memory_used_bytes >= 0) memory[static_cast<size_t>(r.index)] = r.memory_used_bytes;
+  }
+  node["gpu_utilization"] = std::move(util);
+  node["gpu_memory_used_bytes"] = std::move(memory);
+}
+
+}  // namespace
+
 net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
   std::shared_ptr<const std::vector<NodeView>> nodes;
   {
     ReaderLock l(view_mu);
     nodes = node_view;
   }
+  const std::map<std::string, std::vector<UsageTable::GpuReading>> gpu_use =
+      usage.GpuLatest(std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count());
   json out = json::array();
   for (const NodeView& n : *nodes) {
     if (!only.empty() && n.name != only) continue;
     out.push_back(NodeJson(n));
+    if (auto it = gpu_use.find(n.name); it != gpu_use.end()) {
+      AddGpuUse(it->second, n.spec.gpus.size(), out.back());
+    }
   }
   if (!only.empty()) {
     if (out.empty()) return Error(Status::NotFound("Invalid node name specified: " + only));

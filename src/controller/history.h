@@ -1,5 +1,7 @@
 // A durable, bounded history of a few cluster-wide series (GET /v1/history, docs/api.md): GPUs
-// total, allocated and used, CPUs allocated, jobs running and pending, nodes up and powered. The
+// total, allocated, used (the sum of the measured GPUs' utilisation: 2 GPUs at 50% are 1) and
+// measured (with a utilisation reading), CPUs allocated, jobs running and pending, nodes up and
+// powered. The
 // controller adds one sample every `sample_s` seconds; History keeps three resolutions of them:
 //
 //   range "1h": one point per sample_s (10 s by default), the last hour
@@ -34,9 +36,9 @@
 namespace berth::controller {
 
 // The series, in the order of a sample's values.
-inline constexpr std::array<std::string_view, 8> kHistorySeries = {
-    "gpus_total",   "gpus_allocated", "gpus_used", "cpus_allocated",
-    "jobs_running", "jobs_pending",   "nodes_up",  "nodes_powered"};
+inline constexpr std::array<std::string_view, 9> kHistorySeries = {
+    "gpus_total",     "gpus_allocated", "gpus_used", "gpus_measured", "cpus_allocated",
+    "jobs_running",   "jobs_pending",   "nodes_up",  "nodes_powered"};
 inline constexpr size_t kHistorySeriesCount = kHistorySeries.size();
 using HistorySample = std::array<double, kHistorySeriesCount>;
 

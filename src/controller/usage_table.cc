@@ -30,9 +30,15 @@ std::optional<k8s::MeasuredUsage> UsageTable::UsageOf(const Series& s, int64_t n
 }
 
 void UsageTable::Record(const std::string& node, int64_t now_ms,
-                        const k8s::UsageSample& node_reading, const std::vector<JobReading>& jobs) {
+                        const k8s::UsageSample& node_reading, const std::vector<JobReading>& jobs,
+                        std::vector<GpuReading> gpus) {
   MutexLock l(mu_);
   Add(nodes_[node], now_ms, node_reading);
+  if (gpus.empty()) {
+    gpus_.erase(node);
+  } else {
+    gpus_[node] = NodeGpus{now_ms, std::move(gpus)};
+  }
   std::set<uint32_t> reported;
   for (const JobReading& j : jobs) {
     reported.insert(j.job);
@@ -49,6 +55,7 @@ void UsageTable::Record(const std::string& node, int64_t now_ms,
 void UsageTable::ForgetNode(const std::string& node) {
   MutexLock l(mu_);
   nodes_.erase(node);
+  gpus_.erase(node);
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     it = it->second.first == node ? jobs_.erase(it) : std::next(it);
   }
@@ -73,6 +80,16 @@ std::vector<UsageTable::JobLatest> UsageTable::Latest(int64_t now_ms) const {
     const Series& s = entry.second;
     if (s.readings.empty() || s.received_ms < now_ms - kStaleMs) continue;
     out.push_back({id, entry.first, s.attempt, s.readings.back(), s.max_memory_bytes});
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<UsageTable::GpuReading>> UsageTable::GpuLatest(
+    int64_t now_ms) const {
+  std::map<std::string, std::vector<GpuReading>> out;
+  MutexLock l(mu_);
+  for (const auto& [node, g] : gpus_) {
+    if (g.received_ms >= now_ms - kStaleMs) out.emplace(node, g.gpus);
   }
   return out;
 }

@@ -29,12 +29,19 @@ class UsageTable {
     int32_t attempt = 0;
     k8s::UsageSample sample;
   };
+  // One GPU's use as the node's agent measured it (NVML) when it reported.
+  struct GpuReading {
+    int32_t index = 0;               // berth's device index on the node
+    int32_t utilization = 0;         // percent of the last sample period, 0..100
+    int64_t memory_used_bytes = -1;  // < 0: not reported
+  };
 
-  // One report of `node`, received at `now_ms` (the controller's clock): its own reading and
-  // those of the jobs running there. A job the node no longer reports is forgotten; a job's new
-  // attempt starts its readings afresh.
+  // One report of `node`, received at `now_ms` (the controller's clock): its own reading, those
+  // of the jobs running there, and its GPUs' (empty when it measures none). A job the node no
+  // longer reports is forgotten; a job's new attempt starts its readings afresh.
   void Record(const std::string& node, int64_t now_ms, const k8s::UsageSample& node_reading,
-              const std::vector<JobReading>& jobs) EXCLUDES(mu_);
+              const std::vector<JobReading>& jobs, std::vector<GpuReading> gpus = {})
+      EXCLUDES(mu_);
   // Forgets a node and its jobs (it went down, or was removed).
   void ForgetNode(const std::string& node) EXCLUDES(mu_);
   // The usage of every node and job that has two readings, the latest received after
@@ -53,6 +60,10 @@ class UsageTable {
   // Every job with a reading received after `now_ms - kStaleMs`, by id.
   std::vector<JobLatest> Latest(int64_t now_ms) const EXCLUDES(mu_);
 
+  // Each node's GPU readings of its last report, when that came after `now_ms - kStaleMs` and
+  // measured at least one GPU, by node name.
+  std::map<std::string, std::vector<GpuReading>> GpuLatest(int64_t now_ms) const EXCLUDES(mu_);
+
   static constexpr int64_t kMinWindowMs = 1000;
   static constexpr int64_t kStaleMs = 60'000;
 
@@ -70,6 +81,11 @@ class UsageTable {
   mutable Mutex mu_;
   std::map<std::string, Series> nodes_ GUARDED_BY(mu_);
   std::map<uint32_t, std::pair<std::string, Series>> jobs_ GUARDED_BY(mu_);  // id -> node, series
+  struct NodeGpus {
+    int64_t received_ms = 0;
+    std::vector<GpuReading> gpus;
+  };
+  std::map<std::string, NodeGpus> gpus_ GUARDED_BY(mu_);
 };
 
 }  // namespace berth::controller

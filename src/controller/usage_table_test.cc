@@ -72,5 +72,29 @@ TEST(UsageTableTest, AStaleNodeShowsNothingAndForgettingDropsItsJobs) {
   EXPECT_TRUE(t.View(5000).jobs.empty());
 }
 
+// GPU readings: the last report's, by node, while fresh; a report without them (the node's agent
+// lost NVML) clears them, and so does forgetting the node.
+TEST(UsageTableTest, GpuReadingsAreTheLastReportsWhileFresh) {
+  UsageTable t;
+  t.Record("n1", 1000, At(1000, 10), {}, {{0, 40, 1 << 20}, {1, 90, -1}});
+  t.Record("n2", 1000, At(1000, 10), {});
+  auto g = t.GpuLatest(1000);
+  ASSERT_EQ(g.size(), 1u);
+  ASSERT_EQ(g.at("n1").size(), 2u);
+  EXPECT_EQ(g.at("n1")[1].index, 1);
+  EXPECT_EQ(g.at("n1")[1].utilization, 90);
+  EXPECT_EQ(g.at("n1")[0].memory_used_bytes, 1 << 20);
+  t.Record("n1", 6000, At(6000, 20), {}, {{0, 5, -1}});
+  EXPECT_EQ(t.GpuLatest(6000).at("n1").size(), 1u);
+  EXPECT_EQ(t.GpuLatest(6000).at("n1")[0].utilization, 5);
+  EXPECT_EQ(t.GpuLatest(6000 + UsageTable::kStaleMs).size(), 1u);
+  EXPECT_TRUE(t.GpuLatest(6001 + UsageTable::kStaleMs).empty());
+  t.Record("n1", 7000, At(7000, 30), {});
+  EXPECT_TRUE(t.GpuLatest(7000).empty());
+  t.Record("n1", 8000, At(8000, 40), {}, {{0, 5, -1}});
+  t.ForgetNode("n1");
+  EXPECT_TRUE(t.GpuLatest(8000).empty());
+}
+
 }  // namespace
 }  // namespace berth::controller

@@ -48,7 +48,14 @@ function stateClass(s) {
   return 'ns-' + (s || '').split('+')[0].toLowerCase();
 }
 
+// A node's GPUs' measured use (GET /v1/nodes' gpu_utilization, from its agent's NVML), as
+// [percent or null per device], [] when its agent measures none.
+function gpuUse(n) {
+  return (n.gpu_utilization || []).map((u) => (typeof u === 'number' ? u : null));
+}
+
 function nodeTile(n, holders, session, measured) {
+  const use = gpuUse(n);
   const cells = (n.gpus || []).map((type, i) => {
     const jobs = (holders.get(n.name) || new Map()).get(i) || [];
     let cls;
@@ -62,11 +69,20 @@ function nodeTile(n, holders, session, measured) {
     } else {
       [cls, label] = idleGpuState(n.state);
     }
-    const title = `GPU ${i}${type ? ' (' + type + ')' : ''}: ${label}`;
+    const u = use[i] ?? null;
+    const title = `GPU ${i}${type ? ' (' + type + ')' : ''}: ${label}` +
+      (u === null ? '' : `, ${u}% busy (measured)`);
+    let meter = '';
+    if (u !== null) {
+      const fill = h('span', {class: 'fill'});
+      fill.style.width = Math.max(0, Math.min(100, u)) + '%';
+      meter = h('span', {class: 'gpu-use', 'data-util': String(u)},
+          h('span', {class: 'track'}, fill), `${u}%`);
+    }
     const cell = h(jobs.length === 1 ? 'a' : 'span', {class: 'gpu g-' + cls, title,
       'data-gpu': String(i), 'data-state': cls,
       href: jobs.length === 1 ? '#/job/' + jobs[0] : undefined},
-    h('span', {class: 'gpu-idx'}, String(i)), h('span', {class: 'gpu-label'}, label));
+    h('span', {class: 'gpu-idx'}, String(i)), h('span', {class: 'gpu-label'}, label), meter);
     return cell;
   });
   const m = measured.get(n.name);
@@ -85,11 +101,19 @@ function nodeTile(n, holders, session, measured) {
       bar('CPUs', n.alloc_cpus || 0, n.cpus || 0),
       bar('Memory', n.alloc_mem_mib || 0, n.mem_mib || 0, mib),
       (n.gpus || []).length ? bar('GPUs', n.alloc_gpus || 0, n.gpus.length) : '',
-      m ? h('p', {class: 'measured'},
-          `Measured: ${m.cpus.toFixed(1)} CPUs busy, ${mib(Math.round(m.mem / 1048576))} in use`) :
-          '',
+      m || gpuBusyText(use) ? h('p', {class: 'measured'}, 'Measured: ' + [
+        m ? `${m.cpus.toFixed(1)} CPUs busy, ${mib(Math.round(m.mem / 1048576))} in use` : '',
+        gpuBusyText(use)].filter((x) => x).join(', ')) : '',
       cells.length ? h('div', {class: 'gpus', role: 'list', 'aria-label': 'GPUs'}, cells) : '',
       actions.length ? h('div', {class: 'node-actions'}, actions) : '');
+}
+
+// "GPUs 65% busy" over the measured devices of a node, '' when none is measured.
+function gpuBusyText(use) {
+  const known = use.filter((u) => u !== null);
+  if (!known.length) return '';
+  const mean = known.reduce((a, b) => a + b, 0) / known.length;
+  return `GPUs ${Math.round(mean)}% busy`;
 }
 
 const LEGEND = [['alloc', 'job N: allocated'], ['shared', 'shared by jobs'], ['idle', 'idle'],
@@ -138,8 +162,13 @@ export function clusterView(root, session) {
   function draw() {
     const holders = gpuHolders();
     const measured = measure();
-    let cpus = 0, acpus = 0, mem = 0, amem = 0, gpus = 0, agpus = 0;
+    let cpus = 0, acpus = 0, mem = 0, amem = 0, gpus = 0, agpus = 0, gpuBusy = 0, gpuMeasured = 0;
     for (const n of state.nodes) {
+      for (const u of gpuUse(n)) {
+        if (u === null) continue;
+        gpuMeasured++;
+        gpuBusy += u / 100;
+      }
       cpus += n.cpus || 0;
       acpus += n.alloc_cpus || 0;
       mem += n.mem_mib || 0;
@@ -159,6 +188,8 @@ export function clusterView(root, session) {
         bar('CPUs allocated', acpus, cpus), bar('Memory allocated', amem, mem, mib),
         bar('GPUs allocated', agpus, gpus),
         h('span', {}, `${busy.toFixed(1)} CPUs busy (measured)`),
+        gpuMeasured ? h('span', {id: 'gpus-busy'},
+            `${gpuBusy.toFixed(1)} of ${gpuMeasured} measured GPUs busy`) : '',
         h('span', {}, `${running} running, ${pending} pending`));
     // By partition; a node in several partitions shows in each.
     const byPart = new Map();
