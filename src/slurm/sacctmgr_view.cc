@@ -538,7 +538,7 @@ std::string SettingLines(const std::vector<std::pair<std::string, std::string>>&
     if (skip.contains(s.shown)) continue;
     for (const auto& [k, v] : set) {
       bool named = std::any_of(s.names.begin(), s.names.end(),
-                               [&](std::string_view n) { return EqualsIgnoreCase(k, n); });
+                               [&key = k](std::string_view n) { return EqualsIgnoreCase(key, n); });
       if (!named) continue;
       out += "  " + Padded(s.shown, key_width) + "= " + (v == "-1" ? "NONE" : v) + "\n";
     }

@@ -139,7 +139,7 @@ void AddJobUse(const json& jobs, std::vector<SinfoNode>& nodes) {
       for (const auto& [name, count] : a.at("gres").items()) {
         if (!count.is_number_integer()) continue;
         auto used = std::find_if(n.gres_used.begin(), n.gres_used.end(),
-                                 [&](const auto& p) { return p.first == name; });
+                                 [&gres = name](const auto& p) { return p.first == gres; });
         if (used == n.gres_used.end()) {
           n.gres_used.emplace_back(name, count.get<int64_t>());
         } else {
