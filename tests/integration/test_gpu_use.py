@@ -1,7 +1,8 @@
 """Measured GPU use, live (docs/api.md: GET /v1/nodes' gpu_utilization, GET /v1/history's
 gpus_used; docs/web.md): an agent that finds its GPUs through NVML reports each one's
 utilisation and memory in use with every heartbeat, the controller shows them on the node and
-sums them into the cluster's history, and the web console's GPU cells show them.
+sums them into the cluster's history, and the web console's GPU cells show them (a screenshot
+goes to $BERTH_ARTIFACTS, default build/web-screenshots).
 
 No GPU here: the agent loads tests/tools/fake_nvml.cc as libnvidia-ml.so.1 (LD_LIBRARY_PATH),
 which lists the devices of a file the test rewrites. That also runs the agent's real NVML path:
@@ -20,6 +21,9 @@ import webdriver
 from harness import Cluster
 
 FAKE_NVML_DIR = os.environ.get('BERTH_FAKE_NVML_DIR', '')
+HERE = os.path.dirname(os.path.abspath(__file__))
+ARTIFACTS = os.environ.get('BERTH_ARTIFACTS') or os.path.join(HERE, '..', '..', 'build',
+                                                                 'web-screenshots')
 GIB = 1 << 30
 
 
@@ -141,6 +145,8 @@ class GpuUseTest(unittest.TestCase):
             self.assertIn('90%', b.text_of('[data-node="node1"] [data-gpu="1"]'))
             self.assertIn('GPUs 65% busy', b.text_of('[data-node="node1"] .measured'))
             self.assertEqual(b.text_of('#gpus-busy'), '1.3 of 2 measured GPUs busy')
+            os.makedirs(ARTIFACTS, exist_ok=True)
+            b.screenshot(os.path.join(ARTIFACTS, 'cluster-gpu-use.png'))
         finally:
             b.quit()
 
