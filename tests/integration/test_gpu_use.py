@@ -37,7 +37,13 @@ class GpuUseTest(unittest.TestCase):
         cls.write_devices([40, 90], [10 * GIB, 70 * GIB])
         cls.c = Cluster(controller_args=['--history-interval', '1', '--k8s-listen', '127.0.0.1:0'],
                         agent_env={'LD_LIBRARY_PATH': FAKE_NVML_DIR,
-                                   'BERTH_FAKE_NVML_DEVICES': cls.devices}).start()
+                                   'BERTH_FAKE_NVML_DEVICES': cls.devices})
+        try:
+            cls.c.start()
+        except Exception:  # tearDownClass does not run when setUpClass fails
+            cls.c.stop()
+            shutil.rmtree(cls.devices_dir, ignore_errors=True)
+            raise
 
     @classmethod
     def tearDownClass(cls):
