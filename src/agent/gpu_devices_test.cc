@@ -43,9 +43,10 @@ TEST(GpuDevicesTest, MigGpusOfferTheirInstances) {
 // A whole GPU keeps its NVML index (where the agent samples its utilisation), which differs
 // from berth's index once a MIG GPU came before it; an instance has none.
 TEST(GpuDevicesTest, WholeGpusKeepTheirNvmlIndex) {
-  NvmlGpu split{Dev("NVIDIA A100", "a100", "GPU-x"), true,
-                {Dev("NVIDIA A100 MIG 3g.20gb", "", "MIG-1"), Dev("NVIDIA A100 MIG 3g.20gb", "",
-                                                                  "MIG-2")}};
+  NvmlGpu split{
+      Dev("NVIDIA A100", "a100", "GPU-x"),
+      true,
+      {Dev("NVIDIA A100 MIG 3g.20gb", "", "MIG-1"), Dev("NVIDIA A100 MIG 3g.20gb", "", "MIG-2")}};
   split.device.index = 0;
   NvmlGpu whole{Dev("NVIDIA A100", "a100", "GPU-y"), false, {}};
   whole.device.index = 1;

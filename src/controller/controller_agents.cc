@@ -1,7 +1,6 @@
 // The controller's side of the agents: launch and cancel commands, registration (which
 // reconciles what a node runs with what the controller believes), and status reports.
 #include <algorithm>
-#include <chrono>
 #include <variant>
 
 #include "controller/controller_internal.h"
@@ -512,9 +511,7 @@ Status Controller::Impl::AgentStatus(const Caller& who, const std::string& node,
   for (const json* e : containers) NoteContainer(*e, t);
   if (images != nullptr) PutNodeImages(node, *images);
   if (usage) {
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
+    const int64_t now_ms = UsageTable::ClockMs();
     this->usage.Record(node, now_ms, usage->node, usage->jobs, std::move(usage->gpus));
   }
   for (const auto& e : events) {

@@ -1,7 +1,6 @@
 // The cluster's history (history.h, GET /v1/history): sampled on the state thread every
 // --history-interval seconds, flushed to the store's meta rows with the batch that runs every
 // kHistoryFlushSamples-th sample (and when the controller stops), read back at start.
-#include <chrono>
 #include <cstdio>
 
 #include "common/strings.h"
@@ -37,9 +36,7 @@ HistorySample Controller::Impl::HistorySampleNow() const {
     add("nodes_powered", n.health == core::NodeHealth::kPoweredDown ? 0 : 1);
   }
   // Measured use: each GPU's utilisation from its agent's last report (NVML), as GPUs' worth.
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+  const int64_t now_ms = UsageTable::ClockMs();
   for (const auto& [node, readings] : usage.GpuLatest(now_ms)) {
     for (const UsageTable::GpuReading& g : readings) {
       add("gpus_measured", 1);

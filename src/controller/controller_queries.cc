@@ -3,7 +3,6 @@
 // (computed on the state thread, which owns the cluster state) and `scontrol show config` (from
 // the options, which do not change after start).
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include "api/job_json.h"
@@ -246,9 +245,7 @@ json Controller::Impl::FairshareView() const {
 }
 
 json Controller::Impl::JobUsageView() const {
-  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch())
-                             .count();
+  const int64_t now_ms = UsageTable::ClockMs();
   json jobs = json::array();
   for (const UsageTable::JobLatest& j : usage.Latest(now_ms)) {
     jobs.push_back({{"job_id", j.job},
@@ -469,9 +466,7 @@ net::HttpResponse Controller::Impl::ListNodes(const std::string& only) {
     nodes = node_view;
   }
   const std::map<std::string, std::vector<UsageTable::GpuReading>> gpu_use =
-      usage.GpuLatest(std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count());
+      usage.GpuLatest(UsageTable::ClockMs());
   json out = json::array();
   for (const NodeView& n : *nodes) {
     if (!only.empty() && n.name != only) continue;

@@ -37,8 +37,8 @@ namespace berth::controller {
 
 // The series, in the order of a sample's values.
 inline constexpr std::array<std::string_view, 9> kHistorySeries = {
-    "gpus_total",     "gpus_allocated", "gpus_used", "gpus_measured", "cpus_allocated",
-    "jobs_running",   "jobs_pending",   "nodes_up",  "nodes_powered"};
+    "gpus_total",   "gpus_allocated", "gpus_used", "gpus_measured", "cpus_allocated",
+    "jobs_running", "jobs_pending",   "nodes_up",  "nodes_powered"};
 inline constexpr size_t kHistorySeriesCount = kHistorySeries.size();
 using HistorySample = std::array<double, kHistorySeriesCount>;
 

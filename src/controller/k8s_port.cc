@@ -4,7 +4,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <set>
 #include <string_view>
 
@@ -357,9 +356,7 @@ std::string K8sPort::OutputFile(uint32_t id) const {
 }
 
 k8s::UsageView K8sPort::Usage() const {
-  return im_.usage.View(std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count());
+  return im_.usage.View(UsageTable::ClockMs());
 }
 
 std::vector<k8s::NodeFacts> K8sPort::Nodes() const {

@@ -2,9 +2,16 @@
 #include "controller/usage_table.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 namespace berth::controller {
+
+int64_t UsageTable::ClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 void UsageTable::Add(Series& s, int64_t now_ms, const k8s::UsageSample& r) {
   s.received_ms = now_ms;

@@ -40,8 +40,7 @@ class UsageTable {
   // of the jobs running there, and its GPUs' (empty when it measures none). A job the node no
   // longer reports is forgotten; a job's new attempt starts its readings afresh.
   void Record(const std::string& node, int64_t now_ms, const k8s::UsageSample& node_reading,
-              const std::vector<JobReading>& jobs, std::vector<GpuReading> gpus = {})
-      EXCLUDES(mu_);
+              const std::vector<JobReading>& jobs, std::vector<GpuReading> gpus = {}) EXCLUDES(mu_);
   // Forgets a node and its jobs (it went down, or was removed).
   void ForgetNode(const std::string& node) EXCLUDES(mu_);
   // The usage of every node and job that has two readings, the latest received after
@@ -63,6 +62,9 @@ class UsageTable {
   // Each node's GPU readings of its last report, when that came after `now_ms - kStaleMs` and
   // measured at least one GPU, by node name.
   std::map<std::string, std::vector<GpuReading>> GpuLatest(int64_t now_ms) const EXCLUDES(mu_);
+
+  // The clock the callers pass as `now_ms`: wall time in milliseconds since the epoch.
+  static int64_t ClockMs();
 
   static constexpr int64_t kMinWindowMs = 1000;
   static constexpr int64_t kStaleMs = 60'000;

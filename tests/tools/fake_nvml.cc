@@ -87,7 +87,9 @@ __attribute__((visibility("default"))) int nvmlInit_v2() {
   return ReadDevices(&devices) ? kSuccess : kUnknown;
 }
 
-__attribute__((visibility("default"))) int nvmlShutdown() { return kSuccess; }
+__attribute__((visibility("default"))) int nvmlShutdown() {
+  return kSuccess;
+}
 
 __attribute__((visibility("default"))) const char* nvmlErrorString(int rc) {
   return rc == kSuccess ? "Success" : "fake NVML error";
