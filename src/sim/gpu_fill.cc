@@ -156,9 +156,14 @@ Result<FillRun> RunFill(const NodeList& nodes, const PodList& pods, const FillOp
     run.list_demand_gpus += Demand(requests.back());
   }
   run.list_pods = static_cast<int64_t>(requests.size());
-  // FGD's workload: the shapes of the whole list, each pod weighing 1.
+  // FGD's workload: the shapes of the whole list, each pod weighing 1, and the cluster's
+  // devices per type, which set each type's scarcity.
   const std::vector<double> weights(requests.size(), 1.0);
-  const core::FgdWorkload workload = core::FgdWorkload::Build(requests, weights);
+  std::vector<int64_t> supply(core::kMaxGpuTypes, 0);
+  for (const std::vector<GpuDeviceFree>& devs : cluster.devices) {
+    for (const GpuDeviceFree& d : devs) ++supply[d.type];
+  }
+  const core::FgdWorkload workload = core::FgdWorkload::Build(requests, weights, supply);
   const std::vector<uint32_t> order =
       Arrivals(requests, static_cast<double>(cluster.gpus_total), options.seed, &run.sampled_pods);
   for (core::GpuPlacement p : options.placements) {

@@ -1,6 +1,7 @@
 #include "core/sched/gpu_policy.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 #include <tuple>
 
@@ -12,6 +13,11 @@ constexpr std::string_view kNames[] = {"first-fit", "best-fit", "dot-product", "
 
 // Scores within this of each other are ties (the earlier candidate wins).
 constexpr double kTie = 1e-9;
+
+// fgd's scarcity term per milli taken at scarcity 1 (FgdWorkload::TypeScarcity). On the openb
+// gpuspec33 list any weight from 0.3 to 0.75 beat every other policy at 100-130%; 0.5 is the
+// middle (docs/scheduling.md "GPU placement").
+constexpr double kScarcityWeight = 0.5;
 
 bool TypeAllowed(uint64_t allowed, uint8_t type) {
   return allowed == 0 || (type < kMaxGpuTypes && ((allowed >> type) & 1) != 0);
@@ -126,10 +132,20 @@ struct Scorer {
         std::array<GpuDeviceFree, kMaxGpusPerNode> after;
         const double frag_after = fgd->Fragmentation(node.cpu_free_milli - req.cpu_milli,
                                                      DevicesAfter(req, node, o.devices, after));
-        return frag_after - frag_before;
+        return frag_after - frag_before + ScarcityCost(node, o);
       }
     }
     return 0;
+  }
+
+  // fgd's scarcity term: the milli the option takes of each type, by that type's scarcity.
+  double ScarcityCost(const GpuNodeFree& node, const Option& o) const {
+    const FgdWorkload& w = fgd->workload();
+    double cost = 0;
+    for (uint64_t m = o.devices; m != 0; m &= m - 1) {
+      cost += w.TypeScarcity(node.devices[static_cast<size_t>(std::countr_zero(m))].type);
+    }
+    return kScarcityWeight * cost * req.milli_per_device();
   }
 
   // Tiers: 0 a share on a device in use (fullest first); 1 free devices on a node in use (fewest
@@ -215,8 +231,8 @@ std::optional<GpuChoice> PickGpuPlacement(GpuPlacement policy, const GpuRequest&
 
 // ---- FGD --------------------------------------------------------------------------------
 
-FgdWorkload FgdWorkload::Build(std::span<const GpuRequest> shapes,
-                               std::span<const double> weights) {
+FgdWorkload FgdWorkload::Build(std::span<const GpuRequest> shapes, std::span<const double> weights,
+                               std::span<const int64_t> supply) {
   // Sort the GPU shapes by their GPU part, then CPU, and fold them into groups.
   std::vector<size_t> order;
   double total = 0;
@@ -252,6 +268,36 @@ FgdWorkload FgdWorkload::Build(std::span<const GpuRequest> shapes,
       w.cpu_.push_back(r.cpu_milli);
       w.cum_weight_.push_back((g.size > 0 ? w.cum_weight_.back() : 0) + p);
       ++g.size;
+    }
+  }
+  // Scarcity: typed demand per type (each typed group's milli spread over its allowed types by
+  // their supply), as a share of all demand, over the type's share of the supply.
+  int64_t supply_total = 0;
+  for (size_t t = 0; t < supply.size() && t < kMaxGpuTypes; ++t) {
+    supply_total += std::max<int64_t>(0, supply[t]);
+  }
+  double demand_total = 0;
+  std::array<double, kMaxGpuTypes> typed{};
+  for (const Group& g : w.groups_) {
+    const double demand = g.weight * g.milli * g.count;
+    demand_total += demand;
+    if (g.allowed_types == 0) continue;
+    int64_t allowed_supply = 0;
+    for (size_t t = 0; t < supply.size() && t < kMaxGpuTypes; ++t) {
+      if (((g.allowed_types >> t) & 1) != 0) allowed_supply += std::max<int64_t>(0, supply[t]);
+    }
+    if (allowed_supply == 0) continue;
+    for (size_t t = 0; t < supply.size() && t < kMaxGpuTypes; ++t) {
+      if (((g.allowed_types >> t) & 1) != 0 && supply[t] > 0) {
+        typed[t] += demand * static_cast<double>(supply[t]) / static_cast<double>(allowed_supply);
+      }
+    }
+  }
+  if (supply_total > 0 && demand_total > 0) {
+    for (size_t t = 0; t < supply.size() && t < kMaxGpuTypes; ++t) {
+      if (supply[t] <= 0) continue;
+      w.scarcity_[t] = (typed[t] / demand_total) /
+                       (static_cast<double>(supply[t]) / static_cast<double>(supply_total));
     }
   }
   return w;

@@ -17,7 +17,8 @@
 //                wholly free node (the one with the fewest GPUs first): whole nodes stay free.
 //   fgd          fragmentation gradient descent (Weng et al., ATC'23): the node and device
 //                whose expected fragmentation, against a distribution of request shapes
-//                (FgdWorkload), grows least.
+//                (FgdWorkload), grows least, plus a price on the GPU models that typed shapes
+//                claim beyond their share of the supply (FgdWorkload::TypeScarcity).
 //
 // Ties go to the earlier candidate, then the lower device; fgd first breaks its ties (wholly
 // free nodes all score alike) by gpu-packing's tiers, without its "fewest GPUs first". Everything
@@ -93,13 +94,24 @@ struct GpuChoice {
 class FgdWorkload {
  public:
   // Requests asking for no GPU are ignored; the weights of the others are normalised to sum 1.
-  static FgdWorkload Build(std::span<const GpuRequest> shapes, std::span<const double> weights);
+  // `supply`, when given, is the cluster's device count per GPU type id (index t: type t); it
+  // sets each type's scarcity (TypeScarcity). Without it every scarcity is 0.
+  static FgdWorkload Build(std::span<const GpuRequest> shapes, std::span<const double> weights,
+                           std::span<const int64_t> supply = {});
 
   // F_n(M): the GPU milli of the node that, in expectation over the workload's shapes, cannot
   // serve the next request. For a shape the node cannot run (too few CPUs, too few fitting
   // devices of an allowed type), all its free GPU milli is fragment; for one it can run, the
   // free milli of the devices that cannot serve it. Memory is not considered (as in the paper).
   double Fragmentation(int64_t cpu_free_milli, std::span<const GpuDeviceFree> devices) const;
+
+  // How much of type t's supply the shapes that may use only some types claim, against the
+  // cluster's average: the GPU milli those typed shapes ask (each spread over its allowed types
+  // by their supply) as a share of all the workload's GPU milli, over t's share of the devices.
+  // 0 for a type no typed shape may use; 1 where typed demand matches t's share of the supply.
+  // fgd adds scarcity x the milli a choice takes of that type to its score, so that requests
+  // which may run elsewhere leave the devices that typed requests need to them.
+  double TypeScarcity(uint8_t type) const { return type < kMaxGpuTypes ? scarcity_[type] : 0; }
 
   bool empty() const { return groups_.empty(); }
 
@@ -116,6 +128,7 @@ class FgdWorkload {
   std::vector<Group> groups_;
   std::vector<int64_t> cpu_;        // ascending within each group
   std::vector<double> cum_weight_;  // weight of the group's shapes with cpu <= cpu_[i]
+  std::array<double, kMaxGpuTypes> scarcity_{};
 };
 
 // A memo of FgdWorkload::Fragmentation by node state (free CPU and the sorted free milli and
@@ -127,6 +140,7 @@ class FgdCache {
   // pass that chooses among one node's devices at a time needs far fewer).
   explicit FgdCache(const FgdWorkload* workload, int log2_slots = kLog2Slots);
   double Fragmentation(int64_t cpu_free_milli, std::span<const GpuDeviceFree> devices);
+  const FgdWorkload& workload() const { return *workload_; }
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
 

@@ -167,6 +167,73 @@ TEST(FgdWorkloadTest, DisallowedTypeIsAllFragment) {
   EXPECT_DOUBLE_EQ(w.Fragmentation(8000, type1), 0);
 }
 
+// Scarcity by hand: the GPU milli typed shapes ask of a type (a shape allowed several types
+// spread over them by supply), as a share of all the milli asked, over the type's share of the
+// devices. Shapes, whole GPUs, weights 4 : 3 : 1 (0.5, 0.375, 0.125 normalised): any type,
+// type 0 only, type 1 only. Supply: 9 devices of type 0, 1 of type 1. Milli asked per pod:
+// 1000 in all; typed: 375 of type 0, 125 of type 1. Type 0: 0.375 / 0.9 = 5/12; type 1:
+// 0.125 / 0.1 = 1.25; type 2 (no devices): 0.
+TEST(FgdWorkloadTest, TypeScarcityByHand) {
+  GpuRequest only0 = Whole(1);
+  only0.allowed_types = uint64_t{1} << 0;
+  GpuRequest only1 = Whole(1);
+  only1.allowed_types = uint64_t{1} << 1;
+  std::vector<GpuRequest> shapes = {Whole(1), only0, only1};
+  std::vector<double> weights = {4, 3, 1};
+  std::vector<int64_t> supply = {9, 1, 0};
+  FgdWorkload w = FgdWorkload::Build(shapes, weights, supply);
+  EXPECT_DOUBLE_EQ(w.TypeScarcity(0), 5.0 / 12);
+  EXPECT_DOUBLE_EQ(w.TypeScarcity(1), 1.25);
+  EXPECT_DOUBLE_EQ(w.TypeScarcity(2), 0);
+  // Without a supply (the controller's case) or without typed shapes: no scarcity.
+  FgdWorkload no_supply = FgdWorkload::Build(shapes, weights);
+  EXPECT_DOUBLE_EQ(no_supply.TypeScarcity(1), 0);
+  std::vector<GpuRequest> untyped = {Whole(1), Share(500)};
+  std::vector<double> two = {1, 1};
+  FgdWorkload none_typed = FgdWorkload::Build(untyped, two, supply);
+  EXPECT_DOUBLE_EQ(none_typed.TypeScarcity(0), 0);
+  EXPECT_DOUBLE_EQ(none_typed.TypeScarcity(1), 0);
+  // A 400-milli share allowed types 0 and 1 (weight 1) with untyped 400-milli shares (weight 1),
+  // supply 3 : 1: 400 milli asked per pod, 200 typed, 150 of it on type 0 and 50 on type 1;
+  // type 0: (150 / 400) / 0.75 = 0.5, type 1: (50 / 400) / 0.25 = 0.5.
+  GpuRequest both = Share(400);
+  both.allowed_types = 0b11;
+  std::vector<GpuRequest> spread = {Share(400), both};
+  std::vector<int64_t> supply31 = {3, 1};
+  FgdWorkload s = FgdWorkload::Build(spread, two, supply31);
+  EXPECT_DOUBLE_EQ(s.TypeScarcity(0), 0.5);
+  EXPECT_DOUBLE_EQ(s.TypeScarcity(1), 0.5);
+}
+
+// An untyped whole GPU between a node of type 0 (n0) and one of type 1 (n1), each one free GPU
+// and 8 CPUs; the workload and supply of TypeScarcityByHand. Fragmentation alone (the old
+// measure) prefers the rarer model: taking n0's GPU frees the type-1-only shapes' fragment,
+// 0.125 x 1000, taking n1's the type-0-only shapes', 0.375 x 1000, so delta -125 on n0 and -375
+// on n1 -> n1, the only device type-1-only pods may use. The scarcity term adds 0.5 x scarcity
+// x 1000 milli: n0 = -125 + 0.5 x 5/12 x 1000 = 83.3, n1 = -375 + 0.5 x 1.25 x 1000 = 250 -> n0.
+// A type-1-only request still goes to n1, the one node it may use.
+TEST(PickGpuPlacementTest, FgdLeavesTheScarceModelToTheShapesThatNeedIt) {
+  std::vector<TestNode> nodes(2);
+  nodes[0].Gpus({1000}, 0);
+  nodes[1].Gpus({1000}, 1);
+  std::vector<GpuNodeFree> view = View(nodes);
+  GpuRequest only0 = Whole(1);
+  only0.allowed_types = uint64_t{1} << 0;
+  GpuRequest only1 = Whole(1);
+  only1.allowed_types = uint64_t{1} << 1;
+  std::vector<GpuRequest> shapes = {Whole(1), only0, only1};
+  std::vector<double> weights = {4, 3, 1};
+  std::vector<int64_t> supply = {9, 1};
+  FgdWorkload with_supply = FgdWorkload::Build(shapes, weights, supply);
+  FgdCache cache(&with_supply);
+  EXPECT_EQ(Str(PickGpuPlacement(GpuPlacement::kFgd, Whole(1), view, &cache)), "n0:0b1");
+  EXPECT_EQ(Str(PickGpuPlacement(GpuPlacement::kFgd, only1, view, &cache)), "n1:0b1");
+  // Fragmentation alone (no supply given): the rarer model.
+  FgdWorkload frag_only = FgdWorkload::Build(shapes, weights);
+  FgdCache frag_cache(&frag_only);
+  EXPECT_EQ(Str(PickGpuPlacement(GpuPlacement::kFgd, Whole(1), view, &frag_cache)), "n1:0b1");
+}
+
 TEST(PickGpuPlacementTest, WholeGpusTakeOnlyFullyFreeDevices) {
   std::vector<TestNode> nodes(2);
   nodes[0].Gpus({999, 1000, 500});  // one fully free device: not enough for two
@@ -247,9 +314,16 @@ TEST(PickGpuPlacementPropertyTest, InvariantsHoldOnRandomRequests) {
     // Per device: 0 free, 1 held whole, 2 holds shares.
     std::vector<std::vector<int>> use(nodes.size());
     for (size_t i = 0; i < nodes.size(); ++i) use[i].assign(nodes[i].devices.size(), 0);
-    std::vector<GpuRequest> shapes = {Share(250), Share(500), Whole(1), Whole(2)};
-    std::vector<double> weights = {3, 2, 2, 1};
-    FgdWorkload w = FgdWorkload::Build(shapes, weights);
+    // fgd's workload includes a typed shape, and the supply per type (the scarcity term).
+    GpuRequest typed = Share(500);
+    typed.allowed_types = uint64_t{1} << 1;
+    std::vector<GpuRequest> shapes = {Share(250), Share(500), Whole(1), Whole(2), typed};
+    std::vector<double> weights = {3, 2, 2, 1, 2};
+    std::vector<int64_t> supply(3, 0);
+    for (const TestNode& n : nodes) {
+      for (const GpuDeviceFree& d : n.devices) ++supply[d.type];
+    }
+    FgdWorkload w = FgdWorkload::Build(shapes, weights, supply);
     for (GpuPlacement policy : kAllGpuPlacements) {
       std::vector<TestNode> state = nodes;
       std::vector<std::vector<int>> used = use;
