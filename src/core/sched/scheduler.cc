@@ -91,6 +91,34 @@ class Pass {
     return std::move(plan_);
   }
 
+  // The same pass for a strict fcfs queue without pending reasons, whose order is the pending
+  // ids' own (ClusterState::pending_in_submit_order): the jobs are looked up only up to the
+  // first that stays blocked, not all of them (a replay's fcfs queue can hold tens of
+  // thousands).
+  Plan RunFifoPrefix() {
+    if (cfg_.gpu_placement == GpuPlacement::kFgd) {
+      // The same shapes as Run gathers from its queue, which is in this order.
+      share_device_.SetWorkloadSource([this] {
+        std::vector<GpuRequest> shapes;
+        for (JobId id : cs_.pending_ids()) {
+          const JobEntry* e = cs_.FindEntry(id);
+          if (e->shapes.empty()) continue;
+          const JobShape& s = e->shapes.front();
+          if (s.gpus > 0 || s.gpu_milli > 0) shapes.push_back(GpuRequestOf(s));
+        }
+        return shapes;
+      });
+    }
+    for (JobId id : cs_.pending_ids()) {
+      if (strict_blocked_) break;
+      QueueItem item;
+      item.e = cs_.FindEntry(id);
+      ScheduleJob(item);
+    }
+    plan_.wake_at = pass_.wake_at();
+    return std::move(plan_);
+  }
+
  private:
   void ScheduleJob(const QueueItem& item);
   Attempt TryStart(const JobEntry& e, int32_t task);
@@ -630,6 +658,11 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
 }  // namespace
 
 Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
+  if (!pending_reasons_ && cfg_.order == QueueOrder::kFifo && cfg_.strict_order &&
+      cs.pending_in_submit_order()) {
+    Pass pass(cs, now, cfg_, candidates_, explain_details_, pending_reasons_);
+    return pass.RunFifoPrefix();
+  }
   std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
   Pass pass(cs, now, cfg_, candidates_, explain_details_, pending_reasons_);
   return pass.Run(queue);
