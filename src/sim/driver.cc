@@ -193,6 +193,7 @@ Result<SimResult> Simulate(const Trace& trace, const core::ClusterSpec& cluster,
                            const SimOptions& options) {
   BERTH_ASSIGN_OR_RETURN(VirtualCluster vc, VirtualCluster::Create(cluster, options.scheduler));
   vc.SetExplainDetails(false);  // the results hold no reason texts
+  vc.SetPendingReasons(false);  // nor reasons
   Driver driver(trace, std::move(vc), options);
   return driver.Run();
 }

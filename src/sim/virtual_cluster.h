@@ -63,6 +63,9 @@ class VirtualCluster {
   // the scenario runner's decision log prints them; a trace replay reports none and turns them
   // off. Decisions are the same either way.
   void SetExplainDetails(bool on) { scheduler_.set_explain_details(on); }
+  // Whether passes list every pending job's reason (core::Scheduler::set_pending_reasons):
+  // likewise off for a trace replay, whose passes may then stop early in a long queue.
+  void SetPendingReasons(bool on) { scheduler_.set_pending_reasons(on); }
 
  private:
   struct EndEvent {

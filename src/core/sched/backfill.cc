@@ -1,7 +1,7 @@
 #include "core/sched/backfill.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <vector>
 
 namespace berth::core {
 namespace {
@@ -11,7 +11,14 @@ class FitTracker {
  public:
   FitTracker(const PassState& pass, const PlaceRequest& req, const Bitset& cand, Duration d,
              const ResvView* resv, const JobEntry* job)
-      : pass_(pass), req_(req), cand_(cand), d_(d), resv_(resv), job_(job), fit_(cand.size()) {}
+      : pass_(pass),
+        req_(req),
+        cand_(cand),
+        d_(d),
+        resv_(resv),
+        job_(job),
+        fit_(cand.size()),
+        tasks_(cand.size(), 0) {}
 
   void Evaluate(uint32_t n, Time t) {
     if (!cand_.Test(n)) return;
@@ -48,7 +55,10 @@ class FitTracker {
   const ResvView* resv_;
   const JobEntry* job_;
   Bitset fit_;
-  std::unordered_map<uint32_t, int32_t> tasks_;
+  // By node: the shares of the job it can hold now. A flat array, not a hash map: a pass runs
+  // FindEarliestStart for every blocked job it may reserve for, and the map's allocations
+  // dominated the multifactor replays.
+  std::vector<int32_t> tasks_;
   int64_t total_ = 0;
 };
 
@@ -63,6 +73,19 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
   if (resv != nullptr && (resv->empty() || job == nullptr)) resv = nullptr;
   FitTracker tracker(pass, req, candidates, duration, resv, job);
   Bitset initial = pass.cpu_free();
+  // A node with fewer GPUs free now than one share of the job needs cannot hold it at `now`
+  // (what is free during a window is at most what is free now): it is looked at only when
+  // something on it ends. In a busy GPU cluster most nodes have a free CPU but no free GPU,
+  // and this walk ran for each blocked job of every pass.
+  const JobShape& shape = *req.shape;
+  const std::vector<Bitset>& buckets = pass.gpu_buckets();
+  if (!shape.whole_node && shape.gpus > 0 && static_cast<size_t>(shape.gpus) < buckets.size()) {
+    Bitset enough(initial.size());
+    for (size_t k = static_cast<size_t>(shape.gpus); k < buckets.size(); ++k) enough |= buckets[k];
+    initial &= enough;
+  } else if (!shape.whole_node && shape.gpus > 0) {
+    initial = Bitset(initial.size());  // no node has that many GPUs free
+  }
   initial |= pass.reserved_nodes();
   candidates.ForEachAnd(initial, [&](size_t n) {
     tracker.Evaluate(static_cast<uint32_t>(n), now);
@@ -111,6 +134,7 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
   };
   if (auto r = try_place(now)) return r;
 
+  std::vector<uint32_t> touched;
   while (true) {
     Time t = kInfinite;
     // A job past its limit is expected to end any moment: at now + 1 (PassState::EstimatedEnd).
@@ -119,7 +143,7 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
     if (ri < res.size()) t = std::min(t, res[ri]->end);
     if (ai < admin.size()) t = std::min(t, admin[ai].first);
     if (t >= kInfinite || t > horizon_end) return std::nullopt;
-    std::vector<uint32_t> touched;
+    touched.clear();
     for (; rel != cs.releases().end() && std::max(now + 1, rel->first) == t; ++rel) {
       if (pass.IsPreempted(rel->second)) continue;
       for (const NodeAllocation& a : cs.FindJob(rel->second)->alloc.nodes)

@@ -45,11 +45,12 @@ struct Attempt {
 class Pass {
  public:
   Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache,
-       bool explain_details)
+       bool explain_details, bool pending_reasons)
       : cs_(cs),
         cfg_(cfg),
         cache_(cache),
         explain_details_(explain_details),
+        pending_reasons_(pending_reasons),
         pass_(cs, now),
         resv_(cs),
         partition_blocked_(cs.partitions().size(), false),
@@ -79,8 +80,41 @@ class Pass {
         return shapes;
       });
     }
-    for (const QueueItem& item : queue) ScheduleJob(item);
+    for (const QueueItem& item : queue) {
+      // Behind a blocked job under a strict order nothing is tried (ScheduleJob only writes the
+      // reason Priority): without reasons, the rest of the queue need not be walked.
+      if (strict_blocked_ && !pending_reasons_) break;
+      ScheduleJob(item);
+    }
     if (cfg_.order == QueueOrder::kLas) LasWakeUps(queue);
+    plan_.wake_at = pass_.wake_at();
+    return std::move(plan_);
+  }
+
+  // The same pass for a strict fcfs queue without pending reasons, whose order is the pending
+  // ids' own (ClusterState::pending_in_submit_order): the jobs are looked up only up to the
+  // first that stays blocked, not all of them (a replay's fcfs queue can hold tens of
+  // thousands).
+  Plan RunFifoPrefix() {
+    if (cfg_.gpu_placement == GpuPlacement::kFgd) {
+      // The same shapes as Run gathers from its queue, which is in this order.
+      share_device_.SetWorkloadSource([this] {
+        std::vector<GpuRequest> shapes;
+        for (JobId id : cs_.pending_ids()) {
+          const JobEntry* e = cs_.FindEntry(id);
+          if (e->shapes.empty()) continue;
+          const JobShape& s = e->shapes.front();
+          if (s.gpus > 0 || s.gpu_milli > 0) shapes.push_back(GpuRequestOf(s));
+        }
+        return shapes;
+      });
+    }
+    for (JobId id : cs_.pending_ids()) {
+      if (strict_blocked_) break;
+      QueueItem item;
+      item.e = cs_.FindEntry(id);
+      ScheduleJob(item);
+    }
     plan_.wake_at = pass_.wake_at();
     return std::move(plan_);
   }
@@ -116,6 +150,7 @@ class Pass {
   const SchedulerConfig& cfg_;
   CandidateCache& cache_;
   const bool explain_details_;
+  const bool pending_reasons_;
   PassState pass_;
   ResvView resv_;
   Plan plan_;
@@ -160,6 +195,7 @@ Verdict Pass::UnavailableNodes(const JobEntry& e, const CandidateSet& cand) cons
 std::vector<size_t> Pass::SlotOrder(const JobEntry& e) const {
   std::vector<size_t> slots(e.partitions.size());
   for (size_t i = 0; i < slots.size(); ++i) slots[i] = i;
+  if (slots.size() < 2) return slots;  // stable_sort would allocate a buffer even for one
   std::stable_sort(slots.begin(), slots.end(), [&](size_t a, size_t b) {
     return cs_.partitions()[e.partitions[a]].spec.priority_tier >
            cs_.partitions()[e.partitions[b]].spec.priority_tier;
@@ -597,7 +633,7 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
     }
     queue.push_back(item);
   }
-  std::sort(queue.begin(), queue.end(), [&](const QueueItem& a, const QueueItem& b) {
+  auto before = [&](const QueueItem& a, const QueueItem& b) {
     if (las) {
       if (a.las.queue != b.las.queue) return a.las.queue < b.las.queue;
       if (a.las.entered != b.las.entered) return a.las.entered < b.las.entered;
@@ -610,15 +646,25 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
       return a.e->job.spec.submit_time < b.e->job.spec.submit_time;
     }
     return a.e->job.id < b.e->job.id;
-  });
+  };
+  // The pending ids come in id order, which is the submission order under fcfs: no sort then
+  // (a long queue is sorted in every pass).
+  if (!std::is_sorted(queue.begin(), queue.end(), before)) {
+    std::sort(queue.begin(), queue.end(), before);
+  }
   return queue;
 }
 
 }  // namespace
 
 Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
+  if (!pending_reasons_ && cfg_.order == QueueOrder::kFifo && cfg_.strict_order &&
+      cs.pending_in_submit_order()) {
+    Pass pass(cs, now, cfg_, candidates_, explain_details_, pending_reasons_);
+    return pass.RunFifoPrefix();
+  }
   std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
-  Pass pass(cs, now, cfg_, candidates_, explain_details_);
+  Pass pass(cs, now, cfg_, candidates_, explain_details_, pending_reasons_);
   return pass.Run(queue);
 }
 

@@ -44,10 +44,19 @@ class Scheduler {
   // trace replay that never shows it need not pay.
   void set_explain_details(bool on) { explain_details_ = on; }
 
+  // Whether Plan::pending lists every job left pending with its reason. On by default. Off, a
+  // pass stops walking the queue once no later job can start or be cancelled: under a strict
+  // order (fcfs), after the first job that stays blocked. The starts, preemptions, cancels and
+  // wake-up time are the same either way; only the jobs after that point are missing from
+  // Plan::pending (and from stats.pending_considered). A trace replay, which reads no reasons,
+  // turns it off: with a long queue the walk over it was most of the replay's time.
+  void set_pending_reasons(bool on) { pending_reasons_ = on; }
+
  private:
   SchedulerConfig cfg_;
   CandidateCache candidates_;
   bool explain_details_ = true;
+  bool pending_reasons_ = true;
 };
 
 // The same as a plain function (no cache kept between calls).

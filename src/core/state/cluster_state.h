@@ -278,6 +278,11 @@ class ClusterState {
   // The outcome of a job that ended (kept after its record is gone).
   const JobOutcome* FindOutcome(JobId id) const;
   const std::set<JobId>& pending_ids() const { return pending_; }
+  // Whether pending_ids(), in id order, is also in submission order (submit time, then id), as
+  // an fcfs queue is: true while every job got a higher id than every job submitted before it
+  // (it stops being true for good when an array task is split off with its array's submit
+  // time, or a job is restored out of order).
+  bool pending_in_submit_order() const { return ids_follow_submit_; }
   const std::set<JobId>& running_ids() const { return running_; }
   // Running jobs by estimated end (start + time limit), then id.
   const std::set<std::pair<Time, JobId>>& releases() const { return releases_; }
@@ -386,6 +391,8 @@ class ClusterState {
   // Resolves a job's association, QoS, partitions, shapes and node names; with `validate`,
   // also runs the submission checks.
   Result<JobEntry> PrepareEntry(JobSpec spec, bool validate);
+  // Records a job id given now (a submission, a restore, an array task split off).
+  void NoteNewId(JobId id, Time submit);
   Status ValidateFeasible(JobEntry& entry) const;
   // Whether some node (of any partition) has the features `c` asks for.
   bool AnyNodeMatches(const Constraint& c) const;
@@ -440,6 +447,10 @@ class ClusterState {
   JobId next_id_ = 1;
   std::map<JobId, JobEntry> jobs_;  // pending and holding resources
   std::set<JobId> pending_;
+  // pending_in_submit_order(): the highest id given so far and its submit time.
+  bool ids_follow_submit_ = true;
+  JobId last_new_id_ = 0;
+  Time last_new_submit_ = kNoTime;
   std::set<JobId> running_;
   std::set<std::pair<Time, JobId>> releases_;
   std::unordered_map<JobId, JobOutcome> outcomes_;

@@ -109,6 +109,7 @@ JobEntry& ClusterState::MaterialiseArrayTask(JobEntry& master, int32_t task) {
   copy.job.array_task_id = task;
   info.tasks[task] = copy.job.id;
   JobId id = copy.job.id;
+  NoteNewId(id, copy.job.spec.submit_time);
   auto [it, inserted] = jobs_.emplace(id, std::move(copy));
   pending_.insert(id);
   return it->second;

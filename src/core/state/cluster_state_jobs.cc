@@ -246,9 +246,18 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
     arrays_[id].submitted = e.job.spec.array;
   }
   next_id_ = std::max(next_id_, id + 1);
+  NoteNewId(id, e.job.spec.submit_time);
   pending_.insert(id);
   jobs_.emplace(id, std::move(e));
   return id;
+}
+
+void ClusterState::NoteNewId(JobId id, Time submit) {
+  if (id <= last_new_id_ || submit < last_new_submit_) ids_follow_submit_ = false;
+  if (id > last_new_id_) {
+    last_new_id_ = id;
+    last_new_submit_ = submit;
+  }
 }
 
 Status ClusterState::Restore(Job job) {
@@ -268,6 +277,7 @@ Status ClusterState::Restore(Job job) {
     arrays_[e.job.array_job_id].tasks[e.job.array_task_id] = id;
   }
   next_id_ = std::max(next_id_, id + 1);
+  NoteNewId(id, e.job.spec.submit_time);
   JobState state = e.job.state;
   auto [it, added] = jobs_.emplace(id, std::move(e));
   JobEntry& entry = it->second;

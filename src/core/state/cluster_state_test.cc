@@ -258,6 +258,33 @@ TEST(ClusterStateTest, ArrayTasksGetTheirOwnIdsAndTheLastKeepsTheArrays) {
   EXPECT_TRUE(cs.pending_ids().empty());
 }
 
+// The pending ids are in submission order while ids follow submit times: a requeue keeps it (same
+// id, same submit time); an array task split off later, with its array's older submit time after
+// a newer job, ends it; so does a job submitted with an id below one already given.
+TEST(ClusterStateTest, PendingInSubmitOrderUntilAnIdComesOutOfOrder) {
+  ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  EXPECT_TRUE(cs.pending_in_submit_order());
+  JobId array = *cs.Submit(MakeJob().Array({0, 1}).Obj(), nullptr, 0);
+  JobId later = *cs.Submit(MakeJob().Obj(), nullptr, 10);
+  EXPECT_TRUE(cs.pending_in_submit_order());
+  Plan plan;
+  plan.starts.push_back(StartOn(cs, later, "n01", 1, 100, 0));
+  cs.Apply(plan, 20);
+  JobOutcome preempted;
+  preempted.state = JobState::kPreempted;
+  preempted.end_time = 30;
+  ASSERT_TRUE(cs.EndJob(later, preempted, /*requeue=*/true).ok());
+  ASSERT_EQ(cs.pending_ids().count(later), 1u);
+  EXPECT_TRUE(cs.pending_in_submit_order());      // requeued: the same id and submit time
+  ASSERT_TRUE(cs.SplitArrayTask(array, 1).ok());  // an id above `later`'s, submitted at 0
+  EXPECT_FALSE(cs.pending_in_submit_order());
+
+  ClusterState other = MakeCluster().Nodes("n", 1, 8, 8000).Build();
+  ASSERT_TRUE(other.SubmitWithId(5, MakeJob().Obj(), nullptr, 0).ok());
+  ASSERT_TRUE(other.SubmitWithId(3, MakeJob().Obj(), nullptr, 10).ok());
+  EXPECT_FALSE(other.pending_in_submit_order());
+}
+
 TEST(ClusterStateTest, SplitArrayTaskGivesAPendingTaskItsOwnRecord) {
   ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
   JobId id = *cs.Submit(MakeJob().Array({0, 1, 2}).Obj(), nullptr, 0);
