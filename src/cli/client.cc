@@ -104,6 +104,15 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
 
 Result<nlohmann::json> Client::Call(const std::string& method, const std::string& target,
                                     const nlohmann::json& body) {
+  Result<std::string> text = CallText(method, target, body);
+  if (!text.ok()) return text.status();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return Status::Internal("the controller sent something that is not JSON");
+  return j;
+}
+
+Result<std::string> Client::CallText(const std::string& method, const std::string& target,
+                                     const nlohmann::json& body) {
   std::string text;
   try {
     text = body.is_null() ? "" : body.dump();
@@ -124,9 +133,7 @@ Result<nlohmann::json> Client::Call(const std::string& method, const std::string
     return Status::Unavailable("the berth controller did not answer: " + r.status().message());
   Status st = api::StatusFromHttp(r->status, r->body);
   if (!st.ok()) return st;
-  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded()) return Status::Internal("the controller sent something that is not JSON");
-  return j;
+  return std::move(r->body);
 }
 
 Status Client::Upgrade(const std::string& target, const std::string& protocol, int* fd,

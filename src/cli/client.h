@@ -30,6 +30,10 @@ class Client {
   // A request; non-2xx answers come back as the Status the controller sent.
   Result<nlohmann::json> Call(const std::string& method, const std::string& target,
                               const nlohmann::json& body = nullptr);
+  // The same, with the answer's body as it came (for lists read one item at a time, without a
+  // tree of the whole answer: api/json_scan.h).
+  Result<std::string> CallText(const std::string& method, const std::string& target,
+                               const nlohmann::json& body = nullptr);
   // GET `target` upgraded to another protocol (an "Upgrade" header names it), with the same
   // credentials as Call; on "101" *fd is the connection (valid while this Client lives) and
   // *already_read what came after the answer's head. Other answers: the Status they carry.

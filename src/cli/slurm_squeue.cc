@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -87,17 +90,23 @@ int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& 
         stdout);
     return 0;
   }
-  Result<json> r = c.Call("GET", ended_too ? "/v1/jobs?all=1" : "/v1/jobs");
-  if (!r.ok()) return Fail(kProg, r.status());
-  static const json kNone = json::array();
-  const json& jobs = r->contains("jobs") ? r->at("jobs") : kNone;  // not a copy of the list
+  // The list is read one record at a time (no tree of the whole answer: most of the time at
+  // 10,000 jobs went there).
+  Result<std::string> text = c.CallText("GET", ended_too ? "/v1/jobs?all=1" : "/v1/jobs");
+  if (!text.ok()) return Fail(kProg, text.status());
+  // As squeue 22.05, --json ignores filters and formats and lists every job it knows.
+  Result<std::vector<slurm::SqueueRow>> listed =
+      slurm::SqueueRowsFromList(*text, ctx.now, !o.json && o.array_tasks);
+  if (!listed.ok()) {
+    return Fail(kProg, Status::Internal("the controller's job list: " + listed.status().message()));
+  }
+  std::vector<slurm::SqueueRow> rows = std::move(listed).value();
+  text->clear();
+  text->shrink_to_fit();
   if (o.json) {
-    // As squeue 22.05: --json ignores filters and formats and lists every job it knows.
-    std::printf("%s\n",
-                slurm::SqueueJson(slurm::SqueueRows(jobs, ctx.now, false), ctx).dump(2).c_str());
+    std::printf("%s\n", slurm::SqueueJson(rows, ctx).dump(2).c_str());
     return 0;
   }
-  std::vector<slurm::SqueueRow> rows = slurm::SqueueRows(jobs, ctx.now, o.array_tasks);
   if (o.per_partition) rows = slurm::SplitByPartition(std::move(rows), PartitionTiers(c));
   rows = slurm::FilterRows(std::move(rows), o.filter);
   slurm::SortRows(rows, slurm::ParseSortList(o.sort, {"cluster"}), ctx.now);

@@ -53,6 +53,12 @@ struct SqueueRow {
 // `*skipped` when given.
 std::vector<SqueueRow> SqueueRows(const nlohmann::json& jobs, Time now, bool one_per_task,
                                   int* skipped = nullptr);
+// The same from the text of a whole list answer (`{"jobs":[...]}`), parsed one record at a time
+// (api/json_scan.h): what squeue uses, since a tree of 10,000 records costs more than the
+// lines. A record that is not JSON is skipped and counted like one that does not decode; text
+// whose structure is broken: InvalidArgument.
+Result<std::vector<SqueueRow>> SqueueRowsFromList(std::string_view list, Time now,
+                                                  bool one_per_task, int* skipped = nullptr);
 
 // -P: a job that asked for several partitions becomes one line per partition, each with that
 // partition's PriorityTier from `tiers` (1 when unknown, as squeue).

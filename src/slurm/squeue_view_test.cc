@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -170,6 +171,54 @@ TEST(SqueueRows, SplitPendingTasksFoldBackIntoTheirArray) {
   FormatField r;
   r.key = "r";
   EXPECT_EQ(JobFieldValue(r, true, rows[0], {}).text, "Priority,Dependency");
+}
+
+// squeue reads the list answer one record at a time: the same lines as from the parsed list,
+// a record that is not JSON skipped and counted, a broken list refused.
+TEST(SqueueRows, FromTheListTextAsFromItsTree) {
+  UseUtc();
+  json master = Pending(200, "JobArrayTaskLimit", 10, {{"array", "0-3"}, {"name", "sweep"}});
+  json task = Running(201, {"n1"}, kNow - 5, {{"name", "sweep"}});
+  task["array_job_id"] = 200;
+  task["array_task_id"] = 4;
+  json q = json::array({Running(7, {"n1", "n2"}, kNow - 65), master, task,
+                        Pending(8, "Resources", 3, {{"name", "x}\"{]"}})});
+  const std::string text = json{{"cluster", {{"jobs", json::array({1})}}}, {"jobs", q}}.dump();
+  for (bool one_per_task : {false, true}) {
+    int skipped = -1;
+    Result<std::vector<SqueueRow>> rows = SqueueRowsFromList(text, kNow, one_per_task, &skipped);
+    ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+    EXPECT_EQ(skipped, 0);
+    EXPECT_EQ(Render(*rows), Render(Rows(q, one_per_task)));
+    EXPECT_EQ(Ids(*rows), Ids(Rows(q, one_per_task)));
+  }
+  int skipped = -1;
+  Result<std::vector<SqueueRow>> rows = SqueueRowsFromList(
+      "{\"jobs\":[" + Pending(9, "Priority", 1).dump() + ",{\"id\":tru}, {\"id\":3}]}", kNow, false,
+      &skipped);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(Ids(*rows), std::vector<std::string>{"9"});
+  EXPECT_EQ(skipped, 2);  // not JSON; JSON without a state or request
+  EXPECT_FALSE(SqueueRowsFromList("{\"jobs\":[{\"id\":1}", kNow, false).ok());
+  Result<std::vector<SqueueRow>> none = SqueueRowsFromList("{}", kNow, false);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+// SortRows moves rows into their places without a second vector: every permutation of a few
+// rows comes out in order, each row whole.
+TEST(SqueueRows, SortingMovesEachRowIntoPlace) {
+  std::vector<uint32_t> ids = {5, 3, 9, 1, 7, 2};
+  std::sort(ids.begin(), ids.end());
+  do {
+    json q = json::array();
+    for (uint32_t id : ids)
+      q.push_back(Pending(id, "Priority", 1, {{"name", "n" + std::to_string(id)}}));
+    std::vector<SqueueRow> rows = Rows(q);
+    SortRows(rows, ParseSortList("i"), kNow);
+    ASSERT_EQ(Ids(rows), (std::vector<std::string>{"1", "2", "3", "5", "7", "9"}));
+    for (const SqueueRow& r : rows) EXPECT_EQ(r.job.name, "n" + r.job.display_id);
+  } while (std::next_permutation(ids.begin(), ids.end()));
 }
 
 TEST(SqueueFilter, FiltersCombine) {

@@ -1,0 +1,158 @@
+#include "api/json_scan.h"
+
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace berth::api {
+namespace {
+
+class Scanner {
+ public:
+  explicit Scanner(std::string_view text) : t_(text) {}
+
+  void SkipSpace() {
+    while (i_ < t_.size() &&
+           (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\r' || t_[i_] == '\t')) {
+      ++i_;
+    }
+  }
+  bool AtEnd() const { return i_ >= t_.size(); }
+  char Peek() const { return i_ < t_.size() ? t_[i_] : '\0'; }
+  size_t pos() const { return i_; }
+
+  Status Expect(char c) {
+    SkipSpace();
+    if (Peek() != c) return Error(std::string("expected '") + c + "'");
+    ++i_;
+    return Status::Ok();
+  }
+
+  // A string starting at the current '"'; *raw gets its text between the quotes, undecoded.
+  Status String(std::string_view* raw) {
+    if (Peek() != '"') return Error("expected a string");
+    const size_t start = ++i_;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '\\') {
+        i_ += 2;
+        continue;
+      }
+      if (c == '"') {
+        if (raw != nullptr) *raw = t_.substr(start, i_ - start);
+        ++i_;
+        return Status::Ok();
+      }
+      if (static_cast<unsigned char>(c) < 0x20) return Error("a control character in a string");
+      ++i_;
+    }
+    return Error("the text ends inside a string");
+  }
+
+  // Any value at the current position (after spaces); *span gets its text.
+  Status Value(std::string_view* span) {
+    SkipSpace();
+    const size_t start = i_;
+    const char c = Peek();
+    if (c == '"') {
+      BERTH_RETURN_IF_ERROR(String(nullptr));
+    } else if (c == '{' || c == '[') {
+      BERTH_RETURN_IF_ERROR(Nested());
+    } else {
+      while (i_ < t_.size()) {
+        const char d = t_[i_];
+        if (d == ',' || d == '}' || d == ']' || d == ' ' || d == '\n' || d == '\r' || d == '\t') {
+          break;
+        }
+        ++i_;
+      }
+      if (i_ == start) return Error("expected a value");
+    }
+    *span = t_.substr(start, i_ - start);
+    return Status::Ok();
+  }
+
+  Status Error(const std::string& what) const {
+    return Status::InvalidArgument("not a JSON list: " + what + " at byte " + std::to_string(i_));
+  }
+
+ private:
+  // An object or array at the current '{' or '[', to its matching close.
+  Status Nested() {
+    std::string stack;
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == '"') {
+        BERTH_RETURN_IF_ERROR(String(nullptr));
+        continue;
+      }
+      if (c == '{' || c == '[') {
+        stack.push_back(c == '{' ? '}' : ']');
+      } else if (c == '}' || c == ']') {
+        if (stack.empty() || stack.back() != c) return Error(std::string("unexpected '") + c + "'");
+        stack.pop_back();
+        if (stack.empty()) {
+          ++i_;
+          return Status::Ok();
+        }
+      }
+      ++i_;
+    }
+    return Error("the text ends inside an object or array");
+  }
+
+  std::string_view t_;
+  size_t i_ = 0;
+};
+
+// Whether the raw (undecoded) key text equals `key`.
+bool KeyIs(std::string_view raw, std::string_view key) {
+  if (raw.find('\\') == std::string_view::npos) return raw == key;
+  nlohmann::json k = nlohmann::json::parse("\"" + std::string(raw) + "\"", nullptr, false);
+  return k.is_string() && k.get_ref<const std::string&>() == key;
+}
+
+}  // namespace
+
+Status ForEachArrayItem(std::string_view doc, std::string_view key,
+                        const std::function<Status(std::string_view item)>& fn) {
+  Scanner s(doc);
+  BERTH_RETURN_IF_ERROR(s.Expect('{'));
+  s.SkipSpace();
+  bool first = true;
+  while (s.Peek() != '}') {
+    if (!first) BERTH_RETURN_IF_ERROR(s.Expect(','));
+    first = false;
+    s.SkipSpace();
+    std::string_view name;
+    BERTH_RETURN_IF_ERROR(s.String(&name));
+    BERTH_RETURN_IF_ERROR(s.Expect(':'));
+    s.SkipSpace();
+    if (!KeyIs(name, key)) {
+      std::string_view skipped;
+      BERTH_RETURN_IF_ERROR(s.Value(&skipped));
+      s.SkipSpace();
+      continue;
+    }
+    BERTH_RETURN_IF_ERROR(s.Expect('['));
+    s.SkipSpace();
+    bool first_item = true;
+    while (s.Peek() != ']') {
+      if (!first_item) BERTH_RETURN_IF_ERROR(s.Expect(','));
+      first_item = false;
+      std::string_view item;
+      BERTH_RETURN_IF_ERROR(s.Value(&item));
+      BERTH_RETURN_IF_ERROR(fn(item));
+      s.SkipSpace();
+      if (s.AtEnd()) return s.Error("the text ends inside the array");
+    }
+    BERTH_RETURN_IF_ERROR(s.Expect(']'));
+    s.SkipSpace();
+  }
+  BERTH_RETURN_IF_ERROR(s.Expect('}'));
+  s.SkipSpace();
+  if (!s.AtEnd()) return s.Error("text after the object");
+  return Status::Ok();
+}
+
+}  // namespace berth::api
