@@ -124,12 +124,14 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
   std::sort(admin.begin(), admin.end());
   size_t ai = 0;
 
+  PlaceRequest plan = req;
+  plan.gpu_node_choice = false;  // any node that fits: the policy chooses again at the start
   auto try_place = [&](Time t) -> std::optional<EarliestStart> {
     if (!tracker.Enough()) return std::nullopt;
     EarliestStart out;
     out.start = t;
     FreeFn free_of = [&](uint32_t n) { return pass.FreeDuring(n, t, t + duration); };
-    if (Place(cs, req, tracker.fit(), NodeIndex{}, free_of, &out.alloc)) return out;
+    if (Place(cs, plan, tracker.fit(), NodeIndex{}, free_of, &out.alloc)) return out;
     return std::nullopt;
   };
   if (auto r = try_place(now)) return r;

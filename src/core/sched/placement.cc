@@ -1,6 +1,7 @@
 #include "core/sched/placement.h"
 
 #include <algorithm>
+#include <bit>
 #include <unordered_map>
 
 namespace berth::core {
@@ -8,6 +9,10 @@ namespace {
 
 // How many fitting nodes a packed multi-node placement considers at least (see PlaceNodes).
 constexpr size_t kTopologyWindow = 256;
+// How many fitting nodes of packing's first tier the GPU placement policy chooses among for a
+// single-node GPU job (see PlaceNodes): enough to find a better-matched node than the first,
+// bounded so that a pass over a large cluster stays cheap.
+constexpr size_t kGpuWindow = 64;
 
 // Calls visit(n) for candidate nodes in preference order until it returns false.
 template <typename Visit>
@@ -114,6 +119,47 @@ bool PlaceNodes(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
                         : SIZE_MAX;
     std::vector<uint32_t> fits;
     std::vector<NodeAllocation> allocs;
+    // A packed single-node GPU job goes where the GPU placement policy chooses among the first
+    // fitting nodes of packing's first tier: the lightest weight class, and the fewest free
+    // whole GPUs, that have a node it fits on. The tier stays packing's: fgd measured against
+    // the pending queue alone would spread a 4-GPU job onto an empty node rather than leave one
+    // GPU on a used one, and an 8-GPU job that arrives next would find no whole node (the golden
+    // scenario pack_gpu_jobs).
+    const bool gpu_choice = single && req.gpu_node_choice && req.share_device != nullptr &&
+                            req.share_device->policy() != GpuPlacement::kFirstFit &&
+                            (s.gpus > 0 || s.gpu_milli > 0) && !s.whole_node;
+    if (gpu_choice && chosen.empty()) {
+      std::vector<const NodeInfo*> nodes;
+      std::vector<NodeFree> frees;
+      int32_t weight = 0;
+      int tier = 0;  // free whole GPUs
+      ForEachInOrder(cs, req, cand, index, [&](uint32_t n) {
+        const NodeInfo& node = cs.node(n);
+        if (!nodes.empty() && node.spec.weight != weight) return false;
+        NodeFree free = free_of(n);
+        if (!nodes.empty() && std::popcount(free.gpus) != tier) return false;
+        if (!FitNode(s, node, free, req.user, nullptr)) return true;
+        weight = node.spec.weight;
+        tier = std::popcount(free.gpus);
+        nodes.push_back(&node);
+        frees.push_back(std::move(free));
+        return nodes.size() < kGpuWindow;
+      });
+      if (nodes.empty()) return s.min_nodes <= 0;
+      int device = -1;
+      int i = req.share_device->ChooseNode(nodes, frees, s, &device);
+      if (i < 0) {  // the policy declined them all: the first, as without a policy
+        i = 0;
+        device = s.gpu_milli > 0 ? req.share_device->Choose(*nodes[0], frees[0],
+                                                            GpuTypeMask(*nodes[0], s.gpu_type), s)
+                                 : -1;
+      }
+      NodeAllocation a;
+      FitNode(s, *nodes[static_cast<size_t>(i)], frees[static_cast<size_t>(i)], req.user, &a);
+      if (device >= 0 && !a.gpu_shares.empty()) a.gpu_shares[0].device = device;
+      out->nodes.push_back(std::move(a));
+      return true;
+    }
     ForEachInOrder(cs, req, cand, index, [&](uint32_t n) {
       if (IsRequired(req, n)) return true;
       NodeAllocation a;

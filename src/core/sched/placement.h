@@ -1,7 +1,9 @@
 // Placement: choosing nodes for one job among candidate nodes, given what each node has free.
 // Node order expresses the policy: lighter node weights first; then, to pack, nodes with the
 // fewest free GPUs that still fit (so whole GPU nodes stay free for large GPU jobs, and CPU-only
-// jobs go to nodes without free GPUs first); to spread, the most free first. Multi-node jobs
+// jobs go to nodes without free GPUs first); to spread, the most free first. A packed
+// single-node GPU job goes where the GPU placement policy (GpuPlacement=) chooses among the first
+// fitting nodes of that order. Multi-node jobs
 // prefer the smallest topology group (switch, then block) that holds them, and are placed
 // all-or-nothing.
 #ifndef BERTH_CORE_SCHED_PLACEMENT_H_
@@ -30,6 +32,10 @@ struct PlaceRequest {
   // Chooses the device of a GPU share on each node placed (GpuPlacement=); null: FitNode's own
   // choice, best fit (ChooseShareDevice).
   ShareDevicePicker* share_device = nullptr;
+  // Whether share_device's policy also chooses the node of a single-node GPU job among the first
+  // that fit (PlaceNodes). Off for backfill's plans of a future start, where any node that fits
+  // will do and the choice is made again when the job starts.
+  bool gpu_node_choice = true;
 };
 
 using FreeFn = std::function<NodeFree(uint32_t)>;

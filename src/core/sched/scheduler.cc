@@ -42,6 +42,11 @@ struct Attempt {
   Time expected_start = kNoTime;
 };
 
+// fgd's workload: the GPU shapes of at most this many jobs at the head of the queue (those
+// most likely to start next). A replay's queue can hold tens of thousands, and the workload is
+// built again in every pass that places a GPU job.
+constexpr size_t kFgdWorkloadJobs = 1024;
+
 class Pass {
  public:
   Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache,
@@ -68,16 +73,19 @@ class Pass {
 
   Plan Run(const std::vector<QueueItem>& queue) {
     if (cfg_.gpu_placement == GpuPlacement::kFgd) {
-      // fgd measures fragmentation against the shapes waiting now (each job's first
-      // partition), gathered only if this pass starts a share.
-      share_device_.SetWorkloadSource([&queue] {
-        std::vector<GpuRequest> shapes;
+      // fgd measures fragmentation against the GPU shapes waiting now (each job's first
+      // partition, the first kFgdWorkloadJobs of the queue), gathered only if this pass scores a
+      // GPU job's placement, with the cluster's devices per model as the supply.
+      share_device_.SetWorkloadSource([this, &queue] {
+        ShareDevicePicker::Workload w;
         for (const QueueItem& item : queue) {
+          if (w.shapes.size() >= kFgdWorkloadJobs) break;
           if (item.e->shapes.empty()) continue;
           const JobShape& s = item.e->shapes.front();
-          if (s.gpus > 0 || s.gpu_milli > 0) shapes.push_back(GpuRequestOf(s));
+          if (s.gpus > 0 || s.gpu_milli > 0) w.shapes.push_back(GpuRequestOf(s));
         }
-        return shapes;
+        w.supply = ShareDevicePicker::SupplyOf(cs_);
+        return w;
       });
     }
     for (const QueueItem& item : queue) {
@@ -99,14 +107,16 @@ class Pass {
     if (cfg_.gpu_placement == GpuPlacement::kFgd) {
       // The same shapes as Run gathers from its queue, which is in this order.
       share_device_.SetWorkloadSource([this] {
-        std::vector<GpuRequest> shapes;
+        ShareDevicePicker::Workload w;
         for (JobId id : cs_.pending_ids()) {
+          if (w.shapes.size() >= kFgdWorkloadJobs) break;
           const JobEntry* e = cs_.FindEntry(id);
           if (e->shapes.empty()) continue;
           const JobShape& s = e->shapes.front();
-          if (s.gpus > 0 || s.gpu_milli > 0) shapes.push_back(GpuRequestOf(s));
+          if (s.gpus > 0 || s.gpu_milli > 0) w.shapes.push_back(GpuRequestOf(s));
         }
-        return shapes;
+        w.supply = ShareDevicePicker::SupplyOf(cs_);
+        return w;
       });
     }
     for (JobId id : cs_.pending_ids()) {
@@ -173,7 +183,7 @@ class Pass {
   // only shrink during a pass, and a longer window is harder to fit).
   std::unordered_map<int32_t, Duration> no_fit_;
   std::unordered_map<int32_t, std::string> details_;  // by shape id
-  ShareDevicePicker share_device_;  // the device of each GPU share started (GpuPlacement=)
+  ShareDevicePicker share_device_;  // the node and share device of GPU jobs (GpuPlacement=)
   // Powered-down nodes this pass has placed jobs on: they will be up as soon as the others
   // being woken, so later jobs prefer them to waking more (power saving).
   Bitset woken_;

@@ -13,18 +13,53 @@ namespace {
 // core's own type mask, so a shared id can only change a score, never the fit).
 constexpr int kUntyped = kMaxGpuTypes - 1;
 
-uint8_t TypeId(int16_t type) {
-  return static_cast<uint8_t>(type < 0 || type >= kUntyped ? kUntyped : type);
-}
-
 uint8_t DeviceType(const NodeInfo& n, int d) {
   for (const auto& [t, mask] : n.gpu_types) {
-    if ((mask >> d) & 1) return TypeId(t);
+    if ((mask >> d) & 1) return ShareDevicePicker::TypeId(t);
   }
   return kUntyped;
 }
 
+// Node `n`'s devices as gpu_policy.h sees them, into `out`; false for a node with more devices
+// than a mask holds.
+bool DevicesOf(const NodeInfo& n, const NodeFree& free,
+               std::array<GpuDeviceFree, kMaxGpusPerNode>& out) {
+  if (n.num_gpus > kMaxGpusPerNode) return false;
+  for (int d = 0; d < n.num_gpus; ++d) {
+    out[static_cast<size_t>(d)] = {free.ShareRoom(d), DeviceType(n, d)};
+  }
+  return true;
+}
+
+GpuNodeFree NodeOf(const NodeInfo& n, const NodeFree& free, const GpuRequest& req,
+                   const std::array<GpuDeviceFree, kMaxGpusPerNode>& devices) {
+  GpuNodeFree node;
+  node.cpu_capacity_milli = int64_t{n.spec.cpus} * 1000;
+  // FitNode has checked CPUs and memory (with rules of its own: whole nodes, task counts).
+  node.cpu_free_milli = std::max(int64_t{free.cpus} * 1000, req.cpu_milli);
+  node.devices = std::span<const GpuDeviceFree>(devices.data(), static_cast<size_t>(n.num_gpus));
+  return node;
+}
+
 }  // namespace
+
+uint8_t ShareDevicePicker::TypeId(int16_t type) {
+  return static_cast<uint8_t>(type < 0 || type >= kUntyped ? kUntyped : type);
+}
+
+std::vector<int64_t> ShareDevicePicker::SupplyOf(const ClusterState& cs) {
+  std::vector<int64_t> supply(kMaxGpuTypes, 0);
+  for (size_t i = 0; i < cs.num_nodes(); ++i) {
+    const NodeInfo& n = cs.node(static_cast<uint32_t>(i));
+    int typed = 0;
+    for (const auto& [t, mask] : n.gpu_types) {
+      supply[TypeId(t)] += std::popcount(mask);
+      typed += std::popcount(mask);
+    }
+    supply[kUntyped] += std::max(0, n.num_gpus - typed);
+  }
+  return supply;
+}
 
 GpuRequest GpuRequestOf(const JobShape& shape) {
   GpuRequest r;
@@ -34,49 +69,83 @@ GpuRequest GpuRequestOf(const JobShape& shape) {
   } else {
     r.gpus = shape.gpus;
   }
-  if (shape.gpu_type != kAnyGpuType) r.allowed_types = uint64_t{1} << TypeId(shape.gpu_type);
+  if (shape.gpu_type != kAnyGpuType)
+    r.allowed_types = uint64_t{1} << ShareDevicePicker::TypeId(shape.gpu_type);
   return r;
 }
 
-void ShareDevicePicker::SetWorkload(std::vector<GpuRequest> shapes) {
-  SetWorkloadSource([shapes = std::move(shapes)] { return shapes; });
+void ShareDevicePicker::SetWorkload(Workload w) {
+  SetWorkloadSource([w = std::move(w)] { return w; });
 }
 
-void ShareDevicePicker::SetWorkloadSource(std::function<std::vector<GpuRequest>()> source) {
+void ShareDevicePicker::SetWorkloadSource(std::function<Workload()> source) {
   source_ = std::move(source);
   workload_.reset();
   cache_.reset();
 }
 
+FgdCache* ShareDevicePicker::Fgd() {
+  if (policy_ != GpuPlacement::kFgd) return nullptr;
+  if (!workload_) {
+    Workload w = source_ ? source_() : Workload{};
+    std::vector<double> weights(w.shapes.size(), 1.0);
+    workload_ = FgdWorkload::Build(w.shapes, weights, w.supply);
+    cache_ = std::make_unique<FgdCache>(&*workload_, /*log2_slots=*/10);
+  }
+  return cache_.get();
+}
+
 int ShareDevicePicker::Choose(const NodeInfo& n, const NodeFree& free, uint64_t allowed,
                               const JobShape& shape) {
   const int fallback = ChooseShareDevice(allowed, free, shape.gpu_milli);
-  if (fallback < 0 || n.num_gpus > kMaxGpusPerNode) return fallback;
   std::array<GpuDeviceFree, kMaxGpusPerNode> devices;
-  for (int d = 0; d < n.num_gpus; ++d) {
-    devices[static_cast<size_t>(d)] = {free.ShareRoom(d), DeviceType(n, d)};
-  }
-  GpuNodeFree node;
-  node.cpu_capacity_milli = int64_t{n.spec.cpus} * 1000;
-  node.cpu_free_milli = int64_t{free.cpus} * 1000;
-  node.devices = std::span<const GpuDeviceFree>(devices.data(), static_cast<size_t>(n.num_gpus));
-  GpuRequest req = GpuRequestOf(shape);
-  req.cpu_milli = std::min(req.cpu_milli, node.cpu_free_milli);  // FitNode has checked the CPUs
-  FgdCache* fgd = nullptr;
-  if (policy_ == GpuPlacement::kFgd) {
-    if (!workload_) {
-      std::vector<GpuRequest> shapes = source_ ? source_() : std::vector<GpuRequest>{};
-      std::vector<double> weights(shapes.size(), 1.0);
-      workload_ = FgdWorkload::Build(shapes, weights);
-      cache_ = std::make_unique<FgdCache>(&*workload_, /*log2_slots=*/10);
-    }
-    fgd = cache_.get();
-  }
-  std::optional<GpuChoice> c = PickGpuPlacement(policy_, req, std::span(&node, 1), fgd);
+  if (fallback < 0 || !DevicesOf(n, free, devices)) return fallback;
+  const GpuRequest req = GpuRequestOf(shape);
+  const GpuNodeFree node = NodeOf(n, free, req, devices);
+  std::optional<GpuChoice> c = PickGpuPlacement(policy_, req, std::span(&node, 1), Fgd());
   if (!c || c->devices == 0) return fallback;
   const int d = std::countr_zero(c->devices);
   if (((allowed >> d) & 1) == 0 || free.ShareRoom(d) < shape.gpu_milli) return fallback;
   return d;
+}
+
+int ShareDevicePicker::ChooseNode(std::span<const NodeInfo* const> nodes,
+                                  std::span<const NodeFree> free, const JobShape& shape,
+                                  int* share_device) {
+  *share_device = -1;
+  if (nodes.empty()) return -1;
+  if (policy_ == GpuPlacement::kFirstFit || (shape.gpus == 0 && shape.gpu_milli == 0) ||
+      nodes.size() == 1) {
+    if (shape.gpu_milli > 0) {
+      *share_device = Choose(*nodes[0], free[0], GpuTypeMask(*nodes[0], shape.gpu_type), shape);
+    }
+    return 0;
+  }
+  const GpuRequest req = GpuRequestOf(shape);
+  std::vector<std::array<GpuDeviceFree, kMaxGpusPerNode>> devices(nodes.size());
+  std::vector<GpuNodeFree> gpu_nodes;
+  std::vector<int> index;  // gpu_nodes[i] is candidate index[i]
+  gpu_nodes.reserve(nodes.size());
+  index.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!DevicesOf(*nodes[i], free[i], devices[i])) continue;
+    gpu_nodes.push_back(NodeOf(*nodes[i], free[i], req, devices[i]));
+    index.push_back(static_cast<int>(i));
+  }
+  std::optional<GpuChoice> c = PickGpuPlacement(policy_, req, gpu_nodes, Fgd());
+  if (!c || c->node < 0 || c->devices == 0) return -1;
+  const int i = index[static_cast<size_t>(c->node)];
+  const NodeInfo& n = *nodes[static_cast<size_t>(i)];
+  const NodeFree& f = free[static_cast<size_t>(i)];
+  const uint64_t allowed = GpuTypeMask(n, shape.gpu_type);
+  if (shape.gpu_milli > 0) {
+    const int d = std::countr_zero(c->devices);
+    if (((allowed >> d) & 1) == 0 || f.ShareRoom(d) < shape.gpu_milli) return -1;
+    *share_device = d;
+  } else if ((c->devices & ~(allowed & f.gpus)) != 0) {
+    return -1;  // not devices this shape may hold whole: keep the caller's order
+  }
+  return i;
 }
 
 }  // namespace berth::core

@@ -212,7 +212,7 @@ TEST(GpuShareTest, EachPlacementChoosesItsDevice) {
   };
   for (const auto& [policy, device] : want) {
     ShareDevicePicker picker(policy);
-    picker.SetWorkload({workload_shape});
+    picker.SetWorkload({{workload_shape}, {}});
     EXPECT_EQ(picker.Choose(n, f, 0b111, shape), device) << GpuPlacementName(policy);
     // Only devices of the allowed type (here 1 and 2) are ever chosen.
     EXPECT_NE(picker.Choose(n, f, 0b110, shape), 0) << GpuPlacementName(policy);
@@ -244,6 +244,48 @@ TEST(GpuShareTest, GpuPlacementPicksTheDeviceOfAStartingShare) {
     JobId c = *cs.Submit(MakeJob().GpuMilli(300).Mem(100).Obj(), nullptr, 6);
     ASSERT_EQ(Pass(cs, 6, policy), std::vector<JobId>{c});
     EXPECT_EQ(ShareOf(cs, c).device, device);
+  }
+}
+
+// The policy also chooses the NODE of a single-node GPU job among those that fit. Two empty GPU
+// nodes, g02 with 12 of its 16 CPUs taken by a CPU-only job; x (2 CPUs, 1 GPU) then y (8 CPUs,
+// 1 GPU) wait. first-fit and gpu-packing (both nodes' GPUs wholly free: a tie) take the first
+// node, g01; best-fit and dot-product the node with the least left, g02; fgd g02 as well, where
+// x fragments nothing that y could use (g02 could never give y its 8 CPUs).
+TEST(GpuShareTest, GpuPlacementChoosesTheNodeOfAGpuJob) {
+  for (auto [policy, node] :
+       {std::pair{GpuPlacement::kFirstFit, 0u}, std::pair{GpuPlacement::kBestFit, 1u},
+        std::pair{GpuPlacement::kDotProduct, 1u}, std::pair{GpuPlacement::kGpuPacking, 0u},
+        std::pair{GpuPlacement::kFgd, 1u}}) {
+    SCOPED_TRACE(std::string(GpuPlacementName(policy)));
+    ClusterState cs = MakeCluster().Nodes("g", 2, 16, 16000, 2, "h100").Build();
+    JobId cpu = *cs.Submit(MakeJob().CpusPerTask(12).Mem(100).NodeList({"g02"}).Obj(), nullptr, 0);
+    ASSERT_EQ(Pass(cs, 0, policy), std::vector<JobId>{cpu});
+    JobId x = *cs.Submit(MakeJob().CpusPerTask(2).Mem(100).GpusPerNode(1).Obj(), nullptr, 1);
+    JobId y = *cs.Submit(MakeJob().CpusPerTask(8).Mem(100).GpusPerNode(1).Obj(), nullptr, 2);
+    ASSERT_EQ(Pass(cs, 3, policy).size(), 2u);
+    EXPECT_EQ(cs.FindJob(x)->alloc.nodes[0].node, node);
+    EXPECT_EQ(cs.FindJob(y)->alloc.nodes[0].node, 0u);
+  }
+}
+
+// fgd's scarcity term in the controller: an untyped GPU job first, then one that needs both
+// GPUs of the only h100 node. The h100 node comes first in node order, so first-fit gives it the
+// untyped job and the h100 job waits; fgd prices the h100s that typed demand claims and sends
+// the untyped job to the a100 node: both start.
+TEST(GpuShareTest, FgdLeavesTheScarceModelToTheJobsThatNeedIt) {
+  for (auto [policy, started] :
+       {std::pair{GpuPlacement::kFirstFit, 1u}, std::pair{GpuPlacement::kFgd, 2u}}) {
+    SCOPED_TRACE(std::string(GpuPlacementName(policy)));
+    ClusterState cs = MakeCluster()
+                          .Nodes("h", 1, 16, 16000, 2, "h100")
+                          .Nodes("a", 1, 16, 16000, 2, "a100")
+                          .Build();
+    JobId any = *cs.Submit(MakeJob().CpusPerTask(1).Mem(100).GpusPerNode(1).Obj(), nullptr, 0);
+    *cs.Submit(MakeJob().CpusPerTask(1).Mem(100).GpusPerNode(2, "h100").Obj(), nullptr, 1);
+    EXPECT_EQ(Pass(cs, 2, policy).size(), started);
+    EXPECT_EQ(cs.node(cs.FindJob(any)->alloc.nodes[0].node).spec.name,
+              started == 2 ? "a01" : "h01");
   }
 }
 
