@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "api/job_json.h"
+#include "api/json_scan.h"
 #include "common/hostlist.h"
 #include "common/slurm_time.h"
 #include "common/strings.h"
@@ -539,6 +540,30 @@ Result<JobView> JobViewFromJson(const json& record, Time now) {
     return Status::InvalidArgument(std::string("bad job record: ") + ex.what());
   }
   return v;
+}
+
+Result<std::vector<JobView>> JobViewsFromList(std::string_view list, Time now, int* skipped) {
+  if (skipped != nullptr) *skipped = 0;
+  size_t count = 0;  // views are large: one allocation, no moves while it fills
+  BERTH_RETURN_IF_ERROR(api::ForEachArrayItem(list, "jobs", [&](std::string_view) {
+    ++count;
+    return Status::Ok();
+  }));
+  std::vector<JobView> views;
+  views.reserve(count);
+  json record;  // one record's tree at a time
+  BERTH_RETURN_IF_ERROR(api::ForEachArrayItem(list, "jobs", [&](std::string_view item) {
+    record = json::parse(item, nullptr, /*allow_exceptions=*/false);
+    Result<JobView> v = record.is_discarded() ? Result<JobView>(Status::InvalidArgument("not JSON"))
+                                              : JobViewFromJson(record, now);
+    if (v.ok()) {
+      views.push_back(std::move(v).value());
+    } else if (skipped != nullptr) {
+      ++*skipped;
+    }
+    return Status::Ok();
+  }));
+  return views;
 }
 
 std::string SlurmTimeText(Time t) {

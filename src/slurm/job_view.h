@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -128,6 +129,12 @@ struct JobView {
 // Builds the view of one job record. `now` gives RunTime of a running job. Errors
 // (kInvalidArgument) when a required key ("id", "state", "request") is missing or mistyped.
 Result<JobView> JobViewFromJson(const nlohmann::json& record, Time now);
+// The views of every record of a list answer's text (`{"jobs":[...]}`), parsed one record at a
+// time (api/json_scan.h) into a vector allocated once. Records that are not JSON or do not
+// decode are skipped and counted in `*skipped` when given; a list whose structure is broken:
+// InvalidArgument.
+Result<std::vector<JobView>> JobViewsFromList(std::string_view list, Time now,
+                                              int* skipped = nullptr);
 
 // ---- Text as Slurm prints it
 

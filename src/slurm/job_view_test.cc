@@ -285,6 +285,27 @@ TEST_F(JobViewGoldenTest, RunningJob) {
   EXPECT_EQ(m["TresPerNode"], "gres:gpu:h100:2");
 }
 
+// scancel's list: the views of a list answer's records, read one at a time, in order; a record
+// that is not JSON or not a job is skipped and counted; a broken list is refused.
+TEST(JobViewTest, ViewsOfAListAnswer) {
+  json a = HeldJob({{"name", "a"}});
+  json b = HeldJob({{"name", "b}\"]"}});
+  b["id"] = 7720002;
+  const std::string text = "{\"jobs\":[" + a.dump() + ",{\"id\":1}, {\"id\":nul}, " + b.dump() +
+                           "], \"more\": {\"jobs\": []}}";
+  int skipped = -1;
+  Result<std::vector<JobView>> v = JobViewsFromList(text, 0, &skipped);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  ASSERT_EQ(v->size(), 2u);
+  EXPECT_EQ((*v)[0].display_id, "7720001");
+  EXPECT_EQ((*v)[1].name, "b}\"]");
+  EXPECT_EQ(skipped, 2);
+  EXPECT_FALSE(JobViewsFromList("{\"jobs\":[" + a.dump(), 0).ok());
+  Result<std::vector<JobView>> none = JobViewsFromList("{\"jobs\":[]}", 0);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
 TEST(JobViewTest, IdentityAndArrays) {
   json master = HeldJob({{"array", "0,8,16"}});
   Result<JobView> v = JobViewFromJson(master, 0);
