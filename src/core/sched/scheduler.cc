@@ -77,15 +77,7 @@ class Pass {
       // partition, the first kFgdWorkloadJobs of the queue), gathered only if this pass scores a
       // GPU job's placement, with the cluster's devices per model as the supply.
       share_device_.SetWorkloadSource([this, &queue] {
-        ShareDevicePicker::Workload w;
-        for (const QueueItem& item : queue) {
-          if (w.shapes.size() >= kFgdWorkloadJobs) break;
-          if (item.e->shapes.empty()) continue;
-          const JobShape& s = item.e->shapes.front();
-          if (s.gpus > 0 || s.gpu_milli > 0) w.shapes.push_back(GpuRequestOf(s));
-        }
-        w.supply = ShareDevicePicker::SupplyOf(cs_);
-        return w;
+        return FgdShapes(queue, [](const QueueItem& item) { return item.e; });
       });
     }
     for (const QueueItem& item : queue) {
@@ -107,16 +99,7 @@ class Pass {
     if (cfg_.gpu_placement == GpuPlacement::kFgd) {
       // The same shapes as Run gathers from its queue, which is in this order.
       share_device_.SetWorkloadSource([this] {
-        ShareDevicePicker::Workload w;
-        for (JobId id : cs_.pending_ids()) {
-          if (w.shapes.size() >= kFgdWorkloadJobs) break;
-          const JobEntry* e = cs_.FindEntry(id);
-          if (e->shapes.empty()) continue;
-          const JobShape& s = e->shapes.front();
-          if (s.gpus > 0 || s.gpu_milli > 0) w.shapes.push_back(GpuRequestOf(s));
-        }
-        w.supply = ShareDevicePicker::SupplyOf(cs_);
-        return w;
+        return FgdShapes(cs_.pending_ids(), [this](JobId id) { return cs_.FindEntry(id); });
       });
     }
     for (JobId id : cs_.pending_ids()) {
@@ -130,6 +113,23 @@ class Pass {
   }
 
  private:
+  // fgd's workload: the GPU shapes (each job's first partition) of the first kFgdWorkloadJobs
+  // GPU jobs of `jobs`, in their order (entry_of gives each one's JobEntry), and the cluster's
+  // devices per GPU model as the supply.
+  template <typename Jobs, typename EntryOf>
+  ShareDevicePicker::Workload FgdShapes(const Jobs& jobs, EntryOf entry_of) const {
+    ShareDevicePicker::Workload w;
+    for (const auto& job : jobs) {
+      if (w.shapes.size() >= kFgdWorkloadJobs) break;
+      const JobEntry* e = entry_of(job);
+      if (e->shapes.empty()) continue;
+      const JobShape& s = e->shapes.front();
+      if (s.gpus > 0 || s.gpu_milli > 0) w.shapes.push_back(GpuRequestOf(s));
+    }
+    w.supply = ShareDevicePicker::SupplyOf(cs_);
+    return w;
+  }
+
   void ScheduleJob(const QueueItem& item);
   Attempt TryStart(const JobEntry& e, int32_t task);
   bool StartNow(const JobEntry& e, int32_t task, size_t slot, const CandidateSet& cand,
