@@ -200,11 +200,13 @@ void Agent::Impl::AddControllerEnv(const std::string& job_token, LaunchSpec& spe
 void Agent::Impl::AddGpuFacts(LaunchSpec& spec) const {
   // The configuration's UUIDs (from the controller) stand unless NVML found the device here.
   spec.gpu_uuids.resize(spec.gpu_indices.size());
+  spec.gpu_nvml_indices.assign(spec.gpu_indices.size(), -1);
   for (size_t k = 0; k < spec.gpu_indices.size(); ++k) {
     int32_t i = spec.gpu_indices[k];
-    bool mig = i >= 0 && static_cast<size_t>(i) < detected.gpus.size() &&
-               detected.gpus[static_cast<size_t>(i)].uuid.starts_with("MIG-");
-    if (mig) spec.gpu_uuids[k] = detected.gpus[static_cast<size_t>(i)].uuid;
+    if (i < 0 || static_cast<size_t>(i) >= detected.gpus.size()) continue;
+    const GpuDevice& d = detected.gpus[static_cast<size_t>(i)];
+    if (d.uuid.starts_with("MIG-")) spec.gpu_uuids[k] = d.uuid;
+    spec.gpu_nvml_indices[k] = d.nvml_index;  // -1: NVML does not measure it
   }
   if (spec.gpu_mps) {
     spec.mps_pipe_dir = opt.mps_pipe_dir;

@@ -212,6 +212,12 @@ TEST(JobEnvTest, GpuSharesAndMigInstances) {
   EXPECT_TRUE(back->gpu_mps);
   EXPECT_EQ(back->mps_pipe_dir, "/run/mps");
   EXPECT_EQ(DecodeLaunchSpec(EncodeLaunchSpec(mig))->gpu_uuids, mig.gpu_uuids);
+  // The NVML indices travel too; the supervisor samples only the devices NVML measures (the
+  // whole GPU, NVML's device 2, not the MIG instance), by NVML's index, not berth's.
+  mig.gpu_nvml_indices = {2, -1};
+  EXPECT_EQ(DecodeLaunchSpec(EncodeLaunchSpec(mig))->gpu_nvml_indices, mig.gpu_nvml_indices);
+  EXPECT_EQ(NvmlIndicesOf(mig), std::vector<int32_t>{2});
+  EXPECT_TRUE(NvmlIndicesOf(spec).empty());  // declared GPUs: none known
 }
 
 // Slurm 22.05's batch environment, variable by variable, against what a real slurmd and sbatch

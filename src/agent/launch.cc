@@ -148,6 +148,7 @@ void VisitLaunchSpec(Visitor&& v, Spec& s) {
   v("mem_mib", s.mem_mib);
   v("gpu_indices", s.gpu_indices);
   v("gpu_uuids", s.gpu_uuids);
+  v("gpu_nvml_indices", s.gpu_nvml_indices);
   v("gpu_share_milli", s.gpu_share_milli);
   v("gpu_mps", s.gpu_mps);
   v("mps_pipe_dir", s.mps_pipe_dir);
@@ -244,6 +245,14 @@ Result<JobResult> DecodeJobResult(std::string_view json) {
   VisitJobResult(Reader{&reader}, result);
   if (!reader.status().ok()) return reader.status().WithContext("job result");
   return result;
+}
+
+std::vector<int32_t> NvmlIndicesOf(const LaunchSpec& spec) {
+  std::vector<int32_t> out;
+  for (int32_t i : spec.gpu_nvml_indices) {
+    if (i >= 0) out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace berth::agent

@@ -62,6 +62,11 @@ struct LaunchSpec {
   // Parallel to gpu_indices where a device has a UUID the job must see instead of its index (a
   // MIG instance: "MIG-..."); "" = the index. Filled by the agent from what it detected.
   std::vector<std::string> gpu_uuids;
+  // Parallel to gpu_indices: each device's NVML index where the agent found it through NVML (a
+  // whole GPU), -1 otherwise (a declared GPU, a MIG instance); berth's device index and NVML's
+  // differ on a node whose MIG instances come before a whole GPU. Empty: none known. The
+  // supervisor samples the job's GPU utilisation on these (NvmlIndicesOf).
+  std::vector<int32_t> gpu_nvml_indices;
   // A share of the device in gpu_indices (thousandths of it; 0 = the devices are held whole),
   // and whether it is an MPS share (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE = gpu_share_milli / 10).
   int32_t gpu_share_milli = 0;
@@ -129,6 +134,10 @@ struct JobResult {
 
 std::string EncodeLaunchSpec(const LaunchSpec& spec);
 Result<LaunchSpec> DecodeLaunchSpec(std::string_view json);
+
+// The NVML indices of the job's devices that NVML can measure (gpu_nvml_indices' entries >= 0),
+// in order: what the supervisor samples for the job's GPU utilisation.
+std::vector<int32_t> NvmlIndicesOf(const LaunchSpec& spec);
 std::string EncodeJobResult(const JobResult& result);
 Result<JobResult> DecodeJobResult(std::string_view json);
 

@@ -356,7 +356,7 @@ void Supervisor::KillAll() {
 }
 
 void Supervisor::SampleGpus() {
-  double u = SampleGpuUtilization(spec_.gpu_indices);
+  double u = SampleGpuUtilization(NvmlIndicesOf(spec_));
   if (u >= 0) {
     gpu_sum_ += u;
     ++gpu_samples_;

@@ -112,6 +112,17 @@ class GpuUseTest(unittest.TestCase):
         with open(out) as f:
             self.assertIn(f.read().strip(), ['0', '1'])
 
+    def test_a_jobs_gpu_use_is_sampled_on_its_device(self):
+        # The job's supervisor samples its device by NVML's index (LaunchSpec's
+        # gpu_nvml_indices), a second after the start: the record's usage shows it.
+        self.write_devices([40, 90], [10 * GIB, 70 * GIB])
+        job = self.c.submit({'argv': ['sleep', '2'], 'gpus': 1, 'work_dir': '/tmp',
+                             'stdout': '/dev/null'})
+        self.c.wait_state(job, 'COMPLETED')
+        status, body = self.c.api('GET', f'/v1/jobs/{job}')
+        self.assertEqual(status, 200, body)
+        self.assertIn(body.get('usage', {}).get('gpu_utilization'), (40, 90), body)
+
     def test_a_bad_gpu_reading_is_refused_whole(self):
         def report(gpus):
             return self.c.api('POST', '/v1/agents/node1/status', {'events': [
