@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "api/job_json.h"
@@ -141,7 +142,13 @@ void DecodeRows(const std::vector<store::JobRow>& rows, std::vector<ExecCache>& 
     for (size_t i = begin; i < end; ++i) out[i] = DecodeJobRecord(rows[i].record, &caches[k]);
   };
   std::vector<std::thread> threads;
-  for (size_t k = 1; k < workers; ++k) threads.emplace_back(work, k);
+  for (size_t k = 1; k < workers; ++k) {
+    try {
+      threads.emplace_back(work, k);
+    } catch (const std::system_error&) {  // no thread to be had (a process limit): do it here
+      work(k);
+    }
+  }
   if (workers > 0) work(0);
   for (std::thread& t : threads) t.join();
 }
