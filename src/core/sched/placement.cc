@@ -12,7 +12,7 @@ constexpr size_t kTopologyWindow = 256;
 // How many fitting nodes of packing's first tier the GPU placement policy chooses among for a
 // single-node GPU job (see PlaceNodes): enough to find a better-matched node than the first,
 // bounded so that a pass over a large cluster stays cheap.
-constexpr size_t kGpuWindow = 64;
+constexpr size_t kGpuWindow = 16;
 
 // Calls visit(n) for candidate nodes in preference order until it returns false.
 template <typename Visit>

@@ -22,8 +22,7 @@ uint8_t DeviceType(const NodeInfo& n, int d) {
 
 // Node `n`'s devices as gpu_policy.h sees them, into `out`; false for a node with more devices
 // than a mask holds.
-bool DevicesOf(const NodeInfo& n, const NodeFree& free,
-               std::array<GpuDeviceFree, kMaxGpusPerNode>& out) {
+bool DevicesOf(const NodeInfo& n, const NodeFree& free, GpuDeviceFree* out) {
   if (n.num_gpus > kMaxGpusPerNode) return false;
   for (int d = 0; d < n.num_gpus; ++d) {
     out[static_cast<size_t>(d)] = {free.ShareRoom(d), DeviceType(n, d)};
@@ -32,12 +31,12 @@ bool DevicesOf(const NodeInfo& n, const NodeFree& free,
 }
 
 GpuNodeFree NodeOf(const NodeInfo& n, const NodeFree& free, const GpuRequest& req,
-                   const std::array<GpuDeviceFree, kMaxGpusPerNode>& devices) {
+                   const GpuDeviceFree* devices) {
   GpuNodeFree node;
   node.cpu_capacity_milli = int64_t{n.spec.cpus} * 1000;
   // FitNode has checked CPUs and memory (with rules of its own: whole nodes, task counts).
   node.cpu_free_milli = std::max(int64_t{free.cpus} * 1000, req.cpu_milli);
-  node.devices = std::span<const GpuDeviceFree>(devices.data(), static_cast<size_t>(n.num_gpus));
+  node.devices = std::span<const GpuDeviceFree>(devices, static_cast<size_t>(n.num_gpus));
   return node;
 }
 
@@ -99,9 +98,9 @@ int ShareDevicePicker::Choose(const NodeInfo& n, const NodeFree& free, uint64_t 
                               const JobShape& shape) {
   const int fallback = ChooseShareDevice(allowed, free, shape.gpu_milli);
   std::array<GpuDeviceFree, kMaxGpusPerNode> devices;
-  if (fallback < 0 || !DevicesOf(n, free, devices)) return fallback;
+  if (fallback < 0 || !DevicesOf(n, free, devices.data())) return fallback;
   const GpuRequest req = GpuRequestOf(shape);
-  const GpuNodeFree node = NodeOf(n, free, req, devices);
+  const GpuNodeFree node = NodeOf(n, free, req, devices.data());
   std::optional<GpuChoice> c = PickGpuPlacement(policy_, req, std::span(&node, 1), Fgd());
   if (!c || c->devices == 0) return fallback;
   const int d = std::countr_zero(c->devices);
@@ -122,14 +121,19 @@ int ShareDevicePicker::ChooseNode(std::span<const NodeInfo* const> nodes,
     return 0;
   }
   const GpuRequest req = GpuRequestOf(shape);
-  std::vector<std::array<GpuDeviceFree, kMaxGpusPerNode>> devices(nodes.size());
+  size_t total = 0;  // every candidate's devices, in one array
+  for (const NodeInfo* n : nodes) total += static_cast<size_t>(std::max(0, n->num_gpus));
+  std::vector<GpuDeviceFree> devices(total);
   std::vector<GpuNodeFree> gpu_nodes;
   std::vector<int> index;  // gpu_nodes[i] is candidate index[i]
   gpu_nodes.reserve(nodes.size());
   index.reserve(nodes.size());
+  size_t at = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (!DevicesOf(*nodes[i], free[i], devices[i])) continue;
-    gpu_nodes.push_back(NodeOf(*nodes[i], free[i], req, devices[i]));
+    GpuDeviceFree* mine = devices.data() + at;
+    at += static_cast<size_t>(std::max(0, nodes[i]->num_gpus));
+    if (!DevicesOf(*nodes[i], free[i], mine)) continue;
+    gpu_nodes.push_back(NodeOf(*nodes[i], free[i], req, mine));
     index.push_back(static_cast<int>(i));
   }
   std::optional<GpuChoice> c = PickGpuPlacement(policy_, req, gpu_nodes, Fgd());
