@@ -105,6 +105,20 @@ class Scanner {
   size_t i_ = 0;
 };
 
+// The elements of a sequence whose opening bracket was just read, up to `close`, separated by
+// commas: each() reads one element.
+template <typename Each>
+Status Sequence(Scanner& s, char close, Each each) {
+  s.SkipSpace();
+  for (bool first = true; s.Peek() != close; first = false) {
+    if (!first) BERTH_RETURN_IF_ERROR(s.Expect(','));
+    BERTH_RETURN_IF_ERROR(each());
+    s.SkipSpace();
+    if (s.AtEnd()) return s.Error(std::string("the text ends before '") + close + "'");
+  }
+  return s.Expect(close);
+}
+
 // Whether the raw (undecoded) key text equals `key`.
 bool KeyIs(std::string_view raw, std::string_view key) {
   if (raw.find('\\') == std::string_view::npos) return raw == key;
@@ -118,41 +132,45 @@ Status ForEachArrayItem(std::string_view doc, std::string_view key,
                         const std::function<Status(std::string_view item)>& fn) {
   Scanner s(doc);
   BERTH_RETURN_IF_ERROR(s.Expect('{'));
-  s.SkipSpace();
-  bool first = true;
-  while (s.Peek() != '}') {
-    if (!first) BERTH_RETURN_IF_ERROR(s.Expect(','));
-    first = false;
+  auto item = [&]() -> Status {
+    std::string_view value;
+    BERTH_RETURN_IF_ERROR(s.Value(&value));
+    return fn(value);
+  };
+  auto member = [&]() -> Status {
     s.SkipSpace();
-    std::string_view name;
+    std::string_view name, value;
     BERTH_RETURN_IF_ERROR(s.String(&name));
     BERTH_RETURN_IF_ERROR(s.Expect(':'));
-    s.SkipSpace();
-    if (!KeyIs(name, key)) {
-      std::string_view skipped;
-      BERTH_RETURN_IF_ERROR(s.Value(&skipped));
-      s.SkipSpace();
-      continue;
-    }
+    if (!KeyIs(name, key)) return s.Value(&value);
     BERTH_RETURN_IF_ERROR(s.Expect('['));
-    s.SkipSpace();
-    bool first_item = true;
-    while (s.Peek() != ']') {
-      if (!first_item) BERTH_RETURN_IF_ERROR(s.Expect(','));
-      first_item = false;
-      std::string_view item;
-      BERTH_RETURN_IF_ERROR(s.Value(&item));
-      BERTH_RETURN_IF_ERROR(fn(item));
-      s.SkipSpace();
-      if (s.AtEnd()) return s.Error("the text ends inside the array");
-    }
-    BERTH_RETURN_IF_ERROR(s.Expect(']'));
-    s.SkipSpace();
-  }
-  BERTH_RETURN_IF_ERROR(s.Expect('}'));
+    return Sequence(s, ']', item);
+  };
+  const Status members = Sequence(s, '}', member);
+  if (!members.ok()) return members;
   s.SkipSpace();
   if (!s.AtEnd()) return s.Error("text after the object");
   return Status::Ok();
+}
+
+Result<size_t> CountArrayItems(std::string_view doc, std::string_view key) {
+  size_t count = 0;
+  const Status walked = ForEachArrayItem(doc, key, [&](std::string_view) {
+    ++count;
+    return Status::Ok();
+  });
+  if (!walked.ok()) return walked;
+  return count;
+}
+
+Status ForEachArrayValue(std::string_view doc, std::string_view key,
+                         const std::function<void(const nlohmann::json& value)>& fn) {
+  nlohmann::json value;  // one element's tree at a time
+  return ForEachArrayItem(doc, key, [&](std::string_view item) {
+    value = nlohmann::json::parse(item, nullptr, /*allow_exceptions=*/false);
+    fn(value);
+    return Status::Ok();
+  });
 }
 
 }  // namespace berth::api

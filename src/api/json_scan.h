@@ -10,7 +10,9 @@
 #ifndef BERTH_API_JSON_SCAN_H_
 #define BERTH_API_JSON_SCAN_H_
 
+#include <cstddef>
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <string_view>
 
 #include "common/status.h"
@@ -23,6 +25,14 @@ namespace berth::api {
 // naming the byte offset. A non-Ok status from fn stops the walk and is returned.
 Status ForEachArrayItem(std::string_view doc, std::string_view key,
                         const std::function<Status(std::string_view item)>& fn);
+
+// How many elements ForEachArrayItem would hand on (to reserve room before a second walk).
+Result<size_t> CountArrayItems(std::string_view doc, std::string_view key);
+
+// ForEachArrayItem with each element parsed: fn gets its tree, or a discarded value
+// (is_discarded()) for an element that is not JSON. One element's tree exists at a time.
+Status ForEachArrayValue(std::string_view doc, std::string_view key,
+                         const std::function<void(const nlohmann::json& value)>& fn);
 
 }  // namespace berth::api
 

@@ -544,24 +544,18 @@ Result<JobView> JobViewFromJson(const json& record, Time now) {
 
 Result<std::vector<JobView>> JobViewsFromList(std::string_view list, Time now, int* skipped) {
   if (skipped != nullptr) *skipped = 0;
-  size_t count = 0;  // views are large: one allocation, no moves while it fills
-  BERTH_RETURN_IF_ERROR(api::ForEachArrayItem(list, "jobs", [&](std::string_view) {
-    ++count;
-    return Status::Ok();
-  }));
   std::vector<JobView> views;
+  // Views are large: counted first, so that the vector is allocated once and never moved.
+  BERTH_ASSIGN_OR_RETURN(size_t count, api::CountArrayItems(list, "jobs"));
   views.reserve(count);
-  json record;  // one record's tree at a time
-  BERTH_RETURN_IF_ERROR(api::ForEachArrayItem(list, "jobs", [&](std::string_view item) {
-    record = json::parse(item, nullptr, /*allow_exceptions=*/false);
-    Result<JobView> v = record.is_discarded() ? Result<JobView>(Status::InvalidArgument("not JSON"))
-                                              : JobViewFromJson(record, now);
+  // An element that is not JSON comes as a discarded value, which no job decodes from.
+  BERTH_RETURN_IF_ERROR(api::ForEachArrayValue(list, "jobs", [&](const json& record) {
+    Result<JobView> v = JobViewFromJson(record, now);
     if (v.ok()) {
       views.push_back(std::move(v).value());
     } else if (skipped != nullptr) {
       ++*skipped;
     }
-    return Status::Ok();
   }));
   return views;
 }

@@ -155,21 +155,11 @@ Result<std::vector<SqueueRow>> SqueueRowsFromList(std::string_view list, Time no
   if (skipped != nullptr) *skipped = 0;
   // Rows are large (about 1.7 KB): counted first, so that the vector is allocated once and never
   // moved (growing it touched twice the memory, and page faults were most of squeue's time).
-  size_t count = 0;
-  BERTH_RETURN_IF_ERROR(api::ForEachArrayItem(list, "jobs", [&](std::string_view) {
-    ++count;
-    return Status::Ok();
-  }));
+  BERTH_ASSIGN_OR_RETURN(size_t count, api::CountArrayItems(list, "jobs"));
   rows.reserve(count);
-  json record;  // one record's tree at a time
-  BERTH_RETURN_IF_ERROR(api::ForEachArrayItem(list, "jobs", [&](std::string_view item) {
-    record = json::parse(item, nullptr, /*allow_exceptions=*/false);
-    if (record.is_discarded()) {
-      if (skipped != nullptr) ++*skipped;
-      return Status::Ok();
-    }
+  // An element that is not JSON comes as a discarded value, which no job decodes from.
+  BERTH_RETURN_IF_ERROR(api::ForEachArrayValue(list, "jobs", [&](const json& record) {
     AddRecordRows(record, now, one_per_task, rows, skipped);
-    return Status::Ok();
   }));
   if (!one_per_task) CombinePendingTasks(rows);
   return rows;

@@ -147,15 +147,9 @@ bool PlaceNodes(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
       });
       if (nodes.empty()) return s.min_nodes <= 0;
       int device = -1;
-      int i = req.share_device->ChooseNode(nodes, frees, s, &device);
-      if (i < 0) {  // the policy declined them all: the first, as without a policy
-        i = 0;
-        device = s.gpu_milli > 0 ? req.share_device->Choose(*nodes[0], frees[0],
-                                                            GpuTypeMask(*nodes[0], s.gpu_type), s)
-                                 : -1;
-      }
+      const auto i = static_cast<size_t>(req.share_device->ChooseNode(nodes, frees, s, &device));
       NodeAllocation a;
-      FitNode(s, *nodes[static_cast<size_t>(i)], frees[static_cast<size_t>(i)], req.user, &a);
+      FitNode(s, *nodes[i], frees[i], req.user, &a);
       if (device >= 0 && !a.gpu_shares.empty()) a.gpu_shares[0].device = device;
       out->nodes.push_back(std::move(a));
       return true;

@@ -111,14 +111,16 @@ int ShareDevicePicker::Choose(const NodeInfo& n, const NodeFree& free, uint64_t 
 int ShareDevicePicker::ChooseNode(std::span<const NodeInfo* const> nodes,
                                   std::span<const NodeFree> free, const JobShape& shape,
                                   int* share_device) {
-  *share_device = -1;
-  if (nodes.empty()) return -1;
+  // The first candidate, and for a share the device this policy picks on it.
+  auto first = [&] {
+    *share_device = shape.gpu_milli > 0
+                        ? Choose(*nodes[0], free[0], GpuTypeMask(*nodes[0], shape.gpu_type), shape)
+                        : -1;
+    return 0;
+  };
   if (policy_ == GpuPlacement::kFirstFit || (shape.gpus == 0 && shape.gpu_milli == 0) ||
       nodes.size() == 1) {
-    if (shape.gpu_milli > 0) {
-      *share_device = Choose(*nodes[0], free[0], GpuTypeMask(*nodes[0], shape.gpu_type), shape);
-    }
-    return 0;
+    return first();
   }
   const GpuRequest req = GpuRequestOf(shape);
   size_t total = 0;  // every candidate's devices, in one array
@@ -137,17 +139,20 @@ int ShareDevicePicker::ChooseNode(std::span<const NodeInfo* const> nodes,
     index.push_back(static_cast<int>(i));
   }
   std::optional<GpuChoice> c = PickGpuPlacement(policy_, req, gpu_nodes, Fgd());
-  if (!c || c->node < 0 || c->devices == 0) return -1;
+  if (!c || c->node < 0 || c->devices == 0) return first();
   const int i = index[static_cast<size_t>(c->node)];
   const NodeInfo& n = *nodes[static_cast<size_t>(i)];
   const NodeFree& f = free[static_cast<size_t>(i)];
   const uint64_t allowed = GpuTypeMask(n, shape.gpu_type);
+  // The policy's devices must be ones the core lets this shape take (type ids beyond
+  // kMaxGpuTypes share one id); else the first candidate, as without a policy.
   if (shape.gpu_milli > 0) {
     const int d = std::countr_zero(c->devices);
-    if (((allowed >> d) & 1) == 0 || f.ShareRoom(d) < shape.gpu_milli) return -1;
+    if (((allowed >> d) & 1) == 0 || f.ShareRoom(d) < shape.gpu_milli) return first();
     *share_device = d;
-  } else if ((c->devices & ~(allowed & f.gpus)) != 0) {
-    return -1;  // not devices this shape may hold whole: keep the caller's order
+  } else {
+    if ((c->devices & ~(allowed & f.gpus)) != 0) return first();
+    *share_device = -1;
   }
   return i;
 }

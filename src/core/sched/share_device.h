@@ -51,9 +51,10 @@ class ShareDevicePicker {
   int Choose(const NodeInfo& n, const NodeFree& free, uint64_t allowed, const JobShape& shape);
 
   // The candidate (an index into `nodes`/`free`) that the policy places `shape` on, and for a
-  // share the device (in *share_device; -1 for whole GPUs); -1 when the policy declines them all
-  // (the caller keeps its first). Every candidate must fit the shape (FitNode). first-fit, and a
-  // shape asking for no GPU, give 0 without scoring. REQUIRES: nodes.size() == free.size().
+  // share the device (in *share_device; -1 for whole GPUs, which take the lowest free devices of
+  // an allowed type). first-fit, a shape asking for no GPU, and a choice the core would not allow
+  // give the first candidate. REQUIRES: every candidate fits the shape (FitNode); !nodes.empty();
+  // nodes.size() == free.size().
   int ChooseNode(std::span<const NodeInfo* const> nodes, std::span<const NodeFree> free,
                  const JobShape& shape, int* share_device);
 
