@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_scan.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/strings.h"
@@ -24,37 +25,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kProg = "squeue";
-
-slurm::OutputFormat BuildFormat(const slurm::SqueueOptions& o) {
-  if (o.steps) {  // step fields: -o letters only
-    slurm::OutputFormat f =
-        o.percent_form ? slurm::ParsePercentFormat(o.format) : slurm::ParseFieldList(o.format, 20);
-    for (const std::string& bad : slurm::ReplaceUnknownFields(
-             f, o.percent_form, [](std::string_view k) { return slurm::IsStepLetter(k); })) {
-      std::fprintf(stderr, "squeue: error: Invalid job step format specification: %s\n",
-                   bad.c_str());
-    }
-    return f;
-  }
-  if (!o.percent_form) {
-    slurm::OutputFormat f = slurm::ParseFieldList(o.format, 20);
-    for (const std::string& bad : slurm::ReplaceUnknownFields(
-             f, false, [](std::string_view k) { return slurm::IsJobFieldName(k); })) {
-      std::fprintf(stderr, "squeue: error: Invalid job format specification: %s\n", bad.c_str());
-    }
-    return f;
-  }
-  const bool all = ToLower(o.format) == "%all";
-  slurm::OutputFormat f = slurm::ParsePercentFormat(all ? slurm::AllLettersFormat() : o.format);
-  std::vector<std::string> bad = slurm::ReplaceUnknownFields(
-      f, true, [](std::string_view k) { return slurm::IsJobLetter(k); });
-  if (!all) {
-    for (const std::string& b : bad) {
-      std::fprintf(stderr, "squeue: error: Invalid job format specification: %s\n", b.c_str());
-    }
-  }
-  return f;
-}
 
 bool UsesCluster(const slurm::SqueueOptions& o) {
   return o.json || (!o.percent_form && ToLower(o.format).find("cluster") != std::string::npos);
@@ -72,12 +42,29 @@ std::map<std::string, int64_t> PartitionTiers(Client& c) {
   return tiers;
 }
 
+// The request that has the controller make squeue's lines where the jobs are (POST
+// /v1/views/squeue): the same arguments and SQUEUE_* variables, parsed there the same way.
+json ViewRequest(const std::vector<std::string>& args) {
+  json env = json::object();
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    const size_t eq = kv.find('=');
+    if (eq != std::string_view::npos && kv.substr(0, 7) == "SQUEUE_") {
+      env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+    }
+  }
+  const char* tz = std::getenv("TZ");
+  const char* time_format = std::getenv("SLURM_TIME_FORMAT");
+  return {{"args", json(std::vector<std::string>(args.begin() + 1, args.end()))},
+          {"env", std::move(env)},
+          {"uid", static_cast<uint32_t>(geteuid())},
+          {"tz", tz == nullptr ? "" : tz},
+          {"time_format", time_format == nullptr ? "" : time_format}};
+}
+
 // One report: what squeue prints once (or each -i period).
 int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& format,
-           const slurm::SqueueContext& ctx) {
-  // Without -t squeue shows no ended job: the controller leaves them out (of a list that holds
-  // every job ended in the last MinJobAge, and would be parsed only to be dropped).
-  const bool ended_too = o.json || !o.filter.states.empty();
+           const slurm::SqueueContext& ctx, json& view_request) {
   if (o.steps) {  // -s: the running jobs' steps
     Result<json> r = c.Call("GET", "/v1/jobs?state=RUNNING&steps=1");
     if (!r.ok()) return Fail(kProg, r.status());
@@ -90,27 +77,53 @@ int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& 
         stdout);
     return 0;
   }
-  // The list is read one record at a time (no tree of the whole answer: most of the time at
-  // 10,000 jobs went there).
-  Result<std::string> text = c.CallText("GET", ended_too ? "/v1/jobs?all=1" : "/v1/jobs");
-  if (!text.ok()) return Fail(kProg, text.status());
-  // As squeue 22.05, --json ignores filters and formats and lists every job it knows.
-  Result<std::vector<slurm::SqueueRow>> listed =
-      slurm::SqueueRowsFromList(*text, ctx.now, !o.json && o.array_tasks);
-  if (!listed.ok()) {
-    return Fail(kProg, Status::Internal("the controller's job list: " + listed.status().message()));
+  if (!o.json && !view_request.is_null()) {
+    // The lines, made by the controller from the jobs it holds (no list of records to read).
+    view_request["now"] = ctx.now;
+    Result<std::string> text = c.CallText("POST", "/v1/views/squeue", view_request);
+    if (text.ok()) {
+      std::fwrite(text->data(), 1, text->size(), stdout);
+      return 0;
+    }
+    const StatusCode code = text.status().code();
+    if (code != StatusCode::kNotFound && code != StatusCode::kFailedPrecondition &&
+        code != StatusCode::kAlreadyExists) {
+      return Fail(kProg, text.status());
+    }
+    // A controller without the view, or in another time zone: the lines are made here.
+    view_request = nullptr;
   }
-  std::vector<slurm::SqueueRow> rows = std::move(listed).value();
-  text->clear();
-  text->shrink_to_fit();
-  if (o.json) {
-    std::printf("%s\n", slurm::SqueueJson(rows, ctx).dump(2).c_str());
+  // Without -t squeue shows no ended job: the controller leaves them out (of a list that holds
+  // every job ended in the last MinJobAge, and would be parsed only to be dropped). The records
+  // come with their run specifications (work folder, command, output files: %Z, %o, --json).
+  const bool ended_too = o.json || !o.filter.states.empty();
+  // The list is read one record at a time (no tree of the whole answer).
+  Result<std::string> text =
+      c.CallText("GET", ended_too ? "/v1/jobs?exec=1&all=1" : "/v1/jobs?exec=1");
+  if (!text.ok()) return Fail(kProg, text.status());
+  if (o.json) {  // as squeue 22.05, --json ignores filters and formats: every job it knows
+    Result<std::vector<slurm::SqueueRow>> listed = slurm::SqueueRowsFromList(*text, ctx.now, false);
+    if (!listed.ok()) {
+      return Fail(kProg,
+                  Status::Internal("the controller's job list: " + listed.status().message()));
+    }
+    std::printf("%s\n", slurm::SqueueJson(*listed, ctx).dump(2).c_str());
     return 0;
   }
-  if (o.per_partition) rows = slurm::SplitByPartition(std::move(rows), PartitionTiers(c));
-  rows = slurm::FilterRows(std::move(rows), o.filter);
-  slurm::SortRows(rows, slurm::ParseSortList(o.sort, {"cluster"}), ctx.now);
-  std::fputs(slurm::RenderSqueue(format, o.percent_form, rows, o.no_header, ctx).c_str(), stdout);
+  std::map<std::string, int64_t> tiers;
+  if (o.per_partition) tiers = PartitionTiers(c);
+  slurm::SqueueTableBuilder table(o, format, std::move(tiers), ctx);
+  if (Result<size_t> n = api::CountArrayItems(*text, "jobs"); n.ok()) table.Reserve(*n);
+  Status walked = api::ForEachArrayValue(*text, "jobs", [&](const json& record) {
+    Result<slurm::JobView> v = slurm::JobViewFromJson(record, ctx.now);
+    if (v.ok()) table.Add(std::move(v).value());
+  });
+  if (!walked.ok()) {
+    return Fail(kProg, Status::Internal("the controller's job list: " + walked.message()));
+  }
+  text->clear();
+  text->shrink_to_fit();
+  std::fputs(table.Finish().c_str(), stdout);
   return 0;
 }
 
@@ -127,18 +140,22 @@ int SqueueMain(int argc, char** argv) {
   const slurm::SqueueOptions& o = parsed.options;
   Status sort_ok = slurm::CheckSortKeys(slurm::ParseSortList(o.sort, {"cluster"}));
   if (!sort_ok.ok()) return Fail(kProg, sort_ok);
-  slurm::OutputFormat format = BuildFormat(o);
+  std::string format_errors;
+  slurm::OutputFormat format = slurm::SqueueFormat(o, &format_errors);
+  std::fputs(format_errors.c_str(), stderr);
   Result<std::unique_ptr<Client>> c = Client::Connect();
   if (!c.ok()) return Fail(kProg, c.status());
   slurm::SqueueContext ctx;
   if (UsesCluster(o)) ctx.cluster = ClusterName(**c);
+  if (const char* tf = std::getenv("SLURM_TIME_FORMAT")) ctx.time_format = tf;
+  json view_request = ViewRequest(args);
   const int limit = slurm::IterationLimit();
   for (int i = 0;; ++i) {
     if (!o.no_header && !o.json && (o.iterate > 0 || o.long_list)) {
       std::fputs(slurm::DateLine().c_str(), stdout);
     }
     ctx.now = std::time(nullptr);
-    int rc = Report(**c, o, format, ctx);
+    int rc = Report(**c, o, format, ctx, view_request);
     if (rc != 0 || o.iterate <= 0 || (limit > 0 && i + 1 >= limit)) return rc;
     std::fputs("\n", stdout);
     std::fflush(stdout);

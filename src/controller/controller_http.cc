@@ -79,6 +79,8 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      }},
     {Endpoint::kListJobs,
      [](Impl& im, const ApiCall& c) { return im.ListJobs(c.req, c.who); }},
+    {Endpoint::kSqueueView,
+     [](Impl& im, const ApiCall& c) { return im.SqueueView(c.body); }},
     {Endpoint::kSubmitJobs,
      [](Impl& im, const ApiCall& c) { return im.SubmitRoute(c); }},
     {Endpoint::kJobsOther,

@@ -429,6 +429,7 @@ struct Controller::Impl {
   // controller_queries.cc: read-only endpoints.
   // ?exec=1: with how each job runs (script and environment only for their owners).
   net::HttpResponse ListJobs(const net::HttpRequest& req, const Caller& who);
+  net::HttpResponse SqueueView(const nlohmann::json& body);
   // A job's record; how to run it (script, environment) only for its owner and operators.
   net::HttpResponse GetJob(const Caller& who, core::JobId id);
   net::HttpResponse GetArrayTask(const Caller& who, const std::string& text);  // "12_4"

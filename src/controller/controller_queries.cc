@@ -4,6 +4,8 @@
 // the options, which do not change after start).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 
 #include "api/job_json.h"
 #include "common/slurm_time.h"
@@ -12,6 +14,7 @@
 #include "core/model/partition.h"
 #include "core/sched/scheduler.h"
 #include "core/sched/share_tree.h"
+#include "slurm/squeue_view.h"
 
 namespace berth::controller {
 
@@ -348,6 +351,96 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
     }
   }
   body += "]}\n";
+  return out;
+}
+
+// The time zone this process shows local times in: its TZ, or "" for the system's.
+const std::string& OwnTimeZone() {
+  static const std::string tz = [] {
+    const char* v = std::getenv("TZ");
+    return std::string(v == nullptr ? "" : v);
+  }();
+  return tz;
+}
+
+net::HttpResponse Controller::Impl::SqueueView(const json& body) {
+  // {"args": squeue's arguments, "env": its SQUEUE_* variables, "uid": the caller's (--me),
+  //  "now", "time_format": SLURM_TIME_FORMAT, "tz": TZ}: the same options parsed here.
+  if (!body.is_object() || !body.contains("args") || !body.at("args").is_array()) {
+    return Error(Status::InvalidArgument("squeue view: \"args\" (an array of strings) is needed"));
+  }
+  std::vector<std::string> args{"squeue"};
+  std::map<std::string, std::string, std::less<>> env;
+  try {
+    for (const json& a : body.at("args")) args.push_back(a.get<std::string>());
+    if (body.contains("env")) {
+      for (const auto& [k, v] : body.at("env").items()) env[k] = v.get<std::string>();
+    }
+  } catch (const std::exception&) {
+    return Error(Status::InvalidArgument("squeue view: arguments and variables are strings"));
+  }
+  // Local times (--start's, %V, ...) are made in this process's zone: a caller in another one
+  // renders its own lines (from GET /v1/jobs).
+  if (body.value("tz", std::string()) != OwnTimeZone()) {
+    return Error(Status::FailedPrecondition("squeue view: the caller's time zone is not ours"));
+  }
+  const slurm::SqueueParse parsed = slurm::ParseSqueueArgs(
+      args,
+      [&env](std::string_view name) -> std::optional<std::string> {
+        auto it = env.find(name);
+        if (it == env.end()) return std::nullopt;
+        return it->second;
+      },
+      body.value("uid", 0u));
+  const slurm::SqueueOptions& o = parsed.options;
+  if (parsed.exit.done || o.json || o.steps) {
+    return Error(Status::InvalidArgument("squeue view: only squeue's job lines are made here"));
+  }
+  slurm::SqueueContext ctx;
+  ctx.now = body.value("now", Time{0});
+  if (ctx.now <= 0) ctx.now = std::time(nullptr);
+  ctx.cluster = opt.config.cluster.name;
+  ctx.time_format = body.value("time_format", std::string());
+  // The records are taken under the lock, their views made after it (a pass can publish
+  // meanwhile). Without -t, no ended job is shown.
+  const bool ended_too = !o.filter.states.empty();
+  std::vector<std::shared_ptr<const JobRecord>> jobs;
+  std::shared_ptr<const PendingMap> pending;
+  std::shared_ptr<const json> partitions;
+  {
+    ReaderLock l(view_mu);
+    jobs.reserve(records.size());
+    for (const auto& [id, r] : records) {
+      if (ended_too || !core::IsTerminal(r->job.state)) jobs.push_back(r);
+    }
+    pending = pending_view;
+    partitions = partition_view;
+  }
+  std::map<std::string, int64_t> tiers;
+  if (o.per_partition) {
+    for (const json& p : *partitions) {
+      if (p.contains("name") && p.at("name").is_string()) {
+        tiers[p.at("name").get<std::string>()] = p.value("priority_tier", int64_t{1});
+      }
+    }
+  }
+  slurm::SqueueTableBuilder table(o, slurm::SqueueFormat(o, nullptr), std::move(tiers), ctx);
+  table.Reserve(jobs.size());
+  for (const std::shared_ptr<const JobRecord>& rec : jobs) {
+    const JobRecord& r = *rec;
+    slurm::JobRecordFacts f = SlurmFactsOf(r);
+    const SchedulerWord w = WordOf(r, *pending);
+    f.priority = w.priority;
+    f.reason = w.has_reason ? std::string(core::PendingReasonName(w.reason)) : "";
+    f.reason_detail = w.has_reason ? *w.detail : "";
+    f.expected_start = w.expected_start;
+    table.Add(slurm::JobViewOf(f, r.job.spec, r.job.exec.get(), ctx.now));
+  }
+  jobs.clear();
+  net::HttpResponse out;
+  out.status = 200;
+  out.content_type = "text/plain; charset=utf-8";
+  out.body = table.Finish();
   return out;
 }
 

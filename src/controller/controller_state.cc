@@ -38,7 +38,7 @@ SlurmFacts ComputeSlurmFacts(const core::ClusterState& cs, const config::Cluster
   for (const core::NodeClass& cls : cs.node_classes()) {
     if (!cls.nodes.Intersects(part.nodes)) continue;
     f.node_mem_mib = std::max(f.node_mem_mib, cs.node(cls.representative).spec.mem_mib);
-    f.node_cpus = std::max(f.node_cpus, cs.node(cls.representative).spec.cpus);
+    f.node_cpus = std::max<int64_t>(f.node_cpus, cs.node(cls.representative).spec.cpus);
   }
   return f;
 }

@@ -181,6 +181,55 @@ size_t ValueLength(std::string_view s) {
 
 }  // namespace
 
+slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
+  const core::Job& j = r.job;
+  slurm::JobRecordFacts f;
+  f.id = j.id;
+  if (j.array_job_id != core::kNoJob) {
+    f.array_job_id = j.array_job_id;
+    f.array_task_id = j.array_task_id;
+  }
+  f.state = j.state;
+  f.cancelled_by = r.cancelled_by;
+  f.priority = r.priority;
+  if (r.reason != core::PendingReason::kNone) {
+    f.reason = std::string(core::PendingReasonName(r.reason));
+    f.reason_detail = r.reason_detail;
+  }
+  f.restart_count = j.restart_count;
+  f.exit_code = j.outcome.exit_code;
+  f.term_signal = j.outcome.term_signal;
+  f.message = r.message;
+  f.submit_time = j.spec.submit_time;
+  f.eligible_time = j.eligible_time;
+  f.expected_start = r.expected_start;
+  f.start_time = j.start_time;
+  f.end_time = j.end_time;
+  if (!core::IsTerminal(j.state) && j.state != core::JobState::kPending) {
+    f.preempt_end = r.preempt_end;
+  }
+  f.time_limit = j.time_limit;
+  f.submit_host = r.submit_host;
+  f.partition = j.partition;
+  f.nodes.reserve(j.alloc.nodes.size());
+  for (size_t i = 0; i < j.alloc.nodes.size(); ++i) {
+    const core::NodeAllocation& a = j.alloc.nodes[i];
+    slurm::JobRecordFacts::Node& n = f.nodes.emplace_back();
+    n.name = i < r.node_names.size() ? r.node_names[i] : "";
+    n.cpus = a.cpus;
+    n.mem_mib = a.mem_mib;
+    n.gpus = a.gpu_count();
+    for (const core::GpuShare& g : a.gpu_shares) n.gpu_milli += g.milli;
+  }
+  if (j.start_time != kNoTime) {
+    f.cpu_seconds = r.cpu_seconds;
+    f.max_rss_mib = r.max_rss_mib;
+    f.gpu_utilization = r.gpu_utilization;
+  }
+  f.cluster = r.slurm;
+  return f;
+}
+
 std::string StoredRecordText(const json& list_form, const std::string& exec_text) {
   std::string text = list_form.dump();
   if (!exec_text.empty()) text.replace(0, 1, "{\"exec\":" + exec_text + ",");

@@ -18,23 +18,13 @@
 #include "common/time.h"
 #include "core/model/job.h"
 #include "core/model/reason.h"
+#include "slurm/job_view.h"
 
 namespace berth::controller {
 
-// What Slurm's commands show of a job that the request alone does not say (src/slurm/job_view.h
-// reads it as the record's "slurm" object): facts about the cluster the job was submitted to.
-struct SlurmFacts {
-  int64_t node_mem_mib = 0;                 // RealMemory of the partition's largest node
-  int32_t node_cpus = 0;                    // CPUs of the partition's largest node (0 = unknown)
-  int64_t def_mem_per_cpu_mib = 0;          // DefMemPerCPU in force for the job (0 = none)
-  int64_t def_mem_per_node_mib = 0;         // DefMemPerNode (0 = none)
-  Duration default_time_limit = kInfinite;  // the partition's DefaultTime, else its MaxTime
-  bool gpus_in_tres = true;   // AccountingStorageTRES counts GPUs (TRES= shows gres/gpu)
-  bool accounting = true;     // false: accounting_storage/none (QOS=(null))
-  bool account_given = true;  // false: the job named no account and got berth's "default"
-
-  friend bool operator==(const SlurmFacts&, const SlurmFacts&) = default;
-};
+// What Slurm's commands show of a job that the request alone does not say (the record's
+// "slurm" object).
+using SlurmFacts = slurm::ClusterFacts;
 
 // A text computed from a record once, on first use, by whichever thread asks first. A copy starts
 // empty: records are copied only to be changed, and the copy's text is computed afresh.
@@ -126,6 +116,10 @@ std::string StoredRecordText(const nlohmann::json& list_form, const std::string&
 // The keys of a job's JSON (docs/formats/job-json.md) that come from its run specification, as
 // the text of one JSON object.
 std::string ExecJsonText(const core::JobExecSpec& exec);
+
+// The record's fields as Slurm's views read them (slurm::JobViewOf), the same as from its JSON
+// (EncodeJobRecord): the record's own priority, reason and expected start.
+slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r);
 
 // The TRES the job holds (AllocTRES), or asks for while pending.
 std::string AllocTresText(const JobRecord& r);

@@ -112,6 +112,98 @@ TEST(JobRecordTest, GpuSharesRoundTrip) {
   EXPECT_EQ(AllocTresText(r), "cpu=1,mem=100M,node=1,billing=1,gres/gpu=1,gres/mps=50");
 }
 
+// squeue's lines are made from records in memory (POST /v1/views/squeue) and from their JSON
+// (GET /v1/jobs): both must give the same view of every kind of record.
+TEST(JobRecordTest, TheSlurmViewOfARecordIsTheViewOfItsJson) {
+  std::vector<JobRecord> cases;
+  cases.push_back(SampleRecord());  // pending, with a reason
+  {
+    JobRecord r = SampleRecord();  // held, array master, no reason of its own
+    r.reason = core::PendingReason::kNone;
+    r.reason_detail.clear();
+    r.job.spec.hold = core::HoldKind::kUser;
+    r.job.spec.array.task_ids = {1, 2, 3, 7};
+    r.job.spec.array.max_running = 2;
+    r.job.spec.partitions = {"a", "b"};
+    r.slurm.account_given = false;
+    r.slurm.default_time_limit = 3600;
+    cases.push_back(std::move(r));
+  }
+  {
+    JobRecord r = SampleRecord();  // running on two nodes with GPUs, preempted with a grace
+    r.job.state = core::JobState::kRunning;
+    r.job.array_job_id = 40;
+    r.job.array_task_id = 2;
+    r.job.partition = "gpu";
+    r.job.start_time = 1700000100;
+    r.job.eligible_time = 1700000001;
+    r.job.time_limit = 7200;
+    r.preempt_end = 1700000400;
+    r.job.spec.gpus_per_node = 2;
+    r.job.spec.gpu_type = "a100";
+    r.job.spec.min_nodes = 2;
+    r.job.spec.mem_per_cpu_mib = 1024;
+    r.submit_host = "login1";
+    core::NodeAllocation a;
+    a.cpus = 4;
+    a.mem_mib = 4096;
+    a.tasks = 1;
+    a.gpu_mask = 0b101;
+    r.job.alloc.nodes = {a, a};
+    r.node_names = {"g01", "g02"};
+    r.cpu_seconds = 12.5;
+    r.max_rss_mib = 300;
+    r.gpu_utilization = 40;
+    cases.push_back(std::move(r));
+  }
+  {
+    JobRecord r = SampleRecord();  // ended: cancelled by someone, a direct argv
+    r.job.state = core::JobState::kCancelled;
+    r.reason = core::PendingReason::kNone;
+    r.job.start_time = 1700000100;
+    r.job.end_time = 1700000200;
+    r.job.outcome.exit_code = 3;
+    r.job.outcome.term_signal = 9;
+    r.cancelled_by = 0;
+    r.message = "from the node";
+    r.job.restart_count = 1;
+    auto exec = std::make_shared<core::JobExecSpec>(*r.job.exec);
+    exec->script.clear();
+    exec->argv = {"/bin/sleep", "10"};
+    r.job.exec = exec;
+    cases.push_back(std::move(r));
+  }
+  {
+    JobRecord r = SampleRecord();  // a GPU share, no run specification
+    r.job.spec.gpu_milli = 250;
+    r.job.exec = nullptr;
+    r.expected_start = 1700009000;
+    cases.push_back(std::move(r));
+  }
+  constexpr Time kNow = 1700000500;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const JobRecord& r = cases[i];
+    Result<slurm::JobView> from_json = slurm::JobViewFromJson(EncodeJobRecord(r, true), kNow);
+    ASSERT_TRUE(from_json.ok()) << from_json.status().message();
+    const slurm::JobView direct =
+        slurm::JobViewOf(SlurmFactsOf(r), r.job.spec, r.job.exec.get(), kNow);
+    EXPECT_TRUE(direct == *from_json) << "case " << i;
+    EXPECT_EQ(direct.display_id, from_json->display_id) << "case " << i;
+    EXPECT_EQ(direct.std_out, from_json->std_out) << "case " << i;
+    EXPECT_EQ(direct.alloc_tres, from_json->alloc_tres) << "case " << i;
+  }
+  // The cases are what they claim: each kind shows.
+  const slurm::JobView running =
+      slurm::JobViewOf(SlurmFactsOf(cases[2]), cases[2].job.spec, cases[2].job.exec.get(), kNow);
+  EXPECT_EQ(running.nodes, "g[01-02]");
+  EXPECT_EQ(running.end_time, 1700000400);
+  EXPECT_EQ(running.display_id, "40_2");
+  const slurm::JobView held =
+      slurm::JobViewOf(SlurmFactsOf(cases[1]), cases[1].job.spec, cases[1].job.exec.get(), kNow);
+  EXPECT_EQ(held.reason, "JobHeldUser");
+  EXPECT_EQ(held.display_id, "42_[1-3,7%2]");
+}
+
 TEST(JobRecordTest, TheListTextIsTheListFormWithoutThePassFieldsAndComesFresh) {
   JobRecord r = SampleRecord();
   nlohmann::json prefix = nlohmann::json::parse(r.ListJsonPrefix() + "}");

@@ -26,6 +26,7 @@ constexpr Route kApiRoutes[] = {
      "joining a node needs the cluster's join token"},
     {"POST", "/v1/tokens", kEveryone, Endpoint::kIssueToken},
     {"GET", "/v1/jobs", kEveryone, Endpoint::kListJobs},
+    {"POST", "/v1/views/squeue", kEveryone, Endpoint::kSqueueView},
     {"POST", "/v1/jobs", kEveryone, Endpoint::kSubmitJobs},
     {"*", "/v1/jobs", kEveryone, Endpoint::kJobsOther},
     {"POST", "/v1/jobs/cancel", kEveryone, Endpoint::kCancelJobs},

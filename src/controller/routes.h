@@ -33,6 +33,7 @@ enum class Endpoint : uint8_t {
   kJoinNode,
   kIssueToken,
   kListJobs,
+  kSqueueView,  // POST /v1/views/squeue: squeue's lines, made where the jobs are
   kSubmitJobs,  // and ?test_only=1
   kJobsOther,   // /v1/jobs with another method: refused as a bad job id, as always
   kCancelJobs,

@@ -57,19 +57,6 @@ std::string UserName(uint32_t uid) {
   return std::to_string(uid);
 }
 
-// What the controller adds for Slurm's view (job_record.cc "slurm"): facts about the cluster
-// that the request alone does not give.
-struct ClusterFacts {
-  int64_t node_mem_mib = 0;          // a node's RealMemory (a job without --mem gets all of it)
-  int64_t node_cpus = 0;             // a node's CPUs (0 = unknown)
-  int64_t def_mem_per_cpu_mib = 0;   // DefMemPerCPU in force for the job (0 = none)
-  int64_t def_mem_per_node_mib = 0;  // DefMemPerNode (0 = none)
-  Duration default_time_limit = kInfinite;  // the partition's DefaultTime, else its MaxTime
-  bool gpus_in_tres = true;                 // AccountingStorageTRES has gres/gpu
-  bool accounting = true;     // false: accounting_storage/none (no QOS, accounts as given)
-  bool account_given = true;  // false: the job named no account
-};
-
 ClusterFacts ReadFacts(const json& record) {
   ClusterFacts f;
   if (!record.contains("slurm") || !record.at("slurm").is_object()) return f;
@@ -342,10 +329,10 @@ void SetPaths(const core::JobExecSpec& e, JobView& v) {
   v.std_in = e.stdin_path.empty() ? "/dev/null" : ExpandPath(e.stdin_path, v);
 }
 
-void SetIdentity(const json& r, const core::JobSpec& s, const ClusterFacts& f, JobView& v) {
-  v.job_id = r.at("id").get<uint32_t>();
-  v.array_job_id = r.value("array_job_id", 0u);
-  v.array_task_id = r.value("array_task_id", -1);
+void SetIdentity(const JobRecordFacts& r, const core::JobSpec& s, JobView& v) {
+  v.job_id = r.id;
+  v.array_job_id = r.array_job_id;
+  v.array_task_id = r.array_task_id;
   if (v.array_job_id == 0 && !s.array.empty()) v.array_job_id = v.job_id;  // the master
   if (v.array_job_id != 0 && v.array_task_id < 0 && !s.array.empty()) {
     v.array_pending_tasks = core::FormatArrayTaskIds(s.array.task_ids, s.array.max_running);
@@ -363,52 +350,52 @@ void SetIdentity(const json& r, const core::JobSpec& s, const ClusterFacts& f, J
   v.gid = s.gid;
   v.user = s.user.empty() ? UserName(s.uid) : s.user;
   v.group = GroupName(s.gid);
-  v.account = f.account_given ? ToLower(s.account) : "";
-  v.qos = f.accounting ? s.qos : "";
-  v.submit_host = r.value("submit_host", "");
+  v.account = r.cluster.account_given ? ToLower(s.account) : "";
+  v.qos = r.cluster.accounting ? s.qos : "";
+  v.submit_host = r.submit_host;
   v.reservation = s.reservation;
 }
 
-void SetState(const json& r, const core::JobSpec& s, JobView& v) {
-  std::optional<core::JobState> st = core::ParseJobState(r.at("state").get<std::string>());
-  v.state = st.value_or(core::JobState::kPending);
+void SetState(const JobRecordFacts& r, const core::JobSpec& s, JobView& v) {
+  v.state = r.state;
   v.state_text = std::string(core::JobStateName(v.state));
   v.state_compact = std::string(core::JobStateShortName(v.state));
-  v.cancelled_by = r.value("cancelled_by", int64_t{-1});
+  v.cancelled_by = r.cancelled_by;
   v.held = s.hold != core::HoldKind::kNone;
   v.admin_held = s.hold == core::HoldKind::kAdmin;
-  v.priority = v.held ? 0 : r.value("priority", int64_t{0});
+  v.priority = v.held ? 0 : r.priority;
   v.nice = s.nice;
   if (v.state == core::JobState::kPending) {
-    v.reason = r.value("reason", std::string());
+    v.reason = r.reason;
     if (v.reason.empty()) {
       v.reason = v.held ? (v.admin_held ? "JobHeldAdmin" : "JobHeldUser") : "None";
     }
-    v.reason_detail = r.value("reason_detail", "");
+    v.reason_detail = r.reason_detail;
     // Slurm's scheduler sets a job no node could ever hold to priority 0 (held).
     if (v.reason == "BadConstraints") v.priority = 0;
   }
   v.dependency = core::FormatDependencyForScontrol(s.dependency);
   v.requeue = s.requeue;
-  v.restarts = r.value("restart_count", 0);
-  v.exit_code = r.value("exit_code", 0);
-  v.exit_signal = r.value("term_signal", 0);
-  v.message = r.value("message", "");
+  v.restarts = r.restart_count;
+  v.exit_code = r.exit_code;
+  v.exit_signal = r.term_signal;
+  v.message = r.message;
 }
 
-void SetTimes(const json& r, const core::JobSpec& s, const ClusterFacts& f, Time now, JobView& v) {
-  v.submit_time = TimeOf(r, "submit_time");
-  v.eligible_time = v.held ? kNoTime : TimeOf(r, "eligible_time");
+Time Known(Time t) {
+  return t <= 0 ? kNoTime : t;
+}
+
+void SetTimes(const JobRecordFacts& r, const core::JobSpec& s, Time now, JobView& v) {
+  v.submit_time = Known(r.submit_time);
+  v.eligible_time = v.held ? kNoTime : Known(r.eligible_time);
   v.begin_time = s.begin_time;
   v.deadline = s.deadline;
-  v.expected_start = TimeOf(r, "expected_start");
-  const Time start = TimeOf(r, "start_time");
-  const Time end = TimeOf(r, "end_time");
-  Duration limit = s.time_limit != kNoTime ? s.time_limit : f.default_time_limit;
-  if (r.contains("time_limit") && r.at("time_limit").is_number_integer() &&
-      r.at("time_limit").get<Duration>() > 0) {
-    limit = r.at("time_limit").get<Duration>();
-  }
+  v.expected_start = Known(r.expected_start);
+  const Time start = Known(r.start_time);
+  const Time end = Known(r.end_time);
+  Duration limit = s.time_limit != kNoTime ? s.time_limit : r.cluster.default_time_limit;
+  if (r.time_limit > 0) limit = r.time_limit;
   v.time_limit = limit;
   v.time_min = s.time_min;
   if (v.state == core::JobState::kPending || start == kNoTime) {
@@ -423,7 +410,7 @@ void SetTimes(const json& r, const core::JobSpec& s, const ClusterFacts& f, Time
   } else {
     v.end_time = limit >= kInfinite ? kNoTime : start + limit;
     // Preempted with a GraceTime: it ends when the grace does (Slurm moves EndTime there).
-    const Time preempt_end = TimeOf(r, "preempt_end_time");
+    const Time preempt_end = Known(r.preempt_end);
     if (preempt_end != kNoTime && (v.end_time == kNoTime || preempt_end < v.end_time)) {
       v.end_time = preempt_end;
     }
@@ -433,59 +420,116 @@ void SetTimes(const json& r, const core::JobSpec& s, const ClusterFacts& f, Time
 }
 
 // Once the job holds (or held) an allocation, the allocation is what Slurm shows.
-void SetAllocation(const json& r, const ClusterFacts& f, const std::string& gpu_type, JobView& v) {
-  if (!r.contains("allocation") || !r.at("allocation").contains("nodes")) return;
+void SetAllocation(const JobRecordFacts& r, const std::string& gpu_type, JobView& v) {
+  if (r.nodes.empty()) return;
   int64_t cpus = 0, mem = 0, gpus = 0, milli = 0;
-  for (const json& n : r.at("allocation").at("nodes")) {
-    v.node_names.push_back(n.value("node", ""));
-    cpus += n.value("cpus", 0);
-    mem += n.value("mem_mib", int64_t{0});
-    if (n.contains("gpus") && n.at("gpus").is_array()) {
-      gpus += static_cast<int64_t>(n.at("gpus").size());
-    }
-    if (n.contains("gpu_shares") && n.at("gpu_shares").is_array()) {
-      for (const json& g : n.at("gpu_shares")) milli += g.value("milli", int64_t{0});
-    }
+  v.node_names.reserve(r.nodes.size());
+  for (const JobRecordFacts::Node& n : r.nodes) {
+    v.node_names.push_back(n.name);
+    cpus += n.cpus;
+    mem += n.mem_mib;
+    gpus += n.gpus;
+    milli += n.gpu_milli;
   }
-  if (v.node_names.empty()) return;
   v.nodes = hostlist::CompressSorted(v.node_names);
   v.batch_host = v.node_names.front();
   v.min_nodes = static_cast<int32_t>(v.node_names.size());
   v.max_nodes = 0;
   v.num_cpus = static_cast<int32_t>(cpus);
-  v.alloc_tres = TresText(cpus, mem, v.min_nodes, gpus, gpu_type, f.gpus_in_tres);
+  v.alloc_tres = TresText(cpus, mem, v.min_nodes, gpus, gpu_type, r.cluster.gpus_in_tres);
   if (milli > 0) v.alloc_tres += ",gres/mps=" + std::to_string(MpsPercent(milli));
 }
 
-void SetUsage(const json& r, JobView& v) {
-  if (r.contains("usage") && r.at("usage").is_object()) {
-    const json& u = r.at("usage");
-    v.cpu_seconds = u.value("cpu_seconds", 0.0);
-    v.max_rss_mib = u.value("max_rss_mib", int64_t{0});
-    v.gpu_utilization = u.value("gpu_utilization", -1.0);
-  }
-  v.cpu_time = v.run_time * v.num_cpus;
-}
-
-Status BuildView(const json& r, Time now, JobView& v) {
+// The record's fields from its JSON (docs/formats/api.md).
+Status FactsFromJson(const json& r, JobRecordFacts& f) {
   if (!r.is_object() || !r.contains("id") || !r.at("id").is_number_integer() ||
       !r.contains("state") || !r.at("state").is_string() || !r.contains("request")) {
     return Status::InvalidArgument("a job record needs \"id\", \"state\" and \"request\"");
   }
-  core::JobSpec s;
-  core::JobExecSpec e;
-  BERTH_RETURN_IF_ERROR(api::DecodeJob(r.at("request"), &s, &e));
-  const ClusterFacts f = ReadFacts(r);
-  SetIdentity(r, s, f, v);
+  f.id = r.at("id").get<uint32_t>();
+  f.array_job_id = r.value("array_job_id", 0u);
+  f.array_task_id = r.value("array_task_id", -1);
+  f.state =
+      core::ParseJobState(r.at("state").get<std::string>()).value_or(core::JobState::kPending);
+  f.cancelled_by = r.value("cancelled_by", int64_t{-1});
+  f.priority = r.value("priority", int64_t{0});
+  f.reason = r.value("reason", std::string());
+  f.reason_detail = r.value("reason_detail", "");
+  f.restart_count = r.value("restart_count", 0);
+  f.exit_code = r.value("exit_code", 0);
+  f.term_signal = r.value("term_signal", 0);
+  f.message = r.value("message", "");
+  f.submit_time = TimeOf(r, "submit_time");
+  f.eligible_time = TimeOf(r, "eligible_time");
+  f.expected_start = TimeOf(r, "expected_start");
+  f.start_time = TimeOf(r, "start_time");
+  f.end_time = TimeOf(r, "end_time");
+  f.preempt_end = TimeOf(r, "preempt_end_time");
+  if (r.contains("time_limit") && r.at("time_limit").is_number_integer()) {
+    f.time_limit = r.at("time_limit").get<Duration>();
+  }
+  f.submit_host = r.value("submit_host", "");
+  f.partition = r.value("partition", std::string());
+  if (r.contains("allocation") && r.at("allocation").contains("nodes")) {
+    for (const json& n : r.at("allocation").at("nodes")) {
+      JobRecordFacts::Node node;
+      node.name = n.value("node", "");
+      node.cpus = n.value("cpus", 0);
+      node.mem_mib = n.value("mem_mib", int64_t{0});
+      if (n.contains("gpus") && n.at("gpus").is_array()) {
+        node.gpus = static_cast<int64_t>(n.at("gpus").size());
+      }
+      if (n.contains("gpu_shares") && n.at("gpu_shares").is_array()) {
+        for (const json& g : n.at("gpu_shares")) node.gpu_milli += g.value("milli", int64_t{0});
+      }
+      f.nodes.push_back(std::move(node));
+    }
+  }
+  if (r.contains("usage") && r.at("usage").is_object()) {
+    const json& u = r.at("usage");
+    f.cpu_seconds = u.value("cpu_seconds", 0.0);
+    f.max_rss_mib = u.value("max_rss_mib", int64_t{0});
+    f.gpu_utilization = u.value("gpu_utilization", -1.0);
+  }
+  f.cluster = ReadFacts(r);
+  return Status::Ok();
+}
+
+// "%u-%u" when a maximum is set (even when equal), as scontrol's _sprint_range.
+std::string Range(int64_t lo, int64_t hi) {
+  return hi > 0 ? std::to_string(lo) + "-" + std::to_string(hi) : std::to_string(lo);
+}
+
+}  // namespace
+
+Result<JobView> JobViewFromJson(const json& record, Time now) {
+  try {
+    JobRecordFacts facts;
+    BERTH_RETURN_IF_ERROR(FactsFromJson(record, facts));
+    core::JobSpec s;
+    core::JobExecSpec e;
+    BERTH_RETURN_IF_ERROR(api::DecodeJob(record.at("request"), &s, &e));
+    return JobViewOf(facts, s, &e, now);
+  } catch (const std::exception& ex) {
+    return Status::InvalidArgument(std::string("bad job record: ") + ex.what());
+  }
+}
+
+JobView JobViewOf(const JobRecordFacts& r, const core::JobSpec& s, const core::JobExecSpec* exec,
+                  Time now) {
+  static const core::JobExecSpec kNone;
+  const core::JobExecSpec& e = exec != nullptr ? *exec : kNone;
+  JobView v;
+  SetIdentity(r, s, v);
   SetState(r, s, v);
   v.batch = !e.script.empty() || e.argv.empty();
-  v.command = r.at("request").value("command", std::string());
+  v.command = e.command;
   if (v.command.empty() && !e.argv.empty()) {
     for (const std::string& a : e.argv) v.command += (v.command.empty() ? "" : " ") + a;
   }
-  SetTimes(r, s, f, now, v);
+  SetTimes(r, s, now, v);
   const Shape sh = ShapeOf(s);
-  v.min_nodes = EstimatedNodes(s, sh, f);
+  v.min_nodes = EstimatedNodes(s, sh, r.cluster);
   v.max_nodes = sh.max_nodes;
   v.num_tasks = sh.tasks;
   v.cpus_per_task = sh.cpus_per_task;
@@ -496,8 +540,9 @@ Status BuildView(const json& r, Time now, JobView& v) {
   v.ntasks_per_core = s.ntasks_per_core;
   v.gpus = sh.gpus;
   v.gpu_milli = int64_t{s.gpu_milli} * sh.min_nodes;
-  SetMemory(s, sh, f, v);
-  v.req_tres = TresText(sh.cpus, v.req_mem_mib, sh.min_nodes, sh.gpus, s.gpu_type, f.gpus_in_tres);
+  SetMemory(s, sh, r.cluster, v);
+  v.req_tres =
+      TresText(sh.cpus, v.req_mem_mib, sh.min_nodes, sh.gpus, s.gpu_type, r.cluster.gpus_in_tres);
   if (s.gpu_milli > 0) {
     v.req_tres += ",gres/mps=" + std::to_string(MpsPercent(int64_t{s.gpu_milli} * sh.min_nodes));
   }
@@ -513,32 +558,18 @@ Status BuildView(const json& r, Time now, JobView& v) {
   }
   if (!s.nodelist.empty()) v.req_nodes = hostlist::CompressUnique(s.nodelist);
   if (!s.exclude.empty()) v.exc_nodes = hostlist::CompressUnique(s.exclude);
-  v.partition = r.value("partition", std::string());
+  v.partition = r.partition;
   if (v.state == core::JobState::kPending || v.partition.empty()) {
     std::string joined;
     for (const std::string& p : s.partitions) joined += (joined.empty() ? "" : ",") + p;
     if (!joined.empty()) v.partition = joined;
   }
   SetPaths(e, v);
-  SetAllocation(r, f, s.gpu_type, v);
-  SetUsage(r, v);
-  return Status::Ok();
-}
-
-// "%u-%u" when a maximum is set (even when equal), as scontrol's _sprint_range.
-std::string Range(int64_t lo, int64_t hi) {
-  return hi > 0 ? std::to_string(lo) + "-" + std::to_string(hi) : std::to_string(lo);
-}
-
-}  // namespace
-
-Result<JobView> JobViewFromJson(const json& record, Time now) {
-  JobView v;
-  try {
-    BERTH_RETURN_IF_ERROR(BuildView(record, now, v));
-  } catch (const std::exception& ex) {
-    return Status::InvalidArgument(std::string("bad job record: ") + ex.what());
-  }
+  SetAllocation(r, s.gpu_type, v);
+  v.cpu_seconds = r.cpu_seconds;
+  v.max_rss_mib = r.max_rss_mib;
+  v.gpu_utilization = r.gpu_utilization;
+  v.cpu_time = v.run_time * v.num_cpus;
   return v;
 }
 

@@ -21,6 +21,11 @@
 #include "common/time.h"
 #include "core/model/job_state.h"
 
+namespace berth::core {
+struct JobSpec;
+struct JobExecSpec;
+}  // namespace berth::core
+
 namespace berth::slurm {
 
 struct JobView {
@@ -124,11 +129,71 @@ struct JobView {
   int64_t max_rss_mib = 0;      // MaxRSS
   double gpu_utilization = -1;  // mean % over its GPUs; -1 = unknown
   Duration cpu_time = 0;        // CPUTime: elapsed x allocated CPUs
+
+  friend bool operator==(const JobView&, const JobView&) = default;
+};
+
+// What Slurm's commands show of a job that the request alone does not say: facts about the
+// cluster the job was submitted to (the record's "slurm" object; the controller computes them).
+struct ClusterFacts {
+  int64_t node_mem_mib = 0;                 // RealMemory of the partition's largest node
+  int64_t node_cpus = 0;                    // CPUs of the partition's largest node (0 = unknown)
+  int64_t def_mem_per_cpu_mib = 0;          // DefMemPerCPU in force for the job (0 = none)
+  int64_t def_mem_per_node_mib = 0;         // DefMemPerNode (0 = none)
+  Duration default_time_limit = kInfinite;  // the partition's DefaultTime, else its MaxTime
+  bool gpus_in_tres = true;   // AccountingStorageTRES counts GPUs (TRES= shows gres/gpu)
+  bool accounting = true;     // false: accounting_storage/none (QOS=(null))
+  bool account_given = true;  // false: the job named no account and got berth's "default"
+
+  friend bool operator==(const ClusterFacts&, const ClusterFacts&) = default;
+};
+
+// A job record's own fields, besides its request, as a view reads them: from the record's JSON
+// (JobViewFromJson) or straight from the controller's record in memory (its squeue), so that
+// both give the same view. Times <= 0 count as unset.
+struct JobRecordFacts {
+  uint32_t id = 0;
+  uint32_t array_job_id = 0;
+  int32_t array_task_id = -1;
+  core::JobState state = core::JobState::kPending;
+  int64_t cancelled_by = -1;
+  int64_t priority = 0;
+  std::string reason;  // a pending reason's name; "" = none given
+  std::string reason_detail;
+  int32_t restart_count = 0;
+  int32_t exit_code = 0;
+  int32_t term_signal = 0;
+  std::string message;
+  Time submit_time = kNoTime;
+  Time eligible_time = kNoTime;
+  Time expected_start = kNoTime;
+  Time start_time = kNoTime;
+  Time end_time = kNoTime;
+  Time preempt_end = kNoTime;
+  Duration time_limit = 0;  // > 0: the limit in force, over the request's
+  std::string submit_host;
+  std::string partition;
+  struct Node {
+    std::string name;
+    int64_t cpus = 0;
+    int64_t mem_mib = 0;
+    int64_t gpus = 0;
+    int64_t gpu_milli = 0;  // its GPU shares together
+  };
+  std::vector<Node> nodes;  // the allocation, in order
+  double cpu_seconds = 0;
+  int64_t max_rss_mib = 0;
+  double gpu_utilization = -1;
+  ClusterFacts cluster;
 };
 
 // Builds the view of one job record. `now` gives RunTime of a running job. Errors
 // (kInvalidArgument) when a required key ("id", "state", "request") is missing or mistyped.
 Result<JobView> JobViewFromJson(const nlohmann::json& record, Time now);
+// The same from a record's fields and its request (`exec`: how it runs, or null when not
+// shown: a list's record has none).
+JobView JobViewOf(const JobRecordFacts& record, const core::JobSpec& spec,
+                  const core::JobExecSpec* exec, Time now);
 // The views of every record of a list answer's text (`{"jobs":[...]}`), parsed one record at a
 // time (api/json_scan.h) into a vector allocated once. Records that are not JSON or do not
 // decode are skipped and counted in `*skipped` when given; a list whose structure is broken:

@@ -46,8 +46,8 @@ Cell NullOr(const std::string& s) {
 Cell NaOr(const std::string& s) {
   return Text(s.empty() ? "N/A" : s);
 }
-Cell TimeCell(Time t) {
-  return Text(SqueueTimeText(t));
+Cell TimeCell(const Ctx& c, Time t) {
+  return Text(SqueueTimeText(t, c.sc.time_format));
 }
 
 bool IsPending(const JobView& j) {
@@ -105,7 +105,7 @@ Cell TimeLeft(const Ctx& c) {
 Cell EndTime(const Ctx& c) {
   const JobView& j = c.j();
   if (core::HoldsResources(j.state) && j.time_limit >= kInfinite) return Text("NONE");
-  return TimeCell(j.end_time);
+  return TimeCell(c, j.end_time);
 }
 
 Cell MinMemory(const Ctx& c) {
@@ -200,7 +200,10 @@ const std::vector<JobField>& Fields() {
       {'r', {"reason"}, "REASON", [](const Ctx& c) { return Text(ReasonText(c)); }},
       {'R', {"reasonlist"}, "NODELIST(REASON)", ReasonList, false},
       {'s', {"selectjobinfo"}, "", [](const Ctx&) { return Text(""); }},
-      {'S', {"starttime"}, "START_TIME", [](const Ctx& c) { return TimeCell(c.j().start_time); }},
+      {'S',
+       {"starttime"},
+       "START_TIME",
+       [](const Ctx& c) { return TimeCell(c, c.j().start_time); }},
       {'t', {"statecompact"}, "ST", [](const Ctx& c) { return Text(c.j().state_compact); }},
       {'T', {"state"}, "STATE", [](const Ctx& c) { return Text(c.j().state_text); }},
       {'u', {"username"}, "USER", [](const Ctx& c) { return Text(c.j().user); }},
@@ -209,7 +212,7 @@ const std::vector<JobField>& Fields() {
       {'V',
        {"submittime"},
        "SUBMIT_TIME",
-       [](const Ctx& c) { return TimeCell(c.j().submit_time); }},
+       [](const Ctx& c) { return TimeCell(c, c.j().submit_time); }},
       {'w', {"wckey"}, "WCKEY", [](const Ctx&) { return Text("(null)"); }},
       {'W', {"licenses"}, "LICENSES", [](const Ctx& c) { return NullOr(c.j().licenses); }},
       {'x', {}, "EXC_NODES", [](const Ctx& c) { return Uncut(c.j().exc_nodes); }},
@@ -226,7 +229,7 @@ const std::vector<JobField>& Fields() {
       {0,
        {"accruetime"},
        "ACCRUE_TIME",
-       [](const Ctx& c) { return TimeCell(c.j().eligible_time); }},
+       [](const Ctx& c) { return TimeCell(c, c.j().eligible_time); }},
       {0, {"admin_comment"}, "ADMIN_COMMENT", [](const Ctx&) { return Text("(null)"); }},
       {0, {"allocnodes"}, "ALLOC_NODES", [](const Ctx& c) { return NullOr(c.j().submit_host); }},
       {0, {"allocsid"}, "ALLOC_SID", [](const Ctx&) { return Text("0"); }},
@@ -246,13 +249,13 @@ const std::vector<JobField>& Fields() {
        {"cpus-per-tres"},
        "CPUS_PER_TRES",
        [](const Ctx& c) { return NaOr(c.j().cpus_per_tres); }},
-      {0, {"deadline"}, "DEADLINE", [](const Ctx& c) { return TimeCell(c.j().deadline); }},
+      {0, {"deadline"}, "DEADLINE", [](const Ctx& c) { return TimeCell(c, c.j().deadline); }},
       {0, {"delayboot"}, "DELAY_BOOT", [](const Ctx&) { return Uncut("0:00"); }},
       {0, {"derivedec"}, "DERIVED_EC", [](const Ctx&) { return Text("0"); }},
       {0,
        {"eligibletime"},
        "ELIGIBLE_TIME",
-       [](const Ctx& c) { return TimeCell(c.j().eligible_time); }},
+       [](const Ctx& c) { return TimeCell(c, c.j().eligible_time); }},
       {0, {"exit_code"}, "EXIT_CODE", RawExitCode},
       {0, {"hetjobid", "packjobid"}, "HET_JOB_ID", [](const Ctx&) { return Text("N/A"); }},
       {0,
@@ -266,7 +269,7 @@ const std::vector<JobField>& Fields() {
       {0,
        {"lastschedeval"},
        "LAST_SCHED_EVAL",
-       [](const Ctx& c) { return TimeCell(c.j().submit_time); }},
+       [](const Ctx& c) { return TimeCell(c, c.j().submit_time); }},
       {0, {"maxcpus"}, "MAX_CPUS", [](const Ctx& c) { return Num(c.j().num_cpus); }},
       {0,
        {"maxnodes"},
@@ -353,11 +356,14 @@ const JobField* FindField(std::string_view key, bool percent_form) {
 }  // namespace
 
 std::string SqueueTimeText(Time t) {
-  if (t == kNoTime || t <= 0) return "N/A";
   const char* fmt = std::getenv("SLURM_TIME_FORMAT");
-  if (fmt == nullptr || std::string_view(fmt).find('%') == std::string_view::npos) {
-    fmt = "%Y-%m-%dT%H:%M:%S";
-  }
+  return SqueueTimeText(t, fmt == nullptr ? std::string() : std::string(fmt));
+}
+
+std::string SqueueTimeText(Time t, const std::string& time_format) {
+  if (t == kNoTime || t <= 0) return "N/A";
+  const char* fmt =
+      time_format.find('%') == std::string::npos ? "%Y-%m-%dT%H:%M:%S" : time_format.c_str();
   time_t tt = static_cast<time_t>(t);
   struct tm tm_local;
   if (localtime_r(&tt, &tm_local) == nullptr) return "N/A";
@@ -387,20 +393,25 @@ Cell JobFieldValue(const FormatField& f, bool percent_form, const SqueueRow& row
   return field->value(Ctx{row, ctx});
 }
 
+std::string RenderSqueueHeader(const OutputFormat& format, bool percent_form) {
+  return RenderLine(format, [&](const FormatField& f) { return JobFieldHeader(f, percent_form); }) +
+         '\n';
+}
+
+std::string RenderSqueueLine(const OutputFormat& format, bool percent_form, const SqueueRow& row,
+                             const SqueueContext& ctx) {
+  return RenderLine(
+             format,
+             [&](const FormatField& f) { return JobFieldValue(f, percent_form, row, ctx); }) +
+         '\n';
+}
+
 std::string RenderSqueue(const OutputFormat& format, bool percent_form,
                          const std::vector<SqueueRow>& rows, bool no_header,
                          const SqueueContext& ctx) {
   std::string out;
-  if (!no_header) {
-    out +=
-        RenderLine(format, [&](const FormatField& f) { return JobFieldHeader(f, percent_form); });
-    out += '\n';
-  }
-  for (const SqueueRow& row : rows) {
-    out += RenderLine(
-        format, [&](const FormatField& f) { return JobFieldValue(f, percent_form, row, ctx); });
-    out += '\n';
-  }
+  if (!no_header) out += RenderSqueueHeader(format, percent_form);
+  for (const SqueueRow& row : rows) out += RenderSqueueLine(format, percent_form, row, ctx);
   return out;
 }
 

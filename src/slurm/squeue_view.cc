@@ -114,7 +114,18 @@ void CombinePendingTasks(std::vector<SqueueRow>& rows) {
 
 namespace {
 
-// The lines of one job record, appended to `rows` (pending array tasks not yet combined).
+// The last row of `rows`, its view set: the line of one job, or with -r one line per pending task
+// of an array (pending array tasks are not yet combined).
+void FinishLastRow(bool one_per_task, std::vector<SqueueRow>& rows) {
+  if (!IsPendingMaster(rows.back().job)) return;
+  rows.back().task_set = rows.back().job.array_pending_tasks;
+  if (!one_per_task) return;
+  SqueueRow master = std::move(rows.back());
+  rows.pop_back();
+  for (int32_t task : ParseTaskSet(master.task_set)) rows.push_back(TaskRow(master, task));
+}
+
+// The lines of one job record.
 void AddRecordRows(const json& record, Time now, bool one_per_task, std::vector<SqueueRow>& rows,
                    int* skipped) {
   Result<JobView> view = JobViewFromJson(record, now);
@@ -122,19 +133,10 @@ void AddRecordRows(const json& record, Time now, bool one_per_task, std::vector<
     if (skipped != nullptr) ++*skipped;
     return;
   }
-  SqueueRow row;
+  SqueueRow& row = rows.emplace_back();
   row.job = std::move(view).value();
   row.sched_nodes = SchedNodes(record);
-  if (!IsPendingMaster(row.job)) {
-    rows.push_back(std::move(row));
-    return;
-  }
-  row.task_set = row.job.array_pending_tasks;
-  if (!one_per_task) {
-    rows.push_back(std::move(row));
-    return;
-  }
-  for (int32_t task : ParseTaskSet(row.task_set)) rows.push_back(TaskRow(row, task));
+  FinishLastRow(one_per_task, rows);
 }
 
 }  // namespace
@@ -323,14 +325,18 @@ std::vector<SqueueRow> FilterRows(std::vector<SqueueRow> rows, const SqueueFilte
 
 // ---- Sorting (squeue's sort.c)
 
+// A line's value for one sort key: compared as (a, b, s), so that every key is one comparison.
+struct SqueueSortValue {
+  int64_t a = 0;
+  int64_t b = 0;
+  std::string s;
+
+  friend auto operator<=>(const SqueueSortValue&, const SqueueSortValue&) = default;
+};
+
 namespace {
 
 constexpr std::string_view kSortLetters = "BbcCdDefgGhHiIjJlLmMnNOpPQStTuUvVz";
-
-template <typename T>
-int Compare(const T& a, const T& b) {
-  return a < b ? -1 : (b < a ? 1 : 0);
-}
 
 // squeue's job id order: the array's id, then the task (a master's pending tasks last).
 std::pair<uint32_t, int64_t> IdKey(const SqueueRow& r) {
@@ -357,68 +363,106 @@ std::string FirstNode(const JobView& j) {
   return sorted.empty() ? "" : sorted.front();
 }
 
-// Nodes compare by the first name; lines without nodes come last, as squeue prints them.
-int CompareNodes(const JobView& a, const JobView& b) {
-  std::string x = FirstNode(a), y = FirstNode(b);
-  if (x.empty() != y.empty()) return x.empty() ? 1 : -1;
-  return Compare(x, y);
-}
-
-int CompareByKey(char key, const SqueueRow& ra, const SqueueRow& rb, Time now) {
-  const JobView& a = ra.job;
-  const JobView& b = rb.job;
+SqueueSortValue ValueOf(char key, const SqueueRow& r, Time now) {
+  const JobView& j = r.job;
+  auto num = [](int64_t n) { return SqueueSortValue{n, 0, {}}; };
+  auto text = [](const std::string& t) { return SqueueSortValue{0, 0, t}; };
   switch (key) {
     case 'B':
-      return Compare(a.batch_host, b.batch_host);
+      return text(j.batch_host);
     case 'C':
-      return Compare(a.num_cpus, b.num_cpus);
+      return num(j.num_cpus);
     case 'D':
-      return Compare(a.min_nodes, b.min_nodes);
+      return num(j.min_nodes);
     case 'e':
-      return Compare(a.end_time, b.end_time);
+      return num(j.end_time);
     case 'g':
-      return Compare(a.group, b.group);
+      return text(j.group);
     case 'G':
-      return Compare(a.gid, b.gid);
-    case 'i':
-      return Compare(IdKey(ra), IdKey(rb));
-    case 'j':
-      return Compare(a.name, b.name);
-    case 'l':
-      return Compare(a.time_limit, b.time_limit);
-    case 'L':
-      return Compare(TimeLeftKey(a), TimeLeftKey(b));
-    case 'm':
-      return Compare(std::max(a.min_memory_cpu_mib, a.min_memory_node_mib),
-                     std::max(b.min_memory_cpu_mib, b.min_memory_node_mib));
-    case 'M':
-      return Compare(a.run_time, b.run_time);
-    case 'N':
-      return CompareNodes(a, b);
-    case 'p':
-    case 'Q': {
-      int c = Compare(ra.partition_priority, rb.partition_priority);
-      return c != 0 ? c : Compare(a.priority, b.priority);
+      return num(j.gid);
+    case 'i': {
+      const auto [id, task] = IdKey(r);
+      return SqueueSortValue{id, task, {}};
     }
+    case 'j':
+      return text(j.name);
+    case 'l':
+      return num(j.time_limit);
+    case 'L':
+      return num(TimeLeftKey(j));
+    case 'm':
+      return num(std::max(j.min_memory_cpu_mib, j.min_memory_node_mib));
+    case 'M':
+      return num(j.run_time);
+    case 'N': {  // lines without nodes come last, as squeue prints them
+      std::string first = FirstNode(j);
+      return SqueueSortValue{first.empty() ? 1 : 0, 0, std::move(first)};
+    }
+    case 'p':
+    case 'Q':
+      return SqueueSortValue{r.partition_priority, j.priority, {}};
     case 'P':
-      return Compare(a.partition, b.partition);
+      return text(j.partition);
     case 'S':
-      return Compare(StartKey(a, now), StartKey(b, now));
+      return num(StartKey(j, now));
     case 't':
-      return Compare(a.state_compact, b.state_compact);
+      return text(j.state_compact);
     case 'T':
-      return Compare(a.state_text, b.state_text);
+      return text(j.state_text);
     case 'u':
-      return Compare(a.user, b.user);
+      return text(j.user);
     case 'U':
-      return Compare(a.uid, b.uid);
+      return num(j.uid);
     case 'v':
-      return Compare(a.reservation, b.reservation);
+      return text(j.reservation);
     case 'V':
-      return Compare(a.submit_time, b.submit_time);
+      return num(j.submit_time);
     default:
-      return 0;  // keys squeue accepts but does not sort by (c, d, f, h, n, O, ...)
+      return {};  // keys squeue accepts but does not sort by (c, d, f, h, n, O, ...)
   }
+}
+
+// The values a line sorts by, appended to `out`: one per key, then its job id (ties keep job id
+// order).
+void AddSortValues(const SqueueRow& r, const std::vector<SortKey>& keys, Time now,
+                   std::vector<SqueueSortValue>& out) {
+  for (const SortKey& k : keys) {
+    if (k.key.size() == 1) out.push_back(ValueOf(k.key[0], r, now));
+  }
+  out.push_back(ValueOf('i', r, now));
+}
+
+// How many values AddSortValues gives a line.
+size_t SortStride(const std::vector<SortKey>& keys) {
+  return 1 + static_cast<size_t>(std::count_if(keys.begin(), keys.end(),
+                                               [](const SortKey& k) { return k.key.size() == 1; }));
+}
+
+// The order of `lines` lines by their values (`stride` each, one after another): `descending[i]`
+// for the i-th key's.
+std::vector<uint32_t> SortedOrder(const std::vector<SqueueSortValue>& values, size_t stride,
+                                  size_t lines, const std::vector<bool>& descending) {
+  std::vector<uint32_t> order(lines);
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    const SqueueSortValue* a = values.data() + x * stride;
+    const SqueueSortValue* b = values.data() + y * stride;
+    for (size_t i = 0; i < stride; ++i) {
+      const std::strong_ordering c = a[i] <=> b[i];
+      if (c != 0) return i < descending.size() && descending[i] ? c > 0 : c < 0;
+    }
+    return false;
+  });
+  return order;
+}
+
+// Which keys sort descending, in SortValuesOf's order.
+std::vector<bool> Descending(const std::vector<SortKey>& keys) {
+  std::vector<bool> d;
+  for (const SortKey& k : keys) {
+    if (k.key.size() == 1) d.push_back(k.descending);
+  }
+  return d;
 }
 
 }  // namespace
@@ -434,19 +478,12 @@ Status CheckSortKeys(const std::vector<SortKey>& keys) {
 }
 
 void SortRows(std::vector<SqueueRow>& rows, const std::vector<SortKey>& keys, Time now) {
-  // Rows are large: sort their positions, then move each row into place.
-  std::vector<uint32_t> order(rows.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
-    const SqueueRow& a = rows[x];
-    const SqueueRow& b = rows[y];
-    for (const SortKey& k : keys) {
-      if (k.key.size() != 1) continue;
-      int c = CompareByKey(k.key[0], a, b, now);
-      if (c != 0) return k.descending ? c > 0 : c < 0;
-    }
-    return IdKey(a) < IdKey(b);  // ties keep job id order
-  });
+  // Rows are large: sort their positions by their values, then move each row into place.
+  const size_t stride = SortStride(keys);
+  std::vector<SqueueSortValue> values;
+  values.reserve(rows.size() * stride);
+  for (const SqueueRow& r : rows) AddSortValues(r, keys, now, values);
+  std::vector<uint32_t> order = SortedOrder(values, stride, rows.size(), Descending(keys));
   // Applied in place, cycle by cycle (a second vector of rows would be fresh memory as large as
   // the first: at 10,000 rows its page faults cost more than the sort).
   for (uint32_t start = 0; start < order.size(); ++start) {
@@ -560,6 +597,86 @@ json SqueueJson(const std::vector<SqueueRow>& rows, const SqueueContext& ctx) {
              {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}}},
           {"errors", json::array()},
           {"jobs", jobs}};
+}
+
+OutputFormat SqueueFormat(const SqueueOptions& o, std::string* errors) {
+  auto report = [errors](const std::vector<std::string>& bad, const char* what) {
+    if (errors == nullptr) return;
+    for (const std::string& b : bad)
+      *errors += "squeue: error: Invalid " + std::string(what) + b + "\n";
+  };
+  if (o.steps) {  // step fields: -o letters only
+    OutputFormat f = o.percent_form ? ParsePercentFormat(o.format) : ParseFieldList(o.format, 20);
+    report(
+        ReplaceUnknownFields(f, o.percent_form, [](std::string_view k) { return IsStepLetter(k); }),
+        "job step format specification: ");
+    return f;
+  }
+  if (!o.percent_form) {
+    OutputFormat f = ParseFieldList(o.format, 20);
+    report(ReplaceUnknownFields(f, false, [](std::string_view k) { return IsJobFieldName(k); }),
+           "job format specification: ");
+    return f;
+  }
+  const bool all = ToLower(o.format) == "%all";
+  OutputFormat f = ParsePercentFormat(all ? AllLettersFormat() : o.format);
+  std::vector<std::string> bad =
+      ReplaceUnknownFields(f, true, [](std::string_view k) { return IsJobLetter(k); });
+  if (!all) report(bad, "job format specification: ");
+  return f;
+}
+
+SqueueTableBuilder::SqueueTableBuilder(const SqueueOptions& o, OutputFormat format,
+                                       std::map<std::string, int64_t> tiers, SqueueContext ctx)
+    : o_(o),
+      format_(std::move(format)),
+      tiers_(std::move(tiers)),
+      ctx_(std::move(ctx)),
+      keys_(ParseSortList(o.sort, {"cluster"})),
+      stride_(SortStride(keys_)) {}
+
+SqueueTableBuilder::~SqueueTableBuilder() = default;
+
+void SqueueTableBuilder::Reserve(size_t jobs) {
+  values_.reserve(jobs * stride_);
+  line_end_.reserve(jobs);
+  text_.reserve(jobs * 96);
+}
+
+void SqueueTableBuilder::Add(JobView view, std::string sched_nodes) {
+  // Pending tasks of an array wait for each other (they may share a line); the others go at once.
+  const bool array_pending = view.state == core::JobState::kPending && view.array_job_id != 0;
+  std::vector<SqueueRow>& to = array_pending ? arrays_ : scratch_;
+  SqueueRow& row = to.emplace_back();
+  row.job = std::move(view);
+  row.sched_nodes = std::move(sched_nodes);
+  FinishLastRow(o_.array_tasks, to);
+  if (!array_pending) Emit();
+}
+
+void SqueueTableBuilder::Emit() {
+  if (o_.per_partition) scratch_ = SplitByPartition(std::move(scratch_), tiers_);
+  scratch_ = FilterRows(std::move(scratch_), o_.filter);
+  for (const SqueueRow& r : scratch_) {
+    AddSortValues(r, keys_, ctx_.now, values_);
+    text_ += RenderSqueueLine(format_, o_.percent_form, r, ctx_);
+    line_end_.push_back(text_.size());
+  }
+  scratch_.clear();
+}
+
+std::string SqueueTableBuilder::Finish() {
+  if (!o_.array_tasks) CombinePendingTasks(arrays_);
+  scratch_ = std::move(arrays_);
+  Emit();
+  std::string out;
+  if (!o_.no_header) out = RenderSqueueHeader(format_, o_.percent_form);
+  out.reserve(out.size() + text_.size());
+  for (uint32_t i : SortedOrder(values_, stride_, line_end_.size(), Descending(keys_))) {
+    const size_t begin = i == 0 ? 0 : line_end_[i - 1];
+    out.append(text_, begin, line_end_[i] - begin);
+  }
+  return out;
 }
 
 }  // namespace berth::slurm

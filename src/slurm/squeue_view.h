@@ -143,6 +143,7 @@ bool IsJobFieldName(std::string_view name);
 struct SqueueContext {
   Time now = 0;
   std::string cluster = "berth";  // "Cluster" field
+  std::string time_format;        // SLURM_TIME_FORMAT ("" = unset)
 };
 
 // The header text of a field and its value for a row; `percent_form` says whether keys are
@@ -164,8 +165,56 @@ std::string RenderSqueue(const OutputFormat& format, bool percent_form,
 nlohmann::json SqueueJson(const std::vector<SqueueRow>& rows, const SqueueContext& ctx);
 
 // squeue's time stamps: "2026-12-02T19:23:56" (or SLURM_TIME_FORMAT's strftime form), "N/A"
-// when unset.
+// when unset. The first reads SLURM_TIME_FORMAT from the environment.
 std::string SqueueTimeText(Time t);
+std::string SqueueTimeText(Time t, const std::string& time_format);
+
+// The job format squeue's options ask for, with the words of squeue's errors about unknown
+// fields appended to `*errors` (one "squeue: error: ...\n" line each) when given.
+OutputFormat SqueueFormat(const SqueueOptions& o, std::string* errors);
+
+// What squeue prints for its job lines (not --json, not -s), built from one job at a time, so
+// that only each line's text and sort values are kept (not the jobs' views): arrays' pending
+// tasks combined, -P's split (with the partitions' PriorityTier in `tiers`), the filter, the
+// sort, the header. The same from the controller's records (POST /v1/views/squeue) and from a
+// list of them here.
+struct SqueueSortValue;  // squeue_view.cc
+
+class SqueueTableBuilder {
+ public:
+  SqueueTableBuilder(const SqueueOptions& o, OutputFormat format,
+                     std::map<std::string, int64_t> tiers, SqueueContext ctx);
+  ~SqueueTableBuilder();
+  SqueueTableBuilder(const SqueueTableBuilder&) = delete;
+  SqueueTableBuilder& operator=(const SqueueTableBuilder&) = delete;
+
+  // Room for about `jobs` lines.
+  void Reserve(size_t jobs);
+  // One job's view, and the nodes the scheduler expects it to use (%Y; "" = unknown).
+  void Add(JobView view, std::string sched_nodes = {});
+  // The text: the header unless -h, then the lines in order.
+  std::string Finish();
+
+ private:
+  void Emit();  // scratch_'s rows become lines
+
+  const SqueueOptions& o_;
+  OutputFormat format_;
+  std::map<std::string, int64_t> tiers_;
+  SqueueContext ctx_;
+  std::vector<SortKey> keys_;
+  std::vector<SqueueRow> scratch_;       // the rows of the job being added
+  std::vector<SqueueRow> arrays_;        // arrays' pending tasks, until Finish
+  size_t stride_ = 0;                    // sort values per line
+  std::vector<SqueueSortValue> values_;  // line i's are [i * stride_, (i + 1) * stride_)
+  std::string text_;                     // the lines, one after another
+  std::vector<size_t> line_end_;         // where each ends in text_
+};
+
+// One line of the table, '\n' included, and the header line.
+std::string RenderSqueueLine(const OutputFormat& format, bool percent_form, const SqueueRow& row,
+                             const SqueueContext& ctx);
+std::string RenderSqueueHeader(const OutputFormat& format, bool percent_form);
 
 // ---- squeue -s: job steps
 

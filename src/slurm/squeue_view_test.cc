@@ -173,6 +173,62 @@ TEST(SqueueRows, SplitPendingTasksFoldBackIntoTheirArray) {
   EXPECT_EQ(JobFieldValue(r, true, rows[0], {}).text, "Priority,Dependency");
 }
 
+// squeue's table is built one job at a time (SqueueTableBuilder keeps each line's text and sort
+// values, not the views): the same text as the whole rows filtered, sorted and rendered, for
+// arrays (combined, split off, one line per task), -P, -j of a task, filters and every sort key.
+TEST(SqueueTable, BuiltOneJobAtATimeAsFromAllTheRows) {
+  UseUtc();
+  json q = Queue();
+  json master = Pending(300, "Priority", 10, {{"array", "1-3"}, {"name", "a"}});
+  json split = Pending(305, "Dependency", 10, {{"name", "a"}});
+  split["array_job_id"] = 300;
+  split["array_task_id"] = 5;
+  json task = Running(299, {"gpu03"}, kNow - 5, {{"name", "a"}});
+  task["array_job_id"] = 300;
+  task["array_task_id"] = 0;
+  json multi = Pending(400, "Priority", 30, {{"partition", "gpu,cpu"}});
+  for (const json& j : {master, split, task, multi}) q.push_back(j);
+  const std::map<std::string, int64_t> tiers = {{"cpu", 5}, {"gpu", 1}};
+  std::vector<std::vector<std::string>> cases = {{},
+                                                 {"-r"},
+                                                 {"-P"},
+                                                 {"-P", "-r"},
+                                                 {"-j", "300_2"},
+                                                 {"-j", "300,101"},
+                                                 {"-u", "bob"},
+                                                 {"-t", "R"},
+                                                 {"-n", "a", "-r"},
+                                                 {"-o", "%all"},
+                                                 {"-O", "JobID,Partition,Reason:40"},
+                                                 {"-h", "-S", "-i"}};
+  for (char key : std::string("BCDegGijlLmMNpQPStTuUvV")) {
+    cases.push_back({"-S", std::string(1, key) + ",-i"});
+    cases.push_back({"-S", "-" + std::string(1, key)});
+  }
+  for (const std::vector<std::string>& c : cases) {
+    std::vector<std::string> args = {"squeue"};
+    args.insert(args.end(), c.begin(), c.end());
+    SqueueParse parsed = ParseSqueueArgs(
+        args, [](std::string_view) { return std::nullopt; }, 0);
+    ASSERT_FALSE(parsed.exit.done) << args[1];
+    const SqueueOptions& o = parsed.options;
+    SqueueContext ctx;
+    ctx.now = kNow;
+    const OutputFormat format = SqueueFormat(o, nullptr);
+    // The whole rows, as squeue made its table before.
+    std::vector<SqueueRow> rows = Rows(q, o.array_tasks);
+    if (o.per_partition) rows = SplitByPartition(std::move(rows), tiers);
+    rows = FilterRows(std::move(rows), o.filter);
+    SortRows(rows, ParseSortList(o.sort, {"cluster"}), kNow);
+    const std::string whole = RenderSqueue(format, o.percent_form, rows, o.no_header, ctx);
+    SqueueTableBuilder b(o, format, tiers, ctx);
+    for (const json& j : q) b.Add(JobViewFromJson(j, kNow).value());
+    const std::string built = b.Finish();
+    EXPECT_EQ(built, whole) << testing::PrintToString(c);
+    EXPECT_NE(whole.find('\n'), std::string::npos);
+  }
+}
+
 // squeue reads the list answer one record at a time: the same lines as from the parsed list,
 // a record that is not JSON skipped and counted, a broken list refused.
 TEST(SqueueRows, FromTheListTextAsFromItsTree) {
@@ -464,9 +520,10 @@ TEST(SqueueFields, RunningJobTimes) {
   EXPECT_EQ(value("e"), "2027-01-15T08:58:20");
   EXPECT_EQ(value("L"), "58:20");
   EXPECT_EQ(value("B"), "n1");
-  setenv("SLURM_TIME_FORMAT", "%H:%M", 1);
+  ctx.time_format = "%H:%M";  // SLURM_TIME_FORMAT, as squeue read it
   EXPECT_EQ(value("S"), "07:58");
-  unsetenv("SLURM_TIME_FORMAT");
+  ctx.time_format = "standard";  // no '%': the default form
+  EXPECT_EQ(value("S"), "2027-01-15T07:58:20");
 }
 
 TEST(SqueueRender, StartLayout) {

@@ -121,6 +121,37 @@ class SlurmQueueTest(unittest.TestCase):
                                           'TIME_LIMI', 'NODES', 'NODELIST(REASON)'])
         self.assertEqual(out[2].split()[4:7], ['PENDING', '0:00', '10:00'])
 
+    def test_squeue_lines_made_by_the_controller_are_those_made_here(self):
+        # squeue asks the controller for its lines (POST /v1/views/squeue); a caller in another
+        # time zone makes them itself from GET /v1/jobs. TZ=:/etc/localtime is the system's zone
+        # under another name: the second path, with the same local times.
+        if 'TZ' in os.environ:
+            self.skipTest('TZ is set: no other name for the same zone is known')
+        cases = [[], ['-l'], ['--start'], ['-r'], ['-P'], ['-h', '-t', 'all'], ['-u', 'root'],
+                 ['-S', 'i'], ['-S', '-M,j'], ['-o', '%all'], ['-o', '%i %V %S %e %Z %o %k'],
+                 ['-O', 'JobID,Name:30,ReqNodes,TimeLeft,SubmitTime,StartTime,Reason'],
+                 ['-n', 'sweep', '-r'], ['-j', f'{self.array_id}_1'], ['-t', 'PD', '-p', 'main'],
+                 ['--me'], ['-A', 'nobody'], ['-q', 'normal,bogus']]
+        for args in cases:
+            for extra in ({}, {'SLURM_TIME_FORMAT': '%H:%M %d/%m'}, {'SQUEUE_SORT': '-i'}):
+                with self.subTest(args=args, env=extra):
+                    here = self.run_cmd('squeue', *args, env=dict(extra, TZ=':/etc/localtime'))
+                    there = self.run_cmd('squeue', *args, env=extra)
+                    self.assertEqual(there.stdout, here.stdout)
+                    self.assertEqual(there.stderr, here.stderr)
+        # The controller made them: its answer is squeue's output.
+        status, body = self.c.api('POST', '/v1/views/squeue',
+                                  {'args': ['-o', '%i %j %T'], 'env': {}, 'tz': ''})
+        self.assertEqual(status, 200)
+        self.assertEqual(body['raw'], self.run_cmd('squeue', '-o', '%i %j %T').stdout)
+        self.assertIn(f'{self.held_id} held PENDING', body['raw'])
+        # Another zone is refused (the caller then makes its lines), and so is a bad request.
+        status, _ = self.c.api('POST', '/v1/views/squeue', {'args': [], 'tz': 'Asia/Tokyo'})
+        self.assertEqual(status, 409)
+        status, body = self.c.api('POST', '/v1/views/squeue', {'args': [1]})
+        self.assertEqual(status, 400)
+        self.assertIn('strings', json.dumps(body))
+
     def test_squeue_start_lists_pending_jobs(self):
         out = self.lines('squeue', '--start')
         self.assertEqual(out[0].split(), ['JOBID', 'PARTITION', 'NAME', 'USER', 'ST',
