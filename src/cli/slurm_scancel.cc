@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,40 @@ Result<std::vector<slurm::JobView>> ActiveJobs(Client& client) {
     return Status::Internal("the controller's job list: " + jobs.status().message());
   }
   return jobs;
+}
+
+// The filtered path's selection made by the controller (POST /v1/views/scancel), with the same
+// code as below: its errors printed, the targets set, and the exit code returned. Nothing when
+// the controller has no such view (an older one), or for -i, which shows each job's name and
+// partition; a failure to reach it is reported and returned.
+std::optional<int> SelectOnController(Client& client, const std::vector<std::string>& args,
+                                      const ScancelOptions& o, std::vector<ScancelTarget>& out) {
+  if (o.interactive) return std::nullopt;
+  json env = json::object();
+  for (const auto& [k, v] : ScancelEnvironment()) env[k] = v;
+  json body = {{"args", json(std::vector<std::string>(args.begin() + 1, args.end()))},
+               {"env", std::move(env)}};
+  if (o.uid) body["uid"] = *o.uid;
+  Result<json> r = client.Call("POST", "/v1/views/scancel", body);
+  if (!r.ok()) {
+    if (r.status().code() == StatusCode::kNotFound) return std::nullopt;
+    std::fprintf(stderr, "scancel: error: %s\n", r.status().message().c_str());
+    return 1;
+  }
+  try {
+    for (const json& e : r->at("errors"))
+      std::fprintf(stderr, "%s\n", e.get<std::string>().c_str());
+    for (const json& t : r->at("targets")) {
+      ScancelTarget target;
+      target.request_ids = t.at("ids").get<std::vector<std::string>>();
+      target.display_id = t.at("display_id").get<std::string>();
+      out.push_back(std::move(target));
+    }
+    return r->at("exit_code").get<int>();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "scancel: error: the controller's selection: %s\n", e.what());
+    return 1;
+  }
 }
 
 // -i: asks on the terminal for each target; end of input counts as "no".
@@ -146,6 +181,9 @@ int ScancelMain(int argc, char** argv) {
   std::vector<slurm::JobView> jobs;  // owns what the targets point to
   if (o.IdsOnly()) {
     targets = slurm::IdTargets(o);
+  } else if (std::optional<int> selected = SelectOnController(client, args, o, targets)) {
+    // The controller selected the jobs from its records (no list of them to read here).
+    rc = *selected;
   } else {
     Result<std::vector<slurm::JobView>> loaded = ActiveJobs(client);
     if (!loaded.ok()) return Fail("scancel", loaded.status());

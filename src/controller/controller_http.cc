@@ -81,6 +81,8 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      [](Impl& im, const ApiCall& c) { return im.ListJobs(c.req, c.who); }},
     {Endpoint::kSqueueView,
      [](Impl& im, const ApiCall& c) { return im.SqueueView(c.body); }},
+    {Endpoint::kScancelView,
+     [](Impl& im, const ApiCall& c) { return im.ScancelView(c.body); }},
     {Endpoint::kSubmitJobs,
      [](Impl& im, const ApiCall& c) { return im.SubmitRoute(c); }},
     {Endpoint::kJobsOther,

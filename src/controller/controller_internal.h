@@ -430,6 +430,10 @@ struct Controller::Impl {
   // ?exec=1: with how each job runs (script and environment only for their owners).
   net::HttpResponse ListJobs(const net::HttpRequest& req, const Caller& who);
   net::HttpResponse SqueueView(const nlohmann::json& body);
+  net::HttpResponse ScancelView(const nlohmann::json& body);
+  // The active records and the last pass's pending view, taken under the view lock.
+  std::vector<std::shared_ptr<const JobRecord>> ActiveRecords(
+      bool ended_too, std::shared_ptr<const PendingMap>* pending) const;
   // A job's record; how to run it (script, environment) only for its owner and operators.
   net::HttpResponse GetJob(const Caller& who, core::JobId id);
   net::HttpResponse GetArrayTask(const Caller& who, const std::string& text);  // "12_4"

@@ -14,6 +14,7 @@
 #include "core/model/partition.h"
 #include "core/sched/scheduler.h"
 #include "core/sched/share_tree.h"
+#include "slurm/scancel.h"
 #include "slurm/squeue_view.h"
 
 namespace berth::controller {
@@ -354,6 +355,43 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
   return out;
 }
 
+namespace {
+
+// A command's line as a view request names it: {"args": [...], "env": {NAME: VALUE}}, the
+// program's name first.
+struct CommandLine {
+  std::vector<std::string> args;
+  std::map<std::string, std::string, std::less<>> env;
+};
+
+Result<CommandLine> CommandLineOf(const json& body, const std::string& program) {
+  const std::string what = program + " view: ";
+  if (!body.is_object() || !body.contains("args") || !body.at("args").is_array()) {
+    return Status::InvalidArgument(what + "\"args\" (an array of strings) is needed");
+  }
+  CommandLine c{{program}, {}};
+  try {
+    for (const json& a : body.at("args")) c.args.push_back(a.get<std::string>());
+    if (body.contains("env")) {
+      for (const auto& [k, v] : body.at("env").items()) c.env[k] = v.get<std::string>();
+    }
+  } catch (const std::exception&) {
+    return Status::InvalidArgument(what + "arguments and variables are strings");
+  }
+  return c;
+}
+
+// A record's view as Slurm's commands show it, with the last pass's word on a pending job.
+slurm::JobView ViewOf(const JobRecord& r, const PendingMap& pending, bool with_exec, Time now) {
+  slurm::JobRecordFacts f = SlurmFactsOf(r);
+  const SchedulerWord w = WordOf(r, pending);
+  f.priority = w.priority;
+  f.reason = w.has_reason ? std::string(core::PendingReasonName(w.reason)) : "";
+  f.reason_detail = w.has_reason ? *w.detail : "";
+  f.expected_start = w.expected_start;
+  return slurm::JobViewOf(f, r.job.spec, with_exec ? r.job.exec.get() : nullptr, now);
+}
+
 // The time zone this process shows local times in: its TZ, or "" for the system's.
 const std::string& OwnTimeZone() {
   static const std::string tz = [] {
@@ -363,22 +401,60 @@ const std::string& OwnTimeZone() {
   return tz;
 }
 
+}  // namespace
+
+std::vector<std::shared_ptr<const JobRecord>> Controller::Impl::ActiveRecords(
+    bool ended_too, std::shared_ptr<const PendingMap>* pending) const {
+  std::vector<std::shared_ptr<const JobRecord>> jobs;
+  ReaderLock l(view_mu);
+  jobs.reserve(records.size());
+  for (const auto& [id, r] : records) {
+    if (ended_too || !core::IsTerminal(r->job.state)) jobs.push_back(r);
+  }
+  *pending = pending_view;
+  return jobs;
+}
+
+net::HttpResponse Controller::Impl::ScancelView(const json& body) {
+  // {"args": scancel's arguments, "env": its SCANCEL_* variables, "uid": -u's or --me's user,
+  //  as the caller resolved it}: the jobs its filters select among the active ones, as scancel
+  // selects them from GET /v1/jobs (the same views, without run specifications).
+  Result<CommandLine> line = CommandLineOf(body, "scancel");
+  if (!line.ok()) return Error(line.status());
+  slurm::ScancelParse parsed = slurm::ParseScancelArgs(
+      line->args,
+      std::vector<std::pair<std::string, std::string>>(line->env.begin(), line->env.end()));
+  slurm::ScancelOptions& o = parsed.options;
+  if (parsed.done || o.IdsOnly()) {
+    return Error(Status::InvalidArgument("scancel view: only a filtered scancel selects here"));
+  }
+  if (body.contains("uid") && body.at("uid").is_number_unsigned()) {
+    o.uid = body.at("uid").get<uint32_t>();
+  }
+  const Time now = std::time(nullptr);
+  std::shared_ptr<const PendingMap> pending;
+  const std::vector<std::shared_ptr<const JobRecord>> jobs = ActiveRecords(false, &pending);
+  std::vector<slurm::JobView> views;
+  views.reserve(jobs.size());
+  for (const std::shared_ptr<const JobRecord>& r : jobs) {
+    views.push_back(ViewOf(*r, *pending, false, now));
+  }
+  const slurm::ScancelSelection sel = slurm::SelectScancelTargets(o, views);
+  json targets = json::array();
+  for (const slurm::ScancelTarget& t : sel.targets) {
+    targets.push_back({{"ids", t.request_ids}, {"display_id", t.display_id}});
+  }
+  return JsonResponse(
+      200, {{"targets", std::move(targets)}, {"errors", sel.errors}, {"exit_code", sel.exit_code}});
+}
+
 net::HttpResponse Controller::Impl::SqueueView(const json& body) {
   // {"args": squeue's arguments, "env": its SQUEUE_* variables, "uid": the caller's (--me),
   //  "now", "time_format": SLURM_TIME_FORMAT, "tz": TZ}: the same options parsed here.
-  if (!body.is_object() || !body.contains("args") || !body.at("args").is_array()) {
-    return Error(Status::InvalidArgument("squeue view: \"args\" (an array of strings) is needed"));
-  }
-  std::vector<std::string> args{"squeue"};
-  std::map<std::string, std::string, std::less<>> env;
-  try {
-    for (const json& a : body.at("args")) args.push_back(a.get<std::string>());
-    if (body.contains("env")) {
-      for (const auto& [k, v] : body.at("env").items()) env[k] = v.get<std::string>();
-    }
-  } catch (const std::exception&) {
-    return Error(Status::InvalidArgument("squeue view: arguments and variables are strings"));
-  }
+  Result<CommandLine> line = CommandLineOf(body, "squeue");
+  if (!line.ok()) return Error(line.status());
+  const std::vector<std::string>& args = line->args;
+  const auto& env = line->env;
   // Local times (--start's, %V, ...) are made in this process's zone: a caller in another one
   // renders its own lines (from GET /v1/jobs).
   if (body.value("tz", std::string()) != OwnTimeZone()) {
@@ -403,17 +479,12 @@ net::HttpResponse Controller::Impl::SqueueView(const json& body) {
   ctx.time_format = body.value("time_format", std::string());
   // The records are taken under the lock, their views made after it (a pass can publish
   // meanwhile). Without -t, no ended job is shown.
-  const bool ended_too = !o.filter.states.empty();
-  std::vector<std::shared_ptr<const JobRecord>> jobs;
   std::shared_ptr<const PendingMap> pending;
+  std::vector<std::shared_ptr<const JobRecord>> jobs =
+      ActiveRecords(!o.filter.states.empty(), &pending);
   std::shared_ptr<const json> partitions;
   {
     ReaderLock l(view_mu);
-    jobs.reserve(records.size());
-    for (const auto& [id, r] : records) {
-      if (ended_too || !core::IsTerminal(r->job.state)) jobs.push_back(r);
-    }
-    pending = pending_view;
     partitions = partition_view;
   }
   std::map<std::string, int64_t> tiers;
@@ -426,15 +497,8 @@ net::HttpResponse Controller::Impl::SqueueView(const json& body) {
   }
   slurm::SqueueTableBuilder table(o, slurm::SqueueFormat(o, nullptr), std::move(tiers), ctx);
   table.Reserve(jobs.size());
-  for (const std::shared_ptr<const JobRecord>& rec : jobs) {
-    const JobRecord& r = *rec;
-    slurm::JobRecordFacts f = SlurmFactsOf(r);
-    const SchedulerWord w = WordOf(r, *pending);
-    f.priority = w.priority;
-    f.reason = w.has_reason ? std::string(core::PendingReasonName(w.reason)) : "";
-    f.reason_detail = w.has_reason ? *w.detail : "";
-    f.expected_start = w.expected_start;
-    table.Add(slurm::JobViewOf(f, r.job.spec, r.job.exec.get(), ctx.now));
+  for (const std::shared_ptr<const JobRecord>& r : jobs) {
+    table.Add(ViewOf(*r, *pending, true, ctx.now));
   }
   jobs.clear();
   net::HttpResponse out;

@@ -191,6 +191,11 @@ TEST(JobRecordTest, TheSlurmViewOfARecordIsTheViewOfItsJson) {
     EXPECT_EQ(direct.display_id, from_json->display_id) << "case " << i;
     EXPECT_EQ(direct.std_out, from_json->std_out) << "case " << i;
     EXPECT_EQ(direct.alloc_tres, from_json->alloc_tres) << "case " << i;
+    // A list's record has no run specification: nor has the view made without one.
+    Result<slurm::JobView> listed = slurm::JobViewFromJson(EncodeJobRecord(r, false), kNow);
+    ASSERT_TRUE(listed.ok()) << listed.status().message();
+    EXPECT_TRUE(slurm::JobViewOf(SlurmFactsOf(r), r.job.spec, nullptr, kNow) == *listed)
+        << "case " << i;
   }
   // The cases are what they claim: each kind shows.
   const slurm::JobView running =

@@ -33,9 +33,10 @@ enum class Endpoint : uint8_t {
   kJoinNode,
   kIssueToken,
   kListJobs,
-  kSqueueView,  // POST /v1/views/squeue: squeue's lines, made where the jobs are
-  kSubmitJobs,  // and ?test_only=1
-  kJobsOther,   // /v1/jobs with another method: refused as a bad job id, as always
+  kSqueueView,   // POST /v1/views/squeue: squeue's lines, made where the jobs are
+  kScancelView,  // POST /v1/views/scancel: the jobs a filtered scancel would act on
+  kSubmitJobs,   // and ?test_only=1
+  kJobsOther,    // /v1/jobs with another method: refused as a bad job id, as always
   kCancelJobs,
   kGetJob,
   kJobSteps,
