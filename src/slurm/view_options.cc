@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <mutex>
 
 namespace berth::slurm {
 
@@ -30,6 +31,10 @@ std::optional<std::vector<std::string>> Getopt(const std::vector<std::string>& a
                                                const struct option* long_options,
                                                const std::function<bool(int, const char*)>& handle,
                                                std::string* bad_word) {
+  // getopt_long's state is the process's: the controller parses squeue's and scancel's lines
+  // (POST /v1/views/...) on several connection threads, one at a time here.
+  static std::mutex getopt_mu;
+  std::lock_guard<std::mutex> lock(getopt_mu);
   // getopt_long permutes argv, so it works on copies.
   std::vector<std::string> copies = args;
   if (copies.empty()) copies.push_back("berth");

@@ -4,7 +4,8 @@
 // lookups, and the "print this and exit" outcome of parsing (ParseExit, which each command's
 // parse result holds or is).
 //
-// Thread safety: RunGetopt uses getopt_long's process-wide state: one thread at a time.
+// Thread safety: RunGetopt uses getopt_long's process-wide state, under a process-wide mutex:
+// any thread may call it (the controller parses squeue's and scancel's options).
 #ifndef BERTH_SLURM_VIEW_OPTIONS_H_
 #define BERTH_SLURM_VIEW_OPTIONS_H_
 

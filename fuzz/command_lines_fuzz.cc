@@ -1,0 +1,105 @@
+// The command lines the controller parses for squeue and scancel (POST /v1/views/squeue and
+// /v1/views/scancel take them from any user). The first byte picks the command (even: squeue,
+// odd: scancel), the rest is its arguments, separated by NUL bytes.
+// Invariants: squeue's table is whole lines, its header first unless -h, and the same when made
+// twice; scancel's selection names each target with ids and its exit code is 0 or 1.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/model/job.h"
+#include "slurm/job_view.h"
+#include "slurm/scancel.h"
+#include "slurm/squeue_view.h"
+
+namespace {
+
+using berth::slurm::JobView;
+
+// Three jobs: one running on two nodes, an array's pending tasks, and a held job.
+std::vector<JobView> Jobs() {
+  std::vector<JobView> jobs;
+  berth::core::JobSpec spec;
+  spec.name = "train";
+  spec.user = "alice";
+  spec.uid = 1001;
+  spec.gid = 1001;
+  spec.partitions = {"gpu"};
+  spec.account = "ml";
+  berth::slurm::JobRecordFacts f;
+  f.id = 7;
+  f.state = berth::core::JobState::kRunning;
+  f.partition = "gpu";
+  f.submit_time = 1800000000;
+  f.start_time = 1800000100;
+  f.nodes = {{"n1", 4, 1024, 2, 0}, {"n2", 4, 1024, 2, 0}};
+  jobs.push_back(berth::slurm::JobViewOf(f, spec, nullptr, 1800000500));
+  berth::core::JobSpec array = spec;
+  array.array.task_ids = {0, 1, 2, 5};
+  array.array.max_running = 2;
+  f = {};
+  f.id = 8;
+  f.reason = "Priority";
+  f.priority = 100;
+  jobs.push_back(berth::slurm::JobViewOf(f, array, nullptr, 1800000500));
+  berth::core::JobSpec held = spec;
+  held.hold = berth::core::HoldKind::kUser;
+  held.user = "bob";
+  held.partitions = {"cpu", "gpu"};
+  f = {};
+  f.id = 9;
+  jobs.push_back(berth::slurm::JobViewOf(f, held, nullptr, 1800000500));
+  return jobs;
+}
+
+std::string Table(const berth::slurm::SqueueOptions& o, const std::vector<JobView>& jobs) {
+  berth::slurm::SqueueContext ctx;
+  ctx.now = 1800000500;
+  berth::slurm::SqueueTableBuilder b(o, berth::slurm::SqueueFormat(o, nullptr),
+                                     {{"cpu", 2}, {"gpu", 1}}, ctx);
+  for (const JobView& j : jobs) b.Add(j);
+  return b.Finish();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0 || size > 4096) return 0;
+  const bool squeue = data[0] % 2 == 0;
+  std::vector<std::string> args{squeue ? "squeue" : "scancel"};
+  std::string word;
+  for (size_t i = 1; i < size; ++i) {
+    if (data[i] == 0) {
+      args.push_back(word);
+      word.clear();
+    } else {
+      word += static_cast<char>(data[i]);
+    }
+  }
+  if (size > 1) args.push_back(word);
+  static const std::vector<JobView> jobs = Jobs();
+  if (squeue) {
+    berth::slurm::SqueueParse p =
+        berth::slurm::ParseSqueueArgs(args, [](std::string_view) { return std::nullopt; }, 0);
+    const berth::slurm::SqueueOptions& o = p.options;
+    if (p.exit.done || o.json || o.steps || o.iterate != 0) return 0;
+    if (!berth::slurm::CheckSortKeys(berth::slurm::ParseSortList(o.sort, {"cluster"})).ok()) {
+      return 0;
+    }
+    const std::string table = Table(o, jobs);
+    if (!table.empty() && table.back() != '\n') std::abort();
+    if (!o.no_header && table.empty()) std::abort();
+    if (Table(o, jobs) != table) std::abort();
+    return 0;
+  }
+  berth::slurm::ScancelParse p = berth::slurm::ParseScancelArgs(args);
+  if (p.done || p.options.IdsOnly()) return 0;
+  const berth::slurm::ScancelSelection sel = berth::slurm::SelectScancelTargets(p.options, jobs);
+  if (sel.exit_code != 0 && sel.exit_code != 1) std::abort();
+  for (const berth::slurm::ScancelTarget& t : sel.targets) {
+    if (t.request_ids.empty() || t.display_id.empty()) std::abort();
+  }
+  return 0;
+}
