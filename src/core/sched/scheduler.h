@@ -20,6 +20,7 @@
 #include "core/config.h"
 #include "core/plan.h"
 #include "core/sched/candidates.h"
+#include "core/sched/pass_state.h"
 #include "core/sched/priority.h"
 #include "core/state/cluster_state.h"
 
@@ -55,6 +56,7 @@ class Scheduler {
  private:
   SchedulerConfig cfg_;
   CandidateCache candidates_;
+  PassScratch scratch_;  // the passes' per-node memory, kept between them
   bool explain_details_ = true;
   bool pending_reasons_ = true;
 };

@@ -39,6 +39,14 @@ void ClusterState::ChangeCounters(const JobEntry& e, int sign) {
   if (e.job.spec.exclusive == ExclusiveMode::kUser) user_exclusive_running_ += sign;
 }
 
+void ClusterState::SetHoldEnds(const Job& job) {
+  for (const NodeAllocation& a : job.alloc.nodes) {
+    for (NodeHold& h : holds_[a.node]) {
+      if (h.job == job.id) h.end = job.start_time + job.time_limit;
+    }
+  }
+}
+
 void ClusterState::RecomputeSoleUser(NodeInfo& n) {
   n.sole_user = -1;
   n.user_exclusive = false;
@@ -131,6 +139,7 @@ void ClusterState::Allocate(JobEntry& e, const PlannedStart& s, Time now) {
     n.sole_user = f.sole_user;
     n.user_exclusive = f.user_exclusive;
     n.jobs.insert(std::lower_bound(n.jobs.begin(), n.jobs.end(), job.id), job.id);
+    holds_[a.node].push_back({job.id, now + s.time_limit, e.user, excl_user, a});
     if (n.health == NodeHealth::kPoweredDown) {
       n.health = NodeHealth::kPoweringUp;
       n.state_since = now;
@@ -169,6 +178,13 @@ void ClusterState::Release(JobEntry& e, Time now) {
     n.gpu_share_milli = std::move(f.gpu_milli);
     n.free_gres = f.gres;
     n.jobs.erase(std::find(n.jobs.begin(), n.jobs.end(), job.id));
+    std::vector<NodeHold>& holds = holds_[a.node];
+    auto hold = std::find_if(holds.begin(), holds.end(),
+                             [&](const NodeHold& h) { return h.job == job.id; });
+    if (hold != holds.end()) {
+      *hold = std::move(holds.back());
+      holds.pop_back();
+    }
     if (n.jobs.empty()) n.idle_since = now;
     RecomputeSoleUser(n);
     UpdateNodeIndex(a.node);
@@ -358,6 +374,7 @@ Status ClusterState::FinishConfiguring(JobId id, Time now) {
   releases_.erase({job.start_time + job.time_limit, id});
   job.start_time = std::max(job.start_time, now);
   releases_.insert({job.start_time + job.time_limit, id});
+  SetHoldEnds(job);
   job.state = JobState::kRunning;
   return Status::Ok();
 }
@@ -372,6 +389,7 @@ Status ClusterState::SetTimeLimit(JobId id, Duration limit) {
     releases_.erase({job.start_time + job.time_limit, id});
     job.time_limit = limit;
     releases_.insert({job.start_time + job.time_limit, id});
+    SetHoldEnds(job);
   }
   return Status::Ok();
 }
