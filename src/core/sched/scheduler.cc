@@ -50,12 +50,14 @@ constexpr size_t kFgdWorkloadJobs = 1024;
 class Pass {
  public:
   Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache,
-       PassScratch& scratch, bool explain_details, bool pending_reasons)
+       PassScratch& scratch, bool explain_details, bool pending_reasons,
+       int64_t* window_bound_skips)
       : cs_(cs),
         cfg_(cfg),
         cache_(cache),
         explain_details_(explain_details),
         pending_reasons_(pending_reasons),
+        window_bound_skips_(window_bound_skips),
         pass_(cs, now, &scratch),
         resv_(cs),
         partition_blocked_(cs.partitions().size(), false),
@@ -161,6 +163,7 @@ class Pass {
   CandidateCache& cache_;
   const bool explain_details_;
   const bool pending_reasons_;
+  int64_t* const window_bound_skips_;  // null: no window bound (Scheduler::set_window_bound)
   PassState pass_;
   ResvView resv_;
   Plan plan_;
@@ -467,7 +470,10 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   const bool cpus_enough = MayFitCpus(shape, pass_.free_cpus_bound());
   Allocation alloc;
   auto may_fit = [&](Duration d) {
-    return cpus_enough && MayFitCpus(shape, pass_.FreeCpusBound(d));
+    if (!cpus_enough) return false;
+    if (window_bound_skips_ == nullptr || MayFitCpus(shape, pass_.FreeCpusBound(d))) return true;
+    ++*window_bound_skips_;
+    return false;
   };
   if (!known_no_fit && (limit < 1 || may_fit(limit)) && try_limit(limit, &alloc)) {
     Record(e, task, slot, std::move(alloc), limit, {});
@@ -676,11 +682,13 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
 Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
   if (!pending_reasons_ && cfg_.order == QueueOrder::kFifo && cfg_.strict_order &&
       cs.pending_in_submit_order()) {
-    Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_);
+    Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_,
+              window_bound_ ? &window_bound_skips_ : nullptr);
     return pass.RunFifoPrefix();
   }
   std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
-  Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_);
+  Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_,
+            window_bound_ ? &window_bound_skips_ : nullptr);
   return pass.Run(queue);
 }
 
