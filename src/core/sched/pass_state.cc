@@ -263,13 +263,19 @@ int64_t PassState::FreeCpusBound(Duration d) const {
   if (reservations_.empty()) return free_cpus_bound_;
   if (!bound_valid_) {
     bound_starts_.clear();
+    bool active_now = false;
     for (const Reservation& r : reservations_) {
       if (r.start > now_) bound_starts_.push_back(r.start);
+      active_now = active_now || (r.start <= now_ && r.end > now_);
     }
     std::sort(bound_starts_.begin(), bound_starts_.end());
     bound_starts_.erase(std::unique(bound_starts_.begin(), bound_starts_.end()),
                         bound_starts_.end());
     bound_deficit_.assign(bound_starts_.size() + 1, -1);
+    // A window that no reservation start enters: FreeAt(n, now) has at least FreeNow's CPUs
+    // (nothing running ends by now; starts that did give theirs back) unless a reservation
+    // holds the node now.
+    if (!active_now) bound_deficit_[0] = 0;
     bound_valid_ = true;
   }
   // FreeDuring(n, now, now + d) takes the minimum over now and the reservation starts in

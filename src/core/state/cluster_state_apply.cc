@@ -50,15 +50,16 @@ void ClusterState::SetHoldEnds(const Job& job) {
 void ClusterState::RecomputeSoleUser(NodeInfo& n) {
   n.sole_user = -1;
   n.user_exclusive = false;
-  for (JobId id : n.jobs) {
-    const JobEntry& e = jobs_.at(id);
-    int64_t user = e.user;
+  // The node's holds name the same jobs as n.jobs, with their users (in another order, which
+  // does not matter here), without a lookup per job.
+  for (const NodeHold& h : holds_[n.index]) {
+    int64_t user = h.user;
     if (n.sole_user == -1) {
       n.sole_user = user;
     } else if (n.sole_user != user) {
       n.sole_user = -2;
     }
-    n.user_exclusive = n.user_exclusive || e.job.spec.exclusive == ExclusiveMode::kUser;
+    n.user_exclusive = n.user_exclusive || h.exclusive_user;
   }
 }
 
