@@ -130,10 +130,11 @@ void PassState::CountStart(const JobEntry& e, const Allocation& alloc, int sign)
 }
 
 void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc) {
-  bound_valid_ = false;
   bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
   int32_t index = static_cast<int32_t>(starts_.size());
   for (const NodeAllocation& a : alloc.nodes) {
+    // FreeCpusBound's memo reads the reserved nodes only.
+    if (reserved_.Test(a.node)) bound_valid_ = false;
     Mutable(a.node).Take(cs_.node(a.node), a, e.user, excl_user);
     Reindex(a.node);
     SlotOf(a.node).profile = 0;

@@ -173,7 +173,8 @@ class PassState {
   Bitset cpu_free_;
   std::vector<Bitset> gpu_buckets_;
   int64_t free_cpus_bound_ = 0;
-  // FreeCpusBound's memo, forgotten by every start, preemption and reservation: the distinct
+  // FreeCpusBound's memo, forgotten by a start on a reserved node, a preemption or a
+  // reservation (it reads only the reserved nodes and the reservations): the distinct
   // reservation starts after now, sorted, and by how many of them fall inside the window, what
   // the reserved usable nodes lose against FreeNow (-1: not computed yet).
   mutable bool bound_valid_ = false;
