@@ -59,28 +59,57 @@ void MinInto(NodeFree& acc, const NodeFree& f) {
 
 }  // namespace
 
-PassState::PassState(const ClusterState& cs, Time now)
+uint32_t PassScratch::Begin(size_t nodes) {
+  if (slots_.size() != nodes) slots_.resize(nodes);
+  if (++epoch_ == 0) {  // wrapped: no stamp may look current
+    for (Slot& s : slots_) s.changed = s.profile = s.starts = s.reservations = 0;
+    epoch_ = 1;
+  }
+  return epoch_;
+}
+
+PassState::PassState(const ClusterState& cs, Time now, PassScratch* scratch)
     : cs_(cs),
       now_(now),
+      scratch_(scratch != nullptr && !scratch->in_use_ ? scratch : &own_scratch_),
+      epoch_(scratch_->Begin(cs.num_nodes())),
       cpu_free_(cs.cpu_free_nodes()),
       gpu_buckets_(cs.gpu_buckets()),
       free_cpus_bound_(cs.usable_free_cpus()),
-      reserved_(cs.num_nodes()) {}
+      reserved_(cs.num_nodes()) {
+  scratch_->in_use_ = true;
+}
+
+PassState::~PassState() {
+  scratch_->in_use_ = false;
+}
 
 NodeFree PassState::FreeNow(uint32_t n) const {
-  auto it = changed_.find(n);
-  if (it != changed_.end()) return it->second;
+  const PassScratch::Slot& s = SlotOf(n);
+  if (s.changed == epoch_) return s.free;
   return NodeFree::Of(cs_.node(n));
 }
 
 NodeFree& PassState::Mutable(uint32_t n) {
-  auto it = changed_.find(n);
-  if (it != changed_.end()) return it->second;
-  return changed_.emplace(n, NodeFree::Of(cs_.node(n))).first->second;
+  PassScratch::Slot& s = SlotOf(n);
+  if (s.changed != epoch_) {
+    s.free = NodeFree::Of(cs_.node(n));
+    s.changed = epoch_;
+  }
+  return s.free;
+}
+
+void PassState::AddStartOn(uint32_t n, int32_t index) {
+  PassScratch::Slot& slot = SlotOf(n);
+  if (slot.starts != epoch_) {
+    slot.start_indices.clear();
+    slot.starts = epoch_;
+  }
+  slot.start_indices.push_back(index);
 }
 
 void PassState::Reindex(uint32_t n) {
-  const NodeFree& f = changed_.at(n);
+  const NodeFree& f = SlotOf(n).free;
   bool usable = cs_.usable_nodes().Test(n);
   cpu_free_.Assign(n, usable && f.cpus > 0);
   int free = std::popcount(f.gpus);
@@ -104,10 +133,12 @@ void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocatio
   bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
   int32_t index = static_cast<int32_t>(starts_.size());
   for (const NodeAllocation& a : alloc.nodes) {
+    // FreeCpusBound's memo reads the reserved nodes only.
+    if (reserved_.Test(a.node)) bound_valid_ = false;
     Mutable(a.node).Take(cs_.node(a.node), a, e.user, excl_user);
     Reindex(a.node);
-    profiles_.erase(a.node);
-    starts_by_node_[a.node].push_back(index);
+    SlotOf(a.node).profile = 0;
+    AddStartOn(a.node, index);
     // A start that ends by now gives its CPUs back at once to FreeAt(now): keep them counted.
     if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= a.cpus;
   }
@@ -180,13 +211,13 @@ void TakeFrom(NodeAllocation& held, NodeAllocation& want) {
 void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
                                      const Allocation& alloc,
                                      const std::vector<const JobEntry*>& victims) {
+  bound_valid_ = false;
   std::map<uint32_t, NodeAllocation> held;  // what the victims hold, per node
   for (const JobEntry* v : victims) {
     preempted_.insert(v->job.id);
     CountStart(*v, v->job.alloc, -1);
     for (const NodeAllocation& a : v->job.alloc.nodes) {
-      releases_.erase(a.node);
-      profiles_.erase(a.node);
+      SlotOf(a.node).profile = 0;
       NodeAllocation& h = held[a.node];
       h.node = a.node;
       AddInto(h, a);
@@ -199,8 +230,8 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
     if (auto it = held.find(a.node); it != held.end()) TakeFrom(it->second, from_free);
     Mutable(a.node).Take(cs_.node(a.node), from_free, e.user, excl_user);
     Reindex(a.node);
-    profiles_.erase(a.node);
-    starts_by_node_[a.node].push_back(index);
+    SlotOf(a.node).profile = 0;
+    AddStartOn(a.node, index);
     if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= from_free.cpus;
   }
   for (auto& [n, rest] : held) {
@@ -214,34 +245,64 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
 }
 
 void PassState::Reserve(Reservation r) {
+  bound_valid_ = false;
   int32_t index = static_cast<int32_t>(reservations_.size());
   for (const NodeAllocation& a : r.alloc.nodes) {
     reserved_.Set(a.node);
-    res_by_node_[a.node].push_back(index);
-    profiles_.erase(a.node);
+    PassScratch::Slot& slot = SlotOf(a.node);
+    if (slot.reservations != epoch_) {
+      slot.reservation_indices.clear();
+      slot.reservations = epoch_;
+    }
+    slot.reservation_indices.push_back(index);
+    slot.profile = 0;
   }
   reservations_.push_back(std::move(r));
 }
 
-Time PassState::EstimatedEnd(const Job& job) const {
-  return std::max(now_ + 1, job.start_time + job.time_limit);
+int64_t PassState::FreeCpusBound(Duration d) const {
+  if (reservations_.empty()) return free_cpus_bound_;
+  if (!bound_valid_) {
+    bound_starts_.clear();
+    bool active_now = false;
+    for (const Reservation& r : reservations_) {
+      if (r.start > now_) bound_starts_.push_back(r.start);
+      active_now = active_now || (r.start <= now_ && r.end > now_);
+    }
+    std::sort(bound_starts_.begin(), bound_starts_.end());
+    bound_starts_.erase(std::unique(bound_starts_.begin(), bound_starts_.end()),
+                        bound_starts_.end());
+    bound_deficit_.assign(bound_starts_.size() + 1, -1);
+    // A window that no reservation start enters: FreeAt(n, now) has at least FreeNow's CPUs
+    // (nothing running ends by now; starts that did give theirs back) unless a reservation
+    // holds the node now.
+    if (!active_now) bound_deficit_[0] = 0;
+    bound_valid_ = true;
+  }
+  // FreeDuring(n, now, now + d) takes the minimum over now and the reservation starts in
+  // (now, now + d): the first k of bound_starts_, the same set as for the window up to the k-th
+  // start (inclusive).
+  const size_t k =
+      static_cast<size_t>(std::lower_bound(bound_starts_.begin(), bound_starts_.end(), now_ + d) -
+                          bound_starts_.begin());
+  int64_t& deficit = bound_deficit_[k];
+  if (deficit < 0) {
+    // Each usable node counts in free_cpus_bound_ at least its FreeNow CPUs, which are at least
+    // what FreeDuring gives it from now on: taking off the difference keeps a bound (nodes with
+    // no CPU free now have nothing to take off).
+    const Time t1 = k == 0 ? now_ + 1 : bound_starts_[k - 1] + 1;
+    deficit = 0;
+    reserved_.ForEachAnd(cpu_free_, [&](size_t i) {
+      const auto n = static_cast<uint32_t>(i);
+      deficit += std::max(0, FreeNow(n).cpus - FreeDuring(n, now_, t1).cpus);
+      return true;
+    });
+  }
+  return free_cpus_bound_ - deficit;
 }
 
-const std::vector<PassState::Release>& PassState::ReleasesOn(uint32_t n) const {
-  auto it = releases_.find(n);
-  if (it != releases_.end()) return it->second;
-  std::vector<Release> list;
-  for (JobId id : cs_.node(n).jobs) {
-    if (preempted_.count(id)) continue;
-    const Job* job = cs_.FindJob(id);
-    const JobEntry* e = cs_.FindEntry(id);
-    if (const NodeAllocation* a = OnNode(job->alloc, n)) {
-      list.push_back({EstimatedEnd(*job), a, e->user, job->spec.exclusive == ExclusiveMode::kUser});
-    }
-  }
-  std::sort(list.begin(), list.end(),
-            [](const Release& a, const Release& b) { return a.end < b.end; });
-  return releases_.emplace(n, std::move(list)).first->second;
+Time PassState::EstimatedEnd(const Job& job) const {
+  return std::max(now_ + 1, job.start_time + job.time_limit);
 }
 
 NodeFree PassState::FreeAt(uint32_t n, Time t) const {
@@ -254,20 +315,23 @@ NodeFree PassState::FreeAt(uint32_t n, Time t) const {
     sole = sole == -1 ? user : (sole == user ? sole : -2);
     exclusive = exclusive || excl;
   };
-  for (const Release& r : ReleasesOn(n)) {
-    if (r.end <= t) {
-      f.Give(node, *r.alloc);
+  // What running jobs release by t (at their estimated ends: see EstimatedEnd), in any order.
+  const bool any_preempted = !preempted_.empty();
+  for (const ClusterState::NodeHold& h : cs_.holds_on(n)) {
+    if (any_preempted && preempted_.count(h.job)) continue;
+    if (std::max(now_ + 1, h.end) <= t) {
+      f.Give(node, h.alloc);
     } else {
-      hold(r.user, r.exclusive_user);
+      hold(h.user, h.exclusive_user);
     }
   }
-  if (t > now_) {
+  if (t > now_ && !leftovers_.empty()) {
     if (auto it = leftovers_.find(n); it != leftovers_.end()) {
       for (const NodeAllocation& a : it->second) f.Give(node, a);
     }
   }
-  if (auto it = starts_by_node_.find(n); it != starts_by_node_.end()) {
-    for (int32_t i : it->second) {
+  if (const std::vector<int32_t>* on = StartsOn(n)) {
+    for (int32_t i : *on) {
       const PassStart& st = starts_[i];
       const NodeAllocation* a = OnNode(st.alloc, n);
       if (a == nullptr) continue;
@@ -278,8 +342,8 @@ NodeFree PassState::FreeAt(uint32_t n, Time t) const {
       }
     }
   }
-  if (auto it = res_by_node_.find(n); it != res_by_node_.end()) {
-    for (int32_t i : it->second) {
+  if (const std::vector<int32_t>* on = ReservationsOn(n)) {
+    for (int32_t i : *on) {
       const Reservation& r = reservations_[i];
       if (r.start > t || r.end <= t) continue;
       if (const NodeAllocation* a = OnNode(r.alloc, n)) {
@@ -294,34 +358,35 @@ NodeFree PassState::FreeAt(uint32_t n, Time t) const {
 }
 
 const PassState::Profile& PassState::ProfileOf(uint32_t n) const {
-  auto found = profiles_.find(n);
-  if (found != profiles_.end()) return found->second;
-  Profile p;
+  PassScratch::Slot& slot = SlotOf(n);
+  Profile& p = slot.profile_data;
+  if (slot.profile == epoch_) return p;
   p.at_now = FreeAt(n, now_);
-  if (auto it = res_by_node_.find(n); it != res_by_node_.end()) {
-    for (int32_t i : it->second)
-      p.at_reservation_start.push_back(FreeAt(n, reservations_[i].start));
+  p.at_reservation_start.clear();
+  if (const std::vector<int32_t>* on = ReservationsOn(n)) {
+    for (int32_t i : *on) p.at_reservation_start.push_back(FreeAt(n, reservations_[i].start));
   }
-  return profiles_.emplace(n, std::move(p)).first->second;
+  slot.profile = epoch_;
+  return p;
 }
 
 NodeFree PassState::FreeDuring(uint32_t n, Time t0, Time t1) const {
   if (t0 == now_ && !HasReservations(n)) return FreeNow(n);
-  auto it = res_by_node_.find(n);
+  const std::vector<int32_t>* on = ReservationsOn(n);
   if (t0 == now_) {
     // The same minimum as below, from the node's cached profile.
     const Profile& p = ProfileOf(n);
     NodeFree acc = p.at_now;
-    if (it == res_by_node_.end()) return acc;
-    for (size_t k = 0; k < it->second.size(); ++k) {
-      const Reservation& r = reservations_[it->second[k]];
+    if (on == nullptr) return acc;
+    for (size_t k = 0; k < on->size(); ++k) {
+      const Reservation& r = reservations_[(*on)[k]];
       if (r.start > t0 && r.start < t1) MinInto(acc, p.at_reservation_start[k]);
     }
     return acc;
   }
   NodeFree acc = FreeAt(n, t0);
-  if (it == res_by_node_.end()) return acc;
-  for (int32_t i : it->second) {
+  if (on == nullptr) return acc;
+  for (int32_t i : *on) {
     const Reservation& r = reservations_[i];
     if (r.start > t0 && r.start < t1) MinInto(acc, FreeAt(n, r.start));
   }

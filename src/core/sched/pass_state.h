@@ -38,9 +38,48 @@ struct PassStart {
   bool exclusive_user = false;
 };
 
+// Per-node memory for PassState, reusable from one pass to the next (a Scheduler keeps one):
+// a pass over a large cluster then allocates nothing per node it touches. Each slot is valid for
+// one pass only, told by the pass's epoch.
+class PassScratch {
+ public:
+  PassScratch() = default;
+  PassScratch(const PassScratch&) {}  // a copy starts empty
+  PassScratch& operator=(const PassScratch&) { return *this; }
+
+ private:
+  friend class PassState;
+  // What a reserved node has free at now and at each of its reservations' starts (parallel to
+  // its reservation list): FreeDuring from now for any window end, without recomputing FreeAt
+  // for each job that looks at the node.
+  struct Profile {
+    NodeFree at_now;
+    std::vector<NodeFree> at_reservation_start;
+  };
+  struct Slot {
+    // The epoch in which each part was last written; a part is valid in its pass's epoch only.
+    uint32_t changed = 0, profile = 0, starts = 0, reservations = 0;
+    NodeFree free;                             // FreeNow, once the pass changed the node
+    Profile profile_data;                      // ProfileOf
+    std::vector<int32_t> start_indices;        // into PassState::starts_
+    std::vector<int32_t> reservation_indices;  // into PassState::reservations_
+  };
+  // Starts a pass over `nodes` nodes: its epoch.
+  uint32_t Begin(size_t nodes);
+
+  std::vector<Slot> slots_;
+  uint32_t epoch_ = 0;
+  bool in_use_ = false;
+};
+
 class PassState {
  public:
-  PassState(const ClusterState& cs, Time now);
+  // With `scratch` (not used by another PassState at the same time), the per-node memory comes
+  // from it; without, the pass has its own.
+  PassState(const ClusterState& cs, Time now, PassScratch* scratch = nullptr);
+  ~PassState();
+  PassState(const PassState&) = delete;
+  PassState& operator=(const PassState&) = delete;
 
   const ClusterState& cs() const { return cs_; }
   Time now() const { return now_; }
@@ -53,6 +92,11 @@ class PassState {
   // At least the CPUs free on usable nodes at any time of [now, now + d), d >= 1, as FreeDuring
   // sees them, summed over the nodes: a placement that needs more cannot succeed.
   int64_t free_cpus_bound() const { return free_cpus_bound_; }
+  // The same bound for a window [now, now + d), d >= 1, less what the reservations that begin
+  // inside it (or are active now) take from the nodes they hold: at least the CPUs FreeDuring
+  // gives usable nodes for that window, summed. Behind a blocked head most jobs of a long queue
+  // fit now but not past the head's reserved start; this tells them apart without a placement.
+  int64_t FreeCpusBound(Duration d) const;
 
   // Records a start: takes its resources and counts it against limits.
   void Start(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc);
@@ -104,43 +148,43 @@ class PassState {
  private:
   NodeFree& Mutable(uint32_t n);
   void Reindex(uint32_t n);
+  void AddStartOn(uint32_t n, int32_t index);
   void CountStart(const JobEntry& e, const Allocation& alloc, int sign);
 
-  // The resources running jobs release on one node, by estimated end (built on first use in a
-  // pass; preempting a job on the node drops the list).
-  struct Release {
-    Time end = 0;
-    const NodeAllocation* alloc = nullptr;
-    int32_t user = -1;
-    bool exclusive_user = false;
-  };
-  const std::vector<Release>& ReleasesOn(uint32_t n) const;
-
-  // What a reserved node has free at now and at each of its reservations' starts (parallel to
-  // res_by_node_): FreeDuring from now for any window end, without recomputing FreeAt for each
-  // job that looks at the node. Dropped whenever a start, preemption or reservation touches it.
-  struct Profile {
-    NodeFree at_now;
-    std::vector<NodeFree> at_reservation_start;
-  };
+  using Profile = PassScratch::Profile;
   const Profile& ProfileOf(uint32_t n) const;
+  PassScratch::Slot& SlotOf(uint32_t n) const { return scratch_->slots_[n]; }
+  // The reservations on node n (indices into reservations_), or null when none.
+  const std::vector<int32_t>* ReservationsOn(uint32_t n) const {
+    const PassScratch::Slot& s = SlotOf(n);
+    return s.reservations == epoch_ ? &s.reservation_indices : nullptr;
+  }
+  const std::vector<int32_t>* StartsOn(uint32_t n) const {
+    const PassScratch::Slot& s = SlotOf(n);
+    return s.starts == epoch_ ? &s.start_indices : nullptr;
+  }
 
   const ClusterState& cs_;
   Time now_;
-  mutable std::unordered_map<uint32_t, std::vector<Release>> releases_;
-  mutable std::unordered_map<uint32_t, Profile> profiles_;
+  PassScratch own_scratch_;  // when none was given
+  PassScratch* scratch_;
+  uint32_t epoch_;
   mutable Time wake_at_ = kNoTime;
-  std::unordered_map<uint32_t, NodeFree> changed_;
   Bitset cpu_free_;
   std::vector<Bitset> gpu_buckets_;
   int64_t free_cpus_bound_ = 0;
+  // FreeCpusBound's memo, forgotten by a start on a reserved node, a preemption or a
+  // reservation (it reads only the reserved nodes and the reservations): the distinct
+  // reservation starts after now, sorted, and by how many of them fall inside the window, what
+  // the reserved usable nodes lose against FreeNow (-1: not computed yet).
+  mutable bool bound_valid_ = false;
+  mutable std::vector<Time> bound_starts_;
+  mutable std::vector<int64_t> bound_deficit_;
   std::unordered_set<JobId> preempted_;
   std::vector<PassStart> starts_;
-  std::unordered_map<uint32_t, std::vector<int32_t>> starts_by_node_;    // indices into starts_
   std::unordered_map<uint32_t, std::vector<NodeAllocation>> leftovers_;  // victims' surplus
   std::vector<Reservation> reservations_;
   Bitset reserved_;
-  std::unordered_map<uint32_t, std::vector<int32_t>> res_by_node_;  // indices into reservations_
   std::unordered_map<uint64_t, RunCounters> qos_user_, qos_account_;
   std::unordered_map<int32_t, RunCounters> assoc_, account_;
   std::unordered_map<JobId, int32_t> array_running_;

@@ -50,13 +50,15 @@ constexpr size_t kFgdWorkloadJobs = 1024;
 class Pass {
  public:
   Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache,
-       bool explain_details, bool pending_reasons)
+       PassScratch& scratch, bool explain_details, bool pending_reasons,
+       int64_t* window_bound_skips)
       : cs_(cs),
         cfg_(cfg),
         cache_(cache),
         explain_details_(explain_details),
         pending_reasons_(pending_reasons),
-        pass_(cs, now),
+        window_bound_skips_(window_bound_skips),
+        pass_(cs, now, &scratch),
         resv_(cs),
         partition_blocked_(cs.partitions().size(), false),
         share_device_(cfg.gpu_placement) {
@@ -161,6 +163,7 @@ class Pass {
   CandidateCache& cache_;
   const bool explain_details_;
   const bool pending_reasons_;
+  int64_t* const window_bound_skips_;  // null: no window bound (Scheduler::set_window_bound)
   PassState pass_;
   ResvView resv_;
   Plan plan_;
@@ -461,16 +464,25 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   // A job needing more CPUs than all usable nodes have free fails without a walk over them: in
   // a long queue most do, and a multi-node job's walk visits every node with a free CPU.
   // (The bound holds for windows of at least a second.)
-  const bool cpus_enough = MayFitCpus(e.shapes[slot], pass_.free_cpus_bound());
+  // Likewise for the CPUs free throughout the window, which reservations starting inside it
+  // take from.
+  const JobShape& shape = e.shapes[slot];
+  const bool cpus_enough = MayFitCpus(shape, pass_.free_cpus_bound());
   Allocation alloc;
-  if (!known_no_fit && (cpus_enough || limit < 1) && try_limit(limit, &alloc)) {
+  auto may_fit = [&](Duration d) {
+    if (!cpus_enough) return false;
+    if (window_bound_skips_ == nullptr || MayFitCpus(shape, pass_.FreeCpusBound(d))) return true;
+    ++*window_bound_skips_;
+    return false;
+  };
+  if (!known_no_fit && (limit < 1 || may_fit(limit)) && try_limit(limit, &alloc)) {
     Record(e, task, slot, std::move(alloc), limit, {});
     return true;
   }
   // --time-min: the longest limit in [time_min, limit), in whole minutes as Slurm keeps
   // limits, that fits before the reservations.
   Duration lo = time_min;
-  if (cpus_enough && lo != kNoTime && lo > 0 && lo < limit && try_limit(lo, &alloc)) {
+  if (lo != kNoTime && lo > 0 && lo < limit && may_fit(lo) && try_limit(lo, &alloc)) {
     Duration lo_min = lo / 60, hi_min = limit / 60;  // lo fits, hi does not
     Allocation best = alloc;
     while (hi_min - lo_min > 1) {
@@ -670,11 +682,13 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
 Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
   if (!pending_reasons_ && cfg_.order == QueueOrder::kFifo && cfg_.strict_order &&
       cs.pending_in_submit_order()) {
-    Pass pass(cs, now, cfg_, candidates_, explain_details_, pending_reasons_);
+    Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_,
+              window_bound_ ? &window_bound_skips_ : nullptr);
     return pass.RunFifoPrefix();
   }
   std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
-  Pass pass(cs, now, cfg_, candidates_, explain_details_, pending_reasons_);
+  Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_,
+            window_bound_ ? &window_bound_skips_ : nullptr);
   return pass.Run(queue);
 }
 

@@ -20,6 +20,7 @@
 #include "core/config.h"
 #include "core/plan.h"
 #include "core/sched/candidates.h"
+#include "core/sched/pass_state.h"
 #include "core/sched/priority.h"
 #include "core/state/cluster_state.h"
 
@@ -52,11 +53,22 @@ class Scheduler {
   // turns it off: with a long queue the walk over it was most of the replay's time.
   void set_pending_reasons(bool on) { pending_reasons_ = on; }
 
+  // Whether a job is tried on the nodes only when the CPUs free throughout its window, summed
+  // over the usable nodes (PassState::FreeCpusBound), are enough. On by default; off, only the
+  // CPUs free now are: the same decisions (a bound is never below what a placement finds), at
+  // the cost of the walks. For the property test that checks that, with the count of attempts
+  // the window bound spared.
+  void set_window_bound(bool on) { window_bound_ = on; }
+  int64_t window_bound_skips() const { return window_bound_skips_; }
+
  private:
   SchedulerConfig cfg_;
   CandidateCache candidates_;
+  PassScratch scratch_;  // the passes' per-node memory, kept between them
   bool explain_details_ = true;
   bool pending_reasons_ = true;
+  bool window_bound_ = true;
+  int64_t window_bound_skips_ = 0;
 };
 
 // The same as a plain function (no cache kept between calls).

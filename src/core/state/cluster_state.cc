@@ -227,6 +227,7 @@ Result<uint32_t> ClusterState::AddNodeInternal(const NodeSpec& spec, Time now) {
   asleep_.Resize(count);
   cpu_free_.Resize(count);
   indexed_free_cpus_.resize(count, 0);
+  holds_.resize(count);
   while (gpu_buckets_.size() < static_cast<size_t>(nodes_[index].num_gpus) + 1) {
     gpu_buckets_.emplace_back(count);
   }

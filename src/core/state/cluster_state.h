@@ -286,6 +286,17 @@ class ClusterState {
   const std::set<JobId>& running_ids() const { return running_; }
   // Running jobs by estimated end (start + time limit), then id.
   const std::set<std::pair<Time, JobId>>& releases() const { return releases_; }
+  // What one job holding resources on a node holds there, and until its estimated end.
+  struct NodeHold {
+    JobId job = kNoJob;
+    Time end = 0;  // start + time limit, as in releases()
+    int32_t user = -1;
+    bool exclusive_user = false;  // --exclusive=user
+    NodeAllocation alloc;
+  };
+  // The jobs holding resources on node n (those of NodeInfo::jobs), in no particular order:
+  // backfill's view of a node's future (PassState::FreeAt) without a lookup per job.
+  const std::vector<NodeHold>& holds_on(uint32_t n) const { return holds_[n]; }
   const std::map<JobId, JobEntry>& jobs() const { return jobs_; }
   const ArrayInfo* FindArray(JobId array_job_id) const;
   // Forgets ended jobs' outcomes older than `before` (the controller's MinJobAge).
@@ -408,6 +419,8 @@ class ClusterState {
   JobEntry& MaterialiseArrayTask(JobEntry& master, int32_t task);
   void RecordOutcome(JobEntry& entry, const JobOutcome& outcome, Job* final_record = nullptr);
   void RecomputeSoleUser(NodeInfo& n);
+  // A running job's start or time limit changed: its holds_ end with it.
+  void SetHoldEnds(const Job& job);
   Result<ResvInfo> CheckReservation(ResvSpec spec, int32_t node_count, Time now) const;
 
   ClusterSpec spec_;
@@ -437,7 +450,8 @@ class ClusterState {
   Bitset usable_;
   Bitset asleep_;
   Bitset cpu_free_;
-  std::vector<int32_t> indexed_free_cpus_;  // by node: its share of usable_free_cpus_
+  std::vector<int32_t> indexed_free_cpus_;    // by node: its share of usable_free_cpus_
+  std::vector<std::vector<NodeHold>> holds_;  // by node (holds_on)
   int64_t usable_free_cpus_ = 0;
   std::vector<Bitset> gpu_buckets_;
   std::vector<std::pair<int32_t, Bitset>> weights_;

@@ -39,18 +39,27 @@ void ClusterState::ChangeCounters(const JobEntry& e, int sign) {
   if (e.job.spec.exclusive == ExclusiveMode::kUser) user_exclusive_running_ += sign;
 }
 
+void ClusterState::SetHoldEnds(const Job& job) {
+  for (const NodeAllocation& a : job.alloc.nodes) {
+    for (NodeHold& h : holds_[a.node]) {
+      if (h.job == job.id) h.end = job.start_time + job.time_limit;
+    }
+  }
+}
+
 void ClusterState::RecomputeSoleUser(NodeInfo& n) {
   n.sole_user = -1;
   n.user_exclusive = false;
-  for (JobId id : n.jobs) {
-    const JobEntry& e = jobs_.at(id);
-    int64_t user = e.user;
+  // The node's holds name the same jobs as n.jobs, with their users (in another order, which
+  // does not matter here), without a lookup per job.
+  for (const NodeHold& h : holds_[n.index]) {
+    int64_t user = h.user;
     if (n.sole_user == -1) {
       n.sole_user = user;
     } else if (n.sole_user != user) {
       n.sole_user = -2;
     }
-    n.user_exclusive = n.user_exclusive || e.job.spec.exclusive == ExclusiveMode::kUser;
+    n.user_exclusive = n.user_exclusive || h.exclusive_user;
   }
 }
 
@@ -131,6 +140,7 @@ void ClusterState::Allocate(JobEntry& e, const PlannedStart& s, Time now) {
     n.sole_user = f.sole_user;
     n.user_exclusive = f.user_exclusive;
     n.jobs.insert(std::lower_bound(n.jobs.begin(), n.jobs.end(), job.id), job.id);
+    holds_[a.node].push_back({job.id, now + s.time_limit, e.user, excl_user, a});
     if (n.health == NodeHealth::kPoweredDown) {
       n.health = NodeHealth::kPoweringUp;
       n.state_since = now;
@@ -169,6 +179,13 @@ void ClusterState::Release(JobEntry& e, Time now) {
     n.gpu_share_milli = std::move(f.gpu_milli);
     n.free_gres = f.gres;
     n.jobs.erase(std::find(n.jobs.begin(), n.jobs.end(), job.id));
+    std::vector<NodeHold>& holds = holds_[a.node];
+    auto hold = std::find_if(holds.begin(), holds.end(),
+                             [&](const NodeHold& h) { return h.job == job.id; });
+    if (hold != holds.end()) {
+      *hold = std::move(holds.back());
+      holds.pop_back();
+    }
     if (n.jobs.empty()) n.idle_since = now;
     RecomputeSoleUser(n);
     UpdateNodeIndex(a.node);
@@ -358,6 +375,7 @@ Status ClusterState::FinishConfiguring(JobId id, Time now) {
   releases_.erase({job.start_time + job.time_limit, id});
   job.start_time = std::max(job.start_time, now);
   releases_.insert({job.start_time + job.time_limit, id});
+  SetHoldEnds(job);
   job.state = JobState::kRunning;
   return Status::Ok();
 }
@@ -372,6 +390,7 @@ Status ClusterState::SetTimeLimit(JobId id, Duration limit) {
     releases_.erase({job.start_time + job.time_limit, id});
     job.time_limit = limit;
     releases_.insert({job.start_time + job.time_limit, id});
+    SetHoldEnds(job);
   }
   return Status::Ok();
 }
