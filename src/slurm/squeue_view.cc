@@ -456,7 +456,7 @@ std::vector<uint32_t> SortedOrder(const std::vector<SqueueSortValue>& values, si
   return order;
 }
 
-// Which keys sort descending, in SortValuesOf's order.
+// Which keys sort descending, in AddSortValues' order.
 std::vector<bool> Descending(const std::vector<SortKey>& keys) {
   std::vector<bool> d;
   for (const SortKey& k : keys) {
