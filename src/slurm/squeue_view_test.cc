@@ -5,8 +5,10 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "api/step_record.h"
 
@@ -613,6 +615,39 @@ TEST(SqueueOptions, Filters) {
   p = Parse({"--me", "-j", "77"});
   EXPECT_EQ(p.options.filter.uids, std::vector<uint32_t>({4242}));
   EXPECT_EQ(p.options.filter.jobs, std::vector<JobIdFilter>({{77, -1}}));
+}
+
+// The controller parses squeue's options on several threads at once (POST /v1/views/squeue),
+// and getopt's state is the process's: each parse must still see only its own arguments.
+TEST(SqueueOptions, ParsesOnManyThreadsAtOnce) {
+  const std::vector<std::vector<std::string>> lines = {
+      {"squeue", "-u", "alice", "-t", "PD", "-o", "%i %j"},
+      {"squeue", "-r", "-p", "gpu", "-S", "-i", "--noheader"},
+      {"squeue", "-A", "ml,cv", "-n", "a,b,c", "-O", "JobID,Name"},
+      {"squeue", "--start", "-j", "12,13_4"}};
+  auto none = [](std::string_view) { return std::optional<std::string>(); };
+  std::vector<SqueueOptions> expected;
+  for (const auto& l : lines) expected.push_back(ParseSqueueArgs(l, none, 0).options);
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        const size_t k = (t + static_cast<size_t>(i)) % lines.size();
+        const SqueueOptions o = ParseSqueueArgs(lines[k], none, 0).options;
+        const SqueueOptions& e = expected[k];
+        if (o.format != e.format || o.sort != e.sort || o.array_tasks != e.array_tasks ||
+            o.no_header != e.no_header || o.filter.users != e.filter.users ||
+            o.filter.partitions != e.filter.partitions || o.filter.names != e.filter.names ||
+            o.filter.accounts != e.filter.accounts || o.filter.jobs != e.filter.jobs ||
+            o.filter.states != e.filter.states) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(SqueueOptions, Environment) {

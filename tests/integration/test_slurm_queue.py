@@ -158,6 +158,23 @@ class SlurmQueueTest(unittest.TestCase):
         self.assertEqual(status, 400)
         self.assertIn('strings', json.dumps(body))
 
+    def test_squeue_views_asked_at_once_agree(self):
+        # Many squeues at once, with different options: each gets its own lines, made on its own
+        # connection thread (the parser's process-wide getopt state is covered by the unit test
+        # SqueueOptions.ParsesOnManyThreadsAtOnce).
+        import subprocess
+        from harness import BERTH
+        forms = [['-o', '%i %j %T %P'], ['-h', '-O', 'JobID,UserName,Partition'], ['-r', '-o', '%i %K %r'],
+                 ['-S', '-i', '-o', '%.7i %.5j']]
+        alone = [self.run_cmd('squeue', *f).stdout for f in forms]
+        procs = [(i, subprocess.Popen([BERTH, 'squeue', *forms[i]], env=self.c.env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                 for i in list(range(len(forms))) * 6]
+        for i, p in procs:
+            out, err = p.communicate(timeout=60)
+            self.assertEqual((p.returncode, err), (0, ''))
+            self.assertEqual(out, alone[i], forms[i])
+
     def test_scancel_selection_made_by_the_controller(self):
         # A filtered scancel asks the controller which jobs its filters select (POST
         # /v1/views/scancel); nothing is cancelled by the question.
