@@ -81,8 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 1) args.push_back(word);
   static const std::vector<JobView> jobs = Jobs();
   if (squeue) {
-    berth::slurm::SqueueParse p =
-        berth::slurm::ParseSqueueArgs(args, [](std::string_view) { return std::nullopt; }, 0);
+    berth::slurm::SqueueParse p = berth::slurm::ParseSqueueArgs(
+        args, [](std::string_view) { return std::nullopt; }, 0);
     const berth::slurm::SqueueOptions& o = p.options;
     if (p.exit.done || o.json || o.steps || o.iterate != 0) return 0;
     if (!berth::slurm::CheckSortKeys(berth::slurm::ParseSortList(o.sort, {"cluster"})).ok()) {

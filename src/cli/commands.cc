@@ -70,6 +70,18 @@ std::string CurrentDir() {
   return getcwd(buf, sizeof(buf)) != nullptr ? buf : "/";
 }
 
+std::vector<std::pair<std::string, std::string>> EnvironmentWithPrefix(std::string_view prefix) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    const size_t eq = kv.find('=');
+    if (eq != std::string_view::npos && kv.substr(0, prefix.size()) == prefix) {
+      env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  return env;
+}
+
 std::string ShortHostName() {
   char buf[256] = {};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace berth::slurm {
@@ -26,6 +27,8 @@ const Command* FindCommand(std::string_view name);
 std::string SelfPath();       // this binary (/proc/self/exe): the program of the jobs berth makes
 std::string CurrentDir();     // the working directory ("/" when it cannot be had)
 std::string ShortHostName();  // the host's name up to its first dot
+// The process's environment variables whose names start with `prefix` ("": all), in order.
+std::vector<std::pair<std::string, std::string>> EnvironmentWithPrefix(std::string_view prefix);
 
 int SimMain(int argc, char** argv);
 int UpMain(int argc, char** argv);

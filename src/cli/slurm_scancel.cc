@@ -16,26 +16,12 @@
 #include "slurm/job_view.h"
 #include "slurm/scancel.h"
 
-extern char** environ;
-
 namespace berth::cli {
 namespace {
 
 using nlohmann::json;
 using slurm::ScancelOptions;
 using slurm::ScancelTarget;
-
-std::vector<std::pair<std::string, std::string>> ScancelEnvironment() {
-  std::vector<std::pair<std::string, std::string>> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    size_t eq = kv.find('=');
-    if (kv.rfind("SCANCEL_", 0) == 0 && eq != std::string::npos) {
-      env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    }
-  }
-  return env;
-}
 
 // Slurm's uid_from_string(): a user name, or a number.
 std::optional<uint32_t> UidOf(const std::string& user) {
@@ -68,7 +54,7 @@ std::optional<int> SelectOnController(Client& client, const std::vector<std::str
                                       const ScancelOptions& o, std::vector<ScancelTarget>& out) {
   if (o.interactive) return std::nullopt;
   json env = json::object();
-  for (const auto& [k, v] : ScancelEnvironment()) env[k] = v;
+  for (const auto& [k, v] : EnvironmentWithPrefix("SCANCEL_")) env[k] = v;
   json body = {{"args", json(std::vector<std::string>(args.begin() + 1, args.end()))},
                {"env", std::move(env)}};
   if (o.uid) body["uid"] = *o.uid;
@@ -156,7 +142,7 @@ int SendCancels(Client& client, const ScancelOptions& o,
 int ScancelMain(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   if (!args.empty()) args[0] = "scancel";  // getopt's messages name the program
-  slurm::ScancelParse parsed = slurm::ParseScancelArgs(args, ScancelEnvironment());
+  slurm::ScancelParse parsed = slurm::ParseScancelArgs(args, EnvironmentWithPrefix("SCANCEL_"));
   if (parsed.done) return PrintParseExit(parsed);
   ScancelOptions& o = parsed.options;
   if (o.version) {

@@ -31,28 +31,16 @@ bool UsesCluster(const slurm::SqueueOptions& o) {
 }
 
 std::map<std::string, int64_t> PartitionTiers(Client& c) {
-  std::map<std::string, int64_t> tiers;
   Result<json> r = c.Call("GET", "/v1/partitions");
-  if (!r.ok() || !r->contains("partitions")) return tiers;
-  for (const json& p : r->at("partitions")) {
-    if (p.contains("name") && p.at("name").is_string()) {
-      tiers[p.at("name").get<std::string>()] = p.value("priority_tier", int64_t{1});
-    }
-  }
-  return tiers;
+  if (!r.ok() || !r->contains("partitions")) return {};
+  return slurm::PartitionTiersOf(r->at("partitions"));
 }
 
 // The request that has the controller make squeue's lines where the jobs are (POST
 // /v1/views/squeue): the same arguments and SQUEUE_* variables, parsed there the same way.
 json ViewRequest(const std::vector<std::string>& args) {
   json env = json::object();
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view kv(*e);
-    const size_t eq = kv.find('=');
-    if (eq != std::string_view::npos && kv.substr(0, 7) == "SQUEUE_") {
-      env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
-    }
-  }
+  for (auto& [name, value] : EnvironmentWithPrefix("SQUEUE_")) env[name] = std::move(value);
   const char* tz = std::getenv("TZ");
   const char* time_format = std::getenv("SLURM_TIME_FORMAT");
   return {{"args", json(std::vector<std::string>(args.begin() + 1, args.end()))},

@@ -34,8 +34,6 @@
 #include "slurm/srun_stdio.h"
 #include "slurm/srun_step.h"
 
-extern char** environ;
-
 namespace berth::cli {
 namespace {
 
@@ -54,16 +52,6 @@ constexpr int kControllerGoneSeconds = 60;  // give up when the controller stays
 constexpr int kPartArrivalMillis = 10 * 60 * 1000;
 constexpr int kOutputDrainMillis = 10000;
 constexpr int kPartDrainMillis = 2000;
-
-slurm::EnvList Environment() {
-  slurm::EnvList env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return env;
-}
 
 // The file behind srun's standard output or error, where the other nodes' tasks append theirs
 // (the job's output file, as Slurm's srun gathers the other nodes' output into its own); "" when
@@ -736,7 +724,7 @@ int SrunMain(int argc, char** argv) {
     std::printf("slurm 22.05 (berth %s)\n", BERTH_VERSION);
     return 0;
   }
-  const slurm::EnvList env = Environment();
+  const slurm::EnvList env = EnvironmentWithPrefix("");
   // The srun a user started, without a terminal: --pty is dropped with Slurm 22.05's words (not
   // in the sruns berth itself starts for a job or another node's part, whose input is not the
   // user's: the first srun decided).

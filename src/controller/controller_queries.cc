@@ -482,18 +482,14 @@ net::HttpResponse Controller::Impl::SqueueView(const json& body) {
   std::shared_ptr<const PendingMap> pending;
   std::vector<std::shared_ptr<const JobRecord>> jobs =
       ActiveRecords(!o.filter.states.empty(), &pending);
-  std::shared_ptr<const json> partitions;
-  {
-    ReaderLock l(view_mu);
-    partitions = partition_view;
-  }
   std::map<std::string, int64_t> tiers;
   if (o.per_partition) {
-    for (const json& p : *partitions) {
-      if (p.contains("name") && p.at("name").is_string()) {
-        tiers[p.at("name").get<std::string>()] = p.value("priority_tier", int64_t{1});
-      }
+    std::shared_ptr<const json> partitions;
+    {
+      ReaderLock l(view_mu);
+      partitions = partition_view;
     }
+    tiers = slurm::PartitionTiersOf(*partitions);
   }
   slurm::SqueueTableBuilder table(o, slurm::SqueueFormat(o, nullptr), std::move(tiers), ctx);
   table.Reserve(jobs.size());

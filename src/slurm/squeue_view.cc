@@ -167,6 +167,17 @@ Result<std::vector<SqueueRow>> SqueueRowsFromList(std::string_view list, Time no
   return rows;
 }
 
+std::map<std::string, int64_t> PartitionTiersOf(const json& partitions) {
+  std::map<std::string, int64_t> tiers;
+  if (!partitions.is_array()) return tiers;
+  for (const json& p : partitions) {
+    if (p.is_object() && p.contains("name") && p.at("name").is_string()) {
+      tiers[p.at("name").get<std::string>()] = p.value("priority_tier", int64_t{1});
+    }
+  }
+  return tiers;
+}
+
 std::vector<SqueueRow> SplitByPartition(std::vector<SqueueRow> rows,
                                         const std::map<std::string, int64_t>& tiers) {
   std::vector<SqueueRow> out;
@@ -643,13 +654,12 @@ void SqueueTableBuilder::Reserve(size_t jobs) {
   text_.reserve(jobs * 96);
 }
 
-void SqueueTableBuilder::Add(JobView view, std::string sched_nodes) {
+void SqueueTableBuilder::Add(JobView view) {
   // Pending tasks of an array wait for each other (they may share a line); the others go at once.
   const bool array_pending = view.state == core::JobState::kPending && view.array_job_id != 0;
   std::vector<SqueueRow>& to = array_pending ? arrays_ : scratch_;
   SqueueRow& row = to.emplace_back();
   row.job = std::move(view);
-  row.sched_nodes = std::move(sched_nodes);
   FinishLastRow(o_.array_tasks, to);
   if (!array_pending) Emit();
 }

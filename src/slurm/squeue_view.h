@@ -60,6 +60,10 @@ std::vector<SqueueRow> SqueueRows(const nlohmann::json& jobs, Time now, bool one
 Result<std::vector<SqueueRow>> SqueueRowsFromList(std::string_view list, Time now,
                                                   bool one_per_task, int* skipped = nullptr);
 
+// -P's PriorityTier of each partition, from GET /v1/partitions's "partitions" array (entries
+// without a name are skipped; a missing tier is 1).
+std::map<std::string, int64_t> PartitionTiersOf(const nlohmann::json& partitions);
+
 // -P: a job that asked for several partitions becomes one line per partition, each with that
 // partition's PriorityTier from `tiers` (1 when unknown, as squeue).
 std::vector<SqueueRow> SplitByPartition(std::vector<SqueueRow> rows,
@@ -190,8 +194,8 @@ class SqueueTableBuilder {
 
   // Room for about `jobs` lines.
   void Reserve(size_t jobs);
-  // One job's view, and the nodes the scheduler expects it to use (%Y; "" = unknown).
-  void Add(JobView view, std::string sched_nodes = {});
+  // One job's view.
+  void Add(JobView view);
   // The text: the header unless -h, then the lines in order.
   std::string Finish();
 
