@@ -93,6 +93,9 @@ int64_t FieldsToSeconds(const Fields& f) {
 }
 
 std::string TwoDigits(int64_t v) {
+  if (v >= 0 && v < 100) {  // what every clock field is: no printf (squeue prints 100,000s)
+    return std::string{static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10)};
+  }
   std::array<char, 24> buf{};
   std::snprintf(buf.data(), buf.size(), "%02lld", static_cast<long long>(v));
   return buf.data();

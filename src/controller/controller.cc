@@ -9,10 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <optional>
-#include <system_error>
 #include <thread>
 
 #include "api/job_json.h"
+#include "common/slices.h"
 #include "controller/controller_internal.h"
 
 namespace berth::controller {
@@ -136,21 +136,12 @@ namespace {
 void DecodeRows(const std::vector<store::JobRow>& rows, std::vector<ExecCache>& caches,
                 std::vector<std::optional<Result<JobRecord>>>& out) {
   out.assign(rows.size(), std::nullopt);
-  const size_t workers = std::min(caches.size(), rows.size());
-  auto work = [&](size_t k) {
-    const size_t begin = rows.size() * k / workers, end = rows.size() * (k + 1) / workers;
-    for (size_t i = begin; i < end; ++i) out[i] = DecodeJobRecord(rows[i].record, &caches[k]);
-  };
-  std::vector<std::thread> threads;
-  for (size_t k = 1; k < workers; ++k) {
-    try {
-      threads.emplace_back(work, k);
-    } catch (const std::system_error&) {  // no thread to be had (a process limit): do it here
-      work(k);
-    }
-  }
-  if (workers > 0) work(0);
-  for (std::thread& t : threads) t.join();
+  ForEachSlice(rows.size(), std::max<size_t>(1, std::min(caches.size(), rows.size())),
+               [&](size_t k, size_t begin, size_t end) {
+                 for (size_t i = begin; i < end; ++i) {
+                   out[i] = DecodeJobRecord(rows[i].record, &caches[k]);
+                 }
+               });
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 
 #include "api/job_json.h"
+#include "common/slices.h"
 #include "common/slurm_time.h"
 #include "common/strings.h"
 #include "controller/controller_internal.h"
@@ -382,14 +384,15 @@ Result<CommandLine> CommandLineOf(const json& body, const std::string& program) 
 }
 
 // A record's view as Slurm's commands show it, with the last pass's word on a pending job.
-slurm::JobView ViewOf(const JobRecord& r, const PendingMap& pending, bool with_exec, Time now) {
+slurm::JobView ViewOf(const JobRecord& r, const PendingMap& pending, bool with_exec, Time now,
+                      uint32_t parts = slurm::kViewAllParts) {
   slurm::JobRecordFacts f = SlurmFactsOf(r);
   const SchedulerWord w = WordOf(r, pending);
   f.priority = w.priority;
   f.reason = w.has_reason ? std::string(core::PendingReasonName(w.reason)) : "";
   f.reason_detail = w.has_reason ? *w.detail : "";
   f.expected_start = w.expected_start;
-  return slurm::JobViewOf(f, r.job.spec, with_exec ? r.job.exec.get() : nullptr, now);
+  return slurm::JobViewOf(f, r.job.spec, with_exec ? r.job.exec.get() : nullptr, now, parts);
 }
 
 // The time zone this process shows local times in: its TZ, or "" for the system's.
@@ -491,12 +494,25 @@ net::HttpResponse Controller::Impl::SqueueView(const json& body) {
     }
     tiers = slurm::PartitionTiersOf(*partitions);
   }
-  slurm::SqueueTableBuilder table(o, slurm::SqueueFormat(o, nullptr), std::move(tiers), ctx);
-  table.Reserve(jobs.size());
-  for (const std::shared_ptr<const JobRecord>& r : jobs) {
-    table.Add(ViewOf(*r, *pending, true, ctx.now));
+  // Views and lines are made on a few threads, each for a slice of the jobs in order, and put
+  // together as if made one after another (at 100,000 jobs they are most of the answer's time).
+  const slurm::OutputFormat format = slurm::SqueueFormat(o, nullptr);
+  const uint32_t view_parts = slurm::SqueueViewParts(format, o.percent_form);
+  const size_t slices = SliceCount(jobs.size(), 8192, 4);
+  std::vector<std::unique_ptr<slurm::SqueueTableBuilder>> parts(slices);
+  for (std::unique_ptr<slurm::SqueueTableBuilder>& part : parts) {
+    part = std::make_unique<slurm::SqueueTableBuilder>(o, format, tiers, ctx);
   }
+  ForEachSlice(jobs.size(), slices, [&](size_t k, size_t begin, size_t end) {
+    slurm::SqueueTableBuilder& part = *parts[k];
+    part.Reserve(end - begin);
+    for (size_t i = begin; i < end; ++i) {
+      part.Add(ViewOf(*jobs[i], *pending, true, ctx.now, view_parts));
+    }
+  });
   jobs.clear();
+  slurm::SqueueTableBuilder& table = *parts[0];
+  for (size_t k = 1; k < slices; ++k) table.Append(std::move(*parts[k]));
   net::HttpResponse out;
   out.status = 200;
   out.content_type = "text/plain; charset=utf-8";

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
+
+#include "core/model/dependency.h"
+#include "slurm/squeue_view.h"
 
 namespace berth::controller {
 namespace {
@@ -112,11 +116,15 @@ TEST(JobRecordTest, GpuSharesRoundTrip) {
   EXPECT_EQ(AllocTresText(r), "cpu=1,mem=100M,node=1,billing=1,gres/gpu=1,gres/mps=50");
 }
 
-// squeue's lines are made from records in memory (POST /v1/views/squeue) and from their JSON
-// (GET /v1/jobs): both must give the same view of every kind of record.
-TEST(JobRecordTest, TheSlurmViewOfARecordIsTheViewOfItsJson) {
+// Records of every kind a view shows differently.
+std::vector<JobRecord> VariedRecords() {
   std::vector<JobRecord> cases;
-  cases.push_back(SampleRecord());  // pending, with a reason
+  {
+    JobRecord r = SampleRecord();  // pending, with a reason and a dependency
+    Result<core::Dependency> after = core::ParseDependency("afterok:7,afterany:9");
+    if (after.ok()) r.job.spec.dependency = *after;
+    cases.push_back(std::move(r));
+  }
   {
     JobRecord r = SampleRecord();  // held, array master, no reason of its own
     r.reason = core::PendingReason::kNone;
@@ -180,6 +188,13 @@ TEST(JobRecordTest, TheSlurmViewOfARecordIsTheViewOfItsJson) {
     r.expected_start = 1700009000;
     cases.push_back(std::move(r));
   }
+  return cases;
+}
+
+// squeue's lines are made from records in memory (POST /v1/views/squeue) and from their JSON
+// (GET /v1/jobs): both must give the same view of every kind of record.
+TEST(JobRecordTest, TheSlurmViewOfARecordIsTheViewOfItsJson) {
+  const std::vector<JobRecord> cases = VariedRecords();
   constexpr Time kNow = 1700000500;
   for (size_t i = 0; i < cases.size(); ++i) {
     const JobRecord& r = cases[i];
@@ -207,6 +222,46 @@ TEST(JobRecordTest, TheSlurmViewOfARecordIsTheViewOfItsJson) {
       slurm::JobViewOf(SlurmFactsOf(cases[1]), cases[1].job.spec, cases[1].job.exec.get(), kNow);
   EXPECT_EQ(held.reason, "JobHeldUser");
   EXPECT_EQ(held.display_id, "42_[1-3,7%2]");
+}
+
+// The controller's squeue leaves out of each view the parts its format does not show: every
+// field, by letter (-o) and by name (-O), reads the same from such a view as from a whole one.
+TEST(JobRecordTest, EverySqueueFieldShowsTheSameFromAViewWithOnlyThePartsItNeeds) {
+  constexpr Time kNow = 1700000500;
+  const slurm::SqueueContext ctx{kNow, "berth", ""};
+  auto check = [&](const std::string& format_text, bool percent_form) {
+    const slurm::OutputFormat format = percent_form ? slurm::ParsePercentFormat(format_text)
+                                                    : slurm::ParseFieldList(format_text, 20);
+    const uint32_t parts = slurm::SqueueViewParts(format, percent_form);
+    for (const JobRecord& r : VariedRecords()) {
+      slurm::SqueueRow whole, light;
+      whole.job = slurm::JobViewOf(SlurmFactsOf(r), r.job.spec, r.job.exec.get(), kNow);
+      light.job = slurm::JobViewOf(SlurmFactsOf(r), r.job.spec, r.job.exec.get(), kNow, parts);
+      EXPECT_EQ(slurm::RenderSqueueLine(format, percent_form, light, ctx),
+                slurm::RenderSqueueLine(format, percent_form, whole, ctx))
+          << format_text << " of job " << r.job.id;
+    }
+  };
+  for (char c = 'A'; c <= 'z'; ++c) {
+    if (std::isalpha(static_cast<unsigned char>(c)) && slurm::IsJobLetter(std::string(1, c))) {
+      check(std::string("%") + c, true);
+    }
+  }
+  for (const char* name :
+       {"account",      "command",       "dependency",      "gres",          "stderr",
+        "stdin",        "stdout",        "workdir",         "tres",          "tres-alloc",
+        "tres-per-job", "tres-per-node", "tres-per-socket", "tres-per-task", "jobid",
+        "name",         "state",         "reason",          "nodelist",      "timeused",
+        "comment",      "mailtype",      "mailuser",        "features",      "licenses",
+        "reqnodes",     "excnodes",      "minmemory",       "numcpus"}) {
+    if (slurm::IsJobFieldName(name)) check(name, false);
+  }
+  // squeue's default lines need none of the parts, and the parts are what the fields show.
+  EXPECT_EQ(slurm::SqueueViewParts(slurm::ParsePercentFormat(slurm::kSqueueFormat), true), 0u);
+  EXPECT_EQ(slurm::SqueueViewParts(slurm::ParsePercentFormat("%i %o %E %Z %b"), true),
+            uint32_t{slurm::kViewAllParts});
+  EXPECT_EQ(slurm::SqueueViewParts(slurm::ParseFieldList("stdout,tres-per-task", 20), false),
+            uint32_t{slurm::kViewPaths | slurm::kViewTres});
 }
 
 TEST(JobRecordTest, TheListTextIsTheListFormWithoutThePassFieldsAndComesFresh) {

@@ -97,13 +97,28 @@ std::string AllLettersFormat(bool upper_space) {
   return out;
 }
 
-std::string FitField(std::string_view value, int width, bool right, bool cut) {
-  if (width <= 0) return std::string(value);
+void AppendField(std::string& out, std::string_view value, int width, bool right, bool cut) {
+  if (width <= 0) {
+    out += value;
+    return;
+  }
   const size_t w = static_cast<size_t>(width);
-  if (!right || cut) value = value.substr(0, w);
-  if (value.size() >= w) return std::string(value);
-  std::string pad(w - value.size(), ' ');
-  return right ? pad + std::string(value) : std::string(value) + pad;
+  if (!right || cut) value = value.substr(0, std::min(w, value.size()));
+  if (value.size() >= w) {
+    out += value;
+  } else if (right) {
+    out.append(w - value.size(), ' ');
+    out += value;
+  } else {
+    out += value;
+    out.append(w - value.size(), ' ');
+  }
+}
+
+std::string FitField(std::string_view value, int width, bool right, bool cut) {
+  std::string out;
+  AppendField(out, value, width, right, cut);
+  return out;
 }
 
 std::vector<std::string> ReplaceUnknownFields(OutputFormat& format, bool percent_form,
@@ -123,7 +138,7 @@ std::string RenderLine(const OutputFormat& format, const CellFunction& cell) {
   std::string line = format.prefix;
   for (const FormatField& f : format.fields) {
     Cell c = f.key.empty() ? Cell{} : cell(f);
-    line += FitField(c.text, f.width, f.right, c.cut);
+    AppendField(line, c.text, f.width, f.right, c.cut);
     line += f.suffix;
   }
   return line;

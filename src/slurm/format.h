@@ -60,6 +60,8 @@ std::string AllLettersFormat(bool upper_space = false);
 // Fits `value` into a field as Slurm's _print_str does. `cut` applies to right-justified fields
 // only; a left-justified field with a width is always cut.
 std::string FitField(std::string_view value, int width, bool right, bool cut = true);
+// The same, appended to `out` (no string of its own).
+void AppendField(std::string& out, std::string_view value, int width, bool right, bool cut = true);
 
 // One cell of a table: its text, and whether Slurm cuts it when right-justified.
 struct Cell {

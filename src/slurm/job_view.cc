@@ -311,11 +311,12 @@ std::string ExpandPath(const std::string& pattern, const JobView& v) {
   return v.work_dir + "/" + out;
 }
 
-void SetPaths(const core::JobExecSpec& e, JobView& v) {
-  v.work_dir = e.work_dir;
+void SetPaths(const core::JobExecSpec& e, bool paths, JobView& v) {
   v.comment = e.comment;
   v.mail_type = MailTypeText(e.mail_type);
   v.mail_user = e.mail_user.empty() && !v.mail_type.empty() ? v.user : e.mail_user;
+  if (!paths) return;
+  v.work_dir = e.work_dir;
   if (!v.batch) {
     v.std_in = v.std_out = v.std_err = "";
     return;
@@ -374,7 +375,6 @@ void SetState(const JobRecordFacts& r, const core::JobSpec& s, JobView& v) {
     // Slurm's scheduler sets a job no node could ever hold to priority 0 (held).
     if (v.reason == "BadConstraints") v.priority = 0;
   }
-  v.dependency = core::FormatDependencyForScontrol(s.dependency);
   v.requeue = s.requeue;
   v.restarts = r.restart_count;
   v.exit_code = r.exit_code;
@@ -420,7 +420,7 @@ void SetTimes(const JobRecordFacts& r, const core::JobSpec& s, Time now, JobView
 }
 
 // Once the job holds (or held) an allocation, the allocation is what Slurm shows.
-void SetAllocation(const JobRecordFacts& r, const std::string& gpu_type, JobView& v) {
+void SetAllocation(const JobRecordFacts& r, const std::string& gpu_type, bool tres, JobView& v) {
   if (r.nodes.empty()) return;
   int64_t cpus = 0, mem = 0, gpus = 0, milli = 0;
   v.node_names.reserve(r.nodes.size());
@@ -436,6 +436,7 @@ void SetAllocation(const JobRecordFacts& r, const std::string& gpu_type, JobView
   v.min_nodes = static_cast<int32_t>(v.node_names.size());
   v.max_nodes = 0;
   v.num_cpus = static_cast<int32_t>(cpus);
+  if (!tres) return;
   v.alloc_tres = TresText(cpus, mem, v.min_nodes, gpus, gpu_type, r.cluster.gpus_in_tres);
   if (milli > 0) v.alloc_tres += ",gres/mps=" + std::to_string(MpsPercent(milli));
 }
@@ -516,16 +517,20 @@ Result<JobView> JobViewFromJson(const json& record, Time now) {
 }
 
 JobView JobViewOf(const JobRecordFacts& r, const core::JobSpec& s, const core::JobExecSpec* exec,
-                  Time now) {
+                  Time now, uint32_t parts) {
   static const core::JobExecSpec kNone;
   const core::JobExecSpec& e = exec != nullptr ? *exec : kNone;
   JobView v;
   SetIdentity(r, s, v);
   SetState(r, s, v);
+  if ((parts & kViewDependency) != 0)
+    v.dependency = core::FormatDependencyForScontrol(s.dependency);
   v.batch = !e.script.empty() || e.argv.empty();
-  v.command = e.command;
-  if (v.command.empty() && !e.argv.empty()) {
-    for (const std::string& a : e.argv) v.command += (v.command.empty() ? "" : " ") + a;
+  if ((parts & kViewCommand) != 0) {
+    v.command = e.command;
+    if (v.command.empty() && !e.argv.empty()) {
+      for (const std::string& a : e.argv) v.command += (v.command.empty() ? "" : " ") + a;
+    }
   }
   SetTimes(r, s, now, v);
   const Shape sh = ShapeOf(s);
@@ -541,12 +546,15 @@ JobView JobViewOf(const JobRecordFacts& r, const core::JobSpec& s, const core::J
   v.gpus = sh.gpus;
   v.gpu_milli = int64_t{s.gpu_milli} * sh.min_nodes;
   SetMemory(s, sh, r.cluster, v);
-  v.req_tres =
-      TresText(sh.cpus, v.req_mem_mib, sh.min_nodes, sh.gpus, s.gpu_type, r.cluster.gpus_in_tres);
-  if (s.gpu_milli > 0) {
-    v.req_tres += ",gres/mps=" + std::to_string(MpsPercent(int64_t{s.gpu_milli} * sh.min_nodes));
+  const bool tres = (parts & kViewTres) != 0;
+  if (tres) {
+    v.req_tres =
+        TresText(sh.cpus, v.req_mem_mib, sh.min_nodes, sh.gpus, s.gpu_type, r.cluster.gpus_in_tres);
+    if (s.gpu_milli > 0) {
+      v.req_tres += ",gres/mps=" + std::to_string(MpsPercent(int64_t{s.gpu_milli} * sh.min_nodes));
+    }
+    SetTresPer(s, v);
   }
-  SetTresPer(s, v);
   v.features = s.constraint.text();
   v.licenses = LicensesText(s.licenses);
   if (s.exclusive == core::ExclusiveMode::kNode) {
@@ -564,8 +572,8 @@ JobView JobViewOf(const JobRecordFacts& r, const core::JobSpec& s, const core::J
     for (const std::string& p : s.partitions) joined += (joined.empty() ? "" : ",") + p;
     if (!joined.empty()) v.partition = joined;
   }
-  SetPaths(e, v);
-  SetAllocation(r, s.gpu_type, v);
+  SetPaths(e, (parts & kViewPaths) != 0, v);
+  SetAllocation(r, s.gpu_type, tres, v);
   v.cpu_seconds = r.cpu_seconds;
   v.max_rss_mib = r.max_rss_mib;
   v.gpu_utilization = r.gpu_utilization;

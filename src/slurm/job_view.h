@@ -190,10 +190,19 @@ struct JobRecordFacts {
 // Builds the view of one job record. `now` gives RunTime of a running job. Errors
 // (kInvalidArgument) when a required key ("id", "state", "request") is missing or mistyped.
 Result<JobView> JobViewFromJson(const nlohmann::json& record, Time now);
+// Parts of a view that cost to make, which a caller showing only some fields (squeue's lines)
+// may leave out: those not asked for stay empty. Everything else is always there.
+enum ViewPart : uint32_t {
+  kViewTres = 1,        // req_tres, alloc_tres, tres_per_job/node/socket/task
+  kViewPaths = 2,       // std_in, std_out, std_err, work_dir
+  kViewDependency = 4,  // dependency
+  kViewCommand = 8,     // command
+  kViewAllParts = 15,
+};
 // The same from a record's fields and its request (`exec`: how it runs, or null when not
-// shown: a list's record has none).
+// shown: a list's record has none), with the parts `parts` names (ViewPart bits).
 JobView JobViewOf(const JobRecordFacts& record, const core::JobSpec& spec,
-                  const core::JobExecSpec* exec, Time now);
+                  const core::JobExecSpec* exec, Time now, uint32_t parts = kViewAllParts);
 // The views of every record of a list answer's text (`{"jobs":[...]}`), parsed one record at a
 // time (api/json_scan.h) into a vector allocated once. Records that are not JSON or do not
 // decode are skipped and counted in `*skipped` when given; a list whose structure is broken:

@@ -334,23 +334,42 @@ const std::vector<JobField>& Fields() {
   return kFields;
 }
 
-const JobField* FindField(std::string_view key, bool percent_form) {
+// The place of the field named `key` in Fields(), -1 if squeue has none.
+int FieldIndex(std::string_view key, bool percent_form) {
+  const std::vector<JobField>& fields = Fields();
   if (percent_form) {
-    if (key.size() != 1) return nullptr;
-    for (const JobField& f : Fields()) {
-      if (f.letter != 0 && f.letter == key[0]) return &f;
+    if (key.size() != 1) return -1;
+    for (size_t i = 0; i < fields.size(); ++i) {
+      if (fields[i].letter != 0 && fields[i].letter == key[0]) return static_cast<int>(i);
     }
-    return nullptr;
+    return -1;
   }
   std::string name = ToLower(key);
   // squeue takes any name starting with "numtask" for NumTasks.
   if (name.rfind("numtask", 0) == 0) name = "numtasks";
-  for (const JobField& f : Fields()) {
-    for (std::string_view n : f.names) {
-      if (n == name) return &f;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    for (std::string_view n : fields[i].names) {
+      if (n == name) return static_cast<int>(i);
     }
   }
-  return nullptr;
+  return -1;
+}
+
+// The costly parts of a job's view (ViewPart) that a field shows.
+uint32_t PartsOf(const JobField& f) {
+  const std::string_view name = f.names.empty() ? std::string_view() : f.names.front();
+  if (name == "gres" || name == "tres" || name.starts_with("tres-per-")) return kViewTres;
+  if (name == "workdir" || name == "stderr" || name == "stdin" || name == "stdout") {
+    return kViewPaths;
+  }
+  if (name == "dependency") return kViewDependency;
+  if (name == "command") return kViewCommand;
+  return 0;
+}
+
+const JobField* FindField(std::string_view key, bool percent_form) {
+  const int i = FieldIndex(key, percent_form);
+  return i < 0 ? nullptr : &Fields()[static_cast<size_t>(i)];
 }
 
 }  // namespace
@@ -398,12 +417,44 @@ std::string RenderSqueueHeader(const OutputFormat& format, bool percent_form) {
          '\n';
 }
 
+uint32_t SqueueViewParts(const OutputFormat& format, bool percent_form) {
+  uint32_t parts = 0;
+  for (const FormatField& f : format.fields) {
+    if (const JobField* field = FindField(f.key, percent_form)) parts |= PartsOf(*field);
+  }
+  return parts;
+}
+
+SqueueLineRenderer::SqueueLineRenderer(const OutputFormat& format, bool percent_form)
+    : format_(&format) {
+  fields_.reserve(format.fields.size());
+  for (const FormatField& f : format.fields) {
+    fields_.push_back(f.key.empty() ? -1 : FieldIndex(f.key, percent_form));
+  }
+}
+
+void SqueueLineRenderer::Append(const SqueueRow& row, const SqueueContext& ctx,
+                                std::string& out) const {
+  const std::vector<JobField>& table = Fields();
+  out += format_->prefix;
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    const FormatField& f = format_->fields[i];
+    if (fields_[i] < 0) {
+      AppendField(out, {}, f.width, f.right);
+    } else {
+      const Cell c = table[static_cast<size_t>(fields_[i])].value(Ctx{row, ctx});
+      AppendField(out, c.text, f.width, f.right, c.cut);
+    }
+    out += f.suffix;
+  }
+  out += '\n';
+}
+
 std::string RenderSqueueLine(const OutputFormat& format, bool percent_form, const SqueueRow& row,
                              const SqueueContext& ctx) {
-  return RenderLine(
-             format,
-             [&](const FormatField& f) { return JobFieldValue(f, percent_form, row, ctx); }) +
-         '\n';
+  std::string line;
+  SqueueLineRenderer(format, percent_form).Append(row, ctx, line);
+  return line;
 }
 
 std::string RenderSqueue(const OutputFormat& format, bool percent_form,
@@ -411,7 +462,8 @@ std::string RenderSqueue(const OutputFormat& format, bool percent_form,
                          const SqueueContext& ctx) {
   std::string out;
   if (!no_header) out += RenderSqueueHeader(format, percent_form);
-  for (const SqueueRow& row : rows) out += RenderSqueueLine(format, percent_form, row, ctx);
+  const SqueueLineRenderer line(format, percent_form);
+  for (const SqueueRow& row : rows) line.Append(row, ctx, out);
   return out;
 }
 

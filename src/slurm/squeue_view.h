@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
@@ -177,12 +178,25 @@ std::string SqueueTimeText(Time t, const std::string& time_format);
 // fields appended to `*errors` (one "squeue: error: ...\n" line each) when given.
 OutputFormat SqueueFormat(const SqueueOptions& o, std::string* errors);
 
+// squeue's job lines in one format, each field's value found once (not per line). The format
+// must outlive it.
+class SqueueLineRenderer {
+ public:
+  SqueueLineRenderer(const OutputFormat& format, bool percent_form);
+  // The line of `row`, '\n' included, appended to `out`.
+  void Append(const SqueueRow& row, const SqueueContext& ctx, std::string& out) const;
+
+ private:
+  const OutputFormat* format_;
+  std::vector<int> fields_;  // each format field's place in the field table; -1: none
+};
 // What squeue prints for its job lines (not --json, not -s), built from one job at a time, so
 // that only each line's text and sort values are kept (not the jobs' views): arrays' pending
 // tasks combined, -P's split (with the partitions' PriorityTier in `tiers`), the filter, the
 // sort, the header. The same from the controller's records (POST /v1/views/squeue) and from a
 // list of them here.
 struct SqueueSortValue;  // squeue_view.cc
+struct SqueueSortTexts;
 
 class SqueueTableBuilder {
  public:
@@ -196,6 +210,10 @@ class SqueueTableBuilder {
   void Reserve(size_t jobs);
   // One job's view.
   void Add(JobView view);
+  // The jobs `part` was given (made with the same options, format and context), as if they had
+  // been added here after those added so far: builders of consecutive slices of the jobs, filled
+  // on several threads, make the table of all of them.
+  void Append(SqueueTableBuilder&& part);
   // The text: the header unless -h, then the lines in order.
   std::string Finish();
 
@@ -207,14 +225,32 @@ class SqueueTableBuilder {
   std::map<std::string, int64_t> tiers_;
   SqueueContext ctx_;
   std::vector<SortKey> keys_;
-  std::vector<SqueueRow> scratch_;       // the rows of the job being added
-  std::vector<SqueueRow> arrays_;        // arrays' pending tasks, until Finish
-  size_t stride_ = 0;                    // sort values per line
-  std::vector<SqueueSortValue> values_;  // line i's are [i * stride_, (i + 1) * stride_)
-  std::string text_;                     // the lines, one after another
-  std::vector<size_t> line_end_;         // where each ends in text_
+  SqueueLineRenderer line_;
+  std::vector<SqueueRow> scratch_;          // the rows of the job being added
+  std::vector<SqueueRow> arrays_;           // arrays' pending tasks, until Finish
+  size_t stride_ = 0;                       // sort values per line
+  std::unique_ptr<SqueueSortTexts> texts_;  // the texts sort values name
+  // The lines' text, one after another, and their sort values (stride_ each), in chunks: text_
+  // and values_ are those lines are added to, chunks_ those taken over from other builders (and
+  // this one's before that).
+  struct Chunk {
+    std::string text;
+    std::vector<SqueueSortValue> values;
+  };
+  struct LineSpan {
+    size_t chunk;  // chunks_[chunk], or text_ and values_ when chunk == chunks_.size()
+    size_t begin, end;
+    size_t value_at;  // where its sort values start
+  };
+  std::string text_;
+  std::vector<SqueueSortValue> values_;
+  std::vector<Chunk> chunks_;
+  std::vector<LineSpan> lines_;
 };
 
+// The parts of a job's view (ViewPart bits) the fields of `format` show: squeue's lines need
+// no others (its filters and sort keys read none of them).
+uint32_t SqueueViewParts(const OutputFormat& format, bool percent_form);
 // One line of the table, '\n' included, and the header line.
 std::string RenderSqueueLine(const OutputFormat& format, bool percent_form, const SqueueRow& row,
                              const SqueueContext& ctx);

@@ -228,6 +228,18 @@ TEST(SqueueTable, BuiltOneJobAtATimeAsFromAllTheRows) {
     const std::string built = b.Finish();
     EXPECT_EQ(built, whole) << testing::PrintToString(c);
     EXPECT_NE(whole.find('\n'), std::string::npos);
+    // The same from builders of consecutive slices put together (as the controller fills them
+    // on several threads): three slices, an array's master, split task and running task in
+    // different ones, and an empty one.
+    const std::vector<size_t> cuts = {0, q.size() - 4, q.size() - 2, q.size() - 2, q.size()};
+    SqueueTableBuilder first(o, format, tiers, ctx);
+    for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+      SqueueTableBuilder slice(o, format, tiers, ctx);
+      SqueueTableBuilder& to = k == 0 ? first : slice;
+      for (size_t i = cuts[k]; i < cuts[k + 1]; ++i) to.Add(JobViewFromJson(q[i], kNow).value());
+      if (k > 0) first.Append(std::move(slice));
+    }
+    EXPECT_EQ(first.Finish(), whole) << "in slices: " << testing::PrintToString(c);
   }
 }
 
