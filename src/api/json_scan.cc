@@ -1,7 +1,9 @@
 #include "api/json_scan.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace berth::api {
@@ -119,11 +121,30 @@ Status Sequence(Scanner& s, char close, Each each) {
   return s.Expect(close);
 }
 
+// The raw (undecoded) text of a key, decoded; nullopt when its escapes are not JSON's.
+std::optional<std::string> KeyText(std::string_view raw) {
+  // Plain ASCII needs no decoding; escapes and other bytes (UTF-8, checked) go through a parser.
+  if (std::all_of(raw.begin(), raw.end(),
+                  [](char c) { return c != '\\' && static_cast<unsigned char>(c) < 0x80; })) {
+    return std::string(raw);
+  }
+  nlohmann::json k = nlohmann::json::parse("\"" + std::string(raw) + "\"", nullptr, false);
+  if (!k.is_string()) return std::nullopt;
+  return k.get<std::string>();
+}
+
 // Whether the raw (undecoded) key text equals `key`.
 bool KeyIs(std::string_view raw, std::string_view key) {
   if (raw.find('\\') == std::string_view::npos) return raw == key;
-  nlohmann::json k = nlohmann::json::parse("\"" + std::string(raw) + "\"", nullptr, false);
-  return k.is_string() && k.get_ref<const std::string&>() == key;
+  const std::optional<std::string> k = KeyText(raw);
+  return k.has_value() && *k == key;
+}
+
+// Nothing but spaces after what `s` has read.
+Status AtEndOfText(Scanner& s) {
+  s.SkipSpace();
+  if (!s.AtEnd()) return s.Error("text after the value");
+  return Status::Ok();
 }
 
 }  // namespace
@@ -151,6 +172,38 @@ Status ForEachArrayItem(std::string_view doc, std::string_view key,
   s.SkipSpace();
   if (!s.AtEnd()) return s.Error("text after the object");
   return Status::Ok();
+}
+
+Status ForEachMember(
+    std::string_view doc,
+    const std::function<Status(const std::string& key, std::string_view value)>& fn) {
+  Scanner s(doc);
+  BERTH_RETURN_IF_ERROR(s.Expect('{'));
+  auto member = [&]() -> Status {
+    s.SkipSpace();
+    std::string_view name, value;
+    BERTH_RETURN_IF_ERROR(s.String(&name));
+    BERTH_RETURN_IF_ERROR(s.Expect(':'));
+    BERTH_RETURN_IF_ERROR(s.Value(&value));
+    const std::optional<std::string> key = KeyText(name);
+    if (!key.has_value()) return s.Error("a key that is not a JSON string");
+    return fn(*key, value);
+  };
+  BERTH_RETURN_IF_ERROR(Sequence(s, '}', member));
+  return AtEndOfText(s);
+}
+
+Status ForEachElement(std::string_view array,
+                      const std::function<Status(std::string_view item)>& fn) {
+  Scanner s(array);
+  BERTH_RETURN_IF_ERROR(s.Expect('['));
+  auto element = [&]() -> Status {
+    std::string_view value;
+    BERTH_RETURN_IF_ERROR(s.Value(&value));
+    return fn(value);
+  };
+  BERTH_RETURN_IF_ERROR(Sequence(s, ']', element));
+  return AtEndOfText(s);
 }
 
 Result<size_t> CountArrayItems(std::string_view doc, std::string_view key) {

@@ -26,6 +26,17 @@ namespace berth::api {
 Status ForEachArrayItem(std::string_view doc, std::string_view key,
                         const std::function<Status(std::string_view item)>& fn);
 
+// Calls fn(key, value) with each member of the JSON object `doc`, in order: the key decoded, the
+// value's text. Errors as ForEachArrayItem's.
+Status ForEachMember(
+    std::string_view doc,
+    const std::function<Status(const std::string& key, std::string_view value)>& fn);
+
+// Calls fn(item) with the text of each element, in order, of the JSON array `array`. Errors as
+// ForEachArrayItem's.
+Status ForEachElement(std::string_view array,
+                      const std::function<Status(std::string_view item)>& fn);
+
 // How many elements ForEachArrayItem would hand on (to reserve room before a second walk).
 Result<size_t> CountArrayItems(std::string_view doc, std::string_view key);
 

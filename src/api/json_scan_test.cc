@@ -64,5 +64,32 @@ TEST(JsonScanTest, AnErrorFromTheCallerStopsTheWalk) {
   EXPECT_EQ(st.message(), "enough");
 }
 
+TEST(JsonScanTest, MembersAndElementsWithTheirTexts) {
+  std::vector<std::string> seen;
+  ASSERT_TRUE(ForEachMember(R"( {"a": 1, "b\u0021" : {"c": [1, "]"]}, "d": "x,y"} )",
+                            [&](const std::string& key, std::string_view value) {
+                              seen.push_back(key + "=" + std::string(value));
+                              return Status::Ok();
+                            })
+                  .ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a=1", R"(b!={"c": [1, "]"]})", R"(d="x,y")"}));
+  seen.clear();
+  ASSERT_TRUE(ForEachElement(R"([ {"x": "[1,2]"}, 3 ,[4]])", [&](std::string_view item) {
+                seen.emplace_back(item);
+                return Status::Ok();
+              }).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{R"({"x": "[1,2]"})", "3", "[4]"}));
+  auto none = [](std::string_view) { return Status::Ok(); };
+  auto no_member = [](const std::string&, std::string_view) { return Status::Ok(); };
+  EXPECT_TRUE(ForEachElement("[]", none).ok());
+  EXPECT_TRUE(ForEachMember("{}", no_member).ok());
+  for (const char* broken : {"[1,", "[1] 2", "{\"a\": 1}", "[1 2]", ""}) {
+    EXPECT_EQ(ForEachElement(broken, none).code(), StatusCode::kInvalidArgument) << broken;
+  }
+  for (const char* broken : {"{\"a\" 1}", "{\"a\": 1} x", "[]", "{\"a\": }", "{a: 1}"}) {
+    EXPECT_EQ(ForEachMember(broken, no_member).code(), StatusCode::kInvalidArgument) << broken;
+  }
+}
+
 }  // namespace
 }  // namespace berth::api

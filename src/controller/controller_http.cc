@@ -276,9 +276,13 @@ net::HttpResponse Controller::Impl::Route(const net::HttpRequest& req, const Cal
     case Verdict::kNoRoute:
       break;
   }
-  // The routes open to nobody (health, readiness, metrics) read no body.
+  // The routes open to nobody (health, readiness, metrics) read no body; a submission reads its
+  // own (a batch's jobs are parsed one by one: SubmitRoute).
   Result<json> body = json::object();
-  if (m.route == nullptr || !(m.route->allow & kAllowNobody)) body = ParseBody(req);
+  const bool reads_own_body = m.route != nullptr && m.route->endpoint == Endpoint::kSubmitJobs;
+  if (!reads_own_body && (m.route == nullptr || !(m.route->allow & kAllowNobody))) {
+    body = ParseBody(req);
+  }
   if (!body.ok()) return Error(body.status());
   if (m.verdict == Verdict::kRefused) {
     return Error(Status::PermissionDenied(std::string(m.route->refusal)));
@@ -302,7 +306,9 @@ net::HttpResponse Controller::Impl::CallResponse(std::function<void(Txn&, Reply*
 net::HttpResponse Controller::Impl::SubmitRoute(const ApiCall& c) {
   const Caller who = c.who;
   if (auto it = c.req.query.find("test_only"); it != c.req.query.end() && it->second != "0") {
-    Result<JobSubmission> job = DecodeTestSubmit(who, c.body);
+    Result<json> body = ParseBody(c.req);
+    if (!body.ok()) return Error(body.status());
+    Result<JobSubmission> job = DecodeTestSubmit(who, *body);
     if (!job.ok()) return Error(job.status());
     auto shared = std::make_shared<JobSubmission>(std::move(*job));
     Reply r = Call([this, shared](Txn&, Reply* out) {
@@ -316,7 +322,13 @@ net::HttpResponse Controller::Impl::SubmitRoute(const ApiCall& c) {
     });
     return r.status.ok() ? JsonResponse(200, r.body) : Error(r.status);
   }
-  Result<SubmitRequest> request = DecodeSubmit(who, c.body);
+  std::optional<Result<SubmitRequest>> batch = DecodeSubmitText(who, c.req.body);
+  if (!batch.has_value()) {  // one job, or a body to be refused as its tree says
+    Result<json> body = ParseBody(c.req);
+    if (!body.ok()) return Error(body.status());
+    batch = DecodeSubmit(who, *body);
+  }
+  Result<SubmitRequest>& request = *batch;
   if (!request.ok()) return Error(request.status());
   auto shared = std::make_shared<SubmitRequest>(std::move(*request));
   return CallResponse(

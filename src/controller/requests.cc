@@ -2,9 +2,12 @@
 
 #include <pwd.h>
 
+#include <atomic>
 #include <cstdlib>
 
 #include "api/job_json.h"
+#include "api/json_scan.h"
+#include "common/slices.h"
 #include "image/container_spec.h"
 #include "net/tls_token.h"
 
@@ -86,6 +89,77 @@ Status GuardJson(const std::function<Status()>& decode) {
   }
 }
 
+namespace {
+
+// The jobs of a submission in order, each decoded by `decode(i)` (on up to 4 threads for a large
+// batch); the first that fails, counting from the start, names the whole request's error.
+Result<std::vector<JobSubmission>> DecodeJobs(
+    size_t n, const std::function<Result<JobSubmission>(size_t i)>& decode) {
+  std::vector<std::optional<Result<JobSubmission>>> decoded(n);
+  ForEachSlice(n, SliceCount(n, 128, 4), [&](size_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) decoded[i] = decode(i);
+  });
+  std::vector<JobSubmission> jobs;
+  jobs.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    Result<JobSubmission>& job = *decoded[i];
+    if (!job.ok()) {
+      return n == 1 ? job.status() : job.status().WithContext("job " + std::to_string(i + 1));
+    }
+    jobs.push_back(std::move(*job));
+  }
+  return jobs;
+}
+
+}  // namespace
+
+std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::string_view body) {
+  // The members besides "jobs" make a small tree (checked as DecodeSubmit checks them); each
+  // job's text is kept to be parsed alone.
+  json top = json::object();
+  std::optional<std::string_view> jobs_text;
+  const Status members =
+      api::ForEachMember(body, [&](const std::string& key, std::string_view value) -> Status {
+        if (key == "jobs") {
+          jobs_text = value;  // the last of several, as a parser keeps
+          return Status::Ok();
+        }
+        json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
+        if (v.is_discarded()) return Status::InvalidArgument("not JSON");
+        top[key] = std::move(v);
+        return Status::Ok();
+      });
+  if (!members.ok() || !jobs_text.has_value()) return std::nullopt;
+  std::vector<std::string_view> items;
+  const Status elements = api::ForEachElement(*jobs_text, [&](std::string_view item) {
+    items.push_back(item);
+    return Status::Ok();
+  });
+  if (!elements.ok()) return std::nullopt;  // not an array (DecodeSubmit says so), or broken
+  // Each job's tree: an element that is not JSON makes the body not JSON, which the whole
+  // body's parse reports.
+  std::vector<json> trees(items.size());
+  std::atomic<bool> all_json{true};
+  ForEachSlice(items.size(), SliceCount(items.size(), 128, 4), [&](size_t, size_t b, size_t e) {
+    for (size_t i = b; i < e && all_json; ++i) {
+      trees[i] = json::parse(items[i], nullptr, /*allow_exceptions=*/false);
+      if (trees[i].is_discarded()) all_json = false;
+    }
+  });
+  if (!all_json) return std::nullopt;
+  SubmitRequest out;
+  BERTH_RETURN_IF_ERROR(GuardJson([&] {
+    out.submit_host = top.value("submit_host", "");
+    return Status::Ok();
+  }));
+  if (items.empty()) return Status::InvalidArgument("no jobs to submit");
+  Result<std::vector<JobSubmission>> jobs =
+      DecodeJobs(trees.size(), [&](size_t i) { return DecodeSubmission(who, trees[i]); });
+  if (!jobs.ok()) return jobs.status();
+  out.jobs = std::move(*jobs);
+  return out;
+}
+
 Result<SubmitRequest> DecodeSubmit(const Caller& who, const json& body) {
   SubmitRequest out;
   std::vector<const json*> items;
@@ -107,14 +181,10 @@ Result<SubmitRequest> DecodeSubmit(const Caller& who, const json& body) {
     return Status::Ok();
   }));
   if (items.empty()) return Status::InvalidArgument("no jobs to submit");
-  for (size_t i = 0; i < items.size(); ++i) {
-    Result<JobSubmission> job = DecodeSubmission(who, *items[i]);
-    if (!job.ok()) {
-      return items.size() == 1 ? job.status()
-                               : job.status().WithContext("job " + std::to_string(i + 1));
-    }
-    out.jobs.push_back(std::move(*job));
-  }
+  Result<std::vector<JobSubmission>> jobs =
+      DecodeJobs(items.size(), [&](size_t i) { return DecodeSubmission(who, *items[i]); });
+  if (!jobs.ok()) return jobs.status();
+  out.jobs = std::move(*jobs);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -38,6 +39,11 @@ struct SubmitRequest {
   std::string submit_host;
 };
 Result<SubmitRequest> DecodeSubmit(const Caller& who, const nlohmann::json& body);
+// The same from the body's text when it is a batch ({"jobs": [...], ...}): each job is parsed
+// and decoded from its own text, on a few threads for a large batch (a tree of the whole batch,
+// made and freed on one thread, was most of a batch's time). nullopt for any other body, or one
+// that is not JSON: DecodeSubmit of its tree says the same as before.
+std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::string_view body);
 // POST /v1/jobs?test_only=1: one job (its "submit_host" ignored).
 Result<JobSubmission> DecodeTestSubmit(const Caller& who, const nlohmann::json& body);
 

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/job_json.h"
+
 namespace berth::controller {
 namespace {
 
@@ -152,6 +154,54 @@ TEST(RequestsTest, SubmitDecodesEveryJobBeforeAny) {
   json other = job;
   other["user"] = "bob";
   EXPECT_EQ(DecodeSubmit(Alice(), other).status().code(), StatusCode::kPermissionDenied);
+}
+
+// A batch's text is decoded job by job (on several threads when large): the same jobs and the
+// same errors as from its tree; bodies of other shapes are left to the tree.
+TEST(RequestsTest, ABatchFromItsTextIsTheBatchFromItsTree) {
+  auto same = [](const std::string& text) {
+    std::optional<Result<SubmitRequest>> fast = DecodeSubmitText(Alice(), text);
+    ASSERT_TRUE(fast.has_value()) << text.substr(0, 200);
+    Result<SubmitRequest> tree = DecodeSubmit(Alice(), json::parse(text));
+    ASSERT_EQ(fast->ok(), tree.ok()) << text.substr(0, 200);
+    if (!tree.ok()) {
+      EXPECT_EQ(fast->status().code(), tree.status().code());
+      EXPECT_EQ(fast->status().message(), tree.status().message());
+      return;
+    }
+    EXPECT_EQ((*fast)->submit_host, tree->submit_host);
+    ASSERT_EQ((*fast)->jobs.size(), tree->jobs.size());
+    for (size_t i = 0; i < tree->jobs.size(); ++i) {
+      const JobSubmission& a = (*fast)->jobs[i];
+      const JobSubmission& b = tree->jobs[i];
+      EXPECT_EQ(api::EncodeJob(a.spec, a.exec.get()), api::EncodeJob(b.spec, b.exec.get()))
+          << "job " << i + 1;
+    }
+  };
+  json big = json::array();
+  for (int i = 0; i < 1000; ++i) {  // several slices
+    big.push_back({{"script", "#!/bin/sh\ntrue\n"},
+                   {"name", "j" + std::to_string(i)},
+                   {"environment", {{"PATH", "/usr/bin"}, {"I", std::to_string(i)}}},
+                   {"cpus_per_task", 1 + i % 4}});
+  }
+  same(json{{"jobs", big}, {"submit_host", "login1"}}.dump());
+  same(json{{"jobs", big}}.dump(2));  // spaces and new lines anywhere
+  json bad = big;
+  bad[700]["user"] = "bob";  // not Alice's to give: the 701st job names the error
+  bad[900]["cpus_per_task"] = "x";
+  same(json{{"jobs", bad}}.dump());
+  same(R"({"jobs": [{"script": "#!/bin/sh\ntrue\n"}, {}]})");
+  same(R"({"jobs": []})");
+  same(R"({"jobs": [{"script": "#!/bin/sh\ntrue\n"}], "submit_host": 1})");
+  same(R"({"jobs": [{"script": "a"}], "jobs": [{"script": "b"}, {"script": "c"}]})");
+  same(R"({"j\u006fbs": [{"script": "#!/bin/sh\ntrue\n"}], "extra": {"x": [1, 2]}})");
+  // Not a batch, or not JSON: the tree decides.
+  for (const char* other :
+       {R"({"script": "#!/bin/sh\ntrue\n"})", R"({"jobs": 3})", R"({"jobs": [{"script": tru}]})",
+        R"({"jobs": [{}] } x)", "", R"({"jobs": [{"script": "a"}], "k": nul})", "[1]"}) {
+    EXPECT_FALSE(DecodeSubmitText(Alice(), other).has_value()) << other;
+  }
 }
 
 }  // namespace
