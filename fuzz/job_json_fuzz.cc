@@ -3,11 +3,14 @@
 // encodes to a fixed point: EncodeJob(DecodeJob(EncodeJob(job))) == EncodeJob(job).
 // The same bytes also go through the list walker the CLI reads job lists with
 // (api::ForEachArrayItem), checked against nlohmann's parse: on valid JSON it fails only where
-// the key's value is not an array, and the items it hands on are the array's elements.
+// the key's value is not an array, and the items it hands on are the array's elements; and
+// through the member and element walks a batch submission is read with (ForEachMember,
+// ForEachElement), each member and element checked against the tree.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +50,44 @@ void CheckListWalk(std::string_view text, const nlohmann::json& body, const std:
   }
 }
 
+// The member walk (a batch submission's) and the element walk over the same text: on JSON
+// that nlohmann parses to an object (or array), each member (element) the walk hands on parses
+// to the tree's value of that key (that element); every member and element is handed on.
+void CheckMemberWalk(std::string_view text, const nlohmann::json& body) {
+  std::vector<std::pair<std::string, std::string>> members;
+  const berth::Status m = berth::api::ForEachMember(
+      text, [&](const std::string& key, std::string_view value) {
+        members.emplace_back(key, std::string(value));
+        return berth::Status::Ok();
+      });
+  std::vector<std::string> elements;
+  const berth::Status e = berth::api::ForEachElement(text, [&](std::string_view item) {
+    elements.emplace_back(item);
+    return berth::Status::Ok();
+  });
+  if ((!m.ok() && m.message().empty()) || (!e.ok() && e.message().empty())) std::abort();
+  if (body.is_discarded() || text.substr(0, 3) == "\xEF\xBB\xBF") return;
+  if (body.is_object()) {
+    if (!m.ok()) std::abort();
+    std::set<std::string> keys;
+    for (const auto& [key, value] : members) {
+      if (!body.contains(key)) std::abort();
+      keys.insert(key);
+    }
+    if (keys.size() != body.size()) std::abort();
+    if (members.size() == keys.size()) {  // no key twice: each value is the tree's
+      for (const auto& [key, value] : members) {
+        if (nlohmann::json::parse(value, nullptr, false) != body.at(key)) std::abort();
+      }
+    }
+  } else if (body.is_array()) {
+    if (!e.ok() || elements.size() != body.size()) std::abort();
+    for (size_t i = 0; i < elements.size(); ++i) {
+      if (nlohmann::json::parse(elements[i], nullptr, false) != body[i]) std::abort();
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -54,6 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   CheckListWalk(text, body, "jobs");
   if (body.is_object() && !body.empty()) CheckListWalk(text, body, body.begin().key());
+  CheckMemberWalk(text, body);
   if (body.is_discarded()) return 0;
   berth::core::JobSpec spec;
   berth::core::JobExecSpec exec;
