@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -140,6 +141,16 @@ bool KeyIs(std::string_view raw, std::string_view key) {
   return k.has_value() && *k == key;
 }
 
+// The elements of the array at the current position, each one's text handed to fn.
+Status Elements(Scanner& s, const std::function<Status(std::string_view item)>& fn) {
+  BERTH_RETURN_IF_ERROR(s.Expect('['));
+  return Sequence(s, ']', [&]() -> Status {
+    std::string_view value;
+    BERTH_RETURN_IF_ERROR(s.Value(&value));
+    return fn(value);
+  });
+}
+
 // Nothing but spaces after what `s` has read.
 Status AtEndOfText(Scanner& s) {
   s.SkipSpace();
@@ -153,19 +164,13 @@ Status ForEachArrayItem(std::string_view doc, std::string_view key,
                         const std::function<Status(std::string_view item)>& fn) {
   Scanner s(doc);
   BERTH_RETURN_IF_ERROR(s.Expect('{'));
-  auto item = [&]() -> Status {
-    std::string_view value;
-    BERTH_RETURN_IF_ERROR(s.Value(&value));
-    return fn(value);
-  };
   auto member = [&]() -> Status {
     s.SkipSpace();
     std::string_view name, value;
     BERTH_RETURN_IF_ERROR(s.String(&name));
     BERTH_RETURN_IF_ERROR(s.Expect(':'));
     if (!KeyIs(name, key)) return s.Value(&value);
-    BERTH_RETURN_IF_ERROR(s.Expect('['));
-    return Sequence(s, ']', item);
+    return Elements(s, fn);
   };
   const Status members = Sequence(s, '}', member);
   if (!members.ok()) return members;
@@ -196,13 +201,7 @@ Status ForEachMember(
 Status ForEachElement(std::string_view array,
                       const std::function<Status(std::string_view item)>& fn) {
   Scanner s(array);
-  BERTH_RETURN_IF_ERROR(s.Expect('['));
-  auto element = [&]() -> Status {
-    std::string_view value;
-    BERTH_RETURN_IF_ERROR(s.Value(&value));
-    return fn(value);
-  };
-  BERTH_RETURN_IF_ERROR(Sequence(s, ']', element));
+  BERTH_RETURN_IF_ERROR(Elements(s, fn));
   return AtEndOfText(s);
 }
 
