@@ -55,8 +55,8 @@ void CheckListWalk(std::string_view text, const nlohmann::json& body, const std:
 // to the tree's value of that key (that element); every member and element is handed on.
 void CheckMemberWalk(std::string_view text, const nlohmann::json& body) {
   std::vector<std::pair<std::string, std::string>> members;
-  const berth::Status m = berth::api::ForEachMember(
-      text, [&](const std::string& key, std::string_view value) {
+  const berth::Status m =
+      berth::api::ForEachMember(text, [&](const std::string& key, std::string_view value) {
         members.emplace_back(key, std::string(value));
         return berth::Status::Ok();
       });
