@@ -151,6 +151,20 @@ Status Elements(Scanner& s, const std::function<Status(std::string_view item)>& 
   });
 }
 
+// The members of the object at the current position: each one's raw (undecoded) key is handed
+// to member(), which reads its value.
+template <typename Member>
+Status Members(Scanner& s, Member member) {
+  BERTH_RETURN_IF_ERROR(s.Expect('{'));
+  return Sequence(s, '}', [&]() -> Status {
+    s.SkipSpace();
+    std::string_view name;
+    BERTH_RETURN_IF_ERROR(s.String(&name));
+    BERTH_RETURN_IF_ERROR(s.Expect(':'));
+    return member(name);
+  });
+}
+
 // Nothing but spaces after what `s` has read.
 Status AtEndOfText(Scanner& s) {
   s.SkipSpace();
@@ -163,38 +177,26 @@ Status AtEndOfText(Scanner& s) {
 Status ForEachArrayItem(std::string_view doc, std::string_view key,
                         const std::function<Status(std::string_view item)>& fn) {
   Scanner s(doc);
-  BERTH_RETURN_IF_ERROR(s.Expect('{'));
-  auto member = [&]() -> Status {
-    s.SkipSpace();
-    std::string_view name, value;
-    BERTH_RETURN_IF_ERROR(s.String(&name));
-    BERTH_RETURN_IF_ERROR(s.Expect(':'));
+  BERTH_RETURN_IF_ERROR(Members(s, [&](std::string_view name) -> Status {
+    std::string_view value;
     if (!KeyIs(name, key)) return s.Value(&value);
     return Elements(s, fn);
-  };
-  const Status members = Sequence(s, '}', member);
-  if (!members.ok()) return members;
-  s.SkipSpace();
-  if (!s.AtEnd()) return s.Error("text after the object");
-  return Status::Ok();
+  }));
+  return AtEndOfText(s);
 }
 
 Status ForEachMember(
     std::string_view doc,
     const std::function<Status(const std::string& key, std::string_view value)>& fn) {
   Scanner s(doc);
-  BERTH_RETURN_IF_ERROR(s.Expect('{'));
-  auto member = [&]() -> Status {
-    s.SkipSpace();
-    std::string_view name, value;
-    BERTH_RETURN_IF_ERROR(s.String(&name));
-    BERTH_RETURN_IF_ERROR(s.Expect(':'));
+  auto member = [&](std::string_view name) -> Status {
+    std::string_view value;
     BERTH_RETURN_IF_ERROR(s.Value(&value));
     const std::optional<std::string> key = KeyText(name);
     if (!key.has_value()) return s.Error("a key that is not a JSON string");
     return fn(*key, value);
   };
-  BERTH_RETURN_IF_ERROR(Sequence(s, '}', member));
+  BERTH_RETURN_IF_ERROR(Members(s, member));
   return AtEndOfText(s);
 }
 

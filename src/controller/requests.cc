@@ -136,16 +136,18 @@ std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::st
     return Status::Ok();
   });
   if (!elements.ok()) return std::nullopt;  // not an array (DecodeSubmit says so), or broken
-  // Each job's tree: an element that is not JSON makes the body not JSON, which the whole
-  // body's parse reports.
-  std::vector<json> trees(items.size());
+  // Each job parsed and decoded in one go, its tree freed at once. An element that is not JSON
+  // makes the whole body not JSON, which the body's own parse reports (before any other error).
   std::atomic<bool> all_json{true};
-  ForEachSlice(items.size(), SliceCount(items.size(), 128, 4), [&](size_t, size_t b, size_t e) {
-    for (size_t i = b; i < e && all_json; ++i) {
-      trees[i] = json::parse(items[i], nullptr, /*allow_exceptions=*/false);
-      if (trees[i].is_discarded()) all_json = false;
-    }
-  });
+  Result<std::vector<JobSubmission>> jobs =
+      DecodeJobs(items.size(), [&](size_t i) -> Result<JobSubmission> {
+        const json tree = json::parse(items[i], nullptr, /*allow_exceptions=*/false);
+        if (tree.is_discarded()) {
+          all_json = false;
+          return Status::InvalidArgument("not JSON");
+        }
+        return DecodeSubmission(who, tree);
+      });
   if (!all_json) return std::nullopt;
   SubmitRequest out;
   BERTH_RETURN_IF_ERROR(GuardJson([&] {
@@ -153,8 +155,6 @@ std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::st
     return Status::Ok();
   }));
   if (items.empty()) return Status::InvalidArgument("no jobs to submit");
-  Result<std::vector<JobSubmission>> jobs =
-      DecodeJobs(trees.size(), [&](size_t i) { return DecodeSubmission(who, trees[i]); });
   if (!jobs.ok()) return jobs.status();
   out.jobs = std::move(*jobs);
   return out;
