@@ -141,6 +141,12 @@ Result<nlohmann::json> EtcdClient::Call(const std::string& path, const nlohmann:
   while (true) {
     why.clear();
     for (size_t tried = 0; tried < where_.endpoints.size(); ++tried) {
+      if (where_.deposed && where_.deposed->load()) {
+        return Status::Unavailable(
+            "this controller is no longer its group's leader (its etcd lease was lost): nothing "
+            "was "
+            "saved");
+      }
       Result<nlohmann::json> r = CallOne(path, text);
       if (r.ok() || r.status().code() != StatusCode::kUnavailable) return r;
       why += (why.empty() ? "" : "; ") + endpoint() + ": " + r.status().message();

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/thread_annotations.h"
+#include "store/election.h"
 #include "store/etcd_client.h"
 
 namespace berth::store {
@@ -57,7 +58,8 @@ struct Op {
   size_t Bytes() const { return (key.size() + (value ? value->size() : 0)) * 4 / 3 + 64; }
 };
 
-nlohmann::json TxnBody(const std::vector<Op>& ops, size_t from, size_t to) {
+nlohmann::json TxnBody(const std::vector<Op>& ops, size_t from, size_t to,
+                       const StoreLocation& where) {
   nlohmann::json success = nlohmann::json::array();
   for (size_t i = from; i < to; ++i) {
     const Op& op = ops[i];
@@ -67,8 +69,15 @@ nlohmann::json TxnBody(const std::vector<Op>& ops, size_t from, size_t to) {
       success.push_back({{"request_delete_range", {{"key", Base64(op.key)}}}});
     }
   }
-  // No compare yet: fencing will add the leader key's revision here (ADR 0007).
-  return {{"compare", nlohmann::json::array()}, {"success", std::move(success)}};
+  // A leader's writes count only while the leader key is the one it created (ADR 0008).
+  nlohmann::json compare = nlohmann::json::array();
+  if (where.fence_epoch > 0) {
+    compare.push_back({{"key", Base64(LeaderKey(where))},
+                       {"target", "CREATE"},
+                       {"create_revision", std::to_string(where.fence_epoch)},
+                       {"result", "EQUAL"}});
+  }
+  return {{"compare", std::move(compare)}, {"success", std::move(success)}};
 }
 
 // A key and value of a range answer.
@@ -230,9 +239,14 @@ Status EtcdStore::Apply(const std::vector<Op>& ops, int64_t* txns) {
                                      "transaction may be");
     }
     BERTH_ASSIGN_OR_RETURN(nlohmann::json answer,
-                           writer_->Call("/v3/kv/txn", TxnBody(ops, from, to)));
+                           writer_->Call("/v3/kv/txn", TxnBody(ops, from, to, where_)));
     ++*txns;
     if (!answer.value("succeeded", false)) {
+      if (where_.fence_epoch > 0) {
+        return Status::Unavailable(
+            "this controller is no longer its group's leader (another took over from epoch " +
+            std::to_string(where_.fence_epoch) + "): the change was not saved here");
+      }
       return Status::Internal("etcd: a transaction was not applied");
     }
     from = to;

@@ -132,6 +132,13 @@ class TestEtcd {
   pid_t pid_ = -1;
 };
 
+// One etcd for every etcd case of a test binary (each test has its own key prefix): starting
+// one costs about a second. nullptr when there is no etcd or it did not start.
+inline TestEtcd* SharedEtcd() {
+  static std::unique_ptr<TestEtcd> etcd = TestEtcd::Start();
+  return etcd.get();
+}
+
 }  // namespace berth::store
 
 #endif  // BERTH_STORE_ETCD_TEST_UTIL_H_

@@ -15,6 +15,7 @@
 #ifndef BERTH_STORE_STORE_H_
 #define BERTH_STORE_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -62,6 +63,13 @@ struct StoreLocation {
   int retry_ms = 10000;             // kEtcd: rounds over the endpoints until this long has passed
   int max_txn_ops = 128;            // kEtcd: the server's --max-txn-ops
   int64_t max_txn_bytes = 1 << 20;  // kEtcd: a txn's request body, under 1.5 MiB
+  // kEtcd, set by a group's leader (not part of the URL): when > 0, every commit is applied only
+  // while the leader key's create_revision is this epoch (store/election.h), so that a deposed
+  // leader writes nothing.
+  int64_t fence_epoch = 0;
+  // kEtcd, set with fence_epoch: once true (the leader lost its lease), requests are no longer
+  // retried, and fail at once as UNAVAILABLE.
+  std::shared_ptr<const std::atomic<bool>> deposed;
 };
 
 // Parses "sqlite", "sqlite:PATH", or "etcd://H:P[,H:P...][/PREFIX][?OPTIONS]" (also

@@ -47,13 +47,6 @@ Write PutMeta(std::string key, std::string value) {
   return w;
 }
 
-// One etcd for every etcd case of the suite (each test has its own key prefix): starting one
-// costs about a second.
-TestEtcd* SharedEtcd() {
-  static std::unique_ptr<TestEtcd> etcd = TestEtcd::Start();
-  return etcd.get();
-}
-
 // The store contract: every test runs on SQLite and on etcd (skipped, with the reason, where
 // there is no etcd binary).
 class StoreContractTest : public ::testing::TestWithParam<const char*> {

@@ -1,0 +1,397 @@
+#include "store/election.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <utility>
+
+#include "common/thread_annotations.h"
+#include "store/etcd_client.h"
+
+namespace berth::store {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t JsonInt(const nlohmann::json& j) {
+  if (j.is_number_integer()) return j.get<int64_t>();
+  if (j.is_string()) {
+    try {
+      return std::stoll(j.get<std::string>());
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+  return 0;
+}
+
+// A field of an etcd answer, or null when it is missing.
+const nlohmann::json& Field(const nlohmann::json& j, const char* name) {
+  static const nlohmann::json kNull;
+  if (!j.is_object()) return kNull;
+  auto it = j.find(name);
+  return it == j.end() ? kNull : *it;
+}
+
+// The first kv of a range answer (or of a txn's response_range), if any.
+const nlohmann::json* FirstKv(const nlohmann::json& range) {
+  const nlohmann::json& kvs = Field(range, "kvs");
+  if (!kvs.is_array() || kvs.empty()) return nullptr;
+  return &kvs[0];
+}
+
+StoreLocation WithTimeouts(StoreLocation where, int timeout_ms, int retry_ms) {
+  where.timeout_ms = std::min(where.timeout_ms, timeout_ms);
+  where.retry_ms = std::min(where.retry_ms, retry_ms);
+  return where;
+}
+
+}  // namespace
+
+std::string EncodeMember(const Member& m) {
+  return nlohmann::json{
+      {"name", m.name}, {"address", m.address}, {"pid", m.pid}, {"since", m.since}}
+      .dump();
+}
+
+Result<Member> DecodeMember(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) {
+    return Status::Internal("etcd: a group member's entry that is not one: " + text.substr(0, 80));
+  }
+  Member m;
+  m.name = j["name"].get<std::string>();
+  m.address = j.value("address", "");
+  m.pid = j.value("pid", int64_t{0});
+  m.since = j.value("since", int64_t{0});
+  return m;
+}
+
+std::string LeaderKey(const StoreLocation& where) {
+  return where.prefix + "/leader";
+}
+
+struct Election::Impl {
+  StoreLocation where;
+  std::string leader_key, member_key;
+  int ttl_s = 0;
+  Election* owner = nullptr;
+
+  // The campaign's and the readers' client (Campaign, Resign, CurrentLeader, Members).
+  mutable Mutex call_mu;
+  std::unique_ptr<EtcdClient> calls GUARDED_BY(call_mu);
+  // The keep-alive thread's own client: its requests must not wait behind a slow campaign.
+  std::unique_ptr<EtcdClient> keepalive;
+
+  Mutex mu;
+  std::condition_variable cv;  // on mu.native(): wakes the keep-alive thread to stop
+  bool stopping GUARDED_BY(mu) = false;
+  int64_t lease GUARDED_BY(mu) = 0;          // 0: none (to be granted again)
+  Clock::time_point renewed GUARDED_BY(mu);  // when the last successful keep-alive was sent
+  std::thread thread;
+
+  Result<nlohmann::json> Call(const std::string& path, const nlohmann::json& body) const
+      EXCLUDES(call_mu) {
+    MutexLock<Mutex> l(call_mu);
+    return calls->Call(path, body);
+  }
+
+  int64_t Lease() EXCLUDES(mu) {
+    MutexLock<Mutex> l(mu);
+    return lease;
+  }
+
+  // Grants a lease and puts the member key under it.
+  Status Grant() EXCLUDES(mu) {
+    Result<nlohmann::json> g = Call("/v3/lease/grant", {{"TTL", ttl_s}});
+    if (!g.ok()) return g.status();
+    int64_t id = JsonInt(Field(*g, "ID"));
+    if (id == 0) return Status::Unavailable("etcd granted no lease: " + g->dump().substr(0, 200));
+    {
+      MutexLock<Mutex> l(mu);
+      lease = id;
+      renewed = Clock::now();
+    }
+    return Call("/v3/kv/put", {{"key", Base64(member_key)},
+                               {"value", Base64(EncodeMember(owner->self_))},
+                               {"lease", std::to_string(id)}})
+        .status();
+  }
+
+  void KeepAlive() EXCLUDES(mu) {
+    // Renewed often enough that a leader cut from etcd notices (at two thirds of the TTL
+    // without a renewal) before its lease can have run out.
+    const auto period = std::chrono::milliseconds(std::clamp(ttl_s * 1000 / 4, 100, 500));
+    const auto deadline = std::chrono::milliseconds(ttl_s * 2000 / 3);
+    while (true) {
+      int64_t id = 0;
+      {
+        UniqueLock l(mu);
+        cv.wait_for(l.get(), period, [&]() REQUIRES(mu) { return stopping; });
+        if (stopping) return;
+        id = lease;
+      }
+      if (id == 0) continue;  // the campaign grants a new one
+      const Clock::time_point sent = Clock::now();
+      Result<nlohmann::json> r =
+          keepalive->Call("/v3/lease/keepalive", {{"ID", std::to_string(id)}});
+      bool gone = false;
+      if (r.ok()) {
+        gone = JsonInt(Field(Field(*r, "result"), "TTL")) <= 0;
+      }
+      // A leader also checks that the key is still its own (an operator may have deleted it).
+      if (r.ok() && !gone && owner->epoch_.load() > 0) {
+        Result<nlohmann::json> k = keepalive->Call("/v3/kv/range", {{"key", Base64(leader_key)}});
+        if (k.ok()) {
+          const nlohmann::json* kv = FirstKv(*k);
+          gone = kv == nullptr || JsonInt(Field(*kv, "create_revision")) != owner->epoch_.load();
+        }
+      }
+      MutexLock<Mutex> l(mu);
+      if (lease != id) continue;
+      if (r.ok() && !gone) {
+        renewed = sent;
+      } else if (gone || Clock::now() - renewed >= deadline) {
+        // The lease is gone, or soon may be: stop leading before another can.
+        lease = 0;
+        if (owner->epoch_.load() > 0) owner->lost_->store(true);
+      }
+    }
+  }
+};
+
+Election::Election(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Election::~Election() {
+  {
+    MutexLock<Mutex> l(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+Result<std::unique_ptr<Election>> Election::Join(const StoreLocation& where, Member self,
+                                                 int ttl_s) {
+  if (where.kind != StoreLocation::Kind::kEtcd) {
+    return Status::InvalidArgument("leader election needs an etcd store");
+  }
+  if (self.name.empty() || self.name.find('/') != std::string::npos) {
+    return Status::InvalidArgument("a group member needs a name without '/'");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->where = where;
+  impl->ttl_s = std::max(ttl_s, 1);
+  impl->leader_key = LeaderKey(where);
+  impl->member_key = where.prefix + "/members/" + self.name;
+  {
+    // Campaign rounds and reads give up after a few seconds, so that a stop is heard.
+    BERTH_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> c,
+                           EtcdClient::Create(WithTimeouts(where, 2000, 3000)));
+    MutexLock<Mutex> l(impl->call_mu);
+    impl->calls = std::move(c);
+  }
+  // One round over the endpoints per keep-alive, the whole round within a third of the TTL.
+  const int per_endpoint = std::max(
+      impl->ttl_s * 1000 / 3 / static_cast<int>(std::max<size_t>(where.endpoints.size(), 1)), 200);
+  BERTH_ASSIGN_OR_RETURN(impl->keepalive, EtcdClient::Create(WithTimeouts(where, per_endpoint, 0)));
+  std::unique_ptr<Election> e(new Election(std::move(impl)));
+  e->impl_->owner = e.get();
+  e->ttl_s_ = e->impl_->ttl_s;
+  if (self.since == 0) self.since = std::time(nullptr);
+  e->self_ = std::move(self);
+  BERTH_RETURN_IF_ERROR(e->impl_->Grant());
+  e->impl_->thread = std::thread([impl = e->impl_.get()] { impl->KeepAlive(); });
+  return e;
+}
+
+Result<int64_t> Election::Campaign(
+    const std::atomic<bool>& stop, int poll_ms,
+    const std::function<void(const std::optional<Leader>&)>& on_wait) {
+  Impl& im = *impl_;
+  while (!stop.load()) {
+    int64_t lease = im.Lease();
+    if (lease == 0) {
+      Status st = im.Grant();
+      if (!st.ok()) {
+        if (on_wait) on_wait(std::nullopt);
+        std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+        continue;
+      }
+      lease = im.Lease();
+    }
+    Member as_leader = self_;
+    as_leader.since = std::time(nullptr);
+    const std::string key = Base64(im.leader_key);
+    nlohmann::json txn = {
+        {"compare", nlohmann::json::array({{{"key", key},
+                                            {"target", "CREATE"},
+                                            {"create_revision", "0"},
+                                            {"result", "EQUAL"}}})},
+        {"success", nlohmann::json::array({{{"request_put",
+                                             {{"key", key},
+                                              {"value", Base64(EncodeMember(as_leader))},
+                                              {"lease", std::to_string(lease)}}}}})},
+        {"failure", nlohmann::json::array({{{"request_range", {{"key", key}}}}})}};
+    Result<nlohmann::json> r = im.Call("/v3/kv/txn", txn);
+    if (r.ok() && Field(*r, "succeeded").is_boolean() && Field(*r, "succeeded").get<bool>()) {
+      int64_t epoch = JsonInt(Field(Field(*r, "header"), "revision"));
+      epoch_.store(epoch);
+      return epoch;
+    }
+    if (on_wait) {
+      std::optional<Leader> seen;
+      if (r.ok()) {
+        const nlohmann::json& responses = Field(*r, "responses");
+        if (responses.is_array() && !responses.empty()) {
+          if (const nlohmann::json* kv = FirstKv(Field(responses[0], "response_range"))) {
+            Result<std::string> text =
+                Unbase64(Field(*kv, "value").is_string() ? Field(*kv, "value").get<std::string>()
+                                                         : std::string());
+            Result<Member> m = text.ok() ? DecodeMember(*text) : Result<Member>(text.status());
+            if (m.ok()) seen = Leader{*m, JsonInt(Field(*kv, "create_revision"))};
+          }
+        }
+      }
+      on_wait(seen);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
+  }
+  return Status::Unavailable("stopped before becoming the leader");
+}
+
+Status Election::Resign() {
+  Impl& im = *impl_;
+  const int64_t epoch = epoch_.load();
+  const int64_t lease = im.Lease();
+  Status st;
+  if (epoch > 0) {
+    const std::string key = Base64(im.leader_key);
+    st = im.Call("/v3/kv/txn",
+                 {{"compare", nlohmann::json::array({{{"key", key},
+                                                      {"target", "CREATE"},
+                                                      {"create_revision", std::to_string(epoch)},
+                                                      {"result", "EQUAL"}}})},
+                  {"success", nlohmann::json::array({{{"request_delete_range", {{"key", key}}}}})}})
+             .status();
+  }
+  if (lease != 0) {
+    Status revoked = im.Call("/v3/lease/revoke", {{"ID", std::to_string(lease)}}).status();
+    if (st.ok()) st = revoked;
+  }
+  return st;
+}
+
+Result<std::optional<Leader>> Election::CurrentLeader() const {
+  Impl& im = *impl_;
+  Result<nlohmann::json> r = im.Call("/v3/kv/range", {{"key", Base64(im.leader_key)}});
+  if (!r.ok()) return r.status();
+  const nlohmann::json* kv = FirstKv(*r);
+  if (kv == nullptr) return std::optional<Leader>();
+  BERTH_ASSIGN_OR_RETURN(std::string text, Unbase64(Field(*kv, "value").is_string()
+                                                        ? Field(*kv, "value").get<std::string>()
+                                                        : std::string()));
+  BERTH_ASSIGN_OR_RETURN(Member m, DecodeMember(text));
+  return std::optional<Leader>(Leader{std::move(m), JsonInt(Field(*kv, "create_revision"))});
+}
+
+Result<std::vector<Member>> Election::Members() const {
+  Impl& im = *impl_;
+  const std::string prefix = im.where.prefix + "/members/";
+  Result<nlohmann::json> r =
+      im.Call("/v3/kv/range", {{"key", Base64(prefix)}, {"range_end", Base64(PrefixEnd(prefix))}});
+  if (!r.ok()) return r.status();
+  std::vector<Member> out;
+  const nlohmann::json& kvs = Field(*r, "kvs");
+  if (!kvs.is_array()) return out;
+  for (const nlohmann::json& kv : kvs) {
+    BERTH_ASSIGN_OR_RETURN(std::string text, Unbase64(Field(kv, "value").is_string()
+                                                          ? Field(kv, "value").get<std::string>()
+                                                          : std::string()));
+    BERTH_ASSIGN_OR_RETURN(Member m, DecodeMember(text));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<EtcdEndpointHealth> Election::Health() const {
+  std::vector<EtcdEndpointHealth> out;
+  for (const std::string& endpoint : impl_->where.endpoints) {
+    EtcdEndpointHealth h;
+    h.endpoint = endpoint;
+    StoreLocation one = WithTimeouts(impl_->where, 1000, 0);
+    one.endpoints = {endpoint};
+    Result<std::unique_ptr<EtcdClient>> c = EtcdClient::Create(one);
+    Result<nlohmann::json> r = c.ok()
+                                   ? (*c)->Call("/v3/maintenance/status", nlohmann::json::object())
+                                   : Result<nlohmann::json>(c.status());
+    if (r.ok()) {
+      h.ok = true;
+      h.version = Field(*r, "version").is_string() ? Field(*r, "version").get<std::string>() : "";
+      h.db_size = JsonInt(Field(*r, "dbSize"));
+      // Member ids are uint64 (as strings): compared as they come.
+      const nlohmann::json& leader = Field(*r, "leader");
+      h.is_leader =
+          leader.is_string() && leader != "0" && leader == Field(Field(*r, "header"), "member_id");
+    } else {
+      h.error = r.status().message();
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace berth::store
+
+namespace berth::store {
+
+nlohmann::json GroupStatus(const Election& election, const std::string& store) {
+  auto member_json = [](const Member& m) {
+    return nlohmann::json{
+        {"name", m.name}, {"address", m.address}, {"pid", m.pid}, {"since", m.since}};
+  };
+  nlohmann::json out = {{"mode", "ha"},
+                        {"self", election.self().name},
+                        {"role", election.epoch() > 0 && !election.Lost() ? "leader" : "standby"},
+                        {"store", store},
+                        {"lease_ttl_s", election.ttl_s()},
+                        {"epoch", 0},
+                        {"leader", nullptr},
+                        {"members", nlohmann::json::array()}};
+  std::string errors;
+  Result<std::optional<Leader>> leader = election.CurrentLeader();
+  if (!leader.ok()) errors = leader.status().message();
+  if (leader.ok() && leader->has_value()) {
+    out["epoch"] = (*leader)->epoch;
+    out["leader"] = member_json((*leader)->member);
+  }
+  Result<std::vector<Member>> members = election.Members();
+  if (!members.ok()) errors += (errors.empty() ? "" : "; ") + members.status().message();
+  if (members.ok()) {
+    for (const Member& m : *members) {
+      nlohmann::json j = member_json(m);
+      j["leader"] = leader.ok() && leader->has_value() && (*leader)->member.name == m.name;
+      out["members"].push_back(std::move(j));
+    }
+  }
+  nlohmann::json etcd = nlohmann::json::array();
+  for (const EtcdEndpointHealth& h : election.Health()) {
+    nlohmann::json j = {{"endpoint", h.endpoint}, {"ok", h.ok}};
+    if (h.ok) {
+      j["version"] = h.version;
+      j["db_size"] = h.db_size;
+      j["leader"] = h.is_leader;
+    } else {
+      j["error"] = h.error;
+    }
+    etcd.push_back(std::move(j));
+  }
+  out["etcd"] = std::move(etcd);
+  if (!errors.empty()) out["error"] = errors;
+  return out;
+}
+
+}  // namespace berth::store

@@ -1,0 +1,243 @@
+#include "store/election.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "store/etcd_client.h"
+#include "store/etcd_test_util.h"
+
+namespace berth::store {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+class ElectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (TestEtcd::Binary().empty())
+      GTEST_SKIP() << "no etcd binary (scripts/setup installs etcd-server)";
+    TestEtcd* etcd = SharedEtcd();
+    ASSERT_NE(etcd, nullptr) << "etcd did not start";
+    static int n = 0;
+    Result<StoreLocation> l =
+        ParseStoreUrl("etcd://" + etcd->endpoint() + "/berth/election" + std::to_string(getpid()) +
+                      "-" + std::to_string(++n) + "?timeout-ms=1000&retry-ms=2000");
+    ASSERT_TRUE(l.ok()) << l.status().message();
+    where_ = *l;
+  }
+
+  std::unique_ptr<Election> Join(const std::string& name, int ttl_s = 2) {
+    Member m;
+    m.name = name;
+    m.address = "tcp:127.0.0.1:" + std::to_string(7000 + name.size());
+    m.pid = getpid();
+    Result<std::unique_ptr<Election>> e = Election::Join(where_, m, ttl_s);
+    EXPECT_TRUE(e.ok()) << e.status().message();
+    return e.ok() ? std::move(*e) : nullptr;
+  }
+
+  // Campaigns on another thread; the future holds the epoch once it leads.
+  static std::future<Result<int64_t>> CampaignAsync(Election* e, std::atomic<bool>* stop) {
+    return std::async(std::launch::async, [e, stop] { return e->Campaign(*stop, 50); });
+  }
+
+  std::unique_ptr<Store> FencedStore(int64_t epoch) {
+    StoreLocation l = where_;
+    l.fence_epoch = epoch;
+    Result<std::unique_ptr<Store>> s = Store::Open(l, "");
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  static Write PutMeta(std::string key, std::string value) {
+    Write w;
+    w.kind = Write::Kind::kPutMeta;
+    w.key = std::move(key);
+    w.value = std::move(value);
+    return w;
+  }
+
+  StoreLocation where_;
+};
+
+TEST_F(ElectionTest, OneLeaderAtATimeAndTheNextTakesOverWhenItResigns) {
+  auto a = Join("a");
+  auto b = Join("b");
+  ASSERT_TRUE(a && b);
+  std::atomic<bool> stop{false};
+  Result<int64_t> ea = a->Campaign(stop);
+  ASSERT_TRUE(ea.ok()) << ea.status().message();
+  EXPECT_GT(*ea, 0);
+  EXPECT_EQ(a->epoch(), *ea);
+
+  std::optional<Leader> seen_by_b;
+  auto fb = std::async(std::launch::async, [&] {
+    return b->Campaign(stop, 50, [&](const std::optional<Leader>& l) { seen_by_b = l; });
+  });
+  // b waits while a leads (a's lease is kept alive well past its TTL of 2 s).
+  EXPECT_EQ(fb.wait_for(seconds(3)), std::future_status::timeout);
+  ASSERT_TRUE(seen_by_b.has_value());
+  EXPECT_EQ(seen_by_b->member.name, "a");
+  EXPECT_EQ(seen_by_b->epoch, *ea);
+  EXPECT_FALSE(a->Lost());
+
+  Result<std::optional<Leader>> now = b->CurrentLeader();
+  ASSERT_TRUE(now.ok() && now->has_value());
+  EXPECT_EQ((*now)->member.name, "a");
+  EXPECT_EQ((*now)->member.address, a->self().address);
+  EXPECT_EQ((*now)->epoch, *ea);
+  Result<std::vector<Member>> members = a->Members();
+  ASSERT_TRUE(members.ok());
+  ASSERT_EQ(members->size(), 2u);
+  EXPECT_EQ((*members)[0].name, "a");
+  EXPECT_EQ((*members)[1].name, "b");
+
+  ASSERT_TRUE(a->Resign().ok());
+  ASSERT_EQ(fb.wait_for(seconds(5)), std::future_status::ready);
+  Result<int64_t> eb = fb.get();
+  ASSERT_TRUE(eb.ok()) << eb.status().message();
+  EXPECT_GT(*eb, *ea);
+  // a's lease went with its resignation: only b is a member now.
+  members = b->Members();
+  ASSERT_TRUE(members.ok());
+  ASSERT_EQ(members->size(), 1u);
+  EXPECT_EQ((*members)[0].name, "b");
+}
+
+TEST_F(ElectionTest, ALeaderThatStopsRenewingIsReplacedWhenItsLeaseRunsOut) {
+  auto a = Join("a", 2);
+  auto b = Join("b", 2);
+  ASSERT_TRUE(a && b);
+  std::atomic<bool> stop{false};
+  Result<int64_t> ea = a->Campaign(stop);
+  ASSERT_TRUE(ea.ok());
+  auto fb = CampaignAsync(b.get(), &stop);
+  const auto killed = Clock::now();
+  a.reset();  // as a kill -9: no resignation, the lease is simply no longer renewed
+  ASSERT_EQ(fb.wait_for(seconds(15)), std::future_status::ready);
+  Result<int64_t> eb = fb.get();
+  ASSERT_TRUE(eb.ok()) << eb.status().message();
+  EXPECT_GT(*eb, *ea);
+  // Not before the lease could have run out (renewed at most a third of the TTL before).
+  EXPECT_GE(Clock::now() - killed, milliseconds(1000));
+}
+
+TEST_F(ElectionTest, ADeposedLeadersCommitsWriteNothing) {
+  auto a = Join("a");
+  auto b = Join("b");
+  ASSERT_TRUE(a && b);
+  std::atomic<bool> stop{false};
+  Result<int64_t> ea = a->Campaign(stop);
+  ASSERT_TRUE(ea.ok());
+  auto store_a = FencedStore(*ea);
+  ASSERT_TRUE(store_a);
+  ASSERT_TRUE(store_a->Commit({PutMeta("k", "from a")}).ok());
+
+  auto fb = CampaignAsync(b.get(), &stop);
+  ASSERT_TRUE(a->Resign().ok());
+  Result<int64_t> eb = fb.get();
+  ASSERT_TRUE(eb.ok());
+  // a has not noticed yet; its store refuses all the same, and nothing of it is written.
+  Status st = store_a->Commit({PutMeta("k", "late from a"), PutMeta("other", "x")});
+  EXPECT_EQ(st.code(), StatusCode::kUnavailable) << st.message();
+  EXPECT_NE(st.message().find("no longer its group's leader"), std::string::npos) << st.message();
+  auto store_b = FencedStore(*eb);
+  ASSERT_TRUE(store_b);
+  EXPECT_EQ(*store_b->GetMeta("k"), std::optional<std::string>("from a"));
+  EXPECT_EQ(*store_b->GetMeta("other"), std::nullopt);
+  ASSERT_TRUE(store_b->Commit({PutMeta("k", "from b")}).ok());
+  EXPECT_EQ(*store_b->GetMeta("k"), std::optional<std::string>("from b"));
+}
+
+TEST_F(ElectionTest, ALeaderWhoseKeyIsTakenAwayCountsAsLost) {
+  auto a = Join("a", 1);
+  ASSERT_TRUE(a);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(a->Campaign(stop).ok());
+  EXPECT_FALSE(a->Lost());
+  // An operator deletes the leader key: the keep-alive notices within its period.
+  Result<std::unique_ptr<EtcdClient>> c = EtcdClient::Create(where_);
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->Call("/v3/kv/deleterange", {{"key", Base64(LeaderKey(where_))}}).ok());
+  const auto deadline = Clock::now() + seconds(10);
+  while (!a->Lost() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_TRUE(a->Lost());
+}
+
+TEST_F(ElectionTest, AStandbyWhoseLeaseRanOutGetsANewOneAndCanLead) {
+  auto a = Join("a", 1);
+  ASSERT_TRUE(a);
+  // Revoke the member's lease behind its back (as when etcd was unreachable for a TTL).
+  Result<std::unique_ptr<EtcdClient>> c = EtcdClient::Create(where_);
+  ASSERT_TRUE(c.ok());
+  Result<nlohmann::json> leases = (*c)->Call("/v3/lease/leases", nlohmann::json::object());
+  ASSERT_TRUE(leases.ok());
+  for (const nlohmann::json& l : leases->value("leases", nlohmann::json::array())) {
+    ASSERT_TRUE((*c)->Call("/v3/lease/revoke", {{"ID", l.value("ID", "0")}}).ok());
+  }
+  std::this_thread::sleep_for(milliseconds(1200));  // the keep-alive sees it gone
+  std::atomic<bool> stop{false};
+  Result<int64_t> e = a->Campaign(stop);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_FALSE(a->Lost());
+  Result<std::vector<Member>> members = a->Members();
+  ASSERT_TRUE(members.ok());
+  ASSERT_EQ(members->size(), 1u);  // registered again under the new lease
+}
+
+TEST_F(ElectionTest, CampaignStopsWhenAsked) {
+  auto a = Join("a");
+  auto b = Join("b");
+  ASSERT_TRUE(a && b);
+  std::atomic<bool> stop_a{false}, stop_b{false};
+  ASSERT_TRUE(a->Campaign(stop_a).ok());
+  auto fb = CampaignAsync(b.get(), &stop_b);
+  std::this_thread::sleep_for(milliseconds(200));
+  stop_b = true;
+  ASSERT_EQ(fb.wait_for(seconds(5)), std::future_status::ready);
+  EXPECT_EQ(fb.get().status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(b->epoch(), 0);
+}
+
+TEST_F(ElectionTest, HealthNamesEachEndpoint) {
+  auto a = Join("a");
+  ASSERT_TRUE(a);
+  std::vector<EtcdEndpointHealth> h = a->Health();
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_TRUE(h[0].ok) << h[0].error;
+  EXPECT_FALSE(h[0].version.empty());
+  EXPECT_GT(h[0].db_size, 0);
+  EXPECT_TRUE(h[0].is_leader);  // a one-member etcd leads itself
+}
+
+TEST(MemberTest, EncodesAndDecodes) {
+  Member m{"ctl-1", "tcp:10.0.0.1:6817", 42, 1700000000};
+  Result<Member> back = DecodeMember(EncodeMember(m));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->name, "ctl-1");
+  EXPECT_EQ(back->address, "tcp:10.0.0.1:6817");
+  EXPECT_EQ(back->pid, 42);
+  EXPECT_EQ(back->since, 1700000000);
+  EXPECT_EQ(DecodeMember("not json").status().code(), StatusCode::kInternal);
+  EXPECT_EQ(DecodeMember("{\"pid\": 1}").status().code(), StatusCode::kInternal);
+}
+
+TEST(ElectionJoinTest, RefusesWhatCannotLead) {
+  StoreLocation sqlite;
+  EXPECT_EQ(Election::Join(sqlite, Member{"a", "", 1, 0}, 3).status().code(),
+            StatusCode::kInvalidArgument);
+  Result<StoreLocation> l = ParseStoreUrl("etcd://127.0.0.1:1");
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(Election::Join(*l, Member{"a/b", "", 1, 0}, 3).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace berth::store
