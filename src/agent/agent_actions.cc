@@ -182,17 +182,29 @@ void Agent::Impl::AddControllerEnv(const std::string& job_token, LaunchSpec& spe
     }
     return false;
   };
+  // Every controller of the list (an HA group's, docs/ha.md) of the first's kind, as a list.
+  auto list_of = [&](std::string_view kind, const auto& as) {
+    std::string out;
+    for (const std::string& c :
+         controllers.empty() ? std::vector<std::string>{opt.controller} : controllers) {
+      if (c.starts_with(kind)) out += (out.empty() ? "" : ",") + as(c.substr(kind.size()));
+    }
+    return out;
+  };
   if (Tls() && !has("BERTH_SERVER")) {
-    spec.environment.emplace_back("BERTH_SERVER", "https://" + opt.controller.substr(4));
+    spec.environment.emplace_back(
+        "BERTH_SERVER", list_of("tls:", [](const std::string& a) { return "https://" + a; }));
     std::error_code ec;
     std::filesystem::path ca = std::filesystem::absolute(opt.ca_file, ec);
     spec.environment.emplace_back("BERTH_CA_FILE", ec ? opt.ca_file : ca.string());
   } else if (opt.controller.starts_with("unix:") && !has("BERTH_SERVER")) {
-    std::error_code ec;
-    const std::string path = opt.controller.substr(5);
-    std::filesystem::path sock = std::filesystem::absolute(path, ec);
     std::erase_if(spec.environment, [](const auto& kv) { return kv.first == "BERTH_SOCKET"; });
-    spec.environment.emplace_back("BERTH_SOCKET", ec ? path : sock.string());
+    spec.environment.emplace_back("BERTH_SOCKET", list_of("unix:", [](const std::string& path) {
+                                    std::error_code ec;
+                                    std::filesystem::path sock =
+                                        std::filesystem::absolute(path, ec);
+                                    return ec ? path : sock.string();
+                                  }));
   }
   if (!job_token.empty()) spec.environment.emplace_back("BERTH_JOB_TOKEN", job_token);
 }

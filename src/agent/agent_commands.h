@@ -19,6 +19,7 @@
 #ifndef BERTH_AGENT_AGENT_COMMANDS_H_
 #define BERTH_AGENT_AGENT_COMMANDS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -95,6 +96,27 @@ using AgentCommand =
 std::string EncodeAgentCommand(const AgentCommand& command);
 // InvalidArgument, naming what is wrong, for text that is not a command this build knows.
 Result<AgentCommand> DecodeAgentCommand(std::string_view text);
+
+// The fence against a deposed leader of an HA group (docs/ha.md): the controller's answers to
+// an agent (registration, commands) carry the leader's epoch, and the agent remembers the
+// highest it has heard. An answer with a lower epoch comes from a controller that another has
+// replaced since, and its commands must not run. Epoch 0 is a controller alone: always admitted.
+// Thread safety: Admit may be called from any thread.
+class EpochFence {
+ public:
+  // True when `epoch` is 0 or at least the highest seen (which it then becomes).
+  bool Admit(int64_t epoch) {
+    if (epoch <= 0) return true;
+    int64_t seen = seen_.load();
+    while (epoch > seen && !seen_.compare_exchange_weak(seen, epoch)) {
+    }
+    return epoch >= seen;
+  }
+  int64_t seen() const { return seen_.load(); }
+
+ private:
+  std::atomic<int64_t> seen_{0};
+};
 
 }  // namespace berth::agent
 

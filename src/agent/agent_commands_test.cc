@@ -130,5 +130,18 @@ TEST(AgentCommandsTest, MalformedCommandsAreClearErrors) {
   }
 }
 
+TEST(EpochFenceTest, ADeposedLeadersEpochIsRefusedOnceALaterOneWasSeen) {
+  EpochFence f;
+  EXPECT_TRUE(f.Admit(0));  // a controller alone
+  EXPECT_TRUE(f.Admit(7));
+  EXPECT_TRUE(f.Admit(7));  // the same leader again
+  EXPECT_EQ(f.seen(), 7);
+  EXPECT_TRUE(f.Admit(12));  // a new leader
+  EXPECT_FALSE(f.Admit(7));  // the old one, deposed
+  EXPECT_EQ(f.seen(), 12);
+  EXPECT_TRUE(f.Admit(0));
+  EXPECT_TRUE(f.Admit(12));
+}
+
 }  // namespace
 }  // namespace berth::agent

@@ -51,9 +51,36 @@ Result<std::unique_ptr<net::HttpClient>> Agent::Impl::Connect(int timeout_ms,
   net::ClientOptions o = client_options;
   o.timeout_ms = timeout_ms;
   o.bearer_token = bearer;
-  Result<std::unique_ptr<net::HttpClient>> c = net::HttpClient::Connect(opt.controller, o);
-  if (!c.ok()) NoteFailure(c.status());
+  // The controller in use first, then each other one of the list once.
+  Result<std::unique_ptr<net::HttpClient>> c = Status::Unavailable("no controller address");
+  for (size_t tried = 0; tried < std::max<size_t>(controllers.size(), 1); ++tried) {
+    const std::string& address =
+        controllers.empty() ? opt.controller : controllers[current_controller % controllers.size()];
+    c = net::HttpClient::Connect(address, o);
+    if (c.ok()) return c;
+    NoteFailure(c.status());
+    NextController();
+  }
   return c;
+}
+
+void Agent::Impl::NextController() {
+  if (controllers.size() > 1) current_controller = (current_controller + 1) % controllers.size();
+}
+
+bool Agent::Impl::MovedOnFromStandby(const net::ClientResponse& r) {
+  if (r.status != 503 || !r.headers.contains("x-berth-leader")) return false;
+  NextController();
+  return true;
+}
+
+bool Agent::Impl::FromCurrentLeader(const json& reply) {
+  const int64_t epoch = reply.is_object() ? reply.value("epoch", int64_t{0}) : 0;
+  if (epochs.Admit(epoch)) return true;
+  Log("%s", "refusing a deposed leader's answer (its epoch " + std::to_string(epoch) +
+                ", a later leader's " + std::to_string(epochs.seen()) + " seen)");
+  NextController();
+  return false;
 }
 
 Result<std::unique_ptr<net::HttpClient>> Agent::Impl::Connect(int timeout_ms) {
@@ -292,8 +319,14 @@ Status Agent::Impl::Register(net::HttpClient& c) {
   NoteContact();
   if (r.status == 401) return Status::FailedPrecondition("credential refused: " + r.body);
   if (r.status == 403) return Status::PermissionDenied("registration refused: " + r.body);
-  if (r.status != 200) return Status::Unavailable("registration refused: " + r.body);
+  if (r.status != 200) {
+    MovedOnFromStandby(r);
+    return Status::Unavailable("registration refused: " + r.body);
+  }
   json reply = json::parse(r.body, nullptr, false);
+  if (!FromCurrentLeader(reply)) {
+    return Status::Unavailable("registration answered by a deposed leader");
+  }
   if (reply.is_object()) {
     heartbeat_s = reply.value("heartbeat_s", 5);
     fence_s = reply.value("fence_s", 0);
@@ -390,7 +423,10 @@ Status Agent::Impl::Report(net::HttpClient& c) {
   if (resp.status == 409 || resp.status == 401) {
     return Status::FailedPrecondition("must register again");
   }
-  if (resp.status != 200) return Status::Unavailable("status refused: " + resp.body);
+  if (resp.status != 200) {
+    MovedOnFromStandby(resp);
+    return Status::Unavailable("status refused: " + resp.body);
+  }
   for (const std::string& dir : done) (void)RemoveJobDir(dir);
   for (const auto& [dir, phase] : phases) (void)WriteFileAtomic(dir + "/container.reported", phase);
   if (images_changed) {
@@ -563,6 +599,13 @@ ContainerSettings ContainerSettingsFor(const AgentOptions& opt) {
 Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opt = std::move(options);
   impl_->jobs_dir = impl_->opt.state_dir + "/jobs";
+  const std::string& list = impl_->opt.controller;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) impl_->controllers.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (!impl_->controllers.empty()) impl_->opt.controller = impl_->controllers.front();
 }
 
 Agent::~Agent() = default;
@@ -705,11 +748,17 @@ Status Agent::Impl::PollCommands(Poll& p) {
     if (r.ok() && r->status == 403) {
       return Status::PermissionDenied("the controller refuses this agent: " + r->body);
     }
+    if (r.ok()) MovedOnFromStandby(*r);
     need_register = true;
     return Status::Ok();
   }
   json reply = json::parse(r->body, nullptr, false);
   if (!reply.is_object()) return Status::Ok();
+  if (!FromCurrentLeader(reply)) {  // a deposed leader's commands are not run
+    p.client.reset();
+    need_register = true;
+    return Status::Ok();
+  }
   for (const json& cmd : reply.value("commands", json::array())) {
     p.after = std::max<uint64_t>(p.after, cmd.value("seq", uint64_t{0}));
     Handle(cmd);

@@ -18,6 +18,8 @@ namespace berth::agent {
 struct AgentOptions {
   // "unix:/path/controller.sock", or "tls:host:port" for a controller on another host (its TLS
   // API; docs/security.md): the agent then needs ca_file, and join_token or a credential.
+  // A comma list names an HA group's controllers (docs/ha.md): the agent moves on to the next
+  // when one cannot be reached or is a standby.
   std::string controller;
   std::string ca_file;          // the controller's CA (PEM), for tls: addresses
   std::string join_token;       // the cluster's join token: exchanged once for the credential

@@ -111,6 +111,18 @@ struct Agent::Impl {
 
   // ---- the controller, the credential, the fence (agent_daemon.cc)
   bool Tls() const { return opt.controller.starts_with("tls:"); }
+  // The controllers to try (opt.controller's comma list: an HA group's members), the one in use,
+  // and the highest leader epoch heard (docs/ha.md): a controller's answer with a lower one is
+  // a deposed leader's, and its commands are refused.
+  std::vector<std::string> controllers;
+  std::atomic<size_t> current_controller{0};
+  EpochFence epochs;
+  // Moves on to the next controller of the list (the one in use is a standby, or deposed).
+  void NextController();
+  // A 503 from a standby (it names the leader in X-Berth-Leader): moves on and returns true.
+  bool MovedOnFromStandby(const net::ClientResponse& r);
+  // Checks an answer's leader epoch: false (and moves on) for a deposed leader's.
+  bool FromCurrentLeader(const json& reply);
   Result<std::unique_ptr<net::HttpClient>> Connect(int timeout_ms, const std::string& bearer);
   Result<std::unique_ptr<net::HttpClient>> Connect(int timeout_ms) EXCLUDES(credential_mu);
   void NoteContact();

@@ -4,8 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
+#include <vector>
 
 #include "api/errors.h"
 #include "net/munge_cred.h"
@@ -47,22 +51,49 @@ std::string FindSocket() {
   return BerthHome() + "/controller.sock";
 }
 
+namespace {
+
+// "a,b,c" as its non-empty parts.
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= list.size();) {
+    const size_t comma = std::min(list.find(',', start), list.size());
+    if (comma > start) out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+// How long a request waits for an HA group that has no leader (a failover): long enough for a
+// lease to run out and the next leader to load.
+constexpr int kNoLeaderWaitMs = 20000;
+
+}  // namespace
+
 Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
-  std::string where = address.empty() ? "unix:" + FindSocket() : address;
-  net::ClientOptions options;
-  options.timeout_ms = 60000;
+  auto c = std::unique_ptr<Client>(new Client());
+  // One address, or an HA group's controllers (docs/ha.md): a comma list, tried in turn.
+  if (!address.empty()) {
+    c->addresses_ = SplitList(address);
+  } else {
+    for (const std::string& path : SplitList(FindSocket())) c->addresses_.push_back("unix:" + path);
+  }
+  c->options_.timeout_ms = 60000;
   // A controller on another host (docs/security.md): its HTTPS API with a bearer token, or,
   // with BERTH_AUTH=munge, HTTPS or plain HTTP with a fresh MUNGE credential per request.
   const char* server = std::getenv("BERTH_SERVER");
   const char* auth = std::getenv("BERTH_AUTH");
   const bool munge = auth != nullptr && std::string_view(auth) == "munge";
   if (address.empty() && server != nullptr && *server != '\0') {
-    std::string s = server;
-    const bool plain = s.starts_with("http://");
-    if (s.starts_with("https://")) s = s.substr(8);
-    if (plain) s = s.substr(7);
-    while (s.ends_with("/")) s.pop_back();
-    where = (plain ? "tcp:" : "tls:") + s;
+    c->addresses_.clear();
+    bool plain = false;
+    for (std::string s : SplitList(server)) {
+      plain = s.starts_with("http://");
+      if (s.starts_with("https://")) s = s.substr(8);
+      if (plain) s = s.substr(7);
+      while (s.ends_with("/")) s.pop_back();
+      c->addresses_.push_back((plain ? "tcp:" : "tls:") + s);
+    }
     const char* token = std::getenv("BERTH_TOKEN");
     // Inside a job on a node that reaches the controller over TLS, the agent gives the job its
     // step token: good for srun's steps of that job only (docs/security.md).
@@ -76,30 +107,46 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
       return Status::InvalidArgument(
           "a bearer token goes only over https:// (BERTH_SERVER), or use BERTH_AUTH=munge");
     }
-    if (!munge) options.bearer_token = token;
-    if (const char* ca = std::getenv("BERTH_CA_FILE"); ca != nullptr) options.tls_ca_file = ca;
+    if (!munge) c->options_.bearer_token = token;
+    if (const char* ca = std::getenv("BERTH_CA_FILE"); ca != nullptr) c->options_.tls_ca_file = ca;
   }
-  Result<std::unique_ptr<net::HttpClient>> http = net::HttpClient::Connect(where, options);
-  if (!http.ok()) {
+  if (c->addresses_.empty()) return Status::InvalidArgument("no controller address");
+  if (munge) {
+    const char* socket = std::getenv("BERTH_MUNGE_SOCKET");
+    c->munge_socket_ = socket != nullptr ? socket : "";
+    c->munge_ = true;
+  }
+  Status st = c->ConnectNext(c->addresses_.size());
+  if (!st.ok()) {
     std::string from;  // where the address came from
-    if (address.empty() && where.starts_with("unix:")) {
+    if (address.empty() && c->addresses_.front().starts_with("unix:")) {
       const char* sock = std::getenv("BERTH_SOCKET");
       from = sock && *sock
                  ? ", from BERTH_SOCKET"
                  : (std::getenv("BERTH_HOME") && *std::getenv("BERTH_HOME") ? ", from BERTH_HOME"
                                                                             : "");
     }
+    std::string where;
+    for (const std::string& a : c->addresses_) where += (where.empty() ? "" : ",") + a;
     return Status::Unavailable("cannot reach the berth controller at " + where + from +
-                               " (is `berth up` running? " + http.status().message() + ")");
-  }
-  auto c = std::unique_ptr<Client>(new Client());
-  c->http_ = std::move(*http);
-  if (munge) {
-    const char* socket = std::getenv("BERTH_MUNGE_SOCKET");
-    c->munge_socket_ = socket != nullptr ? socket : "";
-    c->munge_ = true;
+                               " (is `berth up` running? " + st.message() + ")");
   }
   return c;
+}
+
+Status Client::ConnectNext(size_t tries) {
+  Status last = Status::Unavailable("no controller address");
+  for (size_t i = 0; i < tries; ++i) {
+    const std::string& where = addresses_[current_ % addresses_.size()];
+    Result<std::unique_ptr<net::HttpClient>> http = net::HttpClient::Connect(where, options_);
+    if (http.ok()) {
+      http_ = std::move(*http);
+      return Status::Ok();
+    }
+    last = http.status();
+    current_ = (current_ + 1) % addresses_.size();
+  }
+  return last;
 }
 
 Result<nlohmann::json> Client::Call(const std::string& method, const std::string& target,
@@ -123,17 +170,32 @@ Result<std::string> Client::CallText(const std::string& method, const std::strin
         "the request holds text that is not UTF-8 (a script, path or option value with other "
         "bytes); convert it, e.g. iconv -f latin1 -t utf-8");
   }
-  if (munge_) {  // a credential is good once: a fresh one for each request
-    Result<std::string> cred = net::MungeEncode(munge_socket_);
-    if (!cred.ok()) return cred.status();
-    http_->SetHeader("Authorization", "Munge " + *cred);
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kNoLeaderWaitMs);
+  size_t standbys = 0;  // answers in a row from standbys
+  while (true) {
+    if (munge_) {  // a credential is good once: a fresh one for each request
+      Result<std::string> cred = net::MungeEncode(munge_socket_);
+      if (!cred.ok()) return cred.status();
+      http_->SetHeader("Authorization", "Munge " + *cred);
+    }
+    Result<net::ClientResponse> r = http_->Request(method, target, text);
+    if (!r.ok())
+      return Status::Unavailable("the berth controller did not answer: " + r.status().message());
+    // A standby of an HA group did nothing: ask the next controller of the list; when every
+    // one is a standby (no leader yet: a failover), wait a little and ask again.
+    if (r->status == 503 && r->headers.contains("x-berth-leader") && addresses_.size() > 1 &&
+        std::chrono::steady_clock::now() < give_up) {
+      if (++standbys % addresses_.size() == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      }
+      current_ = (current_ + 1) % addresses_.size();
+      if (ConnectNext(addresses_.size()).ok()) continue;
+    }
+    Status st = api::StatusFromHttp(r->status, r->body);
+    if (!st.ok()) return st;
+    return std::move(r->body);
   }
-  Result<net::ClientResponse> r = http_->Request(method, target, text);
-  if (!r.ok())
-    return Status::Unavailable("the berth controller did not answer: " + r.status().message());
-  Status st = api::StatusFromHttp(r->status, r->body);
-  if (!st.ok()) return st;
-  return std::move(r->body);
 }
 
 Status Client::Upgrade(const std::string& target, const std::string& protocol, int* fd,

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "net/http.h"
@@ -15,7 +16,8 @@ namespace berth::cli {
 // $BERTH_HOME, else ~/.local/share/berth.
 std::string BerthHome();
 
-// Where the controller listens: $BERTH_SOCKET; else, when $BERTH_HOME is set,
+// Where the controller listens (a comma list: an HA group's controllers, docs/ha.md):
+// $BERTH_SOCKET; else, when $BERTH_HOME is set,
 // $BERTH_HOME/controller.sock whether it exists or not; else ~/.local/share/berth/controller.sock
 // or /run/berth/controller.sock, whichever exists.
 std::string FindSocket();
@@ -25,7 +27,10 @@ class Client {
   // Connects to FindSocket() (or `address` when given: "unix:/path" or "tcp:host:port"), or,
   // with BERTH_SERVER set, to a controller on another host: BERTH_TOKEN over HTTPS (BERTH_CA_FILE
   // its CA; inside a job, BERTH_JOB_TOKEN when BERTH_TOKEN is not set), or BERTH_AUTH=munge with
-  // MUNGE credentials (BERTH_MUNGE_SOCKET: munged's socket).
+  // MUNGE credentials (BERTH_MUNGE_SOCKET: munged's socket). Each of these may be a comma list
+  // (an HA group's controllers, docs/ha.md): the first that accepts a connection is used, and a
+  // request a standby answered (503 with X-Berth-Leader) goes to the next, waiting up to 20 s
+  // for a leader while none is elected.
   static Result<std::unique_ptr<Client>> Connect(const std::string& address = "");
   // A request; non-2xx answers come back as the Status the controller sent.
   Result<nlohmann::json> Call(const std::string& method, const std::string& target,
@@ -42,6 +47,12 @@ class Client {
   net::HttpClient& http() { return *http_; }
 
  private:
+  // Connects to the address in use, else each next one, `tries` in all; the last error.
+  Status ConnectNext(size_t tries);
+
+  std::vector<std::string> addresses_;
+  size_t current_ = 0;
+  net::ClientOptions options_;
   std::unique_ptr<net::HttpClient> http_;
   bool munge_ = false;
   std::string munge_socket_;

@@ -12,6 +12,7 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"up", "start a controller and a local agent (the single-machine cluster)", &UpMain},
       {"controller", "run the controller daemon", &ControllerMain},
+      {"status", "the controller, or its HA group: members, leader, epoch, etcd", &StatusMain},
       {"agent", "run the node agent daemon", &AgentMain},
       {"submit", "submit a job (a script, or --wrap CMD), sbatch-style options", &SubmitMain},
       {"jobs", "list jobs (the queue)", &JobsMain},

@@ -43,6 +43,7 @@ int NodesMain(int argc, char** argv);
 int NodeActionMain(int argc, char** argv);
 int KubeconfigMain(int argc, char** argv);
 int TokenMain(int argc, char** argv);
+int StatusMain(int argc, char** argv);  // status_command.cc
 int WebMain(int argc, char** argv);     // web_command.cc
 int ReportMain(int argc, char** argv);  // report_command.cc
 int ImagesMain(int argc, char** argv);  // images_command.cc

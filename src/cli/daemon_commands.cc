@@ -25,11 +25,15 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/demo.h"
+#include "cli/local_group.h"
 #include "cli/option_table.h"
 #include "common/units.h"
 #include "config/cluster_config.h"
 #include "config/slurm_site.h"
 #include "controller/controller.h"
+#include "controller/standby.h"
+#include "store/election.h"
+#include "store/store.h"
 
 namespace berth::cli {
 namespace {
@@ -92,6 +96,10 @@ struct DaemonArgs {
   int64_t image_cache_mib = 0;                   // agent: --image-cache-size SIZE
   std::string container_pods = "yes";            // controller: --container-pods yes|no
   std::string store;                             // controller: --store URL
+  std::string name;       // controller in an HA group: --name (default: the host's name)
+  std::string advertise;  // controller in an HA group: --advertise ADDR
+  int lease_ttl = 3;      // controller in an HA group: --lease-ttl SECS
+  bool ha = false;        // up: --ha, a local HA group (docs/ha.md)
   bool demo = false;
   bool help = false;
 };
@@ -220,6 +228,10 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       {"image-cache-size", true, ApplyImageCacheSize},
       {"container-pods", true, ApplyContainerPods},
       StringOption("store", &A::store),
+      StringOption("name", &A::name),
+      StringOption("advertise", &A::advertise),
+      IntOption("lease-ttl", &A::lease_ttl, 1, 300),
+      FlagOption("ha", &A::ha, true),
   };
   return kTable;
 }
@@ -282,7 +294,7 @@ std::string ConfiguredNodeName(const config::ClusterConfig& config) {
   return config::NodeNameOfHost(config, host, addresses);
 }
 
-Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs& a) {
+Result<controller::ControllerOptions> ControllerOptionsOf(const DaemonArgs& a) {
   controller::ControllerOptions opt;
   opt.state_dir = a.home;
   if (!a.store.empty()) {
@@ -327,6 +339,11 @@ Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs&
     for (const std::string& k : opt.config.ignored_keys) keys += (keys.empty() ? "" : ", ") + k;
     std::fprintf(stderr, "berth: warning: %s: ignoring %s\n", file.c_str(), keys.c_str());
   }
+  return opt;
+}
+
+Result<std::unique_ptr<controller::Controller>> MakeController(const DaemonArgs& a) {
+  BERTH_ASSIGN_OR_RETURN(controller::ControllerOptions opt, ControllerOptionsOf(a));
   return controller::Controller::Create(std::move(opt));
 }
 
@@ -370,7 +387,14 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        under PREFIX, default /berth/default; etcds:// for TLS with
                        ?cacert=F&cert=F&key=F; docs/adr/0007-etcd-store.md). A change the
                        store cannot take is refused (503 when etcd is unreachable) and the
-                       controller exits (status 75) so that a restart reloads the store
+                       controller exits (status 75) so that a restart reloads the store.
+                       On etcd, controllers with the same URL form an HA group: one leads,
+                       the others wait as standbys (docs/ha.md)
+  --name NAME          in an HA group: this controller's name (default: the host's name)
+  --advertise ADDR     in an HA group: where clients and agents reach this controller, shown
+                       to them by the standbys (default: tcp:--listen-tcp, else unix:--socket)
+  --lease-ttl SECS     in an HA group: the leader's etcd lease; a leader that dies is replaced
+                       within about this long (default 3)
   --history-interval SECS  sample the cluster's history (GET /v1/history) this often (1 to
                        60; default 10)
   --web-session-idle SECS  a web console session ends after this long unused (default 43200:
@@ -384,7 +408,10 @@ const std::string kAgentUsage = std::string(R"(Usage: berth agent [options]
 
 Runs the node agent: registers this node with the controller and runs its jobs.
   --controller ADDR    unix:/path/controller.sock, or https://host:port for a controller on
-                       another host (its --k8s-listen port); default: found like the CLI
+                       another host (its --k8s-listen port); default: found like the CLI. A
+                       comma list names an HA group's controllers: the agent moves on when
+                       one is unreachable or a standby, and refuses a deposed leader's
+                       commands (docs/ha.md)
   --ca-file F          with https: the controller's CA certificate (its HOME/pki/ca.crt)
   --join-token T       with https: the cluster's join token (berth token --join), exchanged once
                        for this node's credential; --join-token-file F reads it from F
@@ -418,6 +445,10 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
   --metrics-listen H:P the agent's Prometheus metrics on TCP there (the controller's are GET
                        /metrics on its socket; docs/metrics.md)
   --operator USER      a user who may act on every job and node (repeatable, or a comma list)
+  --ha                 an HA group on this machine, for trying it (docs/ha.md): a 3-member
+                       etcd and 3 controllers in HOME/ha (a controller that exits is started
+                       again), this machine's agent with all of them; --lease-ttl SECS (default
+                       3) the leader's lease
   --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
                        taken: no Kubernetes API, and berth up says why); an address given
                        and taken is an error; off: none (docs/kubernetes.md)
@@ -427,6 +458,104 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        the node as processes (docs/containers.md)
   --history-interval SECS, --web-session-idle SECS  as for berth controller
 )") + kContainerOptions;
+
+// Serves until a stop signal, a failed commit, or (in an HA group) lost leadership; returns the
+// exit status: 75 (EX_TEMPFAIL) when a restart must reload the store or join as a standby.
+int Serve(controller::Controller& c, const std::string& socket, const store::Election* group,
+          int drain_ms = 0) {
+  std::fprintf(stderr, "berth controller: listening on %s\n", socket.c_str());
+  Status failure;
+  while (!g_stop && (failure = c.StoreFailure()).ok()) {
+    if (group != nullptr && group->Lost()) {
+      failure = Status::Unavailable("lost the group's leadership (epoch " +
+                                    std::to_string(group->epoch()) +
+                                    "): its lease could not be renewed in time");
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!failure.ok()) {
+    // Let the replies that carry the error reach their callers first. A deposed leader's store
+    // gives up at once, after the request in flight (at most drain_ms).
+    std::this_thread::sleep_for(std::chrono::milliseconds(500 + drain_ms));
+  }
+  c.Stop();
+  if (!failure.ok()) {
+    std::fprintf(stderr, "berth controller: exiting: %s\n", failure.message().c_str());
+    return 75;  // EX_TEMPFAIL: a restart reloads the store (or joins as a standby)
+  }
+  return 0;
+}
+
+std::string HostName() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return "controller";
+  return host;
+}
+
+// A controller of an HA group (docs/ha.md): a standby until it wins the election, then the
+// leader, its store's every commit fenced by its epoch.
+int GroupControllerMain(const DaemonArgs& a, const store::StoreLocation& where) {
+  store::Member self;
+  self.name = a.name.empty() ? HostName() : a.name;
+  self.address =
+      !a.advertise.empty() ? a.advertise : (!a.tcp.empty() ? "tcp:" + a.tcp : "unix:" + a.socket);
+  self.pid = getpid();
+  Result<std::unique_ptr<store::Election>> joined = store::Election::Join(where, self, a.lease_ttl);
+  if (!joined.ok()) {
+    std::fprintf(stderr, "berth controller: cannot join the group: %s\n",
+                 joined.status().message().c_str());
+    return 75;  // etcd unreachable: a restart tries again
+  }
+  store::Election& election = **joined;
+  std::string endpoints;
+  for (const std::string& e : where.endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
+  const std::string described = "etcd " + endpoints + " " + where.prefix;
+  auto group = [&election, described] { return store::GroupStatus(election, described); };
+  controller::StandbyServer standby({self.name, a.socket, a.tcp, group});
+  if (Status st = standby.Start(); !st.ok()) return Fail("berth controller", st);
+  std::fprintf(stderr, "berth controller: %s joined the group at %s as a standby\n",
+               self.name.c_str(), described.c_str());
+  std::string seen = "-";
+  Result<int64_t> epoch =
+      election.Campaign(g_stop, 100, [&](const std::optional<store::Leader>& l) {
+        const std::string name = l ? l->member.name : "";
+        standby.SetLeader(name, l ? l->member.address : "");
+        if (name != seen) {
+          seen = name;
+          if (l) {
+            std::fprintf(stderr, "berth controller: the leader is %s at %s (epoch %lld)\n",
+                         name.c_str(), l->member.address.c_str(), static_cast<long long>(l->epoch));
+          }
+        }
+      });
+  standby.Stop();
+  if (!epoch.ok()) {
+    (void)election.Resign();
+    return 0;  // stopped while waiting
+  }
+  std::fprintf(stderr, "berth controller: %s leads the group (epoch %lld)\n", self.name.c_str(),
+               static_cast<long long>(*epoch));
+  Result<controller::ControllerOptions> opt = ControllerOptionsOf(a);
+  if (!opt.ok()) return Fail("berth controller", opt.status());
+  opt->store.fence_epoch = *epoch;
+  opt->store.deposed = election.lost_flag();
+  opt->epoch = *epoch;
+  opt->group_status = group;
+  Result<std::unique_ptr<controller::Controller>> c =
+      controller::Controller::Create(std::move(*opt));
+  Status st = c.ok() ? (*c)->Start() : c.status();
+  if (!st.ok()) {
+    (void)election.Resign();
+    std::fprintf(stderr, "berth controller: cannot lead: %s\n", st.message().c_str());
+    return 75;
+  }
+  int rc = Serve(**c, a.socket, &election, where.timeout_ms);
+  c->reset();
+  // Hand over at once rather than after the lease's TTL (a lost lease has nothing to hand).
+  if (!election.Lost()) (void)election.Resign();
+  return rc;
+}
 
 }  // namespace
 
@@ -441,25 +570,16 @@ int ControllerMain(int argc, char** argv) {
   }
   CatchStopSignals();
   mkdir(a.home.c_str(), 0755);
+  if (!a.store.empty()) {
+    Result<store::StoreLocation> where = store::ParseStoreUrl(a.store);
+    if (!where.ok()) return Fail("berth controller", where.status());
+    if (where->kind == store::StoreLocation::Kind::kEtcd) return GroupControllerMain(a, *where);
+  }
   Result<std::unique_ptr<controller::Controller>> c = MakeController(a);
   if (!c.ok()) return Fail("berth controller", c.status());
   Status st = (*c)->Start();
   if (!st.ok()) return Fail("berth controller", st);
-  std::fprintf(stderr, "berth controller: listening on %s\n", a.socket.c_str());
-  Status failure;
-  while (!g_stop && (failure = (*c)->StoreFailure()).ok()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (!failure.ok()) {
-    // Let the replies that carry the error reach their callers first.
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
-  (*c)->Stop();
-  if (!failure.ok()) {
-    std::fprintf(stderr, "berth controller: exiting: %s\n", failure.message().c_str());
-    return 75;  // EX_TEMPFAIL: a restart reloads the store
-  }
-  return 0;
+  return Serve(**c, a.socket, nullptr);
 }
 
 void SetContainerOptions(const DaemonArgs& a, agent::AgentOptions& opt) {
@@ -475,10 +595,18 @@ int AgentMain(int argc, char** argv) {
   if (int rc = ParseDaemonArgs(argc, argv, a, kAgentUsage.c_str()); rc != 0 || a.help) return rc;
   CatchStopSignals();
   agent::AgentOptions opt;
-  opt.controller = a.controller.empty() ? "unix:" + FindSocket() : a.controller;
-  if (opt.controller.starts_with("https://")) {
-    opt.controller = "tls:" + opt.controller.substr(8);
-    while (opt.controller.ends_with("/")) opt.controller.pop_back();
+  // One address, or an HA group's (a comma list), each unix:PATH, tcp:H:P or https://H:P.
+  const std::string given = a.controller.empty() ? "unix:" + FindSocket() : a.controller;
+  for (size_t start = 0; start <= given.size();) {
+    const size_t comma = std::min(given.find(',', start), given.size());
+    std::string one = given.substr(start, comma - start);
+    start = comma + 1;
+    if (one.empty()) continue;
+    if (one.starts_with("https://")) {
+      one = "tls:" + one.substr(8);
+      while (one.ends_with("/")) one.pop_back();
+    }
+    opt.controller += (opt.controller.empty() ? "" : ",") + one;
   }
   opt.ca_file = a.ca_file;
   opt.join_token = a.join_token;
@@ -511,6 +639,99 @@ int AgentMain(int argc, char** argv) {
   return st.ok() ? 0 : Fail("berth agent", st);
 }
 
+namespace {
+
+// The local agent of `berth up`, its controller at `controller` (one address or a list).
+agent::AgentOptions UpAgentOptions(const DaemonArgs& a, const std::string& controller,
+                                   const std::string& node_name) {
+  agent::AgentOptions opt;
+  opt.controller = controller;
+  opt.node_name = node_name;
+  opt.state_dir = a.home + "/agent";
+  opt.berth_binary = SelfBinary();
+  int gpus = a.gpus >= 0 ? a.gpus : (a.demo ? 4 : 0);
+  opt.declared_gpus = gpus;
+  opt.declared_gpu_type = a.gpus >= 0 ? a.gpu_type : (a.demo ? "demo" : a.gpu_type);
+  opt.metrics_listen = a.metrics_listen;
+  opt.mps_pipe_dir = a.mps_pipe_dir;
+  opt.mps_log_dir = a.mps_log_dir;
+  SetContainerOptions(a, opt);
+  return opt;
+}
+
+// `berth up --ha`: a local etcd and a group of controllers (LocalGroup), this machine's agent
+// with all of them, the demo if asked; Ctrl-C stops everything.
+int UpGroup(const DaemonArgs& a) {
+  LocalGroupOptions g;
+  g.home = a.home;
+  g.berth_binary = SelfBinary();
+  g.lease_ttl_s = a.lease_ttl;
+  auto pass = [&g](const char* option, const std::string& value) {
+    if (value.empty()) return;
+    g.controller_args.push_back(option);
+    g.controller_args.push_back(value);
+  };
+  pass("--config", a.config_file);
+  pass("--slurm-conf", a.slurm_conf);
+  pass("--container-pods", a.container_pods);
+  pass("--node-timeout", std::to_string(a.node_timeout));
+  pass("--history-interval", std::to_string(a.history_interval));
+  pass("--k8s-listen", a.k8s_listen);
+  for (const std::string& op : a.operators) pass("--operator", op);
+  std::string node_name = a.node_name;
+  if (node_name.empty() && (!a.config_file.empty() || !a.slurm_conf.empty())) {
+    Result<config::ClusterConfig> cfg = a.config_file.empty()
+                                            ? config::ReadSlurmSiteConfig(a.slurm_conf)
+                                            : config::ReadClusterConfig(a.config_file);
+    if (!cfg.ok()) return Fail("berth up", cfg.status());
+    node_name = ConfiguredNodeName(*cfg);
+  }
+  std::printf("berth up --ha: starting etcd and the controllers in %s/ha ...\n", a.home.c_str());
+  std::fflush(stdout);
+  Result<std::unique_ptr<LocalGroup>> group = LocalGroup::Start(g);
+  if (!group.ok()) return Fail("berth up", group.status());
+  agent::AgentOptions opt = UpAgentOptions(a, (*group)->AgentAddresses(), node_name);
+  std::atomic<bool> agent_stop{false};
+  std::thread agent_thread([&] {
+    agent::Agent agent(opt);
+    Status s = agent.Run(agent_stop);
+    if (!s.ok()) std::fprintf(stderr, "berth up: agent: %s\n", s.message().c_str());
+  });
+  // The group's supervisor: a controller that exits (a deposed leader) comes back as a standby.
+  std::atomic<bool> supervise_stop{false};
+  std::thread supervisor([&] {
+    while (!supervise_stop) {
+      (*group)->Supervise();
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  std::printf(
+      "berth is up as an HA group: %d controllers on a %d-member etcd (%s), state in %s/ha\n",
+      g.controllers, g.etcd_members, (*group)->StoreUrl().c_str(), a.home.c_str());
+  std::printf("Use it with:  export BERTH_SOCKET=%s\n", (*group)->Sockets().c_str());
+  std::printf(
+      "Then:         %s status   (the group: kill -9 the leader's pid and watch another take "
+      "over)\n",
+      SelfBinary().c_str());
+  std::printf("              %s submit --wrap 'hostname'   |   Ctrl-C stops berth\n",
+              SelfBinary().c_str());
+  std::fflush(stdout);
+  int rc = 0;
+  if (a.demo) {
+    rc = RunDemo((*group)->AgentAddresses(), a.home, g_stop);
+  } else {
+    while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  agent_stop = true;
+  agent_thread.join();
+  supervise_stop = true;
+  supervisor.join();
+  (*group)->Stop();
+  return rc;
+}
+
+}  // namespace
+
 int UpMain(int argc, char** argv) {
   DaemonArgs a;
   if (int rc = ParseDaemonArgs(argc, argv, a, kUpUsage.c_str()); rc != 0 || a.help) return rc;
@@ -518,6 +739,7 @@ int UpMain(int argc, char** argv) {
   if (mkdir(a.home.c_str(), 0755) != 0 && errno != EEXIST) {
     return Fail("berth up", Status::InvalidArgument("cannot create " + a.home));
   }
+  if (a.ha) return UpGroup(a);
   Result<std::unique_ptr<controller::Controller>> c = MakeController(a);
   if (!c.ok()) return Fail("berth up", c.status());
   Status st = (*c)->Start();
@@ -529,18 +751,9 @@ int UpMain(int argc, char** argv) {
       std::fprintf(stderr, "berth up: note: cannot link /run/berth/controller.sock\n");
     }
   }
-  agent::AgentOptions opt;
-  opt.controller = "unix:" + a.socket;
-  opt.node_name = a.node_name.empty() ? ConfiguredNodeName((*c)->options().config) : a.node_name;
-  opt.state_dir = a.home + "/agent";
-  opt.berth_binary = SelfBinary();
-  int gpus = a.gpus >= 0 ? a.gpus : (a.demo ? 4 : 0);
-  opt.declared_gpus = gpus;
-  opt.declared_gpu_type = a.gpus >= 0 ? a.gpu_type : (a.demo ? "demo" : a.gpu_type);
-  opt.metrics_listen = a.metrics_listen;
-  opt.mps_pipe_dir = a.mps_pipe_dir;
-  opt.mps_log_dir = a.mps_log_dir;
-  SetContainerOptions(a, opt);
+  agent::AgentOptions opt = UpAgentOptions(
+      a, "unix:" + a.socket,
+      a.node_name.empty() ? ConfiguredNodeName((*c)->options().config) : a.node_name);
   std::atomic<bool> agent_stop{false};
   std::thread agent_thread([&] {
     agent::Agent agent(opt);

@@ -12,7 +12,9 @@
 #define BERTH_CONTROLLER_CONTROLLER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -60,6 +62,12 @@ struct ControllerOptions {
   int history_sample_s = 10;
   // A web console session ends after this long without a request (docs/security.md).
   int web_session_idle_s = 12 * 3600;
+  // In an HA group (docs/ha.md): this controller's epoch as the group's leader (store/election.h),
+  // sent with every command to agents so that they refuse a deposed leader's; 0 alone.
+  int64_t epoch = 0;
+  // In an HA group: the group as GET /v1/ha shows it (members, leader, epoch, etcd's health);
+  // unset alone (GET /v1/ha then says so).
+  std::function<nlohmann::json()> group_status;
 };
 
 class K8sPort;

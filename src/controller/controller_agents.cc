@@ -303,12 +303,14 @@ Result<json> Controller::Impl::RegisterAgent(const Caller& who, const json& body
   PutNodeImages(name, images);
   t.nodes_changed = true;
   dirty = true;
-  return json{{"node", name},
-              {"heartbeat_s", opt.heartbeat_s},
-              {"kill_wait_s", opt.kill_wait_s},
-              {"fence_s", FenceSeconds()},
-              {"image_cache_bytes", opt.config.image_cache_mib * 1024 * 1024},
-              {"commands_after", 0}};
+  json reply{{"node", name},
+             {"heartbeat_s", opt.heartbeat_s},
+             {"kill_wait_s", opt.kill_wait_s},
+             {"fence_s", FenceSeconds()},
+             {"image_cache_bytes", opt.config.image_cache_mib * 1024 * 1024},
+             {"commands_after", 0}};
+  if (opt.epoch > 0) reply["epoch"] = opt.epoch;
+  return reply;
 }
 
 void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t index, const json& jobs,

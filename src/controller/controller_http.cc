@@ -170,6 +170,12 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
                                  {"store_commits", s.commits},
                                  {"store_batches", s.batches}});
      }},
+    {Endpoint::kGroup,
+     [](Impl& im, const ApiCall&) {
+       // The HA group (docs/ha.md); a controller alone says so.
+       if (im.opt.group_status) return JsonResponse(200, im.opt.group_status());
+       return JsonResponse(200, {{"mode", "single"}, {"store", im.store->Describe()}});
+     }},
     {Endpoint::kImages,
      [](Impl& im, const ApiCall& c) {
        // Every node's image cache as its agent reported it, one entry per node and image;
@@ -450,7 +456,10 @@ net::HttpResponse Controller::Impl::AgentCommands(const ApiCall& c) {
     }
     cmds.push_back(std::move(cmd));
   }
-  return JsonResponse(200, {{"commands", cmds}});
+  json reply = {{"commands", std::move(cmds)}};
+  // An agent that has seen a later leader's epoch refuses these (docs/ha.md).
+  if (opt.epoch > 0) reply["epoch"] = opt.epoch;
+  return JsonResponse(200, reply);
 }
 
 }  // namespace berth::controller

@@ -56,6 +56,7 @@ constexpr Route kApiRoutes[] = {
     {"POST", "/v1/associations", kAllowOperators, Endpoint::kChangeAssociations,
      "Access/permission denied: only operators may change accounts, users and QOS"},
     {"GET", "/v1/stats", kEveryone, Endpoint::kStats},
+    {"GET", "/v1/ha", kAnyCaller, Endpoint::kGroup},
     {"GET", "/v1/images", kEveryone, Endpoint::kImages},
     {"GET", "/v1/history", kEveryone, Endpoint::kHistory},
     {"POST", "/v1/web/codes", kEveryone, Endpoint::kWebCode},

@@ -56,6 +56,7 @@ enum class Endpoint : uint8_t {
   kAssociations,        // GET /v1/associations: sacctmgr's accounts, users and QoS
   kChangeAssociations,  // POST /v1/associations: sacctmgr's add, modify, delete (operators)
   kStats,
+  kGroup,
   kImages,
   kRegisterAgent,
   kAgentCommands,

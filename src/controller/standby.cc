@@ -1,0 +1,85 @@
+#include "controller/standby.h"
+
+#include <charconv>
+#include <utility>
+
+#include "api/errors.h"
+
+namespace berth::controller {
+
+net::HttpResponse StandbyAnswer(const std::string& self, const std::string& leader_name,
+                                const std::string& leader_address) {
+  std::string why = "this controller (" + self + ") is a standby of its group";
+  why += leader_name.empty()
+             ? "; no leader is elected yet: try again in a moment"
+             : "; the leader is " + leader_name +
+                   (leader_address.empty() ? std::string() : " at " + leader_address);
+  net::HttpResponse r;
+  r.status = 503;
+  r.body = api::ErrorBody(Status::Unavailable(why)).dump();
+  r.headers.push_back({"Retry-After", "1"});
+  // Clients with a list of controllers move on when they see this header (even empty).
+  r.headers.push_back({"X-Berth-Leader", leader_address});
+  return r;
+}
+
+StandbyServer::StandbyServer(StandbyOptions options) : opt_(std::move(options)) {}
+
+StandbyServer::~StandbyServer() {
+  Stop();
+}
+
+void StandbyServer::SetLeader(const std::string& name, const std::string& address) {
+  MutexLock<Mutex> l(mu_);
+  leader_name_ = name;
+  leader_address_ = address;
+}
+
+net::HttpResponse StandbyServer::Handle(const net::HttpRequest& request) {
+  if (request.path == "/healthz") {
+    net::HttpResponse r;
+    r.body = R"({"status": "ok"})";
+    return r;
+  }
+  if (request.method == "GET" && request.path == "/v1/ha" && opt_.group_status) {
+    net::HttpResponse r;
+    r.body = opt_.group_status().dump();
+    return r;
+  }
+  std::string name, address;
+  {
+    MutexLock<Mutex> l(mu_);
+    name = leader_name_;
+    address = leader_address_;
+  }
+  return StandbyAnswer(opt_.name, name, address);
+}
+
+Status StandbyServer::Start() {
+  auto handler = [this](const net::HttpRequest& r) { return Handle(r); };
+  unix_ = std::make_unique<net::HttpServer>(handler);
+  BERTH_RETURN_IF_ERROR(unix_->ListenUnix(opt_.socket_path, 0666));
+  BERTH_RETURN_IF_ERROR(unix_->Start());
+  if (!opt_.tcp_listen.empty()) {
+    const size_t colon = opt_.tcp_listen.rfind(':');
+    uint16_t port = 0;
+    const char* end = opt_.tcp_listen.data() + opt_.tcp_listen.size();
+    if (colon == std::string::npos ||
+        std::from_chars(opt_.tcp_listen.data() + colon + 1, end, port).ptr != end) {
+      return Status::InvalidArgument("--listen-tcp: want HOST:PORT, got " + opt_.tcp_listen);
+    }
+    tcp_ = std::make_unique<net::HttpServer>(handler);
+    BERTH_RETURN_IF_ERROR(tcp_->ListenTcp(opt_.tcp_listen.substr(0, colon), port));
+    BERTH_RETURN_IF_ERROR(tcp_->Start());
+  }
+  return Status::Ok();
+}
+
+void StandbyServer::Stop() {
+  if (unix_) unix_->Stop();
+  if (tcp_) tcp_->Stop();
+  unix_.reset();
+  tcp_.reset();
+}
+
+}  // namespace berth::controller

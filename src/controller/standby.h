@@ -1,0 +1,61 @@
+// StandbyServer: what a controller of an HA group serves while another one leads
+// (docs/ha.md): its health, its group (GET /v1/ha), and, for every other request, a 503 that
+// names the leader (header X-Berth-Leader: its address) so that clients with a list of
+// controllers move on to it. Nothing is done on a standby: a client may send the request again
+// to the leader.
+//
+// Thread safety: SetLeader may be called from any thread while the server runs.
+#ifndef BERTH_CONTROLLER_STANDBY_H_
+#define BERTH_CONTROLLER_STANDBY_H_
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "common/thread_annotations.h"
+#include "net/http.h"
+
+namespace berth::controller {
+
+struct StandbyOptions {
+  std::string name;         // this controller's name in the group
+  std::string socket_path;  // the Unix socket the leader would listen on
+  std::string tcp_listen;   // "host:port", or ""
+  // GET /v1/ha's answer (the group as etcd has it now).
+  std::function<nlohmann::json()> group_status;
+};
+
+// The 503 a standby answers (and the header naming the leader), for the server and its tests.
+net::HttpResponse StandbyAnswer(const std::string& self, const std::string& leader_name,
+                                const std::string& leader_address);
+
+class StandbyServer {
+ public:
+  explicit StandbyServer(StandbyOptions options);
+  ~StandbyServer();  // stops
+  StandbyServer(const StandbyServer&) = delete;
+  StandbyServer& operator=(const StandbyServer&) = delete;
+
+  // Listens on the socket (and TCP) and serves. Errors name the address.
+  Status Start();
+  // Stops serving and removes the socket file (the leader's controller takes the addresses).
+  void Stop();
+  // The leader seen last (name "" when none).
+  void SetLeader(const std::string& name, const std::string& address);
+
+  net::HttpResponse Handle(const net::HttpRequest& request);
+
+ private:
+  StandbyOptions opt_;
+  Mutex mu_;
+  std::string leader_name_ GUARDED_BY(mu_);
+  std::string leader_address_ GUARDED_BY(mu_);
+  std::unique_ptr<net::HttpServer> unix_, tcp_;
+};
+
+}  // namespace berth::controller
+
+#endif  // BERTH_CONTROLLER_STANDBY_H_
