@@ -98,7 +98,7 @@ struct DaemonArgs {
   std::string store;                             // controller: --store URL
   std::string name;       // controller in an HA group: --name (default: the host's name)
   std::string advertise;  // controller in an HA group: --advertise ADDR
-  int lease_ttl = 3;      // controller in an HA group: --lease-ttl SECS
+  int lease_ttl = 2;      // controller in an HA group: --lease-ttl SECS
   bool ha = false;        // up: --ha, a local HA group (docs/ha.md)
   bool demo = false;
   bool help = false;
@@ -394,7 +394,7 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
   --advertise ADDR     in an HA group: where clients and agents reach this controller, shown
                        to them by the standbys (default: tcp:--listen-tcp, else unix:--socket)
   --lease-ttl SECS     in an HA group: the leader's etcd lease; a leader that dies is replaced
-                       within about this long (default 3)
+                       within about this long (default 2)
   --history-interval SECS  sample the cluster's history (GET /v1/history) this often (1 to
                        60; default 10)
   --web-session-idle SECS  a web console session ends after this long unused (default 43200:
@@ -448,7 +448,7 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
   --ha                 an HA group on this machine, for trying it (docs/ha.md): a 3-member
                        etcd and 3 controllers in HOME/ha (a controller that exits is started
                        again), this machine's agent with all of them; --lease-ttl SECS (default
-                       3) the leader's lease
+                       2) the leader's lease
   --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
                        taken: no Kubernetes API, and berth up says why); an address given
                        and taken is an error; off: none (docs/kubernetes.md)

@@ -24,7 +24,7 @@ struct LocalGroupOptions {
   std::string etcd_binary;   // "" = etcd on PATH
   int controllers = 3;
   int etcd_members = 3;
-  int lease_ttl_s = 3;
+  int lease_ttl_s = 2;
   // More arguments for every controller (--config FILE, --operator USER, ...).
   std::vector<std::string> controller_args;
 };
