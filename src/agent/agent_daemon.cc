@@ -68,8 +68,12 @@ void Agent::Impl::NextController() {
   if (controllers.size() > 1) current_controller = (current_controller + 1) % controllers.size();
 }
 
+bool Agent::Impl::IsStandbyAnswer(const net::ClientResponse& r) {
+  return r.status == 503 && r.headers.contains("x-berth-leader");
+}
+
 bool Agent::Impl::MovedOnFromStandby(const net::ClientResponse& r) {
-  if (r.status != 503 || !r.headers.contains("x-berth-leader")) return false;
+  if (!IsStandbyAnswer(r)) return false;
   NextController();
   return true;
 }
@@ -102,6 +106,9 @@ void Agent::Impl::NoteContact() {
 // this node down: a restarted controller gives every node its node timeout afresh. Only
 // silence (timeouts, unreachable networks) counts towards the fence.
 void Agent::Impl::NoteFailure(const Status& st) {
+  // In an HA group another controller may lead (and call this node down) while this one is
+  // gone: silence is silence then (docs/ha.md).
+  if (controllers.size() > 1) return;
   const std::string& m = st.message();
   if (m.find("Connection refused") != std::string::npos ||
       m.find("No such file or directory") != std::string::npos) {
@@ -316,7 +323,7 @@ Status Agent::Impl::Register(net::HttpClient& c) {
       {"node", NodeJson()}, {"jobs", LocalJobs()}, {"steps", LocalSteps()}, {"images", images}};
   BERTH_ASSIGN_OR_RETURN(net::ClientResponse r,
                          c.Request("POST", "/v1/agents/register", body.dump()));
-  NoteContact();
+  if (!IsStandbyAnswer(r)) NoteContact();
   if (r.status == 401) return Status::FailedPrecondition("credential refused: " + r.body);
   if (r.status == 403) return Status::PermissionDenied("registration refused: " + r.body);
   if (r.status != 200) {
@@ -419,7 +426,7 @@ Status Agent::Impl::Report(net::HttpClient& c) {
   BERTH_ASSIGN_OR_RETURN(
       net::ClientResponse resp,
       c.Request("POST", "/v1/agents/" + node + "/status", json{{"events", events}}.dump()));
-  NoteContact();
+  if (!IsStandbyAnswer(resp)) NoteContact();
   if (resp.status == 409 || resp.status == 401) {
     return Status::FailedPrecondition("must register again");
   }
@@ -741,7 +748,7 @@ Status Agent::Impl::PollCommands(Poll& p) {
   Result<net::ClientResponse> r =
       p.client->Request("GET", "/v1/agents/" + node + "/commands?after=" + std::to_string(p.after) +
                                    "&wait_ms=" + std::to_string(wait));
-  if (r.ok()) NoteContact();
+  if (r.ok() && !IsStandbyAnswer(*r)) NoteContact();
   if (!r.ok() || r->status != 200) {
     if (!r.ok()) NoteFailure(r.status());
     p.client.reset();

@@ -119,6 +119,9 @@ struct Agent::Impl {
   EpochFence epochs;
   // Moves on to the next controller of the list (the one in use is a standby, or deposed).
   void NextController();
+  // A 503 from a standby or a deposed leader (header X-Berth-Leader): it did nothing, and it does
+  // not count as contact for the fence (another member may be calling this node down).
+  static bool IsStandbyAnswer(const net::ClientResponse& r);
   // A 503 from a standby (it names the leader in X-Berth-Leader): moves on and returns true.
   bool MovedOnFromStandby(const net::ClientResponse& r);
   // Checks an answer's leader epoch: false (and moves on) for a deposed leader's.

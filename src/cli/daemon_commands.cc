@@ -386,10 +386,11 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        or etcd://HOST:PORT[,HOST:PORT...][/PREFIX] (an etcd v3 cluster, keys
                        under PREFIX, default /berth/default; etcds:// for TLS with
                        ?cacert=F&cert=F&key=F; docs/adr/0007-etcd-store.md). A change the
-                       store cannot take is refused (503 when etcd is unreachable) and the
-                       controller exits (status 75) so that a restart reloads the store.
-                       On etcd, controllers with the same URL form an HA group: one leads,
-                       the others wait as standbys (docs/ha.md)
+                       store cannot take is refused (503). SQLite: the controller then exits
+                       (status 75) so that a restart reloads the store. etcd: controllers with
+                       the same URL form an HA group (docs/ha.md): one leads, the others wait
+                       as standbys; a leader that loses etcd serves reads, refuses changes,
+                       and rejoins as a standby once etcd answers
   --name NAME          in an HA group: this controller's name (default: the host's name)
   --advertise ADDR     in an HA group: where clients and agents reach this controller, shown
                        to them by the standbys (default: tcp:--listen-tcp, else unix:--socket)
@@ -459,25 +460,17 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
   --history-interval SECS, --web-session-idle SECS  as for berth controller
 )") + kContainerOptions;
 
-// Serves until a stop signal, a failed commit, or (in an HA group) lost leadership; returns the
-// exit status: 75 (EX_TEMPFAIL) when a restart must reload the store or join as a standby.
-int Serve(controller::Controller& c, const std::string& socket, const store::Election* group,
-          int drain_ms = 0) {
+// Serves until a stop signal or a failed commit; returns the exit status: 75 (EX_TEMPFAIL) when
+// a restart must reload the store.
+int Serve(controller::Controller& c, const std::string& socket) {
   std::fprintf(stderr, "berth controller: listening on %s\n", socket.c_str());
   Status failure;
   while (!g_stop && (failure = c.StoreFailure()).ok()) {
-    if (group != nullptr && group->Lost()) {
-      failure = Status::Unavailable("lost the group's leadership (epoch " +
-                                    std::to_string(group->epoch()) +
-                                    "): its lease could not be renewed in time");
-      break;
-    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   if (!failure.ok()) {
-    // Let the replies that carry the error reach their callers first. A deposed leader's store
-    // gives up at once, after the request in flight (at most drain_ms).
-    std::this_thread::sleep_for(std::chrono::milliseconds(500 + drain_ms));
+    // Let the replies that carry the error reach their callers first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   c.Stop();
   if (!failure.ok()) {
@@ -495,6 +488,43 @@ std::string HostName() {
 
 // A controller of an HA group (docs/ha.md): a standby until it wins the election, then the
 // leader, its store's every commit fenced by its epoch.
+// A leader's term (docs/ha.md): serves until a stop signal, or until its term is over and the
+// group can go on without it. When the lease is lost or a commit fails (etcd unreachable, no
+// quorum, another leader), the controller refuses every change (503) but keeps serving reads
+// from its last state, and checks etcd every half second: once etcd answers (another leads, or
+// none does), the term ends and the caller rejoins the group as a standby. Returns true on a
+// stop signal.
+bool Lead(controller::Controller& c, const std::string& socket, store::Election& election) {
+  std::fprintf(stderr, "berth controller: listening on %s\n", socket.c_str());
+  bool degraded = false;
+  auto next_check = std::chrono::steady_clock::now();
+  while (!g_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    Status failure = c.StoreFailure();
+    if (!degraded && (election.Lost() || !failure.ok())) {
+      degraded = true;
+      std::fprintf(
+          stderr,
+          "berth controller: no longer leading (epoch %lld): %s; serving reads, refusing "
+          "changes until etcd answers\n",
+          static_cast<long long>(election.epoch()),
+          election.Lost() ? "the lease could not be renewed in time" : failure.message().c_str());
+    }
+    if (!degraded || std::chrono::steady_clock::now() < next_check) continue;
+    next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    Result<std::optional<store::Leader>> now = election.CurrentLeader();
+    if (!now.ok()) continue;  // etcd still cannot be read: go on serving what is known
+    // etcd answers: hand the key back if it is still ours, and rejoin (the next term, this
+    // controller's or another's, loads the state afresh).
+    if (now->has_value() && (*now)->epoch == election.epoch()) (void)election.Resign();
+    break;
+  }
+  c.Stop();
+  return g_stop;
+}
+
+// A controller of an HA group (docs/ha.md): a standby until it wins the election, then the
+// leader, its store's every commit fenced by its epoch; after a lost term, a standby again.
 int GroupControllerMain(const DaemonArgs& a, const store::StoreLocation& where) {
   store::Member self;
   self.name = a.name.empty() ? HostName() : a.name;
@@ -513,48 +543,50 @@ int GroupControllerMain(const DaemonArgs& a, const store::StoreLocation& where) 
   const std::string described = "etcd " + endpoints + " " + where.prefix;
   auto group = [&election, described] { return store::GroupStatus(election, described); };
   controller::StandbyServer standby({self.name, a.socket, a.tcp, group});
-  if (Status st = standby.Start(); !st.ok()) return Fail("berth controller", st);
-  std::fprintf(stderr, "berth controller: %s joined the group at %s as a standby\n",
-               self.name.c_str(), described.c_str());
-  std::string seen = "-";
-  Result<int64_t> epoch =
-      election.Campaign(g_stop, 100, [&](const std::optional<store::Leader>& l) {
-        const std::string name = l ? l->member.name : "";
-        standby.SetLeader(name, l ? l->member.address : "");
-        if (name != seen) {
-          seen = name;
-          if (l) {
-            std::fprintf(stderr, "berth controller: the leader is %s at %s (epoch %lld)\n",
-                         name.c_str(), l->member.address.c_str(), static_cast<long long>(l->epoch));
+  while (!g_stop) {
+    if (Status st = standby.Start(); !st.ok()) return Fail("berth controller", st);
+    std::fprintf(stderr, "berth controller: %s is a standby of the group at %s\n",
+                 self.name.c_str(), described.c_str());
+    std::string seen = "-";
+    Result<int64_t> epoch =
+        election.Campaign(g_stop, 100, [&](const std::optional<store::Leader>& l) {
+          const std::string name = l ? l->member.name : "";
+          standby.SetLeader(name, l ? l->member.address : "");
+          if (name != seen) {
+            seen = name;
+            if (l) {
+              std::fprintf(stderr, "berth controller: the leader is %s at %s (epoch %lld)\n",
+                           name.c_str(), l->member.address.c_str(),
+                           static_cast<long long>(l->epoch));
+            }
           }
-        }
-      });
-  standby.Stop();
-  if (!epoch.ok()) {
-    (void)election.Resign();
-    return 0;  // stopped while waiting
+        });
+    standby.Stop();
+    if (!epoch.ok()) break;  // stopped while waiting
+    std::fprintf(stderr, "berth controller: %s leads the group (epoch %lld)\n", self.name.c_str(),
+                 static_cast<long long>(*epoch));
+    Result<controller::ControllerOptions> opt = ControllerOptionsOf(a);
+    if (!opt.ok()) return Fail("berth controller", opt.status());
+    opt->store.fence_epoch = *epoch;
+    opt->store.deposed = election.lost_flag();
+    opt->epoch = *epoch;
+    opt->group_status = group;
+    Result<std::unique_ptr<controller::Controller>> c =
+        controller::Controller::Create(std::move(*opt));
+    Status st = c.ok() ? (*c)->Start() : c.status();
+    if (!st.ok()) {
+      (void)election.Resign();
+      std::fprintf(stderr, "berth controller: cannot lead: %s\n", st.message().c_str());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;  // a standby again (another member may do better)
+    }
+    const bool stopped = Lead(**c, a.socket, election);
+    c->reset();
+    if (stopped) break;
   }
-  std::fprintf(stderr, "berth controller: %s leads the group (epoch %lld)\n", self.name.c_str(),
-               static_cast<long long>(*epoch));
-  Result<controller::ControllerOptions> opt = ControllerOptionsOf(a);
-  if (!opt.ok()) return Fail("berth controller", opt.status());
-  opt->store.fence_epoch = *epoch;
-  opt->store.deposed = election.lost_flag();
-  opt->epoch = *epoch;
-  opt->group_status = group;
-  Result<std::unique_ptr<controller::Controller>> c =
-      controller::Controller::Create(std::move(*opt));
-  Status st = c.ok() ? (*c)->Start() : c.status();
-  if (!st.ok()) {
-    (void)election.Resign();
-    std::fprintf(stderr, "berth controller: cannot lead: %s\n", st.message().c_str());
-    return 75;
-  }
-  int rc = Serve(**c, a.socket, &election, where.timeout_ms);
-  c->reset();
-  // Hand over at once rather than after the lease's TTL (a lost lease has nothing to hand).
-  if (!election.Lost()) (void)election.Resign();
-  return rc;
+  // Hand over at once rather than after the lease's TTL (a lost term has nothing to hand).
+  if (election.Leading()) (void)election.Resign();
+  return 0;
 }
 
 }  // namespace
@@ -579,7 +611,7 @@ int ControllerMain(int argc, char** argv) {
   if (!c.ok()) return Fail("berth controller", c.status());
   Status st = (*c)->Start();
   if (!st.ok()) return Fail("berth controller", st);
-  return Serve(**c, a.socket, nullptr);
+  return Serve(**c, a.socket);
 }
 
 void SetContainerOptions(const DaemonArgs& a, agent::AgentOptions& opt) {

@@ -7,6 +7,7 @@
 #include "api/job_json.h"
 #include "controller/controller_internal.h"
 #include "controller/requests.h"
+#include "controller/standby.h"
 #include "web/ui.h"
 
 namespace berth::controller {
@@ -243,6 +244,11 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
 };
 
 net::HttpResponse Controller::Impl::Serve(const net::HttpRequest& req) {
+  // A deposed leader of an HA group (docs/ha.md) serves reads from its last state until it
+  // rejoins as a standby; changes, readiness and its agents go to another member.
+  if (opt.store.deposed && opt.store.deposed->load() && !ServedWhileDeposed(req)) {
+    return DeposedAnswer();
+  }
   // Plain TCP: a MUNGE credential names its user (as Slurm's daemons accept them); a bearer token
   // is not taken here, where anyone on the path could read and reuse it.
   if (!req.peer && !req.Header("authorization").empty()) {

@@ -160,11 +160,33 @@ struct Controller::Impl {
   void PutRecord(core::JobId id, std::shared_ptr<const JobRecord> r) REQUIRES(state_thread)
       EXCLUDES(view_mu) {
     MutexLock<SharedMutex> l(view_mu);
+    if (!uncommitted_records.contains(id)) {
+      auto it = records.find(id);
+      uncommitted_records.emplace(id, it == records.end() ? nullptr : it->second);
+    }
     if (r) {
       records[id] = std::move(r);
     } else {
       records.erase(id);
     }
+  }
+
+  // The published records changed since the last commit, as they were before (nullptr: none):
+  // a failed commit puts them back, so that reads show what the store holds (docs/ha.md: a
+  // deposed leader serves reads from its last committed state).
+  std::map<core::JobId, std::shared_ptr<const JobRecord>> uncommitted_records
+      GUARDED_BY(state_thread);
+  // Puts back the records of uncommitted_records (after a failed commit).
+  void RestoreUncommittedRecords() REQUIRES(state_thread) EXCLUDES(view_mu) {
+    MutexLock<SharedMutex> l(view_mu);
+    for (auto& [id, previous] : uncommitted_records) {
+      if (previous) {
+        records[id] = std::move(previous);
+      } else {
+        records.erase(id);
+      }
+    }
+    uncommitted_records.clear();
   }
 
   // State thread only.

@@ -128,9 +128,11 @@ void Controller::Impl::Commit(Txn& t) {
       for (auto& reply : t.replies) reply(st);
       t.replies.clear();
       t.events.clear();
+      RestoreUncommittedRecords();  // reads show what the store holds
       return;
     }
   }
+  uncommitted_records.clear();
   for (core::JobId id : t.launches) {
     if (auto it = own_records().find(id); it != own_records().end()) SendLaunch(*it->second);
   }

@@ -23,6 +23,26 @@ net::HttpResponse StandbyAnswer(const std::string& self, const std::string& lead
   return r;
 }
 
+bool ServedWhileDeposed(const net::HttpRequest& request) {
+  if (request.path == "/readyz" || request.path.starts_with("/v1/agents")) return false;
+  if (request.method == "GET" || request.method == "HEAD") return true;
+  return request.method == "POST" && request.path.starts_with("/v1/views/");
+}
+
+net::HttpResponse DeposedAnswer() {
+  net::HttpResponse r;
+  r.status = 503;
+  r.body = api::ErrorBody(
+               Status::Unavailable(
+                   "this controller is no longer its group's leader (its etcd lease was lost, or "
+                   "etcd cannot be reached): it serves reads from its last state and refuses "
+                   "changes; another member takes them"))
+               .dump();
+  r.headers.push_back({"Retry-After", "1"});
+  r.headers.push_back({"X-Berth-Leader", ""});
+  return r;
+}
+
 StandbyServer::StandbyServer(StandbyOptions options) : opt_(std::move(options)) {}
 
 StandbyServer::~StandbyServer() {

@@ -32,6 +32,13 @@ struct StandbyOptions {
 net::HttpResponse StandbyAnswer(const std::string& self, const std::string& leader_name,
                                 const std::string& leader_address);
 
+// What a deposed leader (its lease lost, or etcd out of reach) still serves itself: reads (GET,
+// and the POST views of squeue and scancel), but not readiness nor its agents' endpoints, which
+// must find the next leader.
+bool ServedWhileDeposed(const net::HttpRequest& request);
+// The 503 a deposed leader answers the rest with (X-Berth-Leader empty: ask another member).
+net::HttpResponse DeposedAnswer();
+
 class StandbyServer {
  public:
   explicit StandbyServer(StandbyOptions options);

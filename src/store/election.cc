@@ -143,7 +143,8 @@ struct Election::Impl {
         gone = JsonInt(Field(Field(*r, "result"), "TTL")) <= 0;
       }
       // A leader also checks that the key is still its own (an operator may have deleted it).
-      if (r.ok() && !gone && owner->epoch_.load() > 0) {
+      const bool leading = owner->Leading();
+      if (r.ok() && !gone && leading) {
         Result<nlohmann::json> k = keepalive->Call("/v3/kv/range", {{"key", Base64(leader_key)}});
         if (k.ok()) {
           const nlohmann::json* kv = FirstKv(*k);
@@ -157,13 +158,23 @@ struct Election::Impl {
       } else if (gone || Clock::now() - renewed >= deadline) {
         // The lease is gone, or soon may be: stop leading before another can.
         lease = 0;
-        if (owner->epoch_.load() > 0) owner->lost_->store(true);
+        if (leading) owner->MarkLost();
       }
     }
   }
 };
 
 Election::Election(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::shared_ptr<std::atomic<bool>> Election::lost_flag() const {
+  MutexLock<Mutex> l(term_mu_);
+  return lost_;
+}
+
+void Election::MarkLost() {
+  MutexLock<Mutex> l(term_mu_);
+  lost_->store(true);
+}
 
 Election::~Election() {
   {
@@ -239,7 +250,11 @@ Result<int64_t> Election::Campaign(
     Result<nlohmann::json> r = im.Call("/v3/kv/txn", txn);
     if (r.ok() && Field(*r, "succeeded").is_boolean() && Field(*r, "succeeded").get<bool>()) {
       int64_t epoch = JsonInt(Field(Field(*r, "header"), "revision"));
-      epoch_.store(epoch);
+      {
+        MutexLock<Mutex> l(term_mu_);
+        lost_ = std::make_shared<std::atomic<bool>>(false);
+        epoch_.store(epoch);
+      }
       return epoch;
     }
     if (on_wait) {
@@ -355,7 +370,7 @@ nlohmann::json GroupStatus(const Election& election, const std::string& store) {
   };
   nlohmann::json out = {{"mode", "ha"},
                         {"self", election.self().name},
-                        {"role", election.epoch() > 0 && !election.Lost() ? "leader" : "standby"},
+                        {"role", election.Leading() ? "leader" : "standby"},
                         {"store", store},
                         {"lease_ttl_s", election.ttl_s()},
                         {"epoch", 0},

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/thread_annotations.h"
 #include "store/store.h"
 
 namespace berth::store {
@@ -80,19 +81,25 @@ class Election {
   Election(const Election&) = delete;
   Election& operator=(const Election&) = delete;
 
-  // Waits until this member is the leader, or `stop` becomes true (CANCELLED), and returns the
-  // epoch. While another leads, checks every `poll_ms` milliseconds (a lease that ran out frees
-  // the key within about half a second of its TTL). A lease lost while waiting (etcd was
-  // unreachable) is granted again. `on_wait` (may be null) is called with each leader seen.
+  // Waits until this member is the leader, or `stop` becomes true (UNAVAILABLE), and returns the
+  // epoch; a new term starts (Lost() is false again). A member whose term was lost may campaign
+  // again (after Resign, when its key may still be there). While another leads, checks every
+  // `poll_ms` milliseconds (a lease that ran out frees the key within about half a second of its
+  // TTL). A lease lost while waiting (etcd was unreachable) is granted again. `on_wait` (may be
+  // null) is called with each leader seen.
   Result<int64_t> Campaign(const std::atomic<bool>& stop, int poll_ms = 100,
                            const std::function<void(const std::optional<Leader>&)>& on_wait = {});
 
   // True once this member, having been leader, may no longer be: its lease expired, its key is
   // gone, or the lease could not be renewed for two thirds of its TTL. Sticky.
-  bool Lost() const { return lost_->load(); }
+  // Until the next Campaign wins: then a new term starts, not lost.
+  bool Lost() const { return lost_flag()->load(); }
   // The same, shared: a leader's store stops retrying its requests once it is set
-  // (StoreLocation::deposed), so that its last replies come at once.
-  std::shared_ptr<std::atomic<bool>> lost_flag() const { return lost_; }
+  // (StoreLocation::deposed), so that its last replies come at once. One flag per term.
+  std::shared_ptr<std::atomic<bool>> lost_flag() const;
+  // True while this member leads: its last campaign won and the term is not lost.
+  bool Leading() const { return epoch() > 0 && !Lost(); }
+  // The epoch of this member's last term as leader (0: never led).
   int64_t epoch() const { return epoch_.load(); }
   const Member& self() const { return self_; }
   int ttl_s() const { return ttl_s_; }
@@ -113,7 +120,11 @@ class Election {
   std::unique_ptr<Impl> impl_;
   Member self_;
   int ttl_s_ = 0;
-  std::shared_ptr<std::atomic<bool>> lost_ = std::make_shared<std::atomic<bool>>(false);
+  void MarkLost();
+
+  mutable Mutex term_mu_;
+  std::shared_ptr<std::atomic<bool>> lost_ GUARDED_BY(term_mu_) =
+      std::make_shared<std::atomic<bool>>(false);
   std::atomic<int64_t> epoch_{0};
 };
 

@@ -142,7 +142,7 @@ class EtcdStoreTest(unittest.TestCase):
         self.assertEqual(self.c.job(first)['state'], 'COMPLETED')
         self.assertEqual(self.c.job(jid)['state'], 'COMPLETED')
 
-    def test_a_change_etcd_cannot_take_is_refused_with_503_and_the_controller_exits(self):
+    def test_without_etcd_changes_are_refused_reads_go_on_and_service_resumes_by_itself(self):
         self.start()
         kept = self.c.submit(self.spec('true', hold=True))
         self.etcd.kill('m0')
@@ -150,15 +150,31 @@ class EtcdStoreTest(unittest.TestCase):
         self.assertEqual(status, 503, body)
         self.assertIn('the store failed', body['error']['message'])
         self.assertIn('etcd', body['error']['message'])
-        self.assertEqual(self.c.controller.wait(timeout=30), 75)
-        self.c.controller = None
-        with open(os.path.join(self.c.dir, 'controller.log'), 'rb') as f:
-            self.assertIn(b'exiting', f.read())
-        # Restarting etcd and the controller: the acknowledged job is there, the refused one not.
+        # The controller stays up: reads from its last state, every change refused, its agent
+        # sent on (it must not count a controller that cannot lead as its leader).
+        time.sleep(3)  # past the lease's renewal deadline
+        self.assertIsNone(self.c.controller.poll())
+        status, body = self.c.api('GET', '/v1/jobs?all=1')
+        self.assertEqual(status, 200, body)
+        self.assertEqual([j['id'] for j in body['jobs']], [kept])
+        status, body = self.c.api('POST', '/v1/jobs', self.spec('true', hold=True))
+        self.assertEqual(status, 503, body)
+        status, body = self.c.api('GET', '/v1/agents/node1/commands?wait_ms=0')
+        self.assertEqual(status, 503, body)
+        status, _ = self.c.api('GET', '/readyz')
+        self.assertEqual(status, 503)
+        # etcd back: the controller leads again by itself (a new term, the state loaded afresh).
         self.etcd.start_member('m0', f'm0=http://127.0.0.1:{self.etcd.peer["m0"]}')
-        self.c.start_controller()
+        self.c.wait(self.c.ready, 'the controller to lead again', timeout=60)
+        self.assertIsNone(self.c.controller.poll())
         status, body = self.c.api('GET', '/v1/jobs?all=1')
         self.assertEqual([j['id'] for j in body['jobs']], [kept])
+        later = self.c.submit(self.spec('true'))
+        self.c.wait_state(later, 'COMPLETED', 60)
+        with open(os.path.join(self.c.dir, 'controller.log'), 'rb') as f:
+            log = f.read()
+        self.assertIn(b'no longer leading', log)
+        self.assertIn(b'leads the group', log)
 
     def test_a_malformed_store_url_fails_the_start_clearly(self):
         home = tempfile.mkdtemp(prefix='berth-it-')

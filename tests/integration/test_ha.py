@@ -272,6 +272,8 @@ class UpHaTest(unittest.TestCase):
         self.assertEqual(len(g['members']), 3)
         self.assertEqual([m['leader'] for m in g['members']].count(True), 1)
         self.assertEqual([e['ok'] for e in g['etcd']], [True, True, True])
+        self.wait(lambda: 'idle' in self.cli('sinfo', '-h', '-o', '%T', check=False).stdout,
+                  "this machine's agent to register")
         self.run_job('before')
         leader, epoch = g['leader'], g['epoch']
         os.kill(leader['pid'], signal.SIGKILL)
