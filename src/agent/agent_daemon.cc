@@ -711,7 +711,10 @@ Result<bool> Agent::Impl::ReadyToPoll(Poll& p) {
     return false;
   }
   if (!p.client) {
-    Result<std::unique_ptr<net::HttpClient>> r = Connect(opt.poll_wait_ms + 10000);
+    // The polls wait at most a second; in an HA group a leader that went silent (cut off) must
+    // not hold the agent past its fence, so the next member is tried after a few seconds.
+    Result<std::unique_ptr<net::HttpClient>> r =
+        Connect(controllers.size() > 1 ? 5000 : opt.poll_wait_ms + 10000);
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kPermissionDenied) {
         Log("%s", r.status().message());  // a certificate the CA did not sign: say so, go on

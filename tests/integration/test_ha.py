@@ -16,7 +16,7 @@ from harness import (BERTH, Cluster, UnixHTTPConnection, descendants_of, job_cgr
                      kill_processes_naming, processes_naming, remove_cgroups)
 from test_etcd_store import ETCD, Etcd, script
 
-TTL = 2  # seconds: the leader's lease
+TTL = 3  # seconds: the leader's lease (above the default, for loaded test machines)
 
 
 def api(sock, method, path, body=None):
