@@ -56,14 +56,6 @@ class ElectionTest : public ::testing::Test {
     return s.ok() ? std::move(*s) : nullptr;
   }
 
-  static Write PutMeta(std::string key, std::string value) {
-    Write w;
-    w.kind = Write::Kind::kPutMeta;
-    w.key = std::move(key);
-    w.value = std::move(value);
-    return w;
-  }
-
   StoreLocation where_;
 };
 

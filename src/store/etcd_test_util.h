@@ -1,6 +1,6 @@
-// TestEtcd: a one-member etcd on free loopback ports for tests, in a temporary data folder,
-// stopped (SIGKILL, waited for) and removed by its destructor, whatever the test did; killed by
-// the kernel when the test process dies first (PR_SET_PDEATHSIG).
+// Helpers of the store's tests. TestEtcd: a one-member etcd on free loopback ports for tests, in a
+// temporary data folder, stopped (SIGKILL, waited for) and removed by its destructor, whatever
+// the test did; killed by the kernel when the test process dies first (PR_SET_PDEATHSIG).
 //
 // Thread safety: one owner.
 #ifndef BERTH_STORE_ETCD_TEST_UTIL_H_
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "net/http.h"
+#include "store/store.h"
 
 namespace berth::store {
 
@@ -131,6 +132,15 @@ class TestEtcd {
   int client_port_ = 0, peer_port_ = 0;
   pid_t pid_ = -1;
 };
+
+// A metadata put, as the store's tests write them.
+inline Write PutMeta(std::string key, std::string value) {
+  Write w;
+  w.kind = Write::Kind::kPutMeta;
+  w.key = std::move(key);
+  w.value = std::move(value);
+  return w;
+}
 
 // One etcd for every etcd case of a test binary (each test has its own key prefix): starting
 // one costs about a second. nullptr when there is no etcd or it did not start.

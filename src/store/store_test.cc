@@ -39,14 +39,6 @@ Write PutJob(uint32_t id, bool active, Time end, std::string record) {
   return w;
 }
 
-Write PutMeta(std::string key, std::string value) {
-  Write w;
-  w.kind = Write::Kind::kPutMeta;
-  w.key = std::move(key);
-  w.value = std::move(value);
-  return w;
-}
-
 // The store contract: every test runs on SQLite and on etcd (skipped, with the reason, where
 // there is no etcd binary).
 class StoreContractTest : public ::testing::TestWithParam<const char*> {
@@ -129,13 +121,7 @@ TEST_P(StoreContractTest, CommitThenReadBackAfterReopen) {
 TEST_P(StoreContractTest, MetaKeysScanByPrefixAndDelete) {
   auto s = Open();
   ASSERT_NE(s, nullptr);
-  auto put = [](std::string key, std::string value) {
-    Write w;
-    w.kind = Write::Kind::kPutMeta;
-    w.key = std::move(key);
-    w.value = std::move(value);
-    return w;
-  };
+  const auto put = PutMeta;
   Write del;
   del.kind = Write::Kind::kDeleteMeta;
   del.key = "k8s_job/default/b";
