@@ -96,10 +96,11 @@ struct DaemonArgs {
   int64_t image_cache_mib = 0;                   // agent: --image-cache-size SIZE
   std::string container_pods = "yes";            // controller: --container-pods yes|no
   std::string store;                             // controller: --store URL
-  std::string name;       // controller in an HA group: --name (default: the host's name)
-  std::string advertise;  // controller in an HA group: --advertise ADDR
-  int lease_ttl = 2;      // controller in an HA group: --lease-ttl SECS
-  bool ha = false;        // up: --ha, a local HA group (docs/ha.md)
+  std::string name;           // controller in an HA group: --name (default: the host's name)
+  std::string advertise;      // controller in an HA group: --advertise ADDR
+  int lease_ttl = 2;          // controller in an HA group: --lease-ttl SECS
+  bool ha = false;            // up: --ha, a local HA group (docs/ha.md)
+  int etcd_compaction = 300;  // controller in an HA group: --etcd-compaction-interval SECS
   bool demo = false;
   bool help = false;
 };
@@ -232,6 +233,7 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       StringOption("advertise", &A::advertise),
       IntOption("lease-ttl", &A::lease_ttl, 1, 300),
       FlagOption("ha", &A::ha, true),
+      IntOption("etcd-compaction-interval", &A::etcd_compaction, 0, 86400 * 7),
   };
   return kTable;
 }
@@ -396,6 +398,9 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        to them by the standbys (default: tcp:--listen-tcp, else unix:--socket)
   --lease-ttl SECS     in an HA group: the leader's etcd lease; a leader that dies is replaced
                        within about this long (default 2)
+  --etcd-compaction-interval SECS  in an HA group: the leader compacts etcd's history this
+                       often, to the revision of the previous time (default 300; 0: never, for
+                       an etcd that compacts itself)
   --history-interval SECS  sample the cluster's history (GET /v1/history) this often (1 to
                        60; default 10)
   --web-session-idle SECS  a web console session ends after this long unused (default 43200:
@@ -494,12 +499,32 @@ std::string HostName() {
 // from its last state, and checks etcd every half second: once etcd answers (another leads, or
 // none does), the term ends and the caller rejoins the group as a standby. Returns true on a
 // stop signal.
-bool Lead(controller::Controller& c, const std::string& socket, store::Election& election) {
+bool Lead(controller::Controller& c, const std::string& socket, store::Election& election,
+          int compaction_s) {
   std::fprintf(stderr, "berth controller: listening on %s\n", socket.c_str());
   bool degraded = false;
   auto next_check = std::chrono::steady_clock::now();
+  // etcd keeps every version of every key until compacted: the leader compacts, every
+  // compaction_s, to the revision it saw the time before (so reads and watches younger than an
+  // interval never meet a compacted revision), as Kubernetes' API server does.
+  auto next_compaction = next_check + std::chrono::seconds(compaction_s);
+  int64_t compact_to = 0;
+  if (compaction_s > 0) {
+    Result<int64_t> first = election.Revision();
+    if (first.ok()) compact_to = *first;
+  }
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (compaction_s > 0 && !degraded && std::chrono::steady_clock::now() >= next_compaction) {
+      next_compaction += std::chrono::seconds(compaction_s);
+      Result<int64_t> now = election.Revision();
+      Status st = compact_to > 0 ? election.Compact(compact_to) : Status::Ok();
+      if (!st.ok()) {
+        std::fprintf(stderr, "berth controller: etcd's history not compacted: %s\n",
+                     st.message().c_str());
+      }
+      if (now.ok()) compact_to = *now;
+    }
     Status failure = c.StoreFailure();
     if (!degraded && (election.Lost() || !failure.ok())) {
       degraded = true;
@@ -580,7 +605,7 @@ int GroupControllerMain(const DaemonArgs& a, const store::StoreLocation& where) 
       std::this_thread::sleep_for(std::chrono::seconds(1));
       continue;  // a standby again (another member may do better)
     }
-    const bool stopped = Lead(**c, a.socket, election);
+    const bool stopped = Lead(**c, a.socket, election, a.etcd_compaction);
     c->reset();
     if (stopped) break;
   }

@@ -332,6 +332,22 @@ Result<std::vector<Member>> Election::Members() const {
   return out;
 }
 
+Result<int64_t> Election::Revision() const {
+  Impl& im = *impl_;
+  BERTH_ASSIGN_OR_RETURN(nlohmann::json r, im.Call("/v3/kv/range", {{"key", Base64(im.leader_key)},
+                                                                    {"count_only", true}}));
+  const int64_t revision = JsonInt(Field(Field(r, "header"), "revision"));
+  if (revision <= 0) return Status::Internal("etcd: an answer without a revision");
+  return revision;
+}
+
+Status Election::Compact(int64_t revision) const {
+  Result<nlohmann::json> r =
+      impl_->Call("/v3/kv/compaction", {{"revision", std::to_string(revision)}});
+  if (!r.ok() && r.status().message().find("compacted") != std::string::npos) return Status::Ok();
+  return r.status();
+}
+
 std::vector<EtcdEndpointHealth> Election::Health() const {
   std::vector<EtcdEndpointHealth> out;
   for (const std::string& endpoint : impl_->where.endpoints) {

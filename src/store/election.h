@@ -114,6 +114,13 @@ class Election {
   // Each endpoint's /v3/maintenance/status, asked directly (never an error: what failed says so).
   std::vector<EtcdEndpointHealth> Health() const;
 
+  // etcd's current revision (of the whole keyspace).
+  Result<int64_t> Revision() const;
+  // Drops etcd's history of every key before `revision` (reads at an older revision then fail),
+  // as the leader does every --etcd-compaction-interval: etcd keeps every version of every key
+  // until compacted. A revision compacted already is not an error.
+  Status Compact(int64_t revision) const;
+
  private:
   struct Impl;
   explicit Election(std::unique_ptr<Impl> impl);

@@ -209,6 +209,34 @@ TEST_F(ElectionTest, HealthNamesEachEndpoint) {
   EXPECT_TRUE(h[0].is_leader);  // a one-member etcd leads itself
 }
 
+TEST_F(ElectionTest, CompactionDropsTheHistoryBeforeARevision) {
+  auto a = Join("a");
+  ASSERT_TRUE(a);
+  Result<std::unique_ptr<EtcdClient>> c = EtcdClient::Create(where_);
+  ASSERT_TRUE(c.ok());
+  const std::string key = Base64(where_.prefix + "/meta/k");
+  ASSERT_TRUE((*c)->Call("/v3/kv/put", {{"key", key}, {"value", Base64("1")}}).ok());
+  Result<int64_t> first = a->Revision();
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  ASSERT_TRUE((*c)->Call("/v3/kv/put", {{"key", key}, {"value", Base64("2")}}).ok());
+  Result<int64_t> second = a->Revision();
+  ASSERT_TRUE(second.ok());
+  EXPECT_GT(*second, *first);
+  // The old version is readable until the compaction, and not after it.
+  auto at = [&](int64_t revision) {
+    return (*c)->Call("/v3/kv/range", {{"key", key}, {"revision", std::to_string(revision)}});
+  };
+  ASSERT_TRUE(at(*first).ok());
+  ASSERT_TRUE(a->Compact(*second).ok());
+  Result<nlohmann::json> old = at(*first);
+  EXPECT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("compacted"), std::string::npos) << old.status().message();
+  Result<nlohmann::json> now = at(*second);
+  ASSERT_TRUE(now.ok()) << now.status().message();
+  EXPECT_EQ(now->at("kvs").at(0).value("value", ""), Base64("2"));
+  EXPECT_TRUE(a->Compact(*first).ok());  // compacted already: not an error
+}
+
 TEST(MemberTest, EncodesAndDecodes) {
   Member m{"ctl-1", "tcp:10.0.0.1:6817", 42, 1700000000};
   Result<Member> back = DecodeMember(EncodeMember(m));

@@ -2,6 +2,8 @@
 `berth controller --store etcd://...` on a 1-member and a 3-member etcd on loopback ports that
 each test starts and stops itself. Skipped with the reason where there is no etcd binary
 (scripts/setup installs etcd-server)."""
+import base64
+import json
 import os
 import shutil
 import signal
@@ -10,6 +12,7 @@ import subprocess
 import tempfile
 import time
 import unittest
+import urllib.error
 import urllib.request
 
 from harness import BERTH, Cluster
@@ -84,10 +87,10 @@ def script(body):
 
 @unittest.skipIf(ETCD is None, 'no etcd binary (scripts/setup installs etcd-server)')
 class EtcdStoreTest(unittest.TestCase):
-    def start(self, members=1):
+    def start(self, members=1, *extra):
         self.etcd = Etcd(members)
         self.addCleanup(self.etcd.stop)
-        self.c = Cluster(controller_args=['--store', self.etcd.url()])
+        self.c = Cluster(controller_args=['--store', self.etcd.url(), *extra])
         self.addCleanup(self.c.stop)
         self.c.start()
         self.work = os.path.join(self.c.dir, 'work')
@@ -175,6 +178,26 @@ class EtcdStoreTest(unittest.TestCase):
             log = f.read()
         self.assertIn(b'no longer leading', log)
         self.assertIn(b'leads the group', log)
+
+    def test_the_leader_compacts_etcds_history(self):
+        self.start(1, '--etcd-compaction-interval', '1')
+        for _ in range(3):
+            self.c.submit(self.spec('true', hold=True))
+
+        def compacted():
+            req = urllib.request.Request(
+                f'http://127.0.0.1:{self.etcd.client["m0"]}/v3/kv/range',
+                data=json.dumps({'key': base64.b64encode(b'/').decode(),
+                                 'revision': '2'}).encode(), method='POST')
+            try:
+                urllib.request.urlopen(req, timeout=5).read()
+                return False
+            except urllib.error.HTTPError as e:
+                return b'compacted' in e.read()
+        self.c.wait(compacted, "etcd's history to be compacted", 30)
+        # Still the leader, serving.
+        self.assertTrue(self.c.ready())
+        self.assertEqual(len(self.c.api('GET', '/v1/jobs')[1]['jobs']), 3)
 
     def test_a_malformed_store_url_fails_the_start_clearly(self):
         home = tempfile.mkdtemp(prefix='berth-it-')
