@@ -181,7 +181,8 @@ class HaAcrossHostsTest(unittest.TestCase):
                 g = self.group('e1')
             except OSError:
                 return False
-            return g['role'] == 'standby' and (g['leader'] or {}).get('name') in ETCD_HOSTS[1:]
+            return (g['role'] == 'standby' and (g['leader'] or {}).get('name') in ETCD_HOSTS[1:]
+                    and 'e1' in [m['name'] for m in g['members']])
         self.c.wait(rejoined, 'e1 to rejoin as a standby', 60)
         g = self.group('e1')
         self.assertEqual(sorted(m['name'] for m in g['members']), list(ETCD_HOSTS))
