@@ -17,6 +17,7 @@
 #include "agent/launch.h"
 #include "agent/named_container.h"
 #include "common/prometheus_text.h"
+#include "common/strings.h"
 
 namespace berth::agent {
 
@@ -606,12 +607,7 @@ ContainerSettings ContainerSettingsFor(const AgentOptions& opt) {
 Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opt = std::move(options);
   impl_->jobs_dir = impl_->opt.state_dir + "/jobs";
-  const std::string& list = impl_->opt.controller;
-  for (size_t start = 0; start <= list.size();) {
-    size_t comma = std::min(list.find(',', start), list.size());
-    if (comma > start) impl_->controllers.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
+  impl_->controllers = SplitList(impl_->opt.controller);
   if (!impl_->controllers.empty()) impl_->opt.controller = impl_->controllers.front();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/errors.h"
+#include "common/strings.h"
 #include "net/munge_cred.h"
 
 namespace berth::cli {
@@ -53,17 +54,6 @@ std::string FindSocket() {
 
 namespace {
 
-// "a,b,c" as its non-empty parts.
-std::vector<std::string> SplitList(const std::string& list) {
-  std::vector<std::string> out;
-  for (size_t start = 0; start <= list.size();) {
-    const size_t comma = std::min(list.find(',', start), list.size());
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 // How long a request waits for an HA group that has no leader (a failover): long enough for a
 // lease to run out and the next leader to load.
 constexpr int kNoLeaderWaitMs = 20000;
@@ -86,13 +76,14 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& address) {
   const bool munge = auth != nullptr && std::string_view(auth) == "munge";
   if (address.empty() && server != nullptr && *server != '\0') {
     c->addresses_.clear();
-    bool plain = false;
+    bool plain = false;  // any of them
     for (std::string s : SplitList(server)) {
-      plain = s.starts_with("http://");
+      const bool http = s.starts_with("http://");
+      plain = plain || http;
       if (s.starts_with("https://")) s = s.substr(8);
-      if (plain) s = s.substr(7);
+      if (http) s = s.substr(7);
       while (s.ends_with("/")) s.pop_back();
-      c->addresses_.push_back((plain ? "tcp:" : "tls:") + s);
+      c->addresses_.push_back((http ? "tcp:" : "tls:") + s);
     }
     const char* token = std::getenv("BERTH_TOKEN");
     // Inside a job on a node that reaches the controller over TLS, the agent gives the job its

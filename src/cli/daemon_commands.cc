@@ -27,6 +27,7 @@
 #include "cli/demo.h"
 #include "cli/local_group.h"
 #include "cli/option_table.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "config/cluster_config.h"
 #include "config/slurm_site.h"
@@ -653,12 +654,11 @@ int AgentMain(int argc, char** argv) {
   CatchStopSignals();
   agent::AgentOptions opt;
   // One address, or an HA group's (a comma list), each unix:PATH, tcp:H:P or https://H:P.
-  const std::string given = a.controller.empty() ? "unix:" + FindSocket() : a.controller;
-  for (size_t start = 0; start <= given.size();) {
-    const size_t comma = std::min(given.find(',', start), given.size());
-    std::string one = given.substr(start, comma - start);
-    start = comma + 1;
-    if (one.empty()) continue;
+  std::vector<std::string> given = SplitList(a.controller);
+  if (given.empty()) {  // found like the CLI (BERTH_SOCKET may be a list too)
+    for (const std::string& path : SplitList(FindSocket())) given.push_back("unix:" + path);
+  }
+  for (std::string one : given) {
     if (one.starts_with("https://")) {
       one = "tls:" + one.substr(8);
       while (one.ends_with("/")) one.pop_back();
