@@ -174,7 +174,7 @@ struct Controller::Impl {
   // The published records changed since the last commit, as they were before (nullptr: none):
   // a failed commit puts them back, so that reads show what the store holds (docs/ha.md: a
   // deposed leader serves reads from its last committed state).
-  std::map<core::JobId, std::shared_ptr<const JobRecord>> uncommitted_records
+  std::unordered_map<core::JobId, std::shared_ptr<const JobRecord>> uncommitted_records
       GUARDED_BY(state_thread);
   // Puts back the records of uncommitted_records (after a failed commit).
   void RestoreUncommittedRecords() REQUIRES(state_thread) EXCLUDES(view_mu) {
