@@ -199,6 +199,71 @@ class EtcdStoreTest(unittest.TestCase):
         self.assertTrue(self.c.ready())
         self.assertEqual(len(self.c.api('GET', '/v1/jobs')[1]['jobs']), 3)
 
+    def test_etcd_over_tls_with_client_certificates(self):
+        d = tempfile.mkdtemp(prefix='berth-etcd-tls-')
+        self.addCleanup(shutil.rmtree, d, True)
+
+        def openssl(*args):
+            subprocess.run(['openssl', *args], check=True, capture_output=True, cwd=d)
+        openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out',
+                'ca.crt', '-days', '2', '-subj', '/CN=test etcd CA')
+        for name, ext in (('server', 'subjectAltName=IP:127.0.0.1'),
+                          ('client', 'extendedKeyUsage=clientAuth')):
+            openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', f'{name}.key', '-out',
+                    f'{name}.csr', '-subj', f'/CN={name}')
+            with open(os.path.join(d, f'{name}.ext'), 'w') as f:
+                f.write(ext + '\n')
+            openssl('x509', '-req', '-in', f'{name}.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key',
+                    '-CAcreateserial', '-out', f'{name}.crt', '-days', '2', '-extfile',
+                    f'{name}.ext')
+        client, peer = free_port(), free_port()
+        log = open(os.path.join(d, 'etcd.log'), 'ab')
+        etcd = subprocess.Popen(
+            [ETCD, '--name', 't', '--data-dir', os.path.join(d, 'data'),
+             '--listen-client-urls', f'https://127.0.0.1:{client}',
+             '--advertise-client-urls', f'https://127.0.0.1:{client}',
+             '--listen-peer-urls', f'http://127.0.0.1:{peer}',
+             '--initial-advertise-peer-urls', f'http://127.0.0.1:{peer}',
+             '--initial-cluster', f't=http://127.0.0.1:{peer}',
+             '--cert-file', os.path.join(d, 'server.crt'),
+             '--key-file', os.path.join(d, 'server.key'),
+             '--client-cert-auth', '--trusted-ca-file', os.path.join(d, 'ca.crt')],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+
+        def stop_etcd():
+            etcd.kill()
+            etcd.wait()
+        self.addCleanup(stop_etcd)
+        base = f'etcds://127.0.0.1:{client}/berth/tls?timeout-ms=1000&retry-ms=3000'
+        with_cert = (f'{base}&cacert={d}/ca.crt&cert={d}/client.crt&key={d}/client.key')
+        # A controller without a client certificate is refused by etcd, and says so.
+        home = tempfile.mkdtemp(prefix='berth-it-')
+        self.addCleanup(shutil.rmtree, home, True)
+        deadline = time.time() + 30
+        while True:
+            p = subprocess.run([BERTH, 'controller', '--home', home,
+                                '--store', f'{base}&cacert={d}/ca.crt'],
+                               capture_output=True, text=True, timeout=60)
+            if 'Connection refused' not in p.stderr or time.time() > deadline:
+                break
+            time.sleep(0.2)  # etcd still starting
+        self.assertEqual(p.returncode, 75, p.stderr)
+        self.assertIn('cannot join the group', p.stderr)
+        self.assertIn(f'127.0.0.1:{client}', p.stderr)
+        # With its certificate, the controller leads and runs jobs on the TLS etcd.
+        self.c = Cluster(controller_args=['--store', with_cert])
+        self.addCleanup(self.c.stop)
+        self.c.start()
+        self.work = os.path.join(self.c.dir, 'work')
+        os.makedirs(self.work, exist_ok=True)
+        os.chmod(self.work, 0o777)
+        jid = self.c.submit(self.spec('true'))
+        self.c.wait_state(jid, 'COMPLETED', 60)
+        status, body = self.c.api('GET', '/v1/ha')
+        self.assertEqual(body['role'], 'leader')
+        self.assertEqual([e['ok'] for e in body['etcd']], [True])
+
     def test_a_malformed_store_url_fails_the_start_clearly(self):
         home = tempfile.mkdtemp(prefix='berth-it-')
         self.addCleanup(shutil.rmtree, home, True)
