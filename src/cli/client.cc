@@ -171,8 +171,16 @@ Result<std::string> Client::CallText(const std::string& method, const std::strin
       http_->SetHeader("Authorization", "Munge " + *cred);
     }
     Result<net::ClientResponse> r = http_->Request(method, target, text);
-    if (!r.ok())
+    if (!r.ok()) {
+      // A read that lost its answer (a standby's server closes as it becomes the leader) is
+      // asked again of the group; a change is not: it may have been done.
+      if (method == "GET" && addresses_.size() > 1 && std::chrono::steady_clock::now() < give_up &&
+          ConnectNext(addresses_.size()).ok()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
       return Status::Unavailable("the berth controller did not answer: " + r.status().message());
+    }
     // A standby of an HA group did nothing: ask the next controller of the list; when every
     // one is a standby (no leader yet: a failover), wait a little and ask again.
     if (r->status == 503 && r->headers.contains("x-berth-leader") && addresses_.size() > 1 &&
