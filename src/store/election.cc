@@ -219,10 +219,20 @@ Result<std::unique_ptr<Election>> Election::Join(const StoreLocation& where, Mem
   return e;
 }
 
+std::string Election::Role() const {
+  if (Leading()) return "leader";
+  return epoch() > 0 && !campaigning_.load() ? "deposed" : "standby";
+}
+
 Result<int64_t> Election::Campaign(
     const std::atomic<bool>& stop, int poll_ms,
     const std::function<void(const std::optional<Leader>&)>& on_wait) {
   Impl& im = *impl_;
+  campaigning_ = true;
+  struct Done {
+    std::atomic<bool>& flag;
+    ~Done() { flag = false; }
+  } done{campaigning_};
   while (!stop.load()) {
     int64_t lease = im.Lease();
     if (lease == 0) {
@@ -384,14 +394,10 @@ nlohmann::json GroupStatus(const Election& election, const std::string& store) {
     return nlohmann::json{
         {"name", m.name}, {"address", m.address}, {"pid", m.pid}, {"since", m.since}};
   };
-  nlohmann::json out = {{"mode", "ha"},
-                        {"self", election.self().name},
-                        {"role", election.Leading() ? "leader" : "standby"},
-                        {"store", store},
-                        {"lease_ttl_s", election.ttl_s()},
-                        {"epoch", 0},
-                        {"leader", nullptr},
-                        {"members", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"mode", "ha"},      {"self", election.self().name},      {"role", election.Role()},
+      {"store", store},    {"lease_ttl_s", election.ttl_s()},   {"epoch", 0},
+      {"leader", nullptr}, {"members", nlohmann::json::array()}};
   std::string errors;
   Result<std::optional<Leader>> leader = election.CurrentLeader();
   if (!leader.ok()) errors = leader.status().message();

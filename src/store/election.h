@@ -66,7 +66,7 @@ std::string LeaderKey(const StoreLocation& where);
 class Election;
 
 // The group as GET /v1/ha and `berth status --json` show it (docs/ha.md): "mode" "ha", "self"
-// and its "role" (leader or standby), "store", "lease_ttl_s", the leader's "epoch" (0: none),
+// and its "role" (Election::Role), "store", "lease_ttl_s", the leader's "epoch" (0: none),
 // "leader" (a member, or null), "members" (each with name, address, pid, since, and leader:
 // true for one), "etcd" (each endpoint's health), and "error" when etcd could not be read.
 nlohmann::json GroupStatus(const Election& election, const std::string& store);
@@ -99,6 +99,9 @@ class Election {
   std::shared_ptr<std::atomic<bool>> lost_flag() const;
   // True while this member leads: its last campaign won and the term is not lost.
   bool Leading() const { return epoch() > 0 && !Lost(); }
+  // "leader", "deposed" (its term lost, not campaigning again yet: a controller serving reads
+  // from its last state) or "standby".
+  std::string Role() const;
   // The epoch of this member's last term as leader (0: never led).
   int64_t epoch() const { return epoch_.load(); }
   const Member& self() const { return self_; }
@@ -133,6 +136,7 @@ class Election {
   std::shared_ptr<std::atomic<bool>> lost_ GUARDED_BY(term_mu_) =
       std::make_shared<std::atomic<bool>>(false);
   std::atomic<int64_t> epoch_{0};
+  std::atomic<bool> campaigning_{false};
 };
 
 }  // namespace berth::store

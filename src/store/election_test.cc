@@ -161,6 +161,12 @@ TEST_F(ElectionTest, ALeaderWhoseKeyIsTakenAwayCountsAsLost) {
   const auto deadline = Clock::now() + seconds(10);
   while (!a->Lost() && Clock::now() < deadline) std::this_thread::sleep_for(milliseconds(50));
   EXPECT_TRUE(a->Lost());
+  EXPECT_EQ(a->Role(), "deposed");
+  EXPECT_EQ(GroupStatus(*a, "test")["role"], "deposed");
+  // Campaigning again (the key is free): a new term, not lost.
+  ASSERT_TRUE(a->Campaign(stop).ok());
+  EXPECT_FALSE(a->Lost());
+  EXPECT_EQ(a->Role(), "leader");
 }
 
 TEST_F(ElectionTest, AStandbyWhoseLeaseRanOutGetsANewOneAndCanLead) {
