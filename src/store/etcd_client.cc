@@ -117,6 +117,13 @@ Result<nlohmann::json> EtcdClient::CallOne(const std::string& path, const std::s
   Result<net::ClientResponse> r = http_->Request("POST", path, body);
   if (!r.ok()) {
     http_.reset();  // a fresh connection next time
+    // An etcd with --client-cert-auth closes a TLS connection that brought no certificate.
+    if (where_.tls && where_.cert_file.empty() &&
+        r.status().message().find("closed by server") != std::string::npos) {
+      return Status(r.status().code(), r.status().message() +
+                                           " (does etcd ask for a client certificate? give "
+                                           "?cert=FILE&key=FILE)");
+    }
     return r.status();
   }
   if (r->status >= 500) {

@@ -251,6 +251,7 @@ class EtcdStoreTest(unittest.TestCase):
         self.assertEqual(p.returncode, 75, p.stderr)
         self.assertIn('cannot join the group', p.stderr)
         self.assertIn(f'127.0.0.1:{client}', p.stderr)
+        self.assertIn('client certificate', p.stderr)
         # With its certificate, the controller leads and runs jobs on the TLS etcd.
         self.c = Cluster(controller_args=['--store', with_cert])
         self.addCleanup(self.c.stop)
