@@ -735,6 +735,7 @@ int UpGroup(const DaemonArgs& a) {
   pass("--history-interval", std::to_string(a.history_interval));
   pass("--k8s-listen", a.k8s_listen);
   for (const std::string& op : a.operators) pass("--operator", op);
+  if (a.demo) g.controller_args.push_back("--demo");  // the demo's burst nodes (autoscaling)
   std::string node_name = a.node_name;
   if (node_name.empty() && (!a.config_file.empty() || !a.slurm_conf.empty())) {
     Result<config::ClusterConfig> cfg = a.config_file.empty()

@@ -245,9 +245,24 @@ std::optional<DemoJob> ContainerJob(const std::string& dir) {
 int RunDemo(const std::string& address, const std::string& home, const std::atomic<bool>& stop) {
   std::string dir = home + "/demo";
   mkdir(dir.c_str(), 0755);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the agent register
   Result<std::unique_ptr<Client>> c = Client::Connect(address);
   if (!c.ok()) return Fail("berth up --demo", c.status());
+  // The local agent registers its node (with the demo's declared GPUs): up to 30 s.
+  for (int i = 0; i < 300 && !stop; ++i) {
+    Result<json> nodes = (*c)->Call("GET", "/v1/nodes");
+    bool up = false;
+    if (nodes.ok()) {
+      for (const json& n : nodes->value("nodes", json::array())) {
+        const std::string state = n.value("state", "");
+        const json& gpus = n.value("gpus", json());  // the node's devices
+        const bool has_gpus = (gpus.is_array() && !gpus.empty()) ||
+                              (gpus.is_number_integer() && gpus.get<int64_t>() > 0);
+        up = up || (has_gpus && (state == "IDLE" || state == "MIXED" || state == "ALLOCATED"));
+      }
+    }
+    if (up) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   std::vector<DemoJob> work = Workload(dir);
   if (std::optional<DemoJob> ctr = ContainerJob(dir)) work.push_back(std::move(*ctr));
   Result<std::map<uint32_t, std::string>> expect = Submit(**c, std::move(work));
