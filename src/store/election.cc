@@ -16,18 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t JsonInt(const nlohmann::json& j) {
-  if (j.is_number_integer()) return j.get<int64_t>();
-  if (j.is_string()) {
-    try {
-      return std::stoll(j.get<std::string>());
-    } catch (const std::exception&) {
-      return 0;
-    }
-  }
-  return 0;
-}
-
 // A field of an etcd answer, or null when it is missing.
 const nlohmann::json& Field(const nlohmann::json& j, const char* name) {
   static const nlohmann::json kNull;
@@ -41,6 +29,15 @@ const nlohmann::json* FirstKv(const nlohmann::json& range) {
   const nlohmann::json& kvs = Field(range, "kvs");
   if (!kvs.is_array() || kvs.empty()) return nullptr;
   return &kvs[0];
+}
+
+// The leader a range answer of the leader key names (nullopt: none).
+Result<std::optional<Leader>> LeaderOf(const nlohmann::json& range) {
+  const nlohmann::json* kv = FirstKv(range);
+  if (kv == nullptr) return std::optional<Leader>();
+  BERTH_ASSIGN_OR_RETURN(std::string text, Unbase64(kv->value("value", "")));
+  BERTH_ASSIGN_OR_RETURN(Member m, DecodeMember(text));
+  return std::optional<Leader>(Leader{std::move(m), EtcdInt(Field(*kv, "create_revision"))});
 }
 
 StoreLocation WithTimeouts(StoreLocation where, int timeout_ms, int retry_ms) {
@@ -108,7 +105,7 @@ struct Election::Impl {
   Status Grant() EXCLUDES(mu) {
     Result<nlohmann::json> g = Call("/v3/lease/grant", {{"TTL", ttl_s}});
     if (!g.ok()) return g.status();
-    int64_t id = JsonInt(Field(*g, "ID"));
+    int64_t id = EtcdInt(Field(*g, "ID"));
     if (id == 0) return Status::Unavailable("etcd granted no lease: " + g->dump().substr(0, 200));
     {
       MutexLock<Mutex> l(mu);
@@ -140,7 +137,7 @@ struct Election::Impl {
           keepalive->Call("/v3/lease/keepalive", {{"ID", std::to_string(id)}});
       bool gone = false;
       if (r.ok()) {
-        gone = JsonInt(Field(Field(*r, "result"), "TTL")) <= 0;
+        gone = EtcdInt(Field(Field(*r, "result"), "TTL")) <= 0;
       }
       // A leader also checks that the key is still its own (an operator may have deleted it).
       const bool leading = owner->Leading();
@@ -148,7 +145,7 @@ struct Election::Impl {
         Result<nlohmann::json> k = keepalive->Call("/v3/kv/range", {{"key", Base64(leader_key)}});
         if (k.ok()) {
           const nlohmann::json* kv = FirstKv(*k);
-          gone = kv == nullptr || JsonInt(Field(*kv, "create_revision")) != owner->epoch_.load();
+          gone = kv == nullptr || EtcdInt(Field(*kv, "create_revision")) != owner->epoch_.load();
         }
       }
       MutexLock<Mutex> l(mu);
@@ -248,10 +245,7 @@ Result<int64_t> Election::Campaign(
     as_leader.since = std::time(nullptr);
     const std::string key = Base64(im.leader_key);
     nlohmann::json txn = {
-        {"compare", nlohmann::json::array({{{"key", key},
-                                            {"target", "CREATE"},
-                                            {"create_revision", "0"},
-                                            {"result", "EQUAL"}}})},
+        {"compare", nlohmann::json::array({CreateRevisionIs(im.leader_key, 0)})},
         {"success", nlohmann::json::array({{{"request_put",
                                              {{"key", key},
                                               {"value", Base64(EncodeMember(as_leader))},
@@ -259,7 +253,7 @@ Result<int64_t> Election::Campaign(
         {"failure", nlohmann::json::array({{{"request_range", {{"key", key}}}}})}};
     Result<nlohmann::json> r = im.Call("/v3/kv/txn", txn);
     if (r.ok() && Field(*r, "succeeded").is_boolean() && Field(*r, "succeeded").get<bool>()) {
-      int64_t epoch = JsonInt(Field(Field(*r, "header"), "revision"));
+      int64_t epoch = EtcdInt(Field(Field(*r, "header"), "revision"));
       {
         MutexLock<Mutex> l(term_mu_);
         lost_ = std::make_shared<std::atomic<bool>>(false);
@@ -268,18 +262,12 @@ Result<int64_t> Election::Campaign(
       return epoch;
     }
     if (on_wait) {
+      // The txn's failure branch read the key: who leads.
       std::optional<Leader> seen;
-      if (r.ok()) {
-        const nlohmann::json& responses = Field(*r, "responses");
-        if (responses.is_array() && !responses.empty()) {
-          if (const nlohmann::json* kv = FirstKv(Field(responses[0], "response_range"))) {
-            Result<std::string> text =
-                Unbase64(Field(*kv, "value").is_string() ? Field(*kv, "value").get<std::string>()
-                                                         : std::string());
-            Result<Member> m = text.ok() ? DecodeMember(*text) : Result<Member>(text.status());
-            if (m.ok()) seen = Leader{*m, JsonInt(Field(*kv, "create_revision"))};
-          }
-        }
+      if (r.ok() && Field(*r, "responses").is_array() && !Field(*r, "responses").empty()) {
+        Result<std::optional<Leader>> l =
+            LeaderOf(Field(Field(*r, "responses")[0], "response_range"));
+        if (l.ok()) seen = *l;
       }
       on_wait(seen);
     }
@@ -294,13 +282,11 @@ Status Election::Resign() {
   const int64_t lease = im.Lease();
   Status st;
   if (epoch > 0) {
-    const std::string key = Base64(im.leader_key);
+    // Deleted only while it is still this member's own.
+    const nlohmann::json del = {{"request_delete_range", {{"key", Base64(im.leader_key)}}}};
     st = im.Call("/v3/kv/txn",
-                 {{"compare", nlohmann::json::array({{{"key", key},
-                                                      {"target", "CREATE"},
-                                                      {"create_revision", std::to_string(epoch)},
-                                                      {"result", "EQUAL"}}})},
-                  {"success", nlohmann::json::array({{{"request_delete_range", {{"key", key}}}}})}})
+                 {{"compare", nlohmann::json::array({CreateRevisionIs(im.leader_key, epoch)})},
+                  {"success", nlohmann::json::array({del})}})
              .status();
   }
   if (lease != 0) {
@@ -312,33 +298,23 @@ Status Election::Resign() {
 
 Result<std::optional<Leader>> Election::CurrentLeader() const {
   Impl& im = *impl_;
-  Result<nlohmann::json> r = im.Call("/v3/kv/range", {{"key", Base64(im.leader_key)}});
-  if (!r.ok()) return r.status();
-  const nlohmann::json* kv = FirstKv(*r);
-  if (kv == nullptr) return std::optional<Leader>();
-  BERTH_ASSIGN_OR_RETURN(std::string text, Unbase64(Field(*kv, "value").is_string()
-                                                        ? Field(*kv, "value").get<std::string>()
-                                                        : std::string()));
-  BERTH_ASSIGN_OR_RETURN(Member m, DecodeMember(text));
-  return std::optional<Leader>(Leader{std::move(m), JsonInt(Field(*kv, "create_revision"))});
+  BERTH_ASSIGN_OR_RETURN(nlohmann::json r,
+                         im.Call("/v3/kv/range", {{"key", Base64(im.leader_key)}}));
+  return LeaderOf(r);
 }
 
 Result<std::vector<Member>> Election::Members() const {
   Impl& im = *impl_;
   const std::string prefix = im.where.prefix + "/members/";
-  Result<nlohmann::json> r =
-      im.Call("/v3/kv/range", {{"key", Base64(prefix)}, {"range_end", Base64(PrefixEnd(prefix))}});
-  if (!r.ok()) return r.status();
+  BERTH_ASSIGN_OR_RETURN(
+      nlohmann::json r,
+      im.Call("/v3/kv/range", {{"key", Base64(prefix)}, {"range_end", Base64(PrefixEnd(prefix))}}));
   std::vector<Member> out;
-  const nlohmann::json& kvs = Field(*r, "kvs");
-  if (!kvs.is_array()) return out;
-  for (const nlohmann::json& kv : kvs) {
-    BERTH_ASSIGN_OR_RETURN(std::string text, Unbase64(Field(kv, "value").is_string()
-                                                          ? Field(kv, "value").get<std::string>()
-                                                          : std::string()));
-    BERTH_ASSIGN_OR_RETURN(Member m, DecodeMember(text));
+  BERTH_RETURN_IF_ERROR(ForEachKv(r, [&](std::string, std::string value) -> Status {
+    BERTH_ASSIGN_OR_RETURN(Member m, DecodeMember(value));
     out.push_back(std::move(m));
-  }
+    return Status::Ok();
+  }));
   return out;
 }
 
@@ -346,7 +322,7 @@ Result<int64_t> Election::Revision() const {
   Impl& im = *impl_;
   BERTH_ASSIGN_OR_RETURN(nlohmann::json r, im.Call("/v3/kv/range", {{"key", Base64(im.leader_key)},
                                                                     {"count_only", true}}));
-  const int64_t revision = JsonInt(Field(Field(r, "header"), "revision"));
+  const int64_t revision = EtcdInt(Field(Field(r, "header"), "revision"));
   if (revision <= 0) return Status::Internal("etcd: an answer without a revision");
   return revision;
 }
@@ -372,7 +348,7 @@ std::vector<EtcdEndpointHealth> Election::Health() const {
     if (r.ok()) {
       h.ok = true;
       h.version = Field(*r, "version").is_string() ? Field(*r, "version").get<std::string>() : "";
-      h.db_size = JsonInt(Field(*r, "dbSize"));
+      h.db_size = EtcdInt(Field(*r, "dbSize"));
       // Member ids are uint64 (as strings): compared as they come.
       const nlohmann::json& leader = Field(*r, "leader");
       h.is_leader =
@@ -384,10 +360,6 @@ std::vector<EtcdEndpointHealth> Election::Health() const {
   }
   return out;
 }
-
-}  // namespace berth::store
-
-namespace berth::store {
 
 nlohmann::json GroupStatus(const Election& election, const std::string& store) {
   auto member_json = [](const Member& m) {

@@ -1,6 +1,7 @@
 #include "store/etcd_client.h"
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <thread>
 #include <utility>
@@ -87,6 +88,37 @@ std::string PrefixEnd(std::string_view prefix) {
     end.pop_back();
   }
   return std::string(1, '\0');  // every key (etcd's "\0" range end)
+}
+
+int64_t EtcdInt(const nlohmann::json& j) {
+  if (j.is_number_integer()) return j.get<int64_t>();
+  if (j.is_string()) {
+    int64_t v = 0;
+    const std::string& s = j.get_ref<const std::string&>();
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+  }
+  return 0;
+}
+
+Status ForEachKv(const nlohmann::json& answer,
+                 const std::function<Status(std::string key, std::string value)>& fn) {
+  auto kvs = answer.find("kvs");
+  if (kvs == answer.end()) return Status::Ok();
+  if (!kvs->is_array()) return Status::Internal("etcd: a range answer without a kvs list");
+  for (const nlohmann::json& kv : *kvs) {
+    BERTH_ASSIGN_OR_RETURN(std::string key, Unbase64(kv.value("key", "")));
+    BERTH_ASSIGN_OR_RETURN(std::string value, Unbase64(kv.value("value", "")));
+    BERTH_RETURN_IF_ERROR(fn(std::move(key), std::move(value)));
+  }
+  return Status::Ok();
+}
+
+nlohmann::json CreateRevisionIs(const std::string& key, int64_t revision) {
+  return {{"key", Base64(key)},
+          {"target", "CREATE"},
+          {"create_revision", std::to_string(revision)},
+          {"result", "EQUAL"}};
 }
 
 Result<std::unique_ptr<EtcdClient>> EtcdClient::Create(const StoreLocation& where) {

@@ -8,6 +8,8 @@
 #ifndef BERTH_STORE_ETCD_CLIENT_H_
 #define BERTH_STORE_ETCD_CLIENT_H_
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,6 +30,16 @@ Result<std::string> Unbase64(std::string_view in);
 // The smallest key greater than every key that starts with `prefix` (etcd's range_end for a
 // prefix): the prefix with its last byte below 0xff incremented and what follows dropped.
 std::string PrefixEnd(std::string_view prefix);
+
+// Readers of the gateway's answers, where int64s come as strings and missing fields are zeros.
+// An integer field (a revision, a lease id, a TTL) of `j`; 0 when missing or malformed.
+int64_t EtcdInt(const nlohmann::json& j);
+// Calls fn with each key and value (decoded) of a range answer, in order; its error stops.
+Status ForEachKv(const nlohmann::json& answer,
+                 const std::function<Status(std::string key, std::string value)>& fn);
+// A txn compare: `key`'s create_revision equals `revision` (0: the key does not exist). The
+// election creates and deletes the leader key with it, and a leader's commits are fenced by it.
+nlohmann::json CreateRevisionIs(const std::string& key, int64_t revision);
 
 class EtcdClient {
  public:

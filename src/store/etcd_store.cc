@@ -72,37 +72,9 @@ nlohmann::json TxnBody(const std::vector<Op>& ops, size_t from, size_t to,
   // A leader's writes count only while the leader key is the one it created (ADR 0008).
   nlohmann::json compare = nlohmann::json::array();
   if (where.fence_epoch > 0) {
-    compare.push_back({{"key", Base64(LeaderKey(where))},
-                       {"target", "CREATE"},
-                       {"create_revision", std::to_string(where.fence_epoch)},
-                       {"result", "EQUAL"}});
+    compare.push_back(CreateRevisionIs(LeaderKey(where), where.fence_epoch));
   }
   return {{"compare", std::move(compare)}, {"success", std::move(success)}};
-}
-
-// A key and value of a range answer.
-Status ForEachKv(const nlohmann::json& answer,
-                 const std::function<Status(std::string key, std::string value)>& fn) {
-  auto kvs = answer.find("kvs");
-  if (kvs == answer.end()) return Status::Ok();
-  if (!kvs->is_array()) return Status::Internal("etcd: a range answer without a kvs list");
-  for (const nlohmann::json& kv : *kvs) {
-    BERTH_ASSIGN_OR_RETURN(std::string key, Unbase64(kv.value("key", "")));
-    BERTH_ASSIGN_OR_RETURN(std::string value, Unbase64(kv.value("value", "")));
-    BERTH_RETURN_IF_ERROR(fn(std::move(key), std::move(value)));
-  }
-  return Status::Ok();
-}
-
-int64_t JsonInt(const nlohmann::json& j) {
-  if (j.is_number_integer()) return j.get<int64_t>();
-  if (j.is_string()) {
-    int64_t v = 0;
-    const std::string& s = j.get_ref<const std::string&>();
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-  }
-  return 0;
 }
 
 class EtcdStore final : public Store {
@@ -301,7 +273,7 @@ Status EtcdStore::Range(const std::string& key, const std::string& range_end,
         {"key", Base64(from)}, {"range_end", Base64(range_end)}, {"limit", kPageKeys}};
     if (revision > 0) req["revision"] = revision;
     BERTH_ASSIGN_OR_RETURN(nlohmann::json answer, reader_->Call("/v3/kv/range", req));
-    if (revision == 0) revision = JsonInt(answer["header"]["revision"]);
+    if (revision == 0) revision = EtcdInt(answer["header"]["revision"]);
     std::string last;
     BERTH_RETURN_IF_ERROR(ForEachKv(answer, [&](std::string k, std::string v) {
       last = k;
