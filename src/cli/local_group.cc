@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "agent/container_settings.h"
 #include "net/http.h"
 #include "net/tls_pki.h"
 #include "net/tls_token.h"
@@ -44,19 +45,6 @@ Result<int> FreePort() {
   return static_cast<int>(ntohs(a.sin_port));
 }
 
-// etcd on PATH, or "".
-std::string FindEtcd() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/bin";
-  for (size_t start = 0; start <= dirs.size();) {
-    size_t colon = std::min(dirs.find(':', start), dirs.size());
-    std::string candidate = dirs.substr(start, colon - start) + "/etcd";
-    if (!candidate.starts_with("/etcd") && access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = colon + 1;
-  }
-  return "";
-}
-
 // GET `path` at `address` answers `status`.
 bool Answers(const std::string& address, const std::string& path, int status) {
   Result<std::unique_ptr<net::HttpClient>> c = net::HttpClient::Connect(address, 1000);
@@ -79,7 +67,7 @@ bool WaitFor(const std::function<bool()>& cond, int timeout_ms) {
 Result<std::unique_ptr<LocalGroup>> LocalGroup::Start(const LocalGroupOptions& options) {
   std::unique_ptr<LocalGroup> g(new LocalGroup());
   g->opt_ = options;
-  if (g->opt_.etcd_binary.empty()) g->opt_.etcd_binary = FindEtcd();
+  if (g->opt_.etcd_binary.empty()) g->opt_.etcd_binary = agent::FindExecutable("etcd");
   if (g->opt_.etcd_binary.empty()) {
     return Status::FailedPrecondition(
         "berth up --ha needs etcd (Debian: apt-get install etcd-server), and none is on PATH");

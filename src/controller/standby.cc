@@ -7,6 +7,21 @@
 
 namespace berth::controller {
 
+namespace {
+
+// 503: this controller did nothing; clients with a list of controllers move on when they see the
+// X-Berth-Leader header (even empty: the leader unknown here).
+net::HttpResponse NotTheLeader(const std::string& why, const std::string& leader_address) {
+  net::HttpResponse r;
+  r.status = 503;
+  r.body = api::ErrorBody(Status::Unavailable(why)).dump();
+  r.headers.push_back({"Retry-After", "1"});
+  r.headers.push_back({"X-Berth-Leader", leader_address});
+  return r;
+}
+
+}  // namespace
+
 net::HttpResponse StandbyAnswer(const std::string& self, const std::string& leader_name,
                                 const std::string& leader_address) {
   std::string why = "this controller (" + self + ") is a standby of its group";
@@ -14,13 +29,7 @@ net::HttpResponse StandbyAnswer(const std::string& self, const std::string& lead
              ? "; no leader is elected yet: try again in a moment"
              : "; the leader is " + leader_name +
                    (leader_address.empty() ? std::string() : " at " + leader_address);
-  net::HttpResponse r;
-  r.status = 503;
-  r.body = api::ErrorBody(Status::Unavailable(why)).dump();
-  r.headers.push_back({"Retry-After", "1"});
-  // Clients with a list of controllers move on when they see this header (even empty).
-  r.headers.push_back({"X-Berth-Leader", leader_address});
-  return r;
+  return NotTheLeader(why, leader_address);
 }
 
 bool ServedWhileDeposed(const net::HttpRequest& request) {
@@ -30,17 +39,11 @@ bool ServedWhileDeposed(const net::HttpRequest& request) {
 }
 
 net::HttpResponse DeposedAnswer() {
-  net::HttpResponse r;
-  r.status = 503;
-  r.body = api::ErrorBody(
-               Status::Unavailable(
-                   "this controller is no longer its group's leader (its etcd lease was lost, or "
-                   "etcd cannot be reached): it serves reads from its last state and refuses "
-                   "changes; another member takes them"))
-               .dump();
-  r.headers.push_back({"Retry-After", "1"});
-  r.headers.push_back({"X-Berth-Leader", ""});
-  return r;
+  return NotTheLeader(
+      "this controller is no longer its group's leader (its etcd lease was lost, or etcd cannot "
+      "be reached): it serves reads from its last state and refuses changes; another member takes "
+      "them",
+      "");
 }
 
 StandbyServer::StandbyServer(StandbyOptions options) : opt_(std::move(options)) {}
