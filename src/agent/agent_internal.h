@@ -109,7 +109,7 @@ struct Agent::Impl {
   std::string FolderOf(uint32_t job_id, int32_t attempt) const;
   std::string StepFolder(const StepDirKey& k) const { return jobs_dir + "/" + k.Name(); }
 
-  // ---- the controller, the credential, the fence (agent_daemon.cc)
+  // ---- the controller, the credential, the fence (controller_link.cc)
   bool Tls() const { return opt.controller.starts_with("tls:"); }
   // The controllers to try (opt.controller's comma list: an HA group's members), the one in use,
   // and the highest leader epoch heard (docs/ha.md): a controller's answer with a lower one is
