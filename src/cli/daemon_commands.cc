@@ -25,6 +25,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/demo.h"
+#include "cli/group_controller.h"
 #include "cli/local_group.h"
 #include "cli/option_table.h"
 #include "common/strings.h"
@@ -32,8 +33,6 @@
 #include "config/cluster_config.h"
 #include "config/slurm_site.h"
 #include "controller/controller.h"
-#include "controller/standby.h"
-#include "store/election.h"
 #include "store/store.h"
 
 namespace berth::cli {
@@ -492,127 +491,20 @@ std::string HostName() {
   return host;
 }
 
-// A controller of an HA group (docs/ha.md): a standby until it wins the election, then the
-// leader, its store's every commit fenced by its epoch.
-// A leader's term (docs/ha.md): serves until a stop signal, or until its term is over and the
-// group can go on without it. When the lease is lost or a commit fails (etcd unreachable, no
-// quorum, another leader), the controller refuses every change (503) but keeps serving reads
-// from its last state, and checks etcd every half second: once etcd answers (another leads, or
-// none does), the term ends and the caller rejoins the group as a standby. Returns true on a
-// stop signal.
-bool Lead(controller::Controller& c, const std::string& socket, store::Election& election,
-          int compaction_s) {
-  std::fprintf(stderr, "berth controller: listening on %s\n", socket.c_str());
-  bool degraded = false;
-  auto next_check = std::chrono::steady_clock::now();
-  // etcd keeps every version of every key until compacted: the leader compacts, every
-  // compaction_s, to the revision it saw the time before (so reads and watches younger than an
-  // interval never meet a compacted revision), as Kubernetes' API server does.
-  auto next_compaction = next_check + std::chrono::seconds(compaction_s);
-  int64_t compact_to = 0;
-  if (compaction_s > 0) {
-    Result<int64_t> first = election.Revision();
-    if (first.ok()) compact_to = *first;
-  }
-  while (!g_stop) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (compaction_s > 0 && !degraded && std::chrono::steady_clock::now() >= next_compaction) {
-      next_compaction += std::chrono::seconds(compaction_s);
-      Result<int64_t> now = election.Revision();
-      Status st = compact_to > 0 ? election.Compact(compact_to) : Status::Ok();
-      if (!st.ok()) {
-        std::fprintf(stderr, "berth controller: etcd's history not compacted: %s\n",
-                     st.message().c_str());
-      }
-      if (now.ok()) compact_to = *now;
-    }
-    Status failure = c.StoreFailure();
-    if (!degraded && (election.Lost() || !failure.ok())) {
-      degraded = true;
-      std::fprintf(
-          stderr,
-          "berth controller: no longer leading (epoch %lld): %s; serving reads, refusing "
-          "changes until etcd answers\n",
-          static_cast<long long>(election.epoch()),
-          election.Lost() ? "the lease could not be renewed in time" : failure.message().c_str());
-    }
-    if (!degraded || std::chrono::steady_clock::now() < next_check) continue;
-    next_check = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-    Result<std::optional<store::Leader>> now = election.CurrentLeader();
-    if (!now.ok()) continue;  // etcd still cannot be read: go on serving what is known
-    // etcd answers: hand the key back if it is still ours, and rejoin (the next term, this
-    // controller's or another's, loads the state afresh).
-    if (now->has_value() && (*now)->epoch == election.epoch()) (void)election.Resign();
-    break;
-  }
-  c.Stop();
-  return g_stop;
-}
-
-// A controller of an HA group (docs/ha.md): a standby until it wins the election, then the
-// leader, its store's every commit fenced by its epoch; after a lost term, a standby again.
+// A controller of an HA group (docs/ha.md; group_controller.h).
 int GroupControllerMain(const DaemonArgs& a, const store::StoreLocation& where) {
-  store::Member self;
-  self.name = a.name.empty() ? HostName() : a.name;
-  self.address =
+  GroupControllerArgs g;
+  g.where = where;
+  g.self.name = a.name.empty() ? HostName() : a.name;
+  g.self.address =
       !a.advertise.empty() ? a.advertise : (!a.tcp.empty() ? "tcp:" + a.tcp : "unix:" + a.socket);
-  self.pid = getpid();
-  Result<std::unique_ptr<store::Election>> joined = store::Election::Join(where, self, a.lease_ttl);
-  if (!joined.ok()) {
-    std::fprintf(stderr, "berth controller: cannot join the group: %s\n",
-                 joined.status().message().c_str());
-    return 75;  // etcd unreachable: a restart tries again
-  }
-  store::Election& election = **joined;
-  std::string endpoints;
-  for (const std::string& e : where.endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
-  const std::string described = "etcd " + endpoints + " " + where.prefix;
-  auto group = [&election, described] { return store::GroupStatus(election, described); };
-  controller::StandbyServer standby({self.name, a.socket, a.tcp, group});
-  while (!g_stop) {
-    if (Status st = standby.Start(); !st.ok()) return Fail("berth controller", st);
-    std::fprintf(stderr, "berth controller: %s is a standby of the group at %s\n",
-                 self.name.c_str(), described.c_str());
-    std::string seen = "-";
-    Result<int64_t> epoch =
-        election.Campaign(g_stop, 100, [&](const std::optional<store::Leader>& l) {
-          const std::string name = l ? l->member.name : "";
-          standby.SetLeader(name, l ? l->member.address : "");
-          if (name != seen) {
-            seen = name;
-            if (l) {
-              std::fprintf(stderr, "berth controller: the leader is %s at %s (epoch %lld)\n",
-                           name.c_str(), l->member.address.c_str(),
-                           static_cast<long long>(l->epoch));
-            }
-          }
-        });
-    standby.Stop();
-    if (!epoch.ok()) break;  // stopped while waiting
-    std::fprintf(stderr, "berth controller: %s leads the group (epoch %lld)\n", self.name.c_str(),
-                 static_cast<long long>(*epoch));
-    Result<controller::ControllerOptions> opt = ControllerOptionsOf(a);
-    if (!opt.ok()) return Fail("berth controller", opt.status());
-    opt->store.fence_epoch = *epoch;
-    opt->store.deposed = election.lost_flag();
-    opt->epoch = *epoch;
-    opt->group_status = group;
-    Result<std::unique_ptr<controller::Controller>> c =
-        controller::Controller::Create(std::move(*opt));
-    Status st = c.ok() ? (*c)->Start() : c.status();
-    if (!st.ok()) {
-      (void)election.Resign();
-      std::fprintf(stderr, "berth controller: cannot lead: %s\n", st.message().c_str());
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;  // a standby again (another member may do better)
-    }
-    const bool stopped = Lead(**c, a.socket, election, a.etcd_compaction);
-    c->reset();
-    if (stopped) break;
-  }
-  // Hand over at once rather than after the lease's TTL (a lost term has nothing to hand).
-  if (election.Leading()) (void)election.Resign();
-  return 0;
+  g.self.pid = getpid();
+  g.lease_ttl_s = a.lease_ttl;
+  g.compaction_s = a.etcd_compaction;
+  g.socket = a.socket;
+  g.tcp = a.tcp;
+  return RunGroupController(
+      g, [&a] { return ControllerOptionsOf(a); }, g_stop);
 }
 
 }  // namespace
