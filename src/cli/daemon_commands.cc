@@ -38,6 +38,9 @@
 namespace berth::cli {
 namespace {
 
+// MinJobAge=0 (finished jobs never forgotten): 50 years, within the controller's int seconds.
+constexpr int64_t kNever = 50LL * 365 * 86400;
+
 std::atomic<bool> g_stop{false};
 
 void OnSignal(int) {
@@ -96,6 +99,7 @@ struct DaemonArgs {
   int64_t image_cache_mib = 0;                   // agent: --image-cache-size SIZE
   std::string container_pods = "yes";            // controller: --container-pods yes|no
   std::string store;                             // controller: --store URL
+  std::string accounting_store;                  // controller: --accounting-store CONNINFO
   std::string name;           // controller in an HA group: --name (default: the host's name)
   std::string advertise;      // controller in an HA group: --advertise ADDR
   int lease_ttl = 2;          // controller in an HA group: --lease-ttl SECS
@@ -229,6 +233,7 @@ const std::vector<LongOption<DaemonArgs>>& DaemonOptions() {
       {"image-cache-size", true, ApplyImageCacheSize},
       {"container-pods", true, ApplyContainerPods},
       StringOption("store", &A::store),
+      StringOption("accounting-store", &A::accounting_store),
       StringOption("name", &A::name),
       StringOption("advertise", &A::advertise),
       IntOption("lease-ttl", &A::lease_ttl, 1, 300),
@@ -302,6 +307,7 @@ Result<controller::ControllerOptions> ControllerOptionsOf(const DaemonArgs& a) {
   if (!a.store.empty()) {
     BERTH_ASSIGN_OR_RETURN(opt.store, store::ParseStoreUrl(a.store));
   }
+  opt.accounting_store = a.accounting_store;
   opt.socket_path = a.socket;
   opt.container_pods = a.container_pods == "yes";
   opt.tcp_listen = a.tcp;
@@ -335,6 +341,11 @@ Result<controller::ControllerOptions> ControllerOptionsOf(const DaemonArgs& a) {
     }
   }
   if (opt.config.kill_wait_s >= 0) opt.kill_wait_s = opt.config.kill_wait_s;
+  if (opt.config.min_job_age_s > 0) {
+    opt.min_job_age_s = static_cast<int>(std::min<int64_t>(opt.config.min_job_age_s, kNever));
+  } else if (opt.config.min_job_age_s == 0) {
+    opt.min_job_age_s = kNever;  // MinJobAge=0: finished jobs are never forgotten, as in Slurm
+  }
   // What berth does not act on, in one warning.
   if (!opt.config.ignored_keys.empty()) {
     std::string keys;
@@ -393,6 +404,11 @@ Runs the controller: the cluster's state, the scheduler, the REST API on a Unix 
                        the same URL form an HA group (docs/ha.md): one leads, the others wait
                        as standbys; a leader that loses etcd serves reads, refuses changes,
                        and rejoins as a standby once etcd answers
+  --accounting-store URL  keep finished jobs' records in PostgreSQL: a libpq connection string
+                       or URI (postgresql://USER@HOST:PORT/DB?sslmode=verify-full&...). A job
+                       moves there from the store once it left the live view (MinJobAge);
+                       sacct, seff and berth report read both. While PostgreSQL is down the
+                       records wait in the store (docs/ha.md, docs/adr/0009-accounting-archive.md)
   --name NAME          in an HA group: this controller's name (default: the host's name)
   --advertise ADDR     in an HA group: where clients and agents reach this controller, shown
                        to them by the standbys (default: tcp:--listen-tcp, else unix:--socket)
@@ -636,7 +652,8 @@ int UpGroup(const DaemonArgs& a) {
     if (!cfg.ok()) return Fail("berth up", cfg.status());
     node_name = ConfiguredNodeName(*cfg);
   }
-  std::printf("berth up --ha: starting etcd and the controllers in %s/ha ...\n", a.home.c_str());
+  std::printf("berth up --ha: starting etcd, PostgreSQL and the controllers in %s/ha ...\n",
+              a.home.c_str());
   std::fflush(stdout);
   Result<std::unique_ptr<LocalGroup>> group = LocalGroup::Start(g);
   if (!group.ok()) return Fail("berth up", group.status());
@@ -656,7 +673,8 @@ int UpGroup(const DaemonArgs& a) {
     }
   });
   std::printf(
-      "berth is up as an HA group: %d controllers on a %d-member etcd (%s), state in %s/ha\n",
+      "berth is up as an HA group: %d controllers on a %d-member etcd (%s), finished jobs' "
+      "records in PostgreSQL, state in %s/ha\n",
       g.controllers, g.etcd_members, (*group)->StoreUrl().c_str(), a.home.c_str());
   std::printf("Use it with:  export BERTH_SOCKET=%s\n", (*group)->Sockets().c_str());
   std::printf(

@@ -9,6 +9,8 @@
 
 #include "cli/client.h"
 #include "controller/standby.h"
+#include "k8s/face.h"
+#include "store/etcd_follower.h"
 
 namespace berth::cli {
 namespace {
@@ -100,11 +102,36 @@ int RunGroupController(const GroupControllerArgs& args,
   for (const std::string& e : where.endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
   const std::string described = "etcd " + endpoints + " " + where.prefix;
   auto group = [&election, described] { return store::GroupStatus(election, described); };
-  controller::StandbyServer standby({self.name, args.socket, args.tcp, group});
+  controller::StandbyOptions so;
+  so.name = self.name;
+  so.socket_path = args.socket;
+  so.tcp_listen = args.tcp;
+  so.group_status = group;
+  // A member that others reach over HTTPS (its --advertise) serves its Kubernetes API port as a
+  // standby too, passing requests on to the leader (forward.h): kubectl, with one server in its
+  // kubeconfig, works against any member. Members on one machine (Unix sockets) cannot share the
+  // port, and do not.
+  if (!controller::Forwarder::UpstreamOf(self.address).empty() &&
+      self.address.rfind("tcp:", 0) != 0 && self.address.rfind("http:", 0) != 0) {
+    Result<controller::ControllerOptions> base = options();
+    if (!base.ok()) return Fail("berth controller", base.status());
+    if (!base->k8s_listen.empty()) {
+      Result<k8s::ServingFiles> files = k8s::ServingCertFiles(
+          base->state_dir, base->tls_cert, base->tls_key, base->tls_ca, base->tls_san);
+      if (!files.ok()) return Fail("berth controller", files.status());
+      so.https_listen = base->k8s_listen;
+      so.tls_cert = files->cert;
+      so.tls_key = files->key;
+      so.leader_ca = files->ca;
+    }
+  }
+  controller::StandbyServer standby(so);
   while (!stop) {
     if (Status st = standby.Start(); !st.ok()) return Fail("berth controller", st);
     std::fprintf(stderr, "berth controller: %s is a standby of the group at %s\n",
                  self.name.c_str(), described.c_str());
+    // The standby follows the state, so that leading needs no read of etcd (ADR 0008).
+    std::unique_ptr<store::EtcdFollower> follower = store::EtcdFollower::Start(where);
     std::string seen = "-";
     Result<int64_t> epoch =
         election.Campaign(stop, 100, [&](const std::optional<store::Leader>& l) {
@@ -123,10 +150,18 @@ int RunGroupController(const GroupControllerArgs& args,
     if (!epoch.ok()) break;  // stopped while waiting
     std::fprintf(stderr, "berth controller: %s leads the group (epoch %lld)\n", self.name.c_str(),
                  static_cast<long long>(*epoch));
+    // The copy has seen this term's leader key (an event at revision `epoch`): every change of
+    // the previous leaders is in it. Not there in time: the state is read from etcd.
+    std::shared_ptr<const store::EtcdSnapshot> warm = follower->TakeAt(*epoch, 2000);
+    follower.reset();
+    if (warm == nullptr) {
+      std::fprintf(stderr, "berth controller: the standby's copy is behind: reading etcd\n");
+    }
     Result<controller::ControllerOptions> opt = options();
     if (!opt.ok()) return Fail("berth controller", opt.status());
     opt->store.fence_epoch = *epoch;
     opt->store.deposed = election.lost_flag();
+    opt->store.warm = std::move(warm);
     opt->epoch = *epoch;
     opt->group_status = group;
     Result<std::unique_ptr<controller::Controller>> c =

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "agent/container_settings.h"
+#include "cli/local_postgres.h"
 #include "net/http.h"
 #include "net/tls_pki.h"
 #include "net/tls_token.h"
@@ -75,6 +76,7 @@ Result<std::unique_ptr<LocalGroup>> LocalGroup::Start(const LocalGroupOptions& o
   g->dir_ = g->opt_.home + "/ha";
   mkdir(g->dir_.c_str(), 0700);
   BERTH_RETURN_IF_ERROR(g->StartEtcd());
+  BERTH_ASSIGN_OR_RETURN(const std::string accounting, g->StartPostgres());
   // One token secret and CA for the group, made once in HOME/ha and copied to every controller's
   // folder: users' tokens, nodes' credentials and kubeconfigs then work with whichever leads.
   BERTH_RETURN_IF_ERROR(net::TokenSigner::LoadOrCreate(g->dir_ + "/token.secret").status());
@@ -108,7 +110,9 @@ Result<std::unique_ptr<LocalGroup>> LocalGroup::Start(const LocalGroupOptions& o
               "--name",
               c.name,
               "--lease-ttl",
-              std::to_string(g->opt_.lease_ttl_s)};
+              std::to_string(g->opt_.lease_ttl_s),
+              "--accounting-store",
+              accounting};
     c.argv.insert(c.argv.end(), g->opt_.controller_args.begin(), g->opt_.controller_args.end());
     c.log = home + "/controller.log";
     BERTH_RETURN_IF_ERROR(g->Spawn(c));
@@ -194,6 +198,35 @@ Status LocalGroup::StartEtcd() {
   return Status::Ok();
 }
 
+Result<std::string> LocalGroup::StartPostgres() {
+  BERTH_ASSIGN_OR_RETURN(LocalPostgres pg, PrepareLocalPostgres(dir_));
+  Child c;
+  c.name = "postgres";
+  c.argv = pg.argv;
+  c.uid = pg.uid;
+  c.gid = pg.gid;
+  c.stop_signal = SIGINT;
+  c.log = pg.dir + "/postgres.log";
+  BERTH_RETURN_IF_ERROR(Spawn(c));
+  postgres_.push_back(std::move(c));
+  // Accepting on its port; the archive's first connection waits out the rest of its start.
+  const std::string address = "127.0.0.1";
+  const bool up = WaitFor(
+      [&] {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<uint16_t>(pg.port));
+        inet_pton(AF_INET, address.c_str(), &a.sin_addr);
+        const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+        close(fd);
+        return ok;
+      },
+      30000);
+  if (!up) return Status::Unavailable("PostgreSQL did not start: see " + postgres_[0].log);
+  return pg.conninfo;
+}
+
 Status LocalGroup::Spawn(Child& c) {
   const pid_t parent = getpid();
   pid_t pid = fork();
@@ -203,6 +236,12 @@ Status LocalGroup::Spawn(Child& c) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) _exit(1);
     int log = open(c.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (c.uid != getuid()) {
+      if (log >= 0 && fchown(log, c.uid, c.gid) != 0) _exit(126);
+      if (setgid(c.gid) != 0 || setuid(c.uid) != 0) _exit(126);
+      prctl(PR_SET_PDEATHSIG, SIGTERM);  // a change of user cleared it
+      if (getppid() != parent) _exit(1);
+    }
     if (log >= 0) {
       dup2(log, STDOUT_FILENO);
       dup2(log, STDERR_FILENO);
@@ -239,7 +278,7 @@ std::string LocalGroup::AgentAddresses() const {
 
 int LocalGroup::Supervise() {
   int restarted = 0;
-  for (std::vector<Child>* group : {&etcd_, &controllers_}) {
+  for (std::vector<Child>* group : {&etcd_, &postgres_, &controllers_}) {
     for (Child& c : *group) {
       if (c.pid > 0 && c.exited_ms < 0) {
         int status = 0;
@@ -255,7 +294,7 @@ int LocalGroup::Supervise() {
 
 void LocalGroup::StopChild(Child& c, int grace_ms) {
   if (c.pid <= 0 || c.exited_ms >= 0) return;
-  kill(c.pid, SIGTERM);
+  kill(c.pid, c.stop_signal);
   const int64_t end = SteadyMs() + grace_ms;
   int status = 0;
   while (waitpid(c.pid, &status, WNOHANG) == 0) {
@@ -274,8 +313,10 @@ void LocalGroup::Stop() {
     if (c.pid > 0 && c.exited_ms < 0) kill(c.pid, SIGTERM);
   }
   for (Child& c : controllers_) StopChild(c, 15000);
+  for (Child& c : postgres_) StopChild(c, 10000);
   for (Child& c : etcd_) StopChild(c, 10000);
   controllers_.clear();
+  postgres_.clear();
   etcd_.clear();
 }
 

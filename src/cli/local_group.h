@@ -1,5 +1,6 @@
 // LocalGroup: an HA group on this machine, for trying it (`berth up --ha`, docs/ha.md): an etcd
-// cluster of several members on loopback ports and several `berth controller` processes on it,
+// cluster of several members on loopback ports, a PostgreSQL cluster for the accounting archive
+// (local_postgres.h), and several `berth controller` processes on them,
 // each with its own folder and socket under HOME/ha, restarted when one exits (as systemd's
 // Restart=always would). The ports are chosen on the first start and kept in HOME/ha/etcd/ports,
 // so that a later `berth up --ha` finds the same etcd data.
@@ -8,6 +9,7 @@
 #ifndef BERTH_CLI_LOCAL_GROUP_H_
 #define BERTH_CLI_LOCAL_GROUP_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -55,11 +57,15 @@ class LocalGroup {
     std::string name;
     std::vector<std::string> argv;
     std::string log;
+    uid_t uid = 0, gid = 0;     // whom it runs as, when not this process's user
+    int stop_signal = SIGTERM;  // PostgreSQL: SIGINT, its fast shutdown
     pid_t pid = -1;
     int64_t exited_ms = -1;  // when it was seen to have exited (steady clock)
   };
   LocalGroup() = default;
   Status StartEtcd();
+  // PostgreSQL, the accounting archive (local_postgres.h); the controllers' --accounting-store.
+  Result<std::string> StartPostgres();
   Status Spawn(Child& c);
   static void StopChild(Child& c, int grace_ms);
 
@@ -67,6 +73,7 @@ class LocalGroup {
   std::string dir_;  // HOME/ha
   std::string store_url_;
   std::vector<Child> etcd_;
+  std::vector<Child> postgres_;  // one
   std::vector<Child> controllers_;
 };
 

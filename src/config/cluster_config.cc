@@ -189,6 +189,10 @@ Status ApplyTopLevelKey(const std::string& key, const std::string& value, Cluste
     Result<int64_t> n = ParseInteger(value, 0, 65533);  // Slurm's ceiling (a uint16)
     if (!n.ok()) return InvalidValue("KillWait", value, n.status().message());
     config.kill_wait_s = static_cast<int32_t>(*n);
+  } else if (EqualsIgnoreCase(key, "MinJobAge")) {
+    Result<int64_t> n = ParseInteger(value, 0, 4294967294LL);  // Slurm's: a uint32
+    if (!n.ok()) return InvalidValue("MinJobAge", value, n.status().message());
+    config.min_job_age_s = *n;
   } else if (EqualsIgnoreCase(key, "Licenses")) {
     Result<std::vector<core::NamedCount>> lic = ParseLicenses(value, 0);
     if (!lic.ok()) return InvalidValue("Licenses", value, lic.status().message());

@@ -89,6 +89,10 @@ struct ClusterConfig {
   // KillWait: seconds between the SIGTERM and the SIGKILL that end a job (cancel, time limit,
   // preemption); -1 = not given (the controller's default, 30 s as Slurm's).
   int32_t kill_wait_s = -1;
+  // MinJobAge: seconds a finished job stays in the live view (squeue, dependencies) before the
+  // controller forgets it (it stays in sacct); 0 = never forgotten, as in Slurm; -1 = not given
+  // (the controller's default, 300 s as Slurm's).
+  int64_t min_job_age_s = -1;
   // Keys berth read but does not act on (each listed once), for a warning. Top-level keys appear
   // as written in Slurm's documentation ("SlurmctldHost"); keys inside a record or a list carry
   // their context ("NodeName:NodeAddr", "SchedulerParameters:bf_continue", "NodeName:State=DOWN").

@@ -332,8 +332,12 @@ TEST(ClusterPartitionsTest, GraceTimeOfPartitionsAndQos) {
   EXPECT_EQ(c.qos_grace_s, (std::map<std::string, Duration>{{"low", 120}, {"scavenger", 120}}));
   EXPECT_EQ(c.kill_wait_s, -1);  // not given: the controller's default
   EXPECT_EQ(MustParse("KillWait=5\n").kill_wait_s, 5);
+  EXPECT_EQ(c.min_job_age_s, -1);
+  EXPECT_EQ(MustParse("MinJobAge=2\n").min_job_age_s, 2);
+  EXPECT_EQ(MustParse("MinJobAge=0\n").min_job_age_s, 0);
   ExpectErrors({
       {"KillWait=soon", "t.conf:1: invalid KillWait value 'soon': ..."},
+      {"MinJobAge=-1", "t.conf:1: invalid MinJobAge value '-1': ..."},
       {"PartitionName=p GraceTime=soon",
        "t.conf:1: PartitionName=p: invalid GraceTime value 'soon': ..."},
       {"QOS=q GraceTime=-5", "t.conf:1: QOS=q: invalid GraceTime value '-5': ..."},

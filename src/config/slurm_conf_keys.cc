@@ -122,7 +122,6 @@ constexpr const char* kIgnoredSlurmKeys[] = {
     "MCSPlugin",
     "MessageTimeout",
     "MetricsType",
-    "MinJobAge",
     "MpiDefault",
     "MpiParams",
     "NamespaceType",

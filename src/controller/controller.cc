@@ -66,6 +66,15 @@ Result<std::unique_ptr<Controller>> Controller::Create(ControllerOptions options
   }
   BERTH_ASSIGN_OR_RETURN(im.store,
                          store::Store::Open(im.opt.store, im.opt.state_dir + "/state.db"));
+  if (!im.opt.accounting_store.empty()) {
+    BERTH_ASSIGN_OR_RETURN(
+        im.archive, store::Archive::Open(im.opt.accounting_store, im.opt.config.cluster.name));
+    // Rounds every half MinJobAge, at most every archive_interval_s.
+    im.archiver = std::make_unique<Archiver>(
+        im.store.get(), im.archive.get(), im.opt.min_job_age_s,
+        std::clamp(im.opt.min_job_age_s / 2, 1, std::max(1, im.opt.archive_interval_s)),
+        [&im] { return im.Now(); }, [&im](uint32_t id) { return im.FindRecord(id) != nullptr; });
+  }
   BERTH_ASSIGN_OR_RETURN(core::ClusterState cs, core::ClusterState::Create(im.opt.config.cluster));
   cs.SetFairshareConfig(im.opt.config.scheduler.fairshare);
   im.cs.emplace(std::move(cs));
@@ -176,7 +185,7 @@ Status Controller::Impl::RecoverJobs(Time now) {
       }
       cs->RestoreOutcome(r->job.id, r->job.array_job_id, r->job.array_task_id, r->job.outcome);
       if (r->job.end_time != kNoTime && r->job.end_time + opt.min_job_age_s >= now) {
-        finished_at[r->job.id] = r->job.end_time;
+        NoteFinished(r->job.id, r->job.end_time);
         r->event_seq = loaded_seq;
         PutRecord(r->job.id, std::make_shared<JobRecord>(std::move(*r)));
       }
@@ -300,6 +309,7 @@ Status Controller::Start() {
         static_cast<uint16_t>(std::stoi(im.opt.tcp_listen.substr(colon + 1)))));
     BERTH_RETURN_IF_ERROR(im.tcp_server->Start());
   }
+  if (im.archiver) im.archiver->Start();
   im.ready = true;
   return Status::Ok();
 }
@@ -307,6 +317,7 @@ Status Controller::Start() {
 void Controller::Stop() {
   Impl& im = *impl_;
   im.ready = false;
+  if (im.archiver) im.archiver->Stop();
   im.agent_hub.Shutdown();
   im.watch_hub.Shutdown();
   if (im.server) im.server->Stop();

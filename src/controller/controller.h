@@ -30,6 +30,10 @@ struct ControllerOptions {
   // Where the durable state lives (--store): the state folder's state.db by default, or etcd
   // (docs/adr/0007-etcd-store.md).
   store::StoreLocation store;
+  // The accounting archive (--accounting-store): a libpq connection string or URI; "" = none
+  // (finished jobs stay in the store). store/archive.h, docs/adr/0009-accounting-archive.md.
+  std::string accounting_store;
+  int archive_interval_s = 10;         // how often finished jobs due to move are looked for
   std::string socket_path;             // the Unix socket the API listens on
   std::string tcp_listen;              // "host:port" to also listen on TCP (off by default)
   config::ClusterConfig config;        // nodes, partitions, QoS, accounts, scheduler

@@ -167,9 +167,18 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
     {Endpoint::kStats,
      [](Impl& im, const ApiCall&) {
        store::StoreStats s = im.store->stats();
-       return JsonResponse(200, {{"passes", im.passes.load()},
-                                 {"store_commits", s.commits},
-                                 {"store_batches", s.batches}});
+       json out = {{"passes", im.passes.load()},
+                   {"store_commits", s.commits},
+                   {"store_batches", s.batches}};
+       if (im.archiver) {
+         ArchiverStats a = im.archiver->stats();
+         out["archive"] = {{"where", im.archive->Describe()},
+                           {"moved", a.moved},
+                           {"rounds", a.rounds},
+                           {"failures", a.failures},
+                           {"error", a.last_error}};
+       }
+       return JsonResponse(200, out);
      }},
     {Endpoint::kGroup,
      [](Impl& im, const ApiCall&) {

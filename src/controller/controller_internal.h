@@ -25,6 +25,7 @@
 #include "common/thread_annotations.h"
 #include "config/accounting_change.h"
 #include "controller/agent_link.h"
+#include "controller/archiver.h"
 #include "controller/auth.h"
 #include "controller/controller.h"
 #include "controller/controller_metrics.h"
@@ -114,6 +115,12 @@ using PendingMap = std::unordered_map<core::JobId, PendingView>;
 struct Controller::Impl {
   ControllerOptions opt;
   std::unique_ptr<store::Store> store;
+  // The accounting archive (--accounting-store: finished jobs in PostgreSQL) and the thread that
+  // moves them there; null without one.
+  std::unique_ptr<store::Archive> archive;
+  std::unique_ptr<Archiver> archiver;
+  // A finished job's record from the store, else from the archive.
+  Result<std::optional<store::JobRow>> FinishedRow(core::JobId id) const;
   // The first failed commit's error (Controller::StoreFailure); set by the state thread.
   mutable Mutex store_failure_mu;
   Status store_failure GUARDED_BY(store_failure_mu);
@@ -192,6 +199,12 @@ struct Controller::Impl {
   // State thread only.
   ExecPool exec_pool GUARDED_BY(state_thread);  // jobs with equal run specifications share one
   std::map<core::JobId, Time> finished_at GUARDED_BY(state_thread);  // records go after min_job_age
+  // When the first of finished_at is due to be forgotten: a pass runs then (kInfinite: none).
+  Time next_forget GUARDED_BY(state_thread) = kInfinite;
+  void NoteFinished(core::JobId id, Time end) REQUIRES(state_thread) {
+    finished_at[id] = end;
+    next_forget = std::min(next_forget, end + opt.min_job_age_s + 1);
+  }
   Time next_outcome_purge GUARDED_BY(state_thread) = 0;  // restored outcomes go at the first pass
   std::map<core::JobId, core::PreemptMode> preempting GUARDED_BY(state_thread);  // victims stopping
   // Victims in their preemption grace time (GraceTime): when each is ended.

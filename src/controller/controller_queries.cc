@@ -531,7 +531,7 @@ net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {
     pending = pending_view;
   }
   if (rec == nullptr) {
-    Result<std::optional<store::JobRow>> row = store->GetJob(id);
+    Result<std::optional<store::JobRow>> row = FinishedRow(id);
     if (row.ok() && row->has_value()) {
       Result<JobRecord> r = DecodeJobRecord((*row)->record);
       if (r.ok()) return JsonResponse(200, JobForCaller(who, *r));
@@ -541,6 +541,12 @@ net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {
   json v = JobForCaller(who, *rec);
   AddPendingView(*rec, *pending, v);
   return JsonResponse(200, v);
+}
+
+Result<std::optional<store::JobRow>> Controller::Impl::FinishedRow(core::JobId id) const {
+  BERTH_ASSIGN_OR_RETURN(std::optional<store::JobRow> row, store->GetJob(id));
+  if (row.has_value() || archive == nullptr) return row;
+  return archive->GetJob(id);
 }
 
 net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::string& text) {
@@ -700,10 +706,22 @@ net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
     }
     jobs.push_back(EncodeJobRecord(r, false));
   };
-  Status st = store->ScanFinished(from, to, [&](const store::JobRow& row) {
+  // Finished jobs from the store, then (with an archive) those that moved to PostgreSQL: a job
+  // in both (between the archive's commit and the store's delete) counts once, as the store has
+  // it.
+  std::set<core::JobId> seen;
+  Status st = store->ScanFinished(from, to, 0, [&](const store::JobRow& row) {
+    seen.insert(row.id);
     Result<JobRecord> r = DecodeJobRecord(row.record);
     if (r.ok()) add(*r);
   });
+  if (st.ok() && archive != nullptr) {
+    st = archive->ScanFinished(from, to, [&](const store::JobRow& row) {
+      if (seen.count(row.id) != 0) return;
+      Result<JobRecord> r = DecodeJobRecord(row.record);
+      if (r.ok()) add(*r);
+    });
+  }
   if (!st.ok()) return Error(st);
   ReaderLock l(view_mu);
   for (const auto& [id, r] : records) {

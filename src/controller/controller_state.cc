@@ -96,7 +96,8 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
   Commit(t);
   if (!StoreFailure().ok()) return;  // no pass on a state the store may not hold
   Time now = Now();
-  bool due = dirty || t.reschedule || now >= next_pass || (wake_at != kNoTime && now >= wake_at);
+  bool due = dirty || t.reschedule || now >= next_pass || now >= next_forget ||
+             (wake_at != kNoTime && now >= wake_at);
   if (!due || std::chrono::steady_clock::now() < pass_allowed_at) return;
   auto started = std::chrono::steady_clock::now();
   Txn pass;
@@ -200,7 +201,7 @@ void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   WriteRecord(*r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
   metrics.CountEnd(final_job.state);
-  finished_at[id] = final_job.end_time;
+  NoteFinished(id, final_job.end_time);
   preempting.erase(id);
   PutRecord(id, std::move(r));
 }
@@ -270,12 +271,14 @@ void Controller::Impl::SchedulePass(Txn& t) {
   // Forget ended jobs older than MinJobAge (they stay in the store for sacct), and their
   // outcomes: a dependency on a job that old counts as on a job that is gone, as in Slurm.
   bool forgot = false;
+  next_forget = kInfinite;
   for (auto it = finished_at.begin(); it != finished_at.end();) {
     if (it->second + opt.min_job_age_s < now) {
       PutRecord(it->first, nullptr);
       it = finished_at.erase(it);
       forgot = true;
     } else {
+      next_forget = std::min(next_forget, it->second + opt.min_job_age_s + 1);
       ++it;
     }
   }

@@ -1,9 +1,11 @@
 #include "controller/standby.h"
 
 #include <charconv>
+#include <cstdio>
 #include <utility>
 
 #include "api/errors.h"
+#include "k8s/face.h"
 
 namespace berth::controller {
 
@@ -75,10 +77,18 @@ net::HttpResponse StandbyServer::Handle(const net::HttpRequest& request) {
     name = leader_name_;
     address = leader_address_;
   }
+  // Over TCP or HTTPS the caller's credential travels with the request: pass it on. Not for
+  // readiness (only the leader is ready) nor agents (they keep to the leader themselves).
+  const std::string upstream = Forwarder::UpstreamOf(address);
+  if (!request.peer && !upstream.empty() && forwarder_ != nullptr && request.path != "/readyz" &&
+      !request.path.starts_with("/v1/agents")) {
+    return forwarder_->Forward(request, name, upstream);
+  }
   return StandbyAnswer(opt_.name, name, address);
 }
 
 Status StandbyServer::Start() {
+  forwarder_ = std::make_unique<Forwarder>(Forwarder::Options{opt_.name, opt_.leader_ca});
   auto handler = [this](const net::HttpRequest& r) { return Handle(r); };
   unix_ = std::make_unique<net::HttpServer>(handler);
   BERTH_RETURN_IF_ERROR(unix_->ListenUnix(opt_.socket_path, 0666));
@@ -95,14 +105,34 @@ Status StandbyServer::Start() {
     BERTH_RETURN_IF_ERROR(tcp_->ListenTcp(opt_.tcp_listen.substr(0, colon), port));
     BERTH_RETURN_IF_ERROR(tcp_->Start());
   }
+  if (!opt_.https_listen.empty()) {
+    std::string host;
+    uint16_t port = 0;
+    Status st = k8s::ParseListen(opt_.https_listen, &host, &port);
+    auto https = std::make_unique<net::HttpServer>(handler);
+    if (st.ok()) st = https->ListenTls(host, port, opt_.tls_cert, opt_.tls_key);
+    if (st.ok()) st = https->Start();
+    if (st.ok()) {
+      https_ = std::move(https);
+    } else {
+      std::fprintf(stderr,
+                   "berth controller: warning: the standby does not serve HTTPS on %s: %s\n",
+                   opt_.https_listen.c_str(), st.message().c_str());
+    }
+  }
   return Status::Ok();
 }
 
 void StandbyServer::Stop() {
+  // Streams and relays in progress end first: the servers wait for their handlers.
+  if (forwarder_) forwarder_->AbortAll();
   if (unix_) unix_->Stop();
   if (tcp_) tcp_->Stop();
+  if (https_) https_->Stop();
   unix_.reset();
   tcp_.reset();
+  https_.reset();
+  forwarder_.reset();
 }
 
 }  // namespace berth::controller

@@ -1,8 +1,10 @@
 // StandbyServer: what a controller of an HA group serves while another one leads
-// (docs/ha.md): its health, its group (GET /v1/ha), and, for every other request, a 503 that
-// names the leader (header X-Berth-Leader: its address) so that clients with a list of
-// controllers move on to it. Nothing is done on a standby: a client may send the request again
-// to the leader.
+// (docs/ha.md): its health, its group (GET /v1/ha), requests that came over TCP or HTTPS passed
+// on to the leader when the leader advertises such an address (forward.h: kubectl, which knows
+// one server, works against any member), and for the rest a 503 that names the leader (header
+// X-Berth-Leader: its address) so that clients with a list of controllers move on to it: Unix
+// socket callers (their identity is the socket's), agents (they keep to the leader themselves),
+// readiness (only the leader is ready). Nothing is done on a standby itself.
 //
 // Thread safety: SetLeader may be called from any thread while the server runs.
 #ifndef BERTH_CONTROLLER_STANDBY_H_
@@ -16,6 +18,7 @@
 
 #include "common/status.h"
 #include "common/thread_annotations.h"
+#include "controller/forward.h"
 #include "net/http.h"
 
 namespace berth::controller {
@@ -26,6 +29,12 @@ struct StandbyOptions {
   std::string tcp_listen;   // "host:port", or ""
   // GET /v1/ha's answer (the group as etcd has it now).
   std::function<nlohmann::json()> group_status;
+  // HTTPS (the Kubernetes API's port, --k8s-listen) with this certificate and key: "" = none.
+  // Not listening there (the address taken) is a warning: the other listeners serve on.
+  std::string https_listen;
+  std::string tls_cert, tls_key;
+  // The CA the leader's HTTPS certificate chains to, for forwarding ("" = the system's).
+  std::string leader_ca;
 };
 
 // The 503 a standby answers (and the header naming the leader), for the server and its tests.
@@ -57,10 +66,11 @@ class StandbyServer {
 
  private:
   StandbyOptions opt_;
+  std::unique_ptr<Forwarder> forwarder_;
   Mutex mu_;
   std::string leader_name_ GUARDED_BY(mu_);
   std::string leader_address_ GUARDED_BY(mu_);
-  std::unique_ptr<net::HttpServer> unix_, tcp_;
+  std::unique_ptr<net::HttpServer> unix_, tcp_, https_;
 };
 
 }  // namespace berth::controller

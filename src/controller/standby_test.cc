@@ -12,6 +12,7 @@ net::HttpRequest Req(std::string method, std::string path) {
   r.method = std::move(method);
   r.path = std::move(path);
   r.target = r.path;
+  r.peer = net::PeerCredentials{};  // a caller on the Unix socket (forwarding: forward_test.cc)
   return r;
 }
 
@@ -23,7 +24,11 @@ std::string Header(const net::HttpResponse& r, const std::string& name) {
 }
 
 TEST(StandbyTest, AStandbyAnswersHealthAndItsGroupAndNamesTheLeaderForTheRest) {
-  StandbyServer s({"b", "/unused.sock", "", [] { return nlohmann::json{{"mode", "ha"}}; }});
+  StandbyOptions so;
+  so.name = "b";
+  so.socket_path = "/unused.sock";
+  so.group_status = [] { return nlohmann::json{{"mode", "ha"}}; };
+  StandbyServer s(so);
   EXPECT_EQ(s.Handle(Req("GET", "/healthz")).status, 200);
   net::HttpResponse group = s.Handle(Req("GET", "/v1/ha"));
   EXPECT_EQ(group.status, 200);

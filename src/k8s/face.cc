@@ -19,7 +19,8 @@ namespace {
 
 using nlohmann::json;
 
-// "host:port" -> host (brackets of an IPv6 literal removed) and port.
+}  // namespace
+
 Status ParseListen(const std::string& text, std::string* host, uint16_t* port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos) {
@@ -37,8 +38,6 @@ Status ParseListen(const std::string& text, std::string* host, uint16_t* port) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Face::Face(ControllerPort& port, FaceOptions options) : port_(port), opt_(std::move(options)) {}
 
@@ -93,27 +92,37 @@ Status Face::LoadJobsAndPods() {
   return st;
 }
 
-Status Face::ServingCert(std::string* cert, std::string* key) {
-  *cert = opt_.tls_cert;
-  *key = opt_.tls_key;
-  if (cert->empty() != key->empty()) {
+Result<ServingFiles> ServingCertFiles(const std::string& state_dir, const std::string& tls_cert,
+                                      const std::string& tls_key, const std::string& tls_ca,
+                                      const std::vector<std::string>& tls_san) {
+  ServingFiles f{tls_cert, tls_key, tls_ca};
+  if (f.cert.empty() != f.key.empty()) {
     return Status::InvalidArgument("--tls-cert and --tls-key go together");
   }
-  if (cert->empty()) {
+  if (f.cert.empty()) {
     std::vector<std::string> dns, ips;
     net::DefaultServingNames(&dns, &ips);
-    for (const std::string& name : opt_.tls_san) {  // --tls-san: the names agents and users use
+    for (const std::string& name : tls_san) {  // --tls-san: the names agents and users use
       unsigned char addr[16];
       bool ip = inet_pton(AF_INET, name.c_str(), addr) == 1 ||
                 inet_pton(AF_INET6, name.c_str(), addr) == 1;
       (ip ? ips : dns).push_back(name);
     }
-    BERTH_ASSIGN_OR_RETURN(net::PkiFiles pki, net::EnsurePki(opt_.state_dir + "/pki", dns, ips));
-    *cert = pki.cert;
-    *key = pki.key;
-    BERTH_ASSIGN_OR_RETURN(ca_pem_, net::ReadTextFile(pki.ca_cert));
-  } else if (!opt_.tls_ca.empty()) {
-    BERTH_ASSIGN_OR_RETURN(ca_pem_, net::ReadTextFile(opt_.tls_ca));
+    BERTH_ASSIGN_OR_RETURN(net::PkiFiles pki, net::EnsurePki(state_dir + "/pki", dns, ips));
+    f.cert = pki.cert;
+    f.key = pki.key;
+    f.ca = pki.ca_cert;
+  }
+  return f;
+}
+
+Status Face::ServingCert(std::string* cert, std::string* key) {
+  BERTH_ASSIGN_OR_RETURN(ServingFiles f, ServingCertFiles(opt_.state_dir, opt_.tls_cert,
+                                                          opt_.tls_key, opt_.tls_ca, opt_.tls_san));
+  *cert = f.cert;
+  *key = f.key;
+  if (!f.ca.empty()) {
+    BERTH_ASSIGN_OR_RETURN(ca_pem_, net::ReadTextFile(f.ca));
   }
   return Status::Ok();
 }

@@ -68,6 +68,20 @@ struct FaceOptions {
   bool containers = false;
 };
 
+// The HTTPS serving certificate and key: the site's own (tls_cert, tls_key, and tls_ca naming their
+// CA, or ""), else those of the state folder's PKI (made on first use, with the host's names and
+// tls_san), whose CA is then `ca`. A controller and, in an HA group, its standby serve with them.
+// --k8s-listen's "HOST:PORT" -> host (brackets of an IPv6 literal removed) and port; errors
+// name the option.
+Status ParseListen(const std::string& text, std::string* host, uint16_t* port);
+
+struct ServingFiles {
+  std::string cert, key, ca;
+};
+Result<ServingFiles> ServingCertFiles(const std::string& state_dir, const std::string& tls_cert,
+                                      const std::string& tls_key, const std::string& tls_ca,
+                                      const std::vector<std::string>& tls_san);
+
 class Face {
  public:
   Face(ControllerPort& port, FaceOptions options);

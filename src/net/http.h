@@ -175,16 +175,27 @@ class HttpClient {
   // error (UNAVAILABLE), so a watcher knows to re-watch.
   Result<int> Stream(const std::string& method, const std::string& target,
                      const std::function<bool(std::string_view)>& on_data, int idle_timeout_ms = 0);
+  // Stream in two steps, for a proxy that answers with the status and headers before the body:
+  // OpenStream sends the request and reads the response head (the body not yet read); ReadStream
+  // then reads the body as Stream does. Errors as Request's.
+  Result<ClientResponse> OpenStream(const std::string& method, const std::string& target,
+                                    const std::string& body = "",
+                                    const std::string& content_type = "application/json");
+  Status ReadStream(const std::function<bool(std::string_view)>& on_data, int idle_timeout_ms = 0);
+  // Shuts the connection down; may be called from any thread: a call blocked on it returns
+  // UNAVAILABLE (a proxy's server stopping). The client reconnects on its next request.
+  void Abort();
 
-  // Sends `GET target` with `headers` and "Connection: Upgrade" (the caller names the protocol
-  // in an "Upgrade" header). On "101 Switching Protocols" the connection stops being HTTP:
-  // *fd is its socket (the plaintext end for tls: addresses), still owned by this client and
-  // valid until it is destroyed, *already_read what the server sent after the head, and the
-  // client must not send another request. Any other status: the whole response is read and
+  // Sends `method target` (GET unless said) with `headers` and "Connection: Upgrade" (the caller
+  // names the protocol in an "Upgrade" header). On "101 Switching Protocols" the connection stops
+  // being HTTP: *fd is its socket (the plaintext end for tls: addresses), still owned by this
+  // client and valid until it is destroyed, *already_read what the server sent after the head, and
+  // the client must not send another request. Any other status: the whole response is read and
   // returned, and the client stays usable. Errors as Request's.
   Result<ClientResponse> Upgrade(const std::string& target,
                                  const std::vector<std::pair<std::string, std::string>>& headers,
-                                 int* fd, std::string* already_read);
+                                 int* fd, std::string* already_read,
+                                 const std::string& method = "GET");
 
  private:
   HttpClient() = default;

@@ -14,10 +14,12 @@
 #include <sys/un.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "net/http.h"
@@ -92,7 +94,9 @@ struct HttpClient::Impl {
   std::vector<std::pair<std::string, std::string>> extra_headers;
   bool accept_upgrade = false;  // Begin returns a 101 head instead of waiting past it
 
-  UniqueFd fd;  // the socket, or the plaintext end of `channel`
+  UniqueFd fd;                            // the socket, or the plaintext end of `channel`
+  std::atomic<int> abort_fd{-1};          // fd, for Abort() from another thread
+  std::optional<ResponseHead> open_head;  // OpenStream's, until ReadStream
   std::unique_ptr<TlsClientChannel> channel;
   int exchanges = 0;  // completed on fd: > 0 means fd is a reused connection
   ReadBuffer in{kBufferBytes};
@@ -100,6 +104,7 @@ struct HttpClient::Impl {
 
   Status Open(int64_t deadline_ms);
   void Close() {
+    abort_fd = -1;
     if (channel) {
       fd.Release();  // the channel's plaintext end is the channel's to close
       channel.reset();
@@ -210,6 +215,7 @@ Status HttpClient::Impl::Open(int64_t deadline_ms) {
     if (!fd.valid()) return Status::Unavailable(ErrnoMessage("socket", errno));
     Status s = ConnectFd(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr), deadline_ms);
     if (!s.ok()) fd.Reset();
+    if (s.ok()) abort_fd = fd.get();
     return s.WithContext(unix_path);
   }
   addrinfo hints{};
@@ -241,6 +247,7 @@ Status HttpClient::Impl::Open(int64_t deadline_ms) {
     channel = std::move(*ch);
     fd.Reset(channel->plain_fd());
   }
+  abort_fd = fd.get();
   return Status::Ok();
 }
 
@@ -435,9 +442,40 @@ Result<int> HttpClient::Stream(const std::string& method, const std::string& tar
   return resp.status;
 }
 
+Result<ClientResponse> HttpClient::OpenStream(const std::string& method, const std::string& target,
+                                              const std::string& body,
+                                              const std::string& content_type) {
+  impl_->open_head.reset();
+  ClientResponse resp;
+  BERTH_ASSIGN_OR_RETURN(ResponseHead head,
+                         impl_->BeginWithRetry(method, target, body, content_type,
+                                               SteadyNowMs() + impl_->timeout_ms, &resp));
+  impl_->open_head = head;
+  return resp;
+}
+
+Status HttpClient::ReadStream(const std::function<bool(std::string_view)>& on_data,
+                              int idle_timeout_ms) {
+  if (!impl_->open_head) return Status::FailedPrecondition("ReadStream without OpenStream");
+  const ResponseHead head = *impl_->open_head;
+  impl_->open_head.reset();
+  Deadline deadline;
+  deadline.idle_ms = idle_timeout_ms;
+  deadline.Touch();
+  bool complete = false;
+  Status s = impl_->ReadBody(head, deadline, on_data, &complete);
+  impl_->Finish(head, complete);
+  return s;
+}
+
+void HttpClient::Abort() {
+  const int fd = impl_->abort_fd.load();
+  if (fd >= 0) ::shutdown(fd, SHUT_RDWR);
+}
+
 Result<ClientResponse> HttpClient::Upgrade(
     const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers,
-    int* fd, std::string* already_read) {
+    int* fd, std::string* already_read, const std::string& method) {
   for (const auto& [name, value] : headers) {
     if (!ValidRequestLinePart(name) || value.find_first_of("\r\n") != std::string::npos) {
       return Status::InvalidArgument("bad header: " + name);
@@ -449,7 +487,7 @@ Result<ClientResponse> HttpClient::Upgrade(
   impl_->accept_upgrade = true;
   ClientResponse resp;
   Deadline deadline{SteadyNowMs() + impl_->timeout_ms, 0};
-  Result<ResponseHead> head = impl_->BeginWithRetry("GET", target, "", "", deadline.at, &resp);
+  Result<ResponseHead> head = impl_->BeginWithRetry(method, target, "", "", deadline.at, &resp);
   impl_->extra_headers = std::move(saved);
   impl_->accept_upgrade = false;
   if (!head.ok()) return head.status();

@@ -1,5 +1,6 @@
 #include "store/etcd_client.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <chrono>
@@ -136,15 +137,44 @@ const std::string& EtcdClient::endpoint() const {
   return where_.endpoints[current_];
 }
 
+Result<std::unique_ptr<net::HttpClient>> ConnectEtcd(const StoreLocation& where,
+                                                     const std::string& endpoint) {
+  net::ClientOptions o;
+  o.timeout_ms = where.timeout_ms;
+  o.tls_ca_file = where.ca_file;
+  o.tls_cert_file = where.cert_file;
+  o.tls_key_file = where.key_file;
+  return net::HttpClient::Connect((where.tls ? "tls:" : "tcp:") + endpoint, o);
+}
+
+Status RangeAt(EtcdClient& client, const std::string& key, const std::string& range_end,
+               size_t page, size_t limit, bool keys_only, int64_t* revision,
+               const std::function<Status(std::string, std::string)>& fn) {
+  std::string from = key;
+  size_t seen = 0;
+  while (true) {
+    const size_t n = limit > 0 ? std::min(page, limit - seen) : page;
+    nlohmann::json req = {{"key", Base64(from)}, {"range_end", Base64(range_end)}, {"limit", n}};
+    if (keys_only) req["keys_only"] = true;
+    if (*revision > 0) req["revision"] = *revision;
+    BERTH_ASSIGN_OR_RETURN(nlohmann::json answer, client.Call("/v3/kv/range", req));
+    if (*revision == 0) *revision = EtcdInt(answer["header"]["revision"]);
+    std::string last;
+    BERTH_RETURN_IF_ERROR(ForEachKv(answer, [&](std::string k, std::string v) {
+      last = k;
+      ++seen;
+      return fn(std::move(k), std::move(v));
+    }));
+    if (!answer.value("more", false) || last.empty() || (limit > 0 && seen >= limit)) {
+      return Status::Ok();
+    }
+    from = last + '\0';
+  }
+}
+
 Result<nlohmann::json> EtcdClient::CallOne(const std::string& path, const std::string& body) {
   if (!http_) {
-    net::ClientOptions o;
-    o.timeout_ms = where_.timeout_ms;
-    o.tls_ca_file = where_.ca_file;
-    o.tls_cert_file = where_.cert_file;
-    o.tls_key_file = where_.key_file;
-    BERTH_ASSIGN_OR_RETURN(
-        http_, net::HttpClient::Connect((where_.tls ? "tls:" : "tcp:") + endpoint(), o));
+    BERTH_ASSIGN_OR_RETURN(http_, ConnectEtcd(where_, endpoint()));
   }
   Result<net::ClientResponse> r = http_->Request("POST", path, body);
   if (!r.ok()) {

@@ -41,6 +41,19 @@ Status ForEachKv(const nlohmann::json& answer,
 // election creates and deletes the leader key with it, and a leader's commits are fenced by it.
 nlohmann::json CreateRevisionIs(const std::string& key, int64_t revision);
 
+// A connection to one etcd endpoint of `where` (TLS and client certificate as it says), for a
+// caller that streams (a watch).
+Result<std::unique_ptr<net::HttpClient>> ConnectEtcd(const StoreLocation& where,
+                                                     const std::string& endpoint);
+
+class EtcdClient;
+// Calls fn for each key and value in [key, range_end), in pages of `page` keys, at one revision
+// (*revision: 0 = the current one, then set to it); only the first `limit` keys when limit > 0;
+// keys_only: values are not fetched ("" to fn).
+Status RangeAt(EtcdClient& client, const std::string& key, const std::string& range_end,
+               size_t page, size_t limit, bool keys_only, int64_t* revision,
+               const std::function<Status(std::string, std::string)>& fn);
+
 class EtcdClient {
  public:
   // Checks the TLS files; connects lazily. REQUIRES: where.kind == kEtcd, endpoints not empty.

@@ -84,6 +84,8 @@ class EtcdStore final : public Store {
       : where_(std::move(where)), writer_(std::move(writer)) {
     MutexLock<Mutex> l(reader_mu_);
     reader_ = std::move(reader);
+    MutexLock<Mutex> s(snapshot_mu_);
+    snapshot_ = where_.warm;
   }
   ~EtcdStore() override {
     {
@@ -99,7 +101,7 @@ class EtcdStore final : public Store {
 
   Status Commit(std::vector<Write> writes) override;
   Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const override;
-  Status ScanFinished(Time from, Time to,
+  Status ScanFinished(Time from, Time to, size_t limit,
                       const std::function<void(const JobRow&)>& fn) const override;
   Result<std::optional<JobRow>> GetJob(uint32_t id) const override;
   Status ScanNodes(
@@ -137,14 +139,25 @@ class EtcdStore final : public Store {
   std::vector<Op> Ops(const std::vector<Pending*>& batch) const;
   // Writes ops in txns of at most max_txn_ops operations and max_txn_bytes; counts txns.
   Status Apply(const std::vector<Op>& ops, int64_t* txns);
-  // Calls fn for each key and value in [key, range_end), paginated, at one revision.
+  // Calls fn for each key and value in [key, range_end), paginated, at one revision; only the
+  // first `limit` keys when it is above 0; keys_only: values are not fetched ("" to fn).
   Status Range(const std::string& key, const std::string& range_end,
-               const std::function<Status(std::string, std::string)>& fn) const;
+               const std::function<Status(std::string, std::string)>& fn, size_t limit = 0,
+               bool keys_only = false) const;
   // Reads `keys` in txns of get operations; fn for each that exists.
   Status GetMany(const std::vector<std::string>& keys,
                  const std::function<Status(std::string, std::string)>& fn) const;
 
+  // A standby's copy of the keys as of this leader's epoch (StoreLocation::warm): reads are
+  // served from it until the first commit.
+  std::shared_ptr<const EtcdSnapshot> Snapshot() const {
+    MutexLock<Mutex> l(snapshot_mu_);
+    return snapshot_;
+  }
+
   const StoreLocation where_;
+  mutable Mutex snapshot_mu_;
+  std::shared_ptr<const EtcdSnapshot> snapshot_ GUARDED_BY(snapshot_mu_);
   std::unique_ptr<EtcdClient> writer_;  // the writer thread's
   mutable Mutex reader_mu_;
   std::unique_ptr<EtcdClient> reader_ GUARDED_BY(reader_mu_);
@@ -174,6 +187,10 @@ std::vector<Op> EtcdStore::Ops(const std::vector<Pending*>& batch) const {
         case Write::Kind::kPutJob:
           add(JobKey(w.job.id), JobValue(w.job));
           if (!w.job.active) add(EndedKey(w.job.end_time, w.job.id), std::string());
+          break;
+        case Write::Kind::kDeleteJob:
+          add(JobKey(w.job.id), std::nullopt);
+          add(EndedKey(w.job.end_time, w.job.id), std::nullopt);
           break;
         case Write::Kind::kPutNode:
           add(where_.prefix + "/nodes/" + w.key, w.value);
@@ -251,6 +268,11 @@ void EtcdStore::Run() {
 
 Status EtcdStore::Commit(std::vector<Write> writes) {
   if (writes.empty()) return Status::Ok();
+  {
+    // From the first change on, etcd is read: the copy is the state before it.
+    MutexLock<Mutex> l(snapshot_mu_);
+    snapshot_.reset();
+  }
   Pending p;
   p.writes = std::move(writes);
   std::future<Status> done = p.done.get_future();
@@ -264,28 +286,32 @@ Status EtcdStore::Commit(std::vector<Write> writes) {
 }
 
 Status EtcdStore::Range(const std::string& key, const std::string& range_end,
-                        const std::function<Status(std::string, std::string)>& fn) const {
-  MutexLock<Mutex> l(reader_mu_);
-  std::string from = key;
-  int64_t revision = 0;  // the first page's: the scan is one snapshot
-  while (true) {
-    nlohmann::json req = {
-        {"key", Base64(from)}, {"range_end", Base64(range_end)}, {"limit", kPageKeys}};
-    if (revision > 0) req["revision"] = revision;
-    BERTH_ASSIGN_OR_RETURN(nlohmann::json answer, reader_->Call("/v3/kv/range", req));
-    if (revision == 0) revision = EtcdInt(answer["header"]["revision"]);
-    std::string last;
-    BERTH_RETURN_IF_ERROR(ForEachKv(answer, [&](std::string k, std::string v) {
-      last = k;
-      return fn(std::move(k), std::move(v));
-    }));
-    if (!answer.value("more", false) || last.empty()) return Status::Ok();
-    from = last + '\0';
+                        const std::function<Status(std::string, std::string)>& fn, size_t limit,
+                        bool keys_only) const {
+  if (std::shared_ptr<const EtcdSnapshot> snap = Snapshot()) {
+    size_t seen = 0;
+    for (auto it = snap->kvs.lower_bound(key); it != snap->kvs.end() && it->first < range_end;
+         ++it) {
+      if (limit > 0 && seen++ >= limit) break;
+      BERTH_RETURN_IF_ERROR(fn(it->first, keys_only ? std::string() : it->second));
+    }
+    return Status::Ok();
   }
+  MutexLock<Mutex> l(reader_mu_);
+  int64_t revision = 0;  // the first page's: the scan is one snapshot
+  return RangeAt(*reader_, key, range_end, static_cast<size_t>(kPageKeys), limit, keys_only,
+                 &revision, fn);
 }
 
 Status EtcdStore::GetMany(const std::vector<std::string>& keys,
                           const std::function<Status(std::string, std::string)>& fn) const {
+  if (std::shared_ptr<const EtcdSnapshot> snap = Snapshot()) {
+    for (const std::string& k : keys) {
+      auto it = snap->kvs.find(k);
+      if (it != snap->kvs.end()) BERTH_RETURN_IF_ERROR(fn(it->first, it->second));
+    }
+    return Status::Ok();
+  }
   MutexLock<Mutex> l(reader_mu_);
   const size_t per_txn = static_cast<size_t>(std::max(1, where_.max_txn_ops));
   for (size_t from = 0; from < keys.size(); from += per_txn) {
@@ -323,37 +349,51 @@ Status EtcdStore::ScanJobs(bool active_only, const std::function<void(const JobR
   });
 }
 
-Status EtcdStore::ScanFinished(Time from, Time to,
+Status EtcdStore::ScanFinished(Time from, Time to, size_t limit,
                                const std::function<void(const JobRow&)>& fn) const {
   if (to <= from) return Status::Ok();
-  // The index gives the ids; each job's own entry decides (a job whose end time was rewritten
-  // leaves an index entry that no longer matches).
-  const std::string p = where_.prefix + "/ended/";
-  std::set<uint32_t> ids;
-  BERTH_RETURN_IF_ERROR(
-      Range(EndedKey(from, 0), EndedKey(to, 0), [&](std::string key, std::string) {
-        uint32_t id = 0;
-        size_t slash = key.rfind('/');
-        if (slash != std::string::npos) {
-          std::from_chars(key.data() + slash + 1, key.data() + key.size(), id);
-        }
-        ids.insert(id);
-        return Status::Ok();
-      }));
-  std::vector<std::string> keys;
-  keys.reserve(ids.size());
-  for (uint32_t id : ids) keys.push_back(JobKey(id));
-  std::map<uint32_t, JobRow> rows;
+  // The index gives the ids, in end time order; each job's own entry decides (a job whose end
+  // time was rewritten leaves an index entry that no longer matches: skipped, and with a limit
+  // the index is read on until enough match).
   const std::string jp = where_.prefix + "/jobs/";
-  BERTH_RETURN_IF_ERROR(GetMany(keys, [&](std::string key, std::string value) -> Status {
-    uint32_t id = 0;
-    std::from_chars(key.data() + jp.size(), key.data() + key.size(), id);
-    BERTH_ASSIGN_OR_RETURN(JobRow row, ParseJobValue(id, value));
-    if (!row.active && row.end_time != kNoTime && row.end_time >= from && row.end_time < to) {
-      rows.emplace(id, std::move(row));
-    }
-    return Status::Ok();
-  }));
+  const std::string end = EndedKey(to, 0);
+  std::string cursor = EndedKey(from, 0);
+  std::map<uint32_t, JobRow> rows;
+  while (true) {
+    const size_t want = limit > 0 ? limit - rows.size() : 0;
+    std::set<uint32_t> ids;
+    std::string last;
+    size_t keys_read = 0;
+    BERTH_RETURN_IF_ERROR(Range(
+        cursor, end,
+        [&](std::string key, std::string) {
+          last = key;
+          ++keys_read;
+          uint32_t id = 0;
+          size_t slash = key.rfind('/');
+          if (slash != std::string::npos) {
+            std::from_chars(key.data() + slash + 1, key.data() + key.size(), id);
+          }
+          if (rows.count(id) == 0) ids.insert(id);
+          return Status::Ok();
+        },
+        want, /*keys_only=*/true));
+    std::vector<std::string> keys;
+    keys.reserve(ids.size());
+    for (uint32_t id : ids) keys.push_back(JobKey(id));
+    BERTH_RETURN_IF_ERROR(GetMany(keys, [&](std::string key, std::string value) -> Status {
+      uint32_t id = 0;
+      std::from_chars(key.data() + jp.size(), key.data() + key.size(), id);
+      BERTH_ASSIGN_OR_RETURN(JobRow row, ParseJobValue(id, value));
+      if (!row.active && row.end_time != kNoTime && row.end_time >= from && row.end_time < to &&
+          (limit == 0 || rows.size() < limit)) {
+        rows.emplace(id, std::move(row));
+      }
+      return Status::Ok();
+    }));
+    if (limit == 0 || rows.size() >= limit || keys_read < want || last.empty()) break;
+    cursor = last + '\0';
+  }
   for (const auto& [id, row] : rows) fn(row);
   return Status::Ok();
 }

@@ -138,12 +138,15 @@ struct SqliteImpl {
     Stmt put_node(writer,
                   "INSERT INTO nodes(name, record) VALUES(?1, ?2) "
                   "ON CONFLICT(name) DO UPDATE SET record = ?2");
+    // Only a finished job's row leaves (the archive took it).
+    Stmt del_job(writer, "DELETE FROM jobs WHERE id = ?1 AND active = 0");
     Stmt del_node(writer, "DELETE FROM nodes WHERE name = ?1");
     Stmt put_meta(writer,
                   "INSERT INTO meta(key, value) VALUES(?1, ?2) "
                   "ON CONFLICT(key) DO UPDATE SET value = ?2");
     Stmt del_meta(writer, "DELETE FROM meta WHERE key = ?1");
-    if (!put_job.ok() || !put_node.ok() || !del_node.ok() || !put_meta.ok() || !del_meta.ok()) {
+    if (!put_job.ok() || !del_job.ok() || !put_node.ok() || !del_node.ok() || !put_meta.ok() ||
+        !del_meta.ok()) {
       return SqlError(writer, "prepare");
     }
     for (Pending* p : batch) {
@@ -160,6 +163,10 @@ struct SqliteImpl {
               s->Bind(3, w.job.end_time);
             }
             s->Bind(4, w.job.record);
+            break;
+          case Write::Kind::kDeleteJob:
+            s = &del_job;
+            s->Bind(1, static_cast<int64_t>(w.job.id));
             break;
           case Write::Kind::kPutNode:
             s = &put_node;
@@ -233,7 +240,7 @@ class SqliteStore final : public Store {
   explicit SqliteStore(std::string path) : path_(std::move(path)) {}
   Status Commit(std::vector<Write> writes) override;
   Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const override;
-  Status ScanFinished(Time from, Time to,
+  Status ScanFinished(Time from, Time to, size_t limit,
                       const std::function<void(const JobRow&)>& fn) const override;
   Result<std::optional<JobRow>> GetJob(uint32_t id) const override;
   Status ScanNodes(
@@ -317,15 +324,16 @@ Status SqliteStore::ScanJobs(bool active_only, const std::function<void(const Jo
   return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan jobs");
 }
 
-Status SqliteStore::ScanFinished(Time from, Time to,
+Status SqliteStore::ScanFinished(Time from, Time to, size_t limit,
                                  const std::function<void(const JobRow&)>& fn) const {
   MutexLock<Mutex> l(impl_->reader_mu);
   Stmt s(impl_->reader,
          "SELECT id, active, end_time, record FROM jobs WHERE active = 0 AND end_time >= ?1 "
-         "AND end_time < ?2 ORDER BY id");
+         "AND end_time < ?2 ORDER BY id LIMIT ?3");
   if (!s.ok()) return SqlError(impl_->reader, "scan finished jobs");
   s.Bind(1, from);
   s.Bind(2, to);
+  s.Bind(3, limit > 0 ? static_cast<int64_t>(limit) : int64_t{-1});
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) fn(ReadJobRow(s.get()));
   return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan finished jobs");

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,9 +38,11 @@ struct JobRow {
 };
 
 struct Write {
-  enum class Kind { kPutJob, kPutNode, kDeleteNode, kPutMeta, kDeleteMeta };
+  // kDeleteJob removes a finished job's row once it is kept elsewhere (the accounting archive,
+  // store/archive.h): job.id and job.end_time name it.
+  enum class Kind { kPutJob, kDeleteJob, kPutNode, kDeleteNode, kPutMeta, kDeleteMeta };
   Kind kind = Kind::kPutJob;
-  JobRow job;         // kPutJob
+  JobRow job;         // kPutJob, kDeleteJob
   std::string key;    // node name or meta key
   std::string value;  // node record or meta value
 };
@@ -48,6 +51,13 @@ struct StoreStats {
   int64_t commits = 0;  // transactions
   int64_t batches = 0;  // Commit() calls served
   int64_t rows_written = 0;
+};
+
+// A copy of an etcd store's keys (full keys) at a revision: a standby's (store/etcd_follower.h),
+// read by the store of the leader it becomes instead of etcd until its first commit.
+struct EtcdSnapshot {
+  int64_t revision = 0;
+  std::map<std::string, std::string> kvs;
 };
 
 // Where the store is: `--store` of `berth controller` (ParseStoreUrl).
@@ -70,6 +80,9 @@ struct StoreLocation {
   // kEtcd, set with fence_epoch: once true (the leader lost its lease), requests are no longer
   // retried, and fail at once as UNAVAILABLE.
   std::shared_ptr<const std::atomic<bool>> deposed;
+  // kEtcd, set by a new leader whose standby followed the store (ADR 0008, "Warm standbys"):
+  // the state as of its epoch; reads are served from it until the first commit.
+  std::shared_ptr<const EtcdSnapshot> warm;
 };
 
 // Parses "sqlite", "sqlite:PATH", or "etcd://H:P[,H:P...][/PREFIX][?OPTIONS]" (also
@@ -97,8 +110,9 @@ class Store {
 
   // Calls fn for every job row (active_only: pending/running ones), in id order.
   virtual Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const = 0;
-  // Finished jobs that ended in [from, to), in id order (for sacct).
-  virtual Status ScanFinished(Time from, Time to,
+  // Finished jobs that ended in [from, to), in id order (for sacct); at most `limit` of them
+  // when it is above 0 (which ones is then the backend's choice: the archiver takes batches).
+  virtual Status ScanFinished(Time from, Time to, size_t limit,
                               const std::function<void(const JobRow&)>& fn) const = 0;
   virtual Result<std::optional<JobRow>> GetJob(uint32_t id) const = 0;
   virtual Status ScanNodes(

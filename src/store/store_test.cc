@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "store/etcd_client.h"
+#include "store/etcd_follower.h"
 #include "store/etcd_store.h"
 #include "store/etcd_test_util.h"
 
@@ -105,7 +106,7 @@ TEST_P(StoreContractTest, CommitThenReadBackAfterReopen) {
   ASSERT_TRUE(s->ScanJobs(true, [&](const JobRow& r) { active.push_back(r); }).ok());
   EXPECT_TRUE(active.empty());
   std::vector<uint32_t> finished;
-  ASSERT_TRUE(s->ScanFinished(60, 100, [&](const JobRow& r) { finished.push_back(r.id); }).ok());
+  ASSERT_TRUE(s->ScanFinished(60, 100, 0, [&](const JobRow& r) { finished.push_back(r.id); }).ok());
   EXPECT_EQ(finished, std::vector<uint32_t>{1});
   EXPECT_EQ(**s->GetMeta("next_job_id"), "3");
   EXPECT_FALSE(s->GetMeta("nope")->has_value());
@@ -197,7 +198,7 @@ TEST_P(StoreContractTest, FinishedJobsByEndTime) {
   ASSERT_TRUE(s->Commit({PutJob(6, false, 300, "f2"), PutJob(7, true, kNoTime, "requeued")}).ok());
   auto ids = [&](Time from, Time to) {
     std::vector<uint32_t> out;
-    EXPECT_TRUE(s->ScanFinished(from, to, [&](const JobRow& r) { out.push_back(r.id); }).ok());
+    EXPECT_TRUE(s->ScanFinished(from, to, 0, [&](const JobRow& r) { out.push_back(r.id); }).ok());
     return out;
   };
   EXPECT_EQ(ids(100, 200), (std::vector<uint32_t>{2, 5}));
@@ -210,6 +211,40 @@ TEST_P(StoreContractTest, FinishedJobsByEndTime) {
   EXPECT_EQ((*six)->record, "f2");
   EXPECT_EQ((*six)->end_time, 300);
   EXPECT_FALSE(s->GetJob(99)->has_value());
+}
+
+// The archiver's side: finished jobs in batches of at most `limit`, and a finished job's row
+// (and its end-time index entry) removed by kDeleteJob; an active job's row is not.
+TEST_P(StoreContractTest, FinishedJobsInBatchesAndDeleted) {
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
+  std::vector<Write> w;
+  for (uint32_t id = 1; id <= 10; ++id) w.push_back(PutJob(id, false, 100 + id, "r"));
+  w.push_back(PutJob(11, true, kNoTime, "running"));
+  ASSERT_TRUE(s->Commit(w).ok());
+  std::vector<uint32_t> batch;
+  ASSERT_TRUE(s->ScanFinished(0, 1000, 4, [&](const JobRow& r) { batch.push_back(r.id); }).ok());
+  ASSERT_EQ(batch.size(), 4u);
+  std::vector<Write> deletes;
+  for (uint32_t id : batch) {
+    Write d;
+    d.kind = Write::Kind::kDeleteJob;
+    d.job.id = id;
+    d.job.end_time = 100 + id;
+    deletes.push_back(d);
+  }
+  ASSERT_TRUE(s->Commit(deletes).ok());
+  std::vector<uint32_t> left;
+  ASSERT_TRUE(s->ScanFinished(0, 1000, 0, [&](const JobRow& r) { left.push_back(r.id); }).ok());
+  EXPECT_EQ(left.size(), 6u);
+  for (uint32_t id : batch) {
+    EXPECT_EQ(std::count(left.begin(), left.end(), id), 0) << id;
+    EXPECT_FALSE(s->GetJob(id)->has_value()) << id;
+  }
+  int rows = 0;
+  ASSERT_TRUE(s->ScanJobs(false, [&](const JobRow&) { ++rows; }).ok());
+  EXPECT_EQ(rows, 7);
+  EXPECT_TRUE(s->GetJob(11)->has_value());
 }
 
 // The same key written twice in one batch (and by two callers grouped into one commit): the
@@ -415,6 +450,82 @@ TEST_F(StoreTest, TheDatabaseAndItsSideFilesAreTheOwnersAlone) {
   Result<std::optional<std::string>> v = s->GetMeta("k");
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->value_or(""), "v");
+}
+
+}  // namespace
+}  // namespace berth::store
+
+namespace berth::store {
+namespace {
+
+// A standby's copy of the keys follows puts and deletes (past a page of the first read), and a
+// store opened with it reads the copy until its own first commit, then etcd (ADR 0008).
+TEST(EtcdFollowerTest, FollowsTheStoreAndAWarmStoreReadsItsCopyUntilItsFirstCommit) {
+  if (TestEtcd::Binary().empty()) GTEST_SKIP() << "no etcd binary";
+  TestEtcd* etcd = SharedEtcd();
+  ASSERT_NE(etcd, nullptr);
+  Result<StoreLocation> loc =
+      ParseStoreUrl("etcd://" + etcd->endpoint() + "/berth/follow" + std::to_string(getpid()));
+  ASSERT_TRUE(loc.ok());
+  auto a = Store::Open(*loc, "");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  std::vector<Write> w;
+  for (uint32_t id = 1; id <= 600; ++id) w.push_back(PutJob(id, true, kNoTime, "r"));
+  w.push_back(PutMeta("m", "1"));
+  ASSERT_TRUE((*a)->Commit(w).ok());
+  std::unique_ptr<EtcdFollower> follower = EtcdFollower::Start(*loc);
+  Write del;
+  del.kind = Write::Kind::kDeleteJob;
+  del.job.id = 3;
+  del.job.end_time = 60;
+  ASSERT_TRUE((*a)->Commit({PutJob(2, false, 50, "done"), PutJob(3, false, 60, "gone")}).ok());
+  ASSERT_TRUE((*a)->Commit({del, PutMeta("m", "2"), PutJob(601, true, kNoTime, "new")}).ok());
+  // The revision etcd is at now.
+  auto client = EtcdClient::Create(*loc);
+  ASSERT_TRUE(client.ok());
+  Result<nlohmann::json> now =
+      (*client)->Call("/v3/kv/range", {{"key", Base64(loc->prefix + "/")}, {"count_only", true}});
+  ASSERT_TRUE(now.ok());
+  const int64_t revision = EtcdInt((*now)["header"]["revision"]);
+  std::shared_ptr<const EtcdSnapshot> copy = follower->TakeAt(revision, 10000);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_GE(copy->revision, revision);
+
+  StoreLocation warm = *loc;
+  warm.warm = copy;
+  auto b = Store::Open(warm, "");
+  ASSERT_TRUE(b.ok());
+  auto rows = [](Store& s) {
+    std::vector<std::pair<uint32_t, std::string>> out;
+    EXPECT_TRUE(s.ScanJobs(false, [&](const JobRow& r) { out.emplace_back(r.id, r.record); }).ok());
+    return out;
+  };
+  EXPECT_EQ(rows(**b), rows(**a));
+  EXPECT_EQ(rows(**b).size(), 600u);  // 1..601 without 3
+  EXPECT_EQ(**(*b)->GetMeta("m"), "2");
+  std::vector<uint32_t> finished;
+  ASSERT_TRUE(
+      (*b)->ScanFinished(0, 100, 0, [&](const JobRow& r) { finished.push_back(r.id); }).ok());
+  EXPECT_EQ(finished, std::vector<uint32_t>{2});
+  EXPECT_FALSE((*b)->GetJob(3)->has_value());
+  // Reads come from the copy (a change made elsewhere is not in it)...
+  ASSERT_TRUE((*a)->Commit({PutMeta("m", "3")}).ok());
+  EXPECT_EQ(**(*b)->GetMeta("m"), "2");
+  // ...until the store's own first commit: from then on, etcd.
+  ASSERT_TRUE((*b)->Commit({PutMeta("x", "1")}).ok());
+  EXPECT_EQ(**(*b)->GetMeta("m"), "3");
+}
+
+// A copy that cannot catch up in time is not handed over.
+TEST(EtcdFollowerTest, ACopyBehindTheRevisionAskedForIsNotHandedOver) {
+  if (TestEtcd::Binary().empty()) GTEST_SKIP() << "no etcd binary";
+  TestEtcd* etcd = SharedEtcd();
+  ASSERT_NE(etcd, nullptr);
+  Result<StoreLocation> loc =
+      ParseStoreUrl("etcd://" + etcd->endpoint() + "/berth/behind" + std::to_string(getpid()));
+  ASSERT_TRUE(loc.ok());
+  std::unique_ptr<EtcdFollower> follower = EtcdFollower::Start(*loc);
+  EXPECT_EQ(follower->TakeAt(int64_t{1} << 40, 300), nullptr);
 }
 
 }  // namespace

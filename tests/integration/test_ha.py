@@ -14,7 +14,8 @@ import unittest
 
 from harness import (BERTH, Cluster, UnixHTTPConnection, descendants_of, job_cgroups_of,
                      kill_processes_naming, processes_naming, remove_cgroups)
-from test_etcd_store import ETCD, Etcd, script
+from test_etcd_store import ETCD, Etcd, free_port, script
+from test_k8s_nodes import KUBECTL, KUBECTL_VERSION, Kubectl
 
 TTL = 3  # seconds: the leader's lease (above the default, for loaded test machines)
 
@@ -188,6 +189,94 @@ class HaGroupTest(unittest.TestCase):
 
 
 @unittest.skipIf(ETCD is None, 'no etcd binary (scripts/setup installs etcd-server)')
+@unittest.skipIf(KUBECTL is None, 'kubectl is not installed')
+class ForwardingTest(unittest.TestCase):
+    """The real kubectl, with only the standby's address in its kubeconfig: the standby passes
+    every request on to the leader (docs/ha.md, "Forwarding"), plain ones, watches (kubectl wait),
+    followed logs; berth's own CLI over HTTPS too."""
+
+    def setUp(self):
+        self.etcd = Etcd(1)
+        self.addCleanup(self.etcd.stop)
+        url = self.etcd.url()
+        self.port_a, self.port_b = free_port(), free_port()
+        self.c = Cluster(controller_args=[
+            '--store', url, '--name', 'a', '--lease-ttl', str(TTL),
+            '--k8s-listen', f'127.0.0.1:{self.port_a}',
+            '--advertise', f'https://127.0.0.1:{self.port_a}'])
+        self.addCleanup(self.c.stop)
+        self.b_dir = os.path.join(self.c.dir, 'b')
+        os.makedirs(self.b_dir)
+        self.b_sock = os.path.join(self.b_dir, 'controller.sock')
+        self.c.agent_args = ['--controller', f'unix:{self.c.sock},unix:{self.b_sock}']
+        self.c.start_controller()  # a leads
+        # The group's token secret and CA, as berth up --ha gives them (docs/ha.md).
+        shutil.copy(os.path.join(self.c.dir, 'token.secret'), self.b_dir)
+        shutil.copytree(os.path.join(self.c.dir, 'pki'), os.path.join(self.b_dir, 'pki'))
+        log = open(os.path.join(self.b_dir, 'controller.log'), 'ab')
+        self.b = subprocess.Popen(
+            [BERTH, 'controller', '--home', self.b_dir, '--socket', self.b_sock,
+             '--container-pods', 'no', '--store', url, '--name', 'b', '--lease-ttl', str(TTL),
+             '--k8s-listen', f'127.0.0.1:{self.port_b}',
+             '--advertise', f'https://127.0.0.1:{self.port_b}'],
+            stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.addCleanup(self.stop_b)
+        self.c.wait(lambda: HaGroupTest.healthy(self.b_sock), 'the standby to answer')
+        self.c.start_agent()
+        self.tmp = os.path.join(self.c.dir, 'kube')
+        os.makedirs(self.tmp)
+        config = json.loads(self.c.cli('kubeconfig').stdout)
+        # Only the standby's address.
+        config['clusters'][0]['cluster']['server'] = f'https://127.0.0.1:{self.port_b}'
+        self.config_path = os.path.join(self.tmp, 'kubeconfig')
+        with open(self.config_path, 'w') as f:
+            json.dump(config, f)
+        self.token = config['users'][0]['user']['token']
+        self.k = Kubectl(self.config_path, os.path.join(self.tmp, 'cache'))
+
+    def stop_b(self):
+        if self.b.poll() is None:
+            self.b.send_signal(signal.SIGTERM)
+            self.b.wait(timeout=30)
+
+    def test_kubectl_against_the_standby_reaches_the_leader(self):
+        status, body, _ = api(self.b_sock, 'GET', '/v1/ha')
+        self.assertEqual((body['role'], body['leader']['name']), ('standby', 'a'))
+        self.assertIn('node1', self.k('get', 'nodes').stdout)
+        self.k('create', 'job', 'hello', '--image=busybox', '--', 'sh', '-c',
+               'echo one; sleep 1; echo two')
+        # kubectl wait watches the Job: a stream passed on chunk by chunk.
+        self.k('wait', '--for=condition=complete', 'job/hello', '--timeout=90s')
+        self.assertEqual(self.k('logs', '-f', 'job/hello').stdout, 'one\ntwo\n')
+        self.assertEqual(json.loads(self.k('get', 'job', 'hello', '-o', 'json').stdout)
+                         ['status']['succeeded'], 1)
+        # berth's own CLI over HTTPS to the standby alone is answered by the leader too.
+        env = dict(os.environ, BERTH_SERVER=f'https://127.0.0.1:{self.port_b}',
+                   BERTH_TOKEN=self.token,
+                   BERTH_CA_FILE=os.path.join(self.c.dir, 'pki', 'ca.crt'))
+        env.pop('BERTH_SOCKET', None)
+        env.pop('BERTH_HOME', None)
+        p = subprocess.run([BERTH, 'squeue', '-h', '-t', 'all', '-o', '%j'], env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn('hello', p.stdout)
+        # The standby's readiness is its own: not ready.
+        self.assertFalse(ready(self.b_sock))
+        if KUBECTL_VERSION < (1, 30):
+            return  # exec needs a kubectl that speaks WebSocket (docs/adr/0006-pod-streams.md)
+        # kubectl exec: an upgraded connection, relayed byte for byte.
+        self.k('run', 'box', '--image=busybox', '--restart=Never', '--', 'sh', '-c',
+               'echo ready; sleep 60')
+        self.c.wait(lambda: 'ready' in self.k('logs', 'box', check=False).stdout,
+                    'the pod to run', 60)
+        p = subprocess.run(self.k.argv('exec', 'box', '--', 'sh', '-c', 'echo via-standby; exit 3'),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (3, 'via-standby\n'), p.stderr)
+        self.k('delete', 'pod', 'box', '--wait=false')
+
+
+@unittest.skipIf(ETCD is None, 'no etcd binary (scripts/setup installs etcd-server)')
 class UpHaTest(unittest.TestCase):
     """`berth up --ha`: a local 3-member etcd, 3 controllers and this machine's agent."""
 
@@ -255,6 +344,18 @@ class UpHaTest(unittest.TestCase):
             time.sleep(0.2)
         self.fail(f'job {jid} did not complete; {self.output()}')
 
+    def leader_stats(self):
+        """GET /v1/stats of the member that leads (standbys answer 503)."""
+        for sock in self.sockets.split(','):
+            c = UnixHTTPConnection(sock, timeout=10)
+            c.request('GET', '/v1/stats')
+            r = c.getresponse()
+            body = r.read()
+            c.close()
+            if r.status == 200:
+                return json.loads(body)
+        raise AssertionError('no member leads')
+
     def wait(self, cond, what, timeout=60):
         deadline = time.time() + timeout
         while time.time() < deadline:
@@ -282,6 +383,13 @@ class UpHaTest(unittest.TestCase):
         self.wait(lambda: 'idle' in self.cli('sinfo', '-h', '-o', '%T', check=False).stdout,
                   "this machine's agent to register")
         self.run_job('before')
+        # The group's PostgreSQL (the accounting archive), made in the state folder, answers the
+        # leader with the password berth up gave it.
+        self.assertTrue(os.path.exists(os.path.join(self.home, 'ha', 'pg', 'data', 'PG_VERSION')))
+        self.assertEqual(os.stat(os.path.join(self.home, 'ha', 'pg.pass')).st_mode & 0o077, 0)
+        self.wait(lambda: (self.leader_stats()['archive']['rounds'] >= 1
+                           and self.leader_stats()['archive']['error'] == ''),
+                  'the leader to reach PostgreSQL', 30)
         leader, epoch = g['leader'], g['epoch']
         os.kill(leader['pid'], signal.SIGKILL)
         self.wait(lambda: self.status()['epoch'] > epoch and self.status()['leader'] is not None,
