@@ -1,8 +1,11 @@
 #include "cli/group_controller.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -10,6 +13,8 @@
 #include "cli/client.h"
 #include "controller/standby.h"
 #include "k8s/face.h"
+#include "net/tls_pki.h"
+#include "net/tls_token.h"
 #include "store/etcd_follower.h"
 
 namespace berth::cli {
@@ -83,6 +88,39 @@ bool Lead(controller::Controller& c, const std::string& socket, store::Election&
   return stop;
 }
 
+// The group's token secret and CA (docs/ha.md): every member signs and checks tokens with one
+// secret and serves with a certificate of one CA, so that users' tokens, nodes' credentials and
+// kubeconfigs work with whichever member leads or forwards. The first member to ask offers its
+// own (made if missing); the others take them into their HOME (a new CA: a new serving
+// certificate under it). A site's own serving certificate (--tls-cert) is left as it is.
+Status ShareGroupSecrets(const store::StoreLocation& where,
+                         const controller::ControllerOptions& o) {
+  const std::string secret_path = o.state_dir + "/token.secret";
+  BERTH_RETURN_IF_ERROR(net::TokenSigner::LoadOrCreate(secret_path).status());
+  BERTH_ASSIGN_OR_RETURN(std::string mine, net::ReadTextFile(secret_path));
+  BERTH_ASSIGN_OR_RETURN(std::string agreed, store::AgreeOnGroupValue(where, "token.secret", mine));
+  if (agreed != mine) BERTH_RETURN_IF_ERROR(net::WriteFileAtomically(secret_path, agreed, 0600));
+  if (!o.tls_cert.empty()) return Status::Ok();
+  BERTH_RETURN_IF_ERROR(
+      k8s::ServingCertFiles(o.state_dir, "", "", "", o.tls_san).status());  // made if missing
+  const net::PkiFiles pki = net::PkiFilesIn(o.state_dir + "/pki");
+  BERTH_ASSIGN_OR_RETURN(std::string ca_cert, net::ReadTextFile(pki.ca_cert));
+  BERTH_ASSIGN_OR_RETURN(std::string ca_key, net::ReadTextFile(pki.ca_key));
+  const std::string offer = nlohmann::json{{"cert", ca_cert}, {"key", ca_key}}.dump();
+  BERTH_ASSIGN_OR_RETURN(std::string group_ca, store::AgreeOnGroupValue(where, "ca", offer));
+  if (group_ca == offer) return Status::Ok();
+  const nlohmann::json ca = nlohmann::json::parse(group_ca, nullptr, false);
+  if (!ca.is_object() || !ca.value("cert", nlohmann::json()).is_string() ||
+      !ca.value("key", nlohmann::json()).is_string()) {
+    return Status::Internal("the group's CA in etcd (" + where.prefix + "/group/ca) is malformed");
+  }
+  BERTH_RETURN_IF_ERROR(net::WriteFileAtomically(pki.ca_cert, ca["cert"].get<std::string>(), 0644));
+  BERTH_RETURN_IF_ERROR(net::WriteFileAtomically(pki.ca_key, ca["key"].get<std::string>(), 0600));
+  ::unlink(pki.cert.c_str());
+  ::unlink(pki.key.c_str());
+  return k8s::ServingCertFiles(o.state_dir, "", "", "", o.tls_san).status();
+}
+
 }  // namespace
 
 int RunGroupController(const GroupControllerArgs& args,
@@ -98,6 +136,15 @@ int RunGroupController(const GroupControllerArgs& args,
     return 75;  // etcd unreachable: a restart tries again
   }
   store::Election& election = **joined;
+  {
+    Result<controller::ControllerOptions> base = options();
+    if (!base.ok()) return Fail("berth controller", base.status());
+    if (Status st = ShareGroupSecrets(where, *base); !st.ok()) {
+      std::fprintf(stderr, "berth controller: cannot share the group's token secret and CA: %s\n",
+                   st.message().c_str());
+      return 75;  // etcd unreachable: a restart tries again
+    }
+  }
   std::string endpoints;
   for (const std::string& e : where.endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
   const std::string described = "etcd " + endpoints + " " + where.prefix;

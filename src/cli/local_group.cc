@@ -12,7 +12,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -20,8 +19,6 @@
 #include "agent/container_settings.h"
 #include "cli/local_postgres.h"
 #include "net/http.h"
-#include "net/tls_pki.h"
-#include "net/tls_token.h"
 
 namespace berth::cli {
 namespace {
@@ -77,28 +74,13 @@ Result<std::unique_ptr<LocalGroup>> LocalGroup::Start(const LocalGroupOptions& o
   mkdir(g->dir_.c_str(), 0700);
   BERTH_RETURN_IF_ERROR(g->StartEtcd());
   BERTH_ASSIGN_OR_RETURN(const std::string accounting, g->StartPostgres());
-  // One token secret and CA for the group, made once in HOME/ha and copied to every controller's
-  // folder: users' tokens, nodes' credentials and kubeconfigs then work with whichever leads.
-  BERTH_RETURN_IF_ERROR(net::TokenSigner::LoadOrCreate(g->dir_ + "/token.secret").status());
-  std::vector<std::string> dns, ips;
-  net::DefaultServingNames(&dns, &ips);
-  BERTH_ASSIGN_OR_RETURN(net::PkiFiles pki, net::EnsurePki(g->dir_ + "/pki", dns, ips));
+  // The controllers agree on one token secret and CA through etcd (group_controller.cc), so
+  // that users' tokens, nodes' credentials and kubeconfigs work with whichever leads.
   for (int i = 0; i < g->opt_.controllers; ++i) {
     Child c;
     c.name = "ctl-" + std::to_string(i + 1);
     const std::string home = g->dir_ + "/" + c.name;
     mkdir(home.c_str(), 0755);
-    mkdir((home + "/pki").c_str(), 0755);
-    std::error_code ec;
-    const auto over = std::filesystem::copy_options::overwrite_existing;
-    std::filesystem::copy_file(g->dir_ + "/token.secret", home + "/token.secret", over, ec);
-    for (const std::string& f : {pki.ca_cert, pki.ca_key, pki.cert, pki.key}) {
-      if (ec) break;
-      std::filesystem::copy_file(f, home + "/pki/" + std::filesystem::path(f).filename().string(),
-                                 over, ec);
-    }
-    if (ec)
-      return Status::Internal("cannot give " + home + " the group's secrets: " + ec.message());
     c.argv = {g->opt_.berth_binary,
               "controller",
               "--home",

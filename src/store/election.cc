@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -69,6 +70,33 @@ Result<Member> DecodeMember(const std::string& text) {
 
 std::string LeaderKey(const StoreLocation& where) {
   return where.prefix + "/leader";
+}
+
+Result<std::string> AgreeOnGroupValue(const StoreLocation& where, const std::string& name,
+                                      const std::string& offer) {
+  BERTH_ASSIGN_OR_RETURN(std::unique_ptr<EtcdClient> client, EtcdClient::Create(where));
+  const std::string key = where.prefix + "/group/" + name;
+  nlohmann::json put = nlohmann::json::object();
+  put["request_put"] = {{"key", Base64(key)}, {"value", Base64(offer)}};
+  nlohmann::json get = nlohmann::json::object();
+  get["request_range"] = {{"key", Base64(key)}};
+  nlohmann::json txn = nlohmann::json::object();
+  txn["compare"] = nlohmann::json::array({CreateRevisionIs(key, 0)});
+  txn["success"] = nlohmann::json::array({put});
+  txn["failure"] = nlohmann::json::array({get});
+  BERTH_ASSIGN_OR_RETURN(nlohmann::json answer, client->Call("/v3/kv/txn", txn));
+  if (answer.value("succeeded", false)) return offer;
+  std::optional<std::string> value;
+  for (const nlohmann::json& r : answer.value("responses", nlohmann::json::array())) {
+    auto range = r.find("response_range");
+    if (range == r.end()) continue;
+    BERTH_RETURN_IF_ERROR(ForEachKv(*range, [&](std::string, std::string v) {
+      value = std::move(v);
+      return Status::Ok();
+    }));
+  }
+  if (!value) return Status::Internal("etcd: " + key + " neither created nor read");
+  return *value;
 }
 
 struct Election::Impl {

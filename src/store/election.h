@@ -63,6 +63,12 @@ struct EtcdEndpointHealth {
 // The key every commit of a leader's store compares (StoreLocation::fence_epoch).
 std::string LeaderKey(const StoreLocation& where);
 
+// The group's one value of `name` (key PREFIX/group/NAME): the value already there, or `offer`,
+// which is put when there was none (a txn: of members offering at once, one wins and all get
+// its value). The group's token secret and CA are agreed on this way (docs/ha.md).
+Result<std::string> AgreeOnGroupValue(const StoreLocation& where, const std::string& name,
+                                      const std::string& offer);
+
 class Election;
 
 // The group as GET /v1/ha and `berth status --json` show it (docs/ha.md): "mode" "ha", "self"

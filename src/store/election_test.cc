@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <set>
 #include <thread>
 
 #include "store/etcd_client.h"
@@ -263,6 +264,27 @@ TEST(ElectionJoinTest, RefusesWhatCannotLead) {
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(Election::Join(*l, Member{"a/b", "", 1, 0}, 3).status().code(),
             StatusCode::kInvalidArgument);
+}
+
+// Members offering their own value at once all come away with one of them, the first's; a later
+// offer gets it too.
+TEST_F(ElectionTest, MembersAgreeOnOneGroupValue) {
+  std::vector<std::future<Result<std::string>>> offers;
+  for (int i = 0; i < 4; ++i) {
+    offers.push_back(std::async(std::launch::async, [this, i] {
+      return AgreeOnGroupValue(where_, "token.secret", "secret-" + std::to_string(i));
+    }));
+  }
+  std::set<std::string> got;
+  for (auto& f : offers) {
+    Result<std::string> v = f.get();
+    ASSERT_TRUE(v.ok()) << v.status().message();
+    got.insert(*v);
+  }
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got.begin()->rfind("secret-", 0), 0u);
+  EXPECT_EQ(*AgreeOnGroupValue(where_, "token.secret", "late"), *got.begin());
+  EXPECT_EQ(*AgreeOnGroupValue(where_, "other", "late"), "late");
 }
 
 }  // namespace

@@ -210,9 +210,6 @@ class ForwardingTest(unittest.TestCase):
         self.b_sock = os.path.join(self.b_dir, 'controller.sock')
         self.c.agent_args = ['--controller', f'unix:{self.c.sock},unix:{self.b_sock}']
         self.c.start_controller()  # a leads
-        # The group's token secret and CA, as berth up --ha gives them (docs/ha.md).
-        shutil.copy(os.path.join(self.c.dir, 'token.secret'), self.b_dir)
-        shutil.copytree(os.path.join(self.c.dir, 'pki'), os.path.join(self.b_dir, 'pki'))
         log = open(os.path.join(self.b_dir, 'controller.log'), 'ab')
         self.b = subprocess.Popen(
             [BERTH, 'controller', '--home', self.b_dir, '--socket', self.b_sock,
@@ -274,6 +271,18 @@ class ForwardingTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual((p.returncode, p.stdout), (3, 'via-standby\n'), p.stderr)
         self.k('delete', 'pod', 'box', '--wait=false')
+
+    def test_the_members_share_one_token_secret_and_ca(self):
+        """Nothing copied by hand: b took a's token secret and CA through etcd, so the kubeconfig
+        a issued (its token, its CA pinned) works with b once b leads."""
+        for name in ('token.secret', os.path.join('pki', 'ca.crt'), os.path.join('pki', 'ca.key')):
+            with open(os.path.join(self.c.dir, name), 'rb') as fa, \
+                    open(os.path.join(self.b_dir, name), 'rb') as fb:
+                self.assertEqual(fa.read(), fb.read(), name)
+        self.assertIn('node1', self.k('get', 'nodes').stdout)  # forwarded to a
+        self.c.kill('controller', signal.SIGTERM)  # a hands over to b
+        self.c.wait(lambda: ready(self.b_sock), 'b to lead', 30)
+        self.assertIn('node1', self.k('get', 'nodes').stdout)  # b itself now
 
 
 @unittest.skipIf(ETCD is None, 'no etcd binary (scripts/setup installs etcd-server)')
@@ -373,13 +382,19 @@ class UpHaTest(unittest.TestCase):
         self.assertEqual(len(g['members']), 3)
         self.assertEqual([m['leader'] for m in g['members']].count(True), 1)
         self.assertEqual([e['ok'] for e in g['etcd']], [True, True, True])
-        # One token secret and CA for the whole group (tokens work with whichever leads).
-        for name in ('token.secret', 'pki/ca.crt', 'pki/server.key'):
+        # One token secret and CA for the whole group (tokens work with whichever leads), agreed
+        # through etcd; each member's own serving certificate under that CA.
+        for name in ('token.secret', 'pki/ca.crt', 'pki/ca.key'):
             contents = set()
             for n in (1, 2, 3):
                 with open(os.path.join(self.home, 'ha', f'ctl-{n}', name), 'rb') as f:
                     contents.add(f.read())
             self.assertEqual(len(contents), 1, name)
+        for n in (1, 2, 3):
+            pki = os.path.join(self.home, 'ha', f'ctl-{n}', 'pki')
+            p = subprocess.run(['openssl', 'verify', '-CAfile', os.path.join(pki, 'ca.crt'),
+                                os.path.join(pki, 'server.crt')], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.wait(lambda: 'idle' in self.cli('sinfo', '-h', '-o', '%T', check=False).stdout,
                   "this machine's agent to register")
         self.run_job('before')
