@@ -29,7 +29,9 @@ int64_t SteadyMs() {
       .count();
 }
 
-Result<int> FreePort() {
+}  // namespace
+
+Result<int> FreeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return Status::Internal("socket() failed");
   sockaddr_in a{};
@@ -42,6 +44,8 @@ Result<int> FreePort() {
   if (rc != 0) return Status::Internal("cannot find a free loopback port");
   return static_cast<int>(ntohs(a.sin_port));
 }
+
+namespace {
 
 // GET `path` at `address` answers `status`.
 bool Answers(const std::string& address, const std::string& path, int status) {
@@ -139,8 +143,8 @@ Status LocalGroup::StartEtcd() {
     ports.clear();
     std::ostringstream out;
     for (int i = 0; i < opt_.etcd_members; ++i) {
-      BERTH_ASSIGN_OR_RETURN(int client, FreePort());
-      BERTH_ASSIGN_OR_RETURN(int peer, FreePort());
+      BERTH_ASSIGN_OR_RETURN(int client, FreeLoopbackPort());
+      BERTH_ASSIGN_OR_RETURN(int peer, FreeLoopbackPort());
       ports.emplace_back(client, peer);
       out << "m" << i << " " << client << " " << peer << "\n";
     }

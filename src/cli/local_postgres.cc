@@ -1,10 +1,7 @@
 #include "cli/local_postgres.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "cli/local_group.h"
 #include "net/tls_pki.h"
 #include "store/archive.h"
 
@@ -42,20 +40,6 @@ std::string RandomHex(size_t bytes) {
     out += kDigits[c & 15];
   }
   return out;
-}
-
-Result<int> PickPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Status::Internal("socket() failed");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  int rc = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  if (rc == 0) rc = getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  if (rc != 0) return Status::Internal("cannot find a free loopback port");
-  return static_cast<int>(ntohs(a.sin_port));
 }
 
 // Runs argv (a child of the calling process), its output to `log`; true when it exited 0.
@@ -133,7 +117,7 @@ Result<LocalPostgres> PrepareLocalPostgres(const std::string& ha_dir) {
     in >> pg.port;
   }
   if (pg.port <= 0) {
-    BERTH_ASSIGN_OR_RETURN(pg.port, PickPort());
+    BERTH_ASSIGN_OR_RETURN(pg.port, FreeLoopbackPort());
     std::ofstream(pg.dir + "/port", std::ios::trunc) << pg.port << "\n";
   }
   struct stat st {};

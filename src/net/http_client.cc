@@ -428,18 +428,9 @@ Result<ClientResponse> HttpClient::Request(const std::string& method, const std:
 Result<int> HttpClient::Stream(const std::string& method, const std::string& target,
                                const std::function<bool(std::string_view)>& on_data,
                                int idle_timeout_ms) {
-  ClientResponse resp;
-  BERTH_ASSIGN_OR_RETURN(
-      ResponseHead head,
-      impl_->BeginWithRetry(method, target, "", "", SteadyNowMs() + impl_->timeout_ms, &resp));
-  Deadline deadline;
-  deadline.idle_ms = idle_timeout_ms;
-  deadline.Touch();
-  bool complete = false;
-  Status s = impl_->ReadBody(head, deadline, on_data, &complete);
-  impl_->Finish(head, complete);
-  if (!s.ok()) return s;
-  return resp.status;
+  BERTH_ASSIGN_OR_RETURN(ClientResponse head, OpenStream(method, target, "", ""));
+  BERTH_RETURN_IF_ERROR(ReadStream(on_data, idle_timeout_ms));
+  return head.status;
 }
 
 Result<ClientResponse> HttpClient::OpenStream(const std::string& method, const std::string& target,
