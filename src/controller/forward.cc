@@ -186,6 +186,10 @@ net::HttpResponse Forwarder::Forward(const net::HttpRequest& request,
   auto te = head->headers.find("transfer-encoding");
   const bool chunked =
       te != head->headers.end() && ToLower(te->second).find("chunked") != std::string::npos;
+  if (request.method == "HEAD") {  // an answer without a body, whatever its headers say
+    Remove(client.get());
+    return out;
+  }
   if (!chunked) {
     // A whole answer: read it here.
     Status st = client->ReadStream([&out](std::string_view data) {

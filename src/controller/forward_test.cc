@@ -109,6 +109,10 @@ TEST_F(ForwardTest, APlainRequestGoesWithItsCredentialAndComesBackWhole) {
   EXPECT_EQ(r.content_type, "text/plain");
   EXPECT_EQ(Header(r, "x-echo-auth"), "Bearer tok");
   EXPECT_EQ(Header(r, "x-echo-forwarded"), "10.0.0.9:5555");
+  // HEAD: the leader's head, no body to wait for.
+  net::HttpResponse head = fwd_.Forward(Req("HEAD", "/v1/jobs"), "a", upstream_);
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.body, "");
   net::HttpResponse denied = fwd_.Forward(Req("GET", "/denied"), "a", upstream_);
   EXPECT_EQ(denied.status, 403);
   EXPECT_EQ(denied.body, R"({"error":"no"})");
