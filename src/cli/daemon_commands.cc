@@ -468,9 +468,10 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        /metrics on its socket; docs/metrics.md)
   --operator USER      a user who may act on every job and node (repeatable, or a comma list)
   --ha                 an HA group on this machine, for trying it (docs/ha.md): a 3-member
-                       etcd and 3 controllers in HOME/ha (a controller that exits is started
-                       again), this machine's agent with all of them; --lease-ttl SECS (default
-                       2) the leader's lease
+                       etcd, a PostgreSQL for finished jobs' records (the accounting archive)
+                       and 3 controllers in HOME/ha (a controller that exits is started again),
+                       this machine's agent with all of them; --lease-ttl SECS (default 2) the
+                       leader's lease
   --k8s-listen H:P     serve the Kubernetes API (HTTPS) there; default 127.0.0.1:6443 (when
                        taken: no Kubernetes API, and berth up says why); an address given
                        and taken is an error; off: none (docs/kubernetes.md)
