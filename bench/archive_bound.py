@@ -15,6 +15,7 @@ import argparse
 import base64
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -96,11 +97,17 @@ def main():
                       flush=True)
         # The archive catches up: every job in PostgreSQL, once.
         end = time.time() + 600
+        out = ['0', '0', '', '']
         while time.time() < end:
-            out = pg.sql("SELECT count(*), count(DISTINCT id), min(id), max(id) FROM berth_jobs "
-                         "WHERE cluster = 'bound'").stdout.split('\t')
-            if int(out[0]) >= a.jobs:
-                break
+            # The table is made by the archiver's first connection.
+            p = pg.sql("SELECT count(*), count(DISTINCT id), min(id), max(id) FROM berth_jobs "
+                       "WHERE cluster = 'bound'", check=False)
+            if p.returncode == 0:
+                out = p.stdout.split('\t')
+                # ...and deleted from etcd: the archiver counts a round's moves at its end.
+                moved = bed.get('/v1/stats')[1].get('archive', {}).get('moved', 0)
+                if int(out[0]) >= a.jobs and moved >= a.jobs:
+                    break
             time.sleep(2)
         keys, size, in_use = etcd_figures(etcd, prefix)
         print(f'caught up after {time.time() - t0:.0f} s: PostgreSQL rows {out[0].strip()}, '
@@ -114,6 +121,7 @@ def main():
             bed.stop()
         pg.remove()
         etcd.stop()
+        shutil.rmtree(conf_dir, ignore_errors=True)
 
 
 if __name__ == '__main__':
