@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -204,10 +208,67 @@ net::HttpResponse Forwarder::Forward(const net::HttpRequest& request,
   Remove(client.get());
   out.stream = [this, client](net::ResponseStream& stream) {
     Add(client.get());
-    (void)client->ReadStream([&stream](std::string_view data) { return stream.Write(data); });
+    PassOn(*client, stream);
     Remove(client.get());
   };
   return out;
+}
+
+void Forwarder::PassOn(net::HttpClient& upstream, net::ResponseStream& stream) {
+  // The leader's chunks are read on a thread of their own, so that this one can notice a caller
+  // who left while the leader sends nothing (a quiet watch) and end the relay then.
+  struct Chunks {
+    Mutex mu;
+    std::condition_variable cv;  // waits on mu.native()
+    std::deque<std::string> queue GUARDED_BY(mu);
+    bool done GUARDED_BY(mu) = false;     // the leader's stream ended
+    bool stopped GUARDED_BY(mu) = false;  // the caller's side is done
+  };
+  constexpr size_t kMaxQueued = 256;  // chunks: a slow caller holds the leader back
+  auto chunks = std::make_shared<Chunks>();
+  std::thread reader([&upstream, chunks] {
+    (void)upstream.ReadStream([&](std::string_view data) {
+      UniqueLock l(chunks->mu);
+      chunks->cv.wait(l.get(), [&]() REQUIRES(chunks->mu) {
+        return chunks->stopped || chunks->queue.size() < kMaxQueued;
+      });
+      if (chunks->stopped) return false;
+      chunks->queue.emplace_back(data);
+      chunks->cv.notify_all();
+      return true;
+    });
+    MutexLock<Mutex> l(chunks->mu);
+    chunks->done = true;
+    chunks->cv.notify_all();
+  });
+  while (true) {
+    std::deque<std::string> got;
+    bool done = false;
+    {
+      UniqueLock l(chunks->mu);
+      chunks->cv.wait_for(l.get(), std::chrono::milliseconds(500), [&]() REQUIRES(chunks->mu) {
+        return chunks->done || !chunks->queue.empty();
+      });
+      got.swap(chunks->queue);
+      done = chunks->done;
+      chunks->cv.notify_all();
+    }
+    bool gone = false;
+    for (const std::string& c : got) {
+      if (!stream.Write(c)) {
+        gone = true;
+        break;
+      }
+    }
+    if (gone || (done && got.empty()) || stream.Closed()) break;
+  }
+  {
+    MutexLock<Mutex> l(chunks->mu);
+    chunks->stopped = true;
+    chunks->cv.notify_all();
+  }
+  upstream.Abort();  // a reader still waiting on a quiet leader returns
+  reader.join();
 }
 
 }  // namespace berth::controller

@@ -46,7 +46,9 @@ class Forwarder {
   void AbortAll();
 
  private:
-  struct Active;
+  // Passes the leader's stream on until either side ends it (the caller leaving included, even
+  // while the leader is quiet).
+  static void PassOn(net::HttpClient& upstream, net::ResponseStream& stream);
   void Add(net::HttpClient* c);
   void Remove(net::HttpClient* c);
 

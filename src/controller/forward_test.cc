@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -27,6 +28,16 @@ net::HttpResponse Leader(const net::HttpRequest& r) {
     out.content_type = "application/json;stream=watch";
     out.stream = [](net::ResponseStream& s) {
       for (const char* c : {"{\"a\":1}\n", "{\"b\":2}\n", "{\"c\":3}\n"}) s.Write(c);
+    };
+    return out;
+  }
+  if (r.path == "/quiet") {
+    // One chunk, then nothing until the connection goes (a quiet watch).
+    out.stream = [](net::ResponseStream& s) {
+      s.Write("{\"first\":1}\n");
+      for (int i = 0; i < 1000 && !s.Closed(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
     };
     return out;
   }
@@ -135,6 +146,26 @@ TEST_F(ForwardTest, AStreamIsPassedOnChunkByChunk) {
   Collect out;
   r.stream(out);
   EXPECT_EQ(out.chunks, (std::vector<std::string>{"{\"a\":1}\n", "{\"b\":2}\n", "{\"c\":3}\n"}));
+}
+
+// A caller who leaves while the leader sends nothing ends the relay (and the leader's stream)
+// within a second, rather than when the leader next writes.
+TEST_F(ForwardTest, ACallerLeavingAQuietStreamEndsIt) {
+  struct LeavesAfterOne : net::ResponseStream {
+    int chunks = 0;
+    bool Write(std::string_view) override {
+      ++chunks;
+      return true;
+    }
+    bool Closed() const override { return chunks > 0; }
+  };
+  net::HttpResponse r = fwd_.Forward(Req("GET", "/quiet?watch=1"), "a", upstream_);
+  ASSERT_TRUE(r.stream);
+  LeavesAfterOne out;
+  const auto start = std::chrono::steady_clock::now();
+  r.stream(out);
+  EXPECT_EQ(out.chunks, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
 }
 
 TEST_F(ForwardTest, AnUpgradedConnectionIsRelayed) {
