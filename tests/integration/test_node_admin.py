@@ -88,6 +88,10 @@ class NodeAdminTest(unittest.TestCase):
         requeued = self.c.submit(spec('sleep 300', requeue=True))
         self.c.wait_state(kept, 'RUNNING', 30)
         self.c.wait_state(requeued, 'RUNNING', 30)
+        # A read may show a start whose commit is still under way (records are published before
+        # the store's commit returns); a change answered after it proves that commit done, so
+        # that the kill -9 below finds both starts in the store.
+        self.c.submit(spec('true', hold=True))
         self.c.kill('agent')
         self.c.kill('controller')
         self.c.start_controller()  # the node's agent never comes back
