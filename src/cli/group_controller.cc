@@ -136,14 +136,12 @@ int RunGroupController(const GroupControllerArgs& args,
     return 75;  // etcd unreachable: a restart tries again
   }
   store::Election& election = **joined;
-  {
-    Result<controller::ControllerOptions> base = options();
-    if (!base.ok()) return Fail("berth controller", base.status());
-    if (Status st = ShareGroupSecrets(where, *base); !st.ok()) {
-      std::fprintf(stderr, "berth controller: cannot share the group's token secret and CA: %s\n",
-                   st.message().c_str());
-      return 75;  // etcd unreachable: a restart tries again
-    }
+  Result<controller::ControllerOptions> base = options();
+  if (!base.ok()) return Fail("berth controller", base.status());
+  if (Status st = ShareGroupSecrets(where, *base); !st.ok()) {
+    std::fprintf(stderr, "berth controller: cannot share the group's token secret and CA: %s\n",
+                 st.message().c_str());
+    return 75;  // etcd unreachable: a restart tries again
   }
   std::string endpoints;
   for (const std::string& e : where.endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
@@ -158,10 +156,7 @@ int RunGroupController(const GroupControllerArgs& args,
   // standby too, passing requests on to the leader (forward.h): kubectl, with one server in its
   // kubeconfig, works against any member. Members on one machine (Unix sockets) cannot share the
   // port, and do not.
-  if (!controller::Forwarder::UpstreamOf(self.address).empty() &&
-      self.address.rfind("tcp:", 0) != 0 && self.address.rfind("http:", 0) != 0) {
-    Result<controller::ControllerOptions> base = options();
-    if (!base.ok()) return Fail("berth controller", base.status());
+  if (controller::Forwarder::UpstreamOf(self.address).starts_with("tls:")) {
     if (!base->k8s_listen.empty()) {
       Result<k8s::ServingFiles> files = k8s::ServingCertFiles(
           base->state_dir, base->tls_cert, base->tls_key, base->tls_ca, base->tls_san);

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "cli/local_group.h"
+#include "controller/web_sessions.h"
 #include "net/tls_pki.h"
 #include "store/archive.h"
 
@@ -30,23 +31,12 @@ bool AsUser(uid_t uid, gid_t gid, F fn) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-std::string RandomHex(size_t bytes) {
-  std::string out;
-  std::ifstream in("/dev/urandom", std::ios::binary);
-  static const char kDigits[] = "0123456789abcdef";
-  for (size_t i = 0; i < bytes && in; ++i) {
-    const auto c = static_cast<unsigned char>(in.get());
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
-// Runs argv (a child of the calling process), its output to `log`; true when it exited 0.
-bool RunLogged(std::vector<std::string> argv, const std::string& log) {
+// Runs argv as uid/gid, its output to `log`; true when it exited 0.
+bool RunLogged(std::vector<std::string> argv, const std::string& log, uid_t uid, gid_t gid) {
   pid_t pid = fork();
   if (pid < 0) return false;
   if (pid == 0) {
+    if (getuid() != uid && (setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
@@ -122,25 +112,23 @@ Result<LocalPostgres> PrepareLocalPostgres(const std::string& ha_dir) {
   }
   struct stat st {};
   if (::stat((data + "/PG_VERSION").c_str(), &st) != 0) {
-    const std::string password = RandomHex(24);
+    const std::string password = controller::RandomHex(24);
     BERTH_RETURN_IF_ERROR(net::WriteFileAtomically(
         passfile, "127.0.0.1:" + std::to_string(pg.port) + ":*:berth:" + password + "\n", 0600));
     const std::string pwfile = pg.dir + "/initdb.pw";
     const std::string log = pg.dir + "/initdb.log";
-    const bool made = AsUser(pg.uid, pg.gid, [&] {
-      {
-        std::ofstream f(pwfile, std::ios::trunc);
-        f << password << "\n";
-        if (!f) return false;
-      }
-      chmod(pwfile.c_str(), 0600);
-      const bool ok = RunLogged({bin + "/initdb", "-D", data, "-U", "berth", "--pwfile=" + pwfile,
-                                 "--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "-E",
-                                 "UTF8", "--no-instructions"},
-                                log);
-      unlink(pwfile.c_str());
-      return ok;
-    });
+    // initdb reads the password from a file of the server's user's alone, gone right after.
+    Status written = net::WriteFileAtomically(pwfile, password + "\n", 0600);
+    if (written.ok() && chown(pwfile.c_str(), pg.uid, pg.gid) != 0) {
+      written = Status::Internal("cannot give " + pwfile + " to PostgreSQL's user");
+    }
+    const bool made =
+        written.ok() && RunLogged({bin + "/initdb", "-D", data, "-U", "berth", "--pwfile=" + pwfile,
+                                   "--auth-local=scram-sha-256", "--auth-host=scram-sha-256", "-E",
+                                   "UTF8", "--no-instructions"},
+                                  log, pg.uid, pg.gid);
+    unlink(pwfile.c_str());
+    BERTH_RETURN_IF_ERROR(written);
     if (!made) return Status::Internal("initdb of " + data + " failed: see " + log);
   } else if (::stat(passfile.c_str(), &st) != 0) {
     return Status::FailedPrecondition(data + " exists but its password file " + passfile +

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 
 #include "api/errors.h"
 #include "common/strings.h"
+#include "net/socket_io.h"
 
 namespace berth::controller {
 namespace {
@@ -60,24 +62,11 @@ net::HttpResponse AnswerOf(const net::ClientResponse& in, bool keep_upgrade) {
   return r;
 }
 
-// Writes all of `data` to a socket that may be non-blocking; false when it went away.
-bool WriteAll(int fd, std::string_view data, const std::atomic<bool>* stopping) {
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      if (stopping != nullptr && *stopping) return false;
-      pollfd p{fd, POLLOUT, 0};
-      ::poll(&p, 1, 200);
-      continue;
-    }
-    return false;
-  }
-  return true;
+// Writes all of `data` (net::SendAll, which waits out a full socket); false when the peer went
+// away or stopped reading for 30 s.
+bool WriteAll(int fd, std::string_view data) {
+  iovec iov{const_cast<char*>(data.data()), data.size()};
+  return data.empty() || net::SendAll(fd, &iov, 1, net::SteadyNowMs() + 30000);
 }
 
 // Copies bytes both ways between the caller's upgraded connection and the leader's until either
@@ -98,7 +87,7 @@ void Relay(int down, int up, const std::atomic<bool>* stopping) {
         ::shutdown(fds[1 - i].fd, SHUT_WR);
         return;
       }
-      if (!WriteAll(fds[1 - i].fd, std::string_view(buf, static_cast<size_t>(got)), stopping)) {
+      if (!WriteAll(fds[1 - i].fd, std::string_view(buf, static_cast<size_t>(got)))) {
         return;
       }
     }
@@ -169,8 +158,7 @@ net::HttpResponse Forwarder::Forward(const net::HttpRequest& request,
     }
     out.upgrade = [this, client, fd, already](net::UpgradedConnection& conn) {
       Add(client.get());
-      if (WriteAll(conn.fd, already, conn.stopping) &&
-          WriteAll(fd, conn.already_read, conn.stopping)) {
+      if (WriteAll(conn.fd, already) && WriteAll(fd, conn.already_read)) {
         Relay(conn.fd, fd, conn.stopping);
       }
       Remove(client.get());

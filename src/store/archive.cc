@@ -12,6 +12,7 @@
 #include <mutex>
 #include <utility>
 
+#include "common/strings.h"
 #include "common/thread_annotations.h"
 
 namespace berth::store {
@@ -114,9 +115,7 @@ constexpr size_t kRowsPerInsert = 1000;
 
 // libpq's messages end with a newline.
 std::string Trimmed(const char* message) {
-  std::string m = message ? message : "";
-  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-  return m;
+  return std::string(TrimWhitespace(message != nullptr ? message : ""));
 }
 
 struct ResultDeleter {
@@ -153,11 +152,7 @@ struct Archive::Connection {
 
   ~Connection() {
     MutexLock<Mutex> l(mu);
-    Drop();
-  }
-  void Drop() REQUIRES(mu) {
     if (conn != nullptr) P().finish(conn);
-    conn = nullptr;
   }
 };
 
