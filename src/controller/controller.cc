@@ -187,7 +187,7 @@ Status Controller::Impl::RecoverJobs(Time now) {
       if (r->job.end_time != kNoTime && r->job.end_time + opt.min_job_age_s >= now) {
         NoteFinished(r->job.id, r->job.end_time);
         r->event_seq = loaded_seq;
-        PutRecord(r->job.id, std::make_shared<JobRecord>(std::move(*r)));
+        PutCommittedRecord(r->job.id, std::make_shared<JobRecord>(std::move(*r)));
       }
     }
     batch.clear();
@@ -216,7 +216,7 @@ Status Controller::Impl::RecoverJobs(Time now) {
     }
     r.event_seq = loaded_seq;
     const core::JobId id = r.job.id;
-    PutRecord(id, std::move(record));
+    PutCommittedRecord(id, std::move(record));
   }
   return Status::Ok();
 }
@@ -255,9 +255,9 @@ Status Controller::Impl::StartPower() {
   ctx.socket_path = opt.socket_path;
   ctx.home = opt.state_dir + "/power";
   ctx.nodes = opt.config.cluster.nodes;
-  for (const auto& [id, r] : own_records()) {
-    if (r->job.state == core::JobState::kConfiguring) ctx.configuring.push_back(id);
-  }
+  ForEachOwnRecord([&ctx](core::JobId id, const JobRecord& r) {
+    if (r.job.state == core::JobState::kConfiguring) ctx.configuring.push_back(id);
+  });
   return power->Start(*cs, std::move(ctx), Now());
 }
 

@@ -169,9 +169,8 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
     o.state = core::JobState::kPreempted;
     requeue = p->second == core::PreemptMode::kRequeue;
   }
-  auto it = own_records().find(id);
-  if (it != own_records().end()) {
-    auto r = std::make_shared<JobRecord>(*it->second);
+  if (const JobRecord* current = OwnRecord(id)) {
+    auto r = std::make_shared<JobRecord>(*current);
     r->cpu_seconds = result.cpu_seconds;
     r->max_rss_mib = result.max_rss_mib;
     r->gpu_utilization = result.gpu_utilization;
@@ -193,9 +192,9 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
   // A Pod whose image could not be pulled waits and tries again, whatever its restartPolicy,
   // as the kubelet does (ImagePullBackOff: 10 s, doubling, at most 5 min); a Slurm job fails,
   // as with pyxis.
-  if (it = own_records().find(id); !requeue && it != own_records().end() && it->second->k8s &&
-                                   it->second->k8s_deleted == 0 &&
-                                   IsImagePullError(result.image_error)) {
+  const std::shared_ptr<const JobRecord> ended = OwnRecordPtr(id);
+  if (!requeue && ended != nullptr && ended->k8s && ended->k8s_deleted == 0 &&
+      IsImagePullError(result.image_error)) {
     requeue = true;
     core::Job final_job;
     if (!cs->EndJob(id, o, requeue, &final_job).ok()) return;
@@ -215,10 +214,9 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
   // Always any that ended, after a back-off (10 s, doubling, at most 5 min) as the kubelet does.
   // Pods of a Job are replaced by the Job controller instead.
   Duration backoff = 0;
-  if (it = own_records().find(id); !requeue && it != own_records().end() && it->second->k8s &&
-                                   it->second->k8s_deleted == 0 &&
-                                   !it->second->k8s->contains("ownerReferences")) {
-    const nlohmann::json& pod_spec = it->second->k8s->value("spec", nlohmann::json::object());
+  if (!requeue && ended != nullptr && ended->k8s && ended->k8s_deleted == 0 &&
+      !ended->k8s->contains("ownerReferences")) {
+    const nlohmann::json& pod_spec = ended->k8s->value("spec", nlohmann::json::object());
     const std::string policy = pod_spec.value("restartPolicy", "Always");
     const bool failed =
         o.state == core::JobState::kFailed || o.state == core::JobState::kOutOfMemory;
@@ -346,7 +344,7 @@ void Controller::Impl::ReconcileAgentJobs(const std::string& name, uint32_t inde
     if (job->state == core::JobState::kConfiguring) continue;  // launched once all nodes are up
     if (job->state == core::JobState::kRunning && job->start_time + 10 > now) {
       // Started moments ago: its launch command may have been lost with the old agent.
-      if (auto rec = own_records().find(id); rec != own_records().end()) SendLaunch(*rec->second);
+      if (const JobRecord* r = OwnRecord(id)) SendLaunch(*r);
       ResendCancel(name, id, job->restart_count);
       continue;
     }
@@ -406,12 +404,12 @@ void Controller::Impl::NoteContainer(const json& e, Txn& t) {
   const core::JobId id = e.at("job_id").get<core::JobId>();
   const int32_t attempt = e.at("attempt").get<int32_t>();
   const core::Job* job = cs->FindJob(id);
-  auto it = own_records().find(id);
+  const JobRecord* current = OwnRecord(id);
   if (job == nullptr || job->restart_count != attempt || !core::HoldsResources(job->state) ||
-      it == own_records().end() || !it->second->k8s) {
+      current == nullptr || !current->k8s) {
     return;  // not a Pod, or an older attempt's
   }
-  auto r = std::make_shared<JobRecord>(*it->second);
+  auto r = std::make_shared<JobRecord>(*current);
   auto k = std::make_shared<json>(*r->k8s);
   json pull = e.at("container");
   pull["attempt"] = attempt;

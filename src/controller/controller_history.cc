@@ -43,13 +43,13 @@ HistorySample Controller::Impl::HistorySampleNow() const {
       add("gpus_used", g.utilization / 100.0);
     }
   }
-  for (const auto& [id, r] : own_records()) {
-    if (r->job.state == core::JobState::kPending) {
+  ForEachOwnRecord([&add](core::JobId, const JobRecord& r) {
+    if (r.job.state == core::JobState::kPending) {
       add("jobs_pending", 1);
-    } else if (core::HoldsResources(r->job.state)) {
+    } else if (core::HoldsResources(r.job.state)) {
       add("jobs_running", 1);
     }
-  }
+  });
   return s;
 }
 

@@ -139,8 +139,8 @@ struct Controller::Impl {
   ThreadRole state_thread;
 
   // What API threads read. The state thread is the only writer: it changes these under a
-  // unique lock held only for the swap (PutRecord, ...), and reads them without one
-  // (own_records(): it cannot race with itself).
+  // unique lock held only for the swap (PublishStagedRecords, ...), and reads them without one
+  // (OwnRecord: it cannot race with itself).
   mutable SharedMutex view_mu;
   using RecordMap = std::map<core::JobId, std::shared_ptr<const JobRecord>>;
   RecordMap records GUARDED_BY(view_mu);  // active + recently ended
@@ -155,46 +155,72 @@ struct Controller::Impl {
     MutexLock<SharedMutex> l(view_mu);
     node_images[node] = images;
   }
-  // The state thread's lock-free reads of what it published.
-  const RecordMap& own_records() const REQUIRES(state_thread) NO_THREAD_SAFETY_ANALYSIS {
-    return records;
-  }
+  // The state thread's records: the published ones with the changes of the batch under way
+  // staged over them. A change is staged (PutRecord) and published only once the store holds
+  // it (PublishStagedRecords, after the commit; a failed commit drops it), so that no read shows
+  // a state the store may lose (docs/architecture.md, "One writer"). The state thread reads the
+  // published map without a lock: it is its only writer.
   const JobRecord* OwnRecord(core::JobId id) const REQUIRES(state_thread) {
-    auto it = own_records().find(id);
-    return it == own_records().end() ? nullptr : it->second.get();
+    return OwnRecordPtr(id).get();
   }
-  // Publishes `r` as job `id`'s record (null: drops it).
-  void PutRecord(core::JobId id, std::shared_ptr<const JobRecord> r) REQUIRES(state_thread)
+  std::shared_ptr<const JobRecord> OwnRecordPtr(core::JobId id) const
+      REQUIRES(state_thread) NO_THREAD_SAFETY_ANALYSIS {
+    if (auto s = staged_records.find(id); s != staged_records.end()) return s->second;
+    auto it = records.find(id);
+    return it == records.end() ? nullptr : it->second;
+  }
+  // Calls f(id, record) for each of the state thread's records once, in no set order.
+  template <typename F>
+  void ForEachOwnRecord(F&& f) const REQUIRES(state_thread) NO_THREAD_SAFETY_ANALYSIS {
+    for (const auto& [id, r] : records) {
+      if (!staged_records.contains(id)) f(id, *r);
+    }
+    for (const auto& [id, r] : staged_records) {
+      if (r) f(id, *r);
+    }
+  }
+  // Stages `r` as job `id`'s record (null: drops it), published by the next successful commit.
+  void PutRecord(core::JobId id, std::shared_ptr<const JobRecord> r) REQUIRES(state_thread) {
+    staged_records[id] = std::move(r);
+  }
+  // Publishes a record the store holds already (recovery): nothing staged for it.
+  void PutCommittedRecord(core::JobId id, std::shared_ptr<const JobRecord> r) REQUIRES(state_thread)
       EXCLUDES(view_mu) {
     MutexLock<SharedMutex> l(view_mu);
-    if (!uncommitted_records.contains(id)) {
-      auto it = records.find(id);
-      uncommitted_records.emplace(id, it == records.end() ? nullptr : it->second);
-    }
-    if (r) {
-      records[id] = std::move(r);
-    } else {
-      records.erase(id);
-    }
+    records[id] = std::move(r);
   }
-
-  // The published records changed since the last commit, as they were before (nullptr: none):
-  // a failed commit puts them back, so that reads show what the store holds (docs/ha.md: a
-  // deposed leader serves reads from its last committed state).
-  std::unordered_map<core::JobId, std::shared_ptr<const JobRecord>> uncommitted_records
-      GUARDED_BY(state_thread);
-  // Puts back the records of uncommitted_records (after a failed commit).
-  void RestoreUncommittedRecords() REQUIRES(state_thread) EXCLUDES(view_mu) {
-    MutexLock<SharedMutex> l(view_mu);
-    for (auto& [id, previous] : uncommitted_records) {
-      if (previous) {
-        records[id] = std::move(previous);
-      } else {
-        records.erase(id);
+  // Publishes the staged records (the store holds what they show) and the last pass's word on
+  // the pending jobs, all under one lock.
+  void PublishStagedRecords() REQUIRES(state_thread) EXCLUDES(view_mu) {
+    if (staged_records.empty() && staged_pending_view == nullptr) return;
+    {
+      MutexLock<SharedMutex> l(view_mu);
+      if (staged_pending_view != nullptr) {
+        pending_view = std::move(staged_pending_view);
+        last_pass = staged_last_pass;
+      }
+      for (auto& [id, r] : staged_records) {
+        if (r) {
+          records[id] = std::move(r);
+        } else {
+          records.erase(id);
+        }
       }
     }
-    uncommitted_records.clear();
+    staged_records.clear();
+    staged_pending_view = nullptr;
   }
+  // Drops what the staged records and pass say (a commit failed: reads show what the store
+  // holds).
+  void DropStagedRecords() REQUIRES(state_thread) {
+    staged_records.clear();
+    staged_pending_view = nullptr;
+  }
+  // Changes not yet published, by job (nullptr: the record is dropped).
+  std::unordered_map<core::JobId, std::shared_ptr<const JobRecord>> staged_records
+      GUARDED_BY(state_thread);
+  std::shared_ptr<const PendingMap> staged_pending_view GUARDED_BY(state_thread);
+  Time staged_last_pass GUARDED_BY(state_thread) = kNoTime;
 
   // State thread only.
   ExecPool exec_pool GUARDED_BY(state_thread);  // jobs with equal run specifications share one

@@ -33,15 +33,13 @@ Status NotYours(core::JobId id) {
 }
 
 // The record of job `id` when `who` may act on it.
-Result<std::shared_ptr<const JobRecord>> OwnedRecord(
-    const std::map<core::JobId, std::shared_ptr<const JobRecord>>& records, const Caller& who,
-    core::JobId id) {
-  auto it = records.find(id);
-  if (it == records.end()) {
+Result<std::shared_ptr<const JobRecord>> OwnedRecord(std::shared_ptr<const JobRecord> record,
+                                                     const Caller& who, core::JobId id) {
+  if (record == nullptr) {
     return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   }
-  if (!MayActOn(who, *it->second)) return NotYours(id);
-  return it->second;
+  if (!MayActOn(who, *record)) return NotYours(id);
+  return record;
 }
 
 }  // namespace
@@ -66,8 +64,7 @@ Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std:
   }
   const core::JobId master = static_cast<core::JobId>(*id);
   // Splitting changes the array's record: only its owner (or an operator) may cause it.
-  if (auto rec = own_records().find(master);
-      rec != own_records().end() && !MayActOn(who, *rec->second)) {
+  if (const JobRecord* rec = OwnRecord(master); rec != nullptr && !MayActOn(who, *rec)) {
     return NotYours(master);
   }
   const core::Job* before = cs->FindJob(master);
@@ -210,7 +207,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
 Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal,
                                    agent::SignalScope scope, Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
-                         OwnedRecord(own_records(), who, id));
+                         OwnedRecord(OwnRecordPtr(id), who, id));
   const JobRecord& r = *record;
   if (core::IsTerminal(r.job.state)) {
     return Status::FailedPrecondition("Job has already finished: " + std::to_string(id));
@@ -273,7 +270,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
 Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t step, int signal,
                                     Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
-                         OwnedRecord(own_records(), who, id));
+                         OwnedRecord(OwnRecordPtr(id), who, id));
   const JobRecord& r = *record;
   if (core::IsTerminal(r.job.state)) {
     return Status::FailedPrecondition("Job/step already completing or completed: " +
@@ -321,7 +318,7 @@ Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t 
 Status Controller::Impl::HoldJob(const Caller& who, core::JobId id, bool hold, bool admin_hold,
                                  Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
-                         OwnedRecord(own_records(), who, id));
+                         OwnedRecord(OwnRecordPtr(id), who, id));
   const JobRecord& r = *record;
   if (r.job.state != core::JobState::kPending) {
     return Status::FailedPrecondition("Job is no longer pending execution: " + std::to_string(id));
@@ -343,7 +340,7 @@ Status Controller::Impl::HoldJob(const Caller& who, core::JobId id, bool hold, b
 
 Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
-                         OwnedRecord(own_records(), who, id));
+                         OwnedRecord(OwnRecordPtr(id), who, id));
   const JobRecord& r = *record;
   if (!core::HoldsResources(r.job.state)) {
     return Status::FailedPrecondition("only a running job can be requeued: " + std::to_string(id));
@@ -360,7 +357,7 @@ Status Controller::Impl::RequeueJob(const Caller& who, core::JobId id, Txn& t) {
 Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const JobUpdate& update,
                                    Txn& t) {
   BERTH_ASSIGN_OR_RETURN(std::shared_ptr<const JobRecord> record,
-                         OwnedRecord(own_records(), who, id));
+                         OwnedRecord(OwnRecordPtr(id), who, id));
   const JobRecord& r = *record;
   const core::Job* job = cs->FindJob(id);
   if (core::IsTerminal(r.job.state) || job == nullptr) {

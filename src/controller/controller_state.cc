@@ -129,13 +129,13 @@ void Controller::Impl::Commit(Txn& t) {
       for (auto& reply : t.replies) reply(st);
       t.replies.clear();
       t.events.clear();
-      RestoreUncommittedRecords();  // reads show what the store holds
+      DropStagedRecords();  // reads show what the store holds
       return;
     }
   }
-  uncommitted_records.clear();
+  PublishStagedRecords();
   for (core::JobId id : t.launches) {
-    if (auto it = own_records().find(id); it != own_records().end()) SendLaunch(*it->second);
+    if (const JobRecord* r = OwnRecord(id)) SendLaunch(*r);
   }
   t.launches.clear();
   if (!steps.empty()) EndStaleSteps();
@@ -185,18 +185,14 @@ void Controller::Impl::WriteRecord(JobRecord& r, bool active, Time end_time, Txn
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
   const core::Job* job = cs->FindJob(id);
   if (job == nullptr) return;  // ended: FinishRecord wrote it
-  auto it = own_records().find(id);
-  auto r = std::make_shared<JobRecord>(
-      BuildRecord(*job, it == own_records().end() ? nullptr : it->second.get()));
+  auto r = std::make_shared<JobRecord>(BuildRecord(*job, OwnRecord(id)));
   WriteRecord(*r, /*active=*/true, kNoTime, t);
   PutRecord(id, std::move(r));
 }
 
 void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   core::JobId id = final_job.id;
-  auto it = own_records().find(id);
-  auto r = std::make_shared<JobRecord>(
-      BuildRecord(final_job, it == own_records().end() ? nullptr : it->second.get()));
+  auto r = std::make_shared<JobRecord>(BuildRecord(final_job, OwnRecord(id)));
   r->cancel_requested = false;
   WriteRecord(*r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
@@ -224,10 +220,10 @@ void Controller::Impl::SchedulePass(Txn& t) {
     }
   }
   for (const core::PlannedPreemption& p : applied.preempt) {
-    auto it = own_records().find(p.victim);
-    if (it == own_records().end()) continue;
+    const JobRecord* victim = OwnRecord(p.victim);
+    if (victim == nullptr) continue;
     preempting[p.victim] = p.mode;
-    auto r = std::make_shared<JobRecord>(*it->second);
+    auto r = std::make_shared<JobRecord>(*victim);
     r->cancel_requested = true;
     if (const Duration grace = PreemptGrace(r->job); grace > 0) {
       // Slurm's preemption with a GraceTime: SIGCONT and SIGTERM to the whole job at once (a
@@ -242,14 +238,14 @@ void Controller::Impl::SchedulePass(Txn& t) {
     PutRecord(p.victim, std::move(r));
   }
   for (const core::PlannedCancel& c : plan.cancels) {
-    auto it = own_records().find(c.job);
-    if (it == own_records().end()) continue;
-    core::Job final_job = it->second->job;
+    const JobRecord* cancelled = OwnRecord(c.job);
+    if (cancelled == nullptr) continue;
+    core::Job final_job = cancelled->job;
     final_job.state = c.state;
     final_job.end_time = now;
     final_job.outcome.state = c.state;
     final_job.outcome.end_time = now;
-    auto r = std::make_shared<JobRecord>(*it->second);
+    auto r = std::make_shared<JobRecord>(*cancelled);
     r->message = c.why;
     PutRecord(c.job, r);
     FinishRecord(final_job, t);
@@ -259,11 +255,8 @@ void Controller::Impl::SchedulePass(Txn& t) {
   for (const core::PendingInfo& p : plan.pending) {
     (*pending)[p.job] = {p.reason, p.detail, p.expected_start, p.priority};
   }
-  {
-    MutexLock<SharedMutex> l(view_mu);
-    pending_view = std::move(pending);
-    last_pass = now;
-  }
+  staged_pending_view = std::move(pending);  // published with the pass's records
+  staged_last_pass = now;
   wake_at = plan.wake_at;
   dirty = false;
   next_pass = now + opt.backfill_interval_s;

@@ -59,11 +59,11 @@ json ResultJson(const agent::JobResult& r) {
 }  // namespace
 
 Result<json> Controller::Impl::StartStep(const Caller& who, core::JobId id, const json& body) {
-  auto it = own_records().find(id);
-  if (it == own_records().end() || cs->FindJob(id) == nullptr) {
+  const std::shared_ptr<const JobRecord> current = OwnRecordPtr(id);
+  if (current == nullptr || cs->FindJob(id) == nullptr) {
     return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   }
-  const JobRecord& r = *it->second;
+  const JobRecord& r = *current;
   BERTH_RETURN_IF_ERROR(MayStep(who, r));
   if (r.job.state != core::JobState::kRunning) {
     return Status::FailedPrecondition("job " + std::to_string(id) + " is not running (" +
@@ -163,10 +163,9 @@ Result<json> Controller::Impl::StepStatus(const Caller& who, core::JobId id, uin
 }
 
 Status Controller::Impl::SignalStep(const Caller& who, core::JobId id, uint32_t step, int signal) {
-  auto it = own_records().find(id);
-  if (it == own_records().end())
-    return Status::NotFound("Invalid job id specified: " + std::to_string(id));
-  BERTH_RETURN_IF_ERROR(MayStep(who, *it->second));
+  const JobRecord* r = OwnRecord(id);
+  if (r == nullptr) return Status::NotFound("Invalid job id specified: " + std::to_string(id));
+  BERTH_RETURN_IF_ERROR(MayStep(who, *r));
   const std::optional<StepState> s = steps.Find(id, step);
   if (!s) {
     return Status::NotFound("step " + std::to_string(id) + "." + std::to_string(step) +
@@ -181,11 +180,11 @@ Status Controller::Impl::SignalStep(const Caller& who, core::JobId id, uint32_t 
 
 Status Controller::Impl::RecordStep(const Caller& who, core::JobId id, const api::StepRecord& step,
                                     Txn& t) {
-  auto it = own_records().find(id);
-  if (it == own_records().end() || cs->FindJob(id) == nullptr) {
+  const std::shared_ptr<const JobRecord> current = OwnRecordPtr(id);
+  if (current == nullptr || cs->FindJob(id) == nullptr) {
     return Status::NotFound("Invalid job id specified: " + std::to_string(id));
   }
-  const JobRecord& r = *it->second;
+  const JobRecord& r = *current;
   BERTH_RETURN_IF_ERROR(MayStep(who, r));
   if (!StepsMayRun(cs->FindJob(id), step.attempt)) {
     return Status::FailedPrecondition("job " + std::to_string(id) + " has no running attempt " +
@@ -379,12 +378,12 @@ net::HttpResponse Controller::Impl::StepIoRoute(const net::HttpRequest& req, con
   const bool submitter = side == StepIoRendezvous::Side::kLauncher && step == "batch";
   Reply r = Call([&](Txn&, Reply* out) {
     state_thread.AssertHeld();  // a command: on the state thread
-    auto it = own_records().find(id);
-    if (it == own_records().end() || cs->FindJob(id) == nullptr) {
+    const JobRecord* found = OwnRecord(id);
+    if (found == nullptr || cs->FindJob(id) == nullptr) {
       out->status = Status::NotFound("Invalid job id specified: " + std::to_string(id));
       return;
     }
-    const JobRecord& rec = *it->second;
+    const JobRecord& rec = *found;
     out->status = MayStep(who, rec);
     if (out->status.ok() && !submitter && !StepsMayRun(cs->FindJob(id), rec.job.restart_count)) {
       out->status = Status::FailedPrecondition("job " + std::to_string(id) + " is not running");

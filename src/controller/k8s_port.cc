@@ -190,7 +190,7 @@ class K8sPort::Ops : public k8s::StateOps {
                            im_.SubmitJobs(CallerOf(who), m.request, t_));
     im_.metrics.submissions_kubernetes.fetch_add(1, std::memory_order_relaxed);
     const core::JobId id = ids.front();
-    auto r = std::make_shared<JobRecord>(*im_.own_records().at(id));
+    auto r = std::make_shared<JobRecord>(*im_.OwnRecord(id));
     json meta = m.meta;
     std::string log = r->job.exec ? r->job.exec->stdout_pattern : "";
     if (size_t at = log.find("%j"); at != std::string::npos) log.replace(at, 2, std::to_string(id));

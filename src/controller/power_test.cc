@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -44,11 +45,32 @@ class PowerSaverTest : public ::testing::Test {
     settings_.suspend_time = 300;
     settings_.suspend_timeout = 30;
   }
-  // The programs the tests ran end before their folder goes (this process starts no others).
+  // The programs the tests ran end before their folder goes. Only they are waited for: other
+  // tests of this binary may keep children of their own (the shared PostgreSQL and etcd).
   void TearDown() override {
-    while (waitpid(-1, nullptr, 0) > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (RunningFromFolder() && std::chrono::steady_clock::now() < deadline) {
+      while (waitpid(-1, nullptr, WNOHANG) > 0) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
     }
     std::filesystem::remove_all(dir_);
+  }
+  // Whether a live process runs one of this test's programs (its command line names the folder).
+  bool RunningFromFolder() const {
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+      const std::string name = e.path().filename().string();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;  // not a process
+      std::ifstream f(e.path() / "cmdline");
+      std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      std::ifstream st(e.path() / "stat");
+      std::string stat((std::istreambuf_iterator<char>(st)), std::istreambuf_iterator<char>());
+      const bool zombie = stat.find(") Z ") != std::string::npos;
+      if (!zombie && cmdline.find(dir_) != std::string::npos) return true;
+    }
+    return false;
   }
 
   // A program that appends its argument to DIR/NAME.log.

@@ -57,6 +57,7 @@ class TestEtcd {
   }
 
   ~TestEtcd() {
+    Resume();  // a stopped process takes SIGKILL too, but its waitpid is only clean this way
     Kill();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
@@ -75,6 +76,13 @@ class TestEtcd {
   bool Restart() {
     Kill();
     return Launch(Binary());
+  }
+  // Stops it answering (SIGSTOP), as a member stalled on its disk; Resume() lets it go on.
+  void Pause() {
+    if (pid_ > 0) ::kill(pid_, SIGSTOP);
+  }
+  void Resume() {
+    if (pid_ > 0) ::kill(pid_, SIGCONT);
   }
 
  private:
