@@ -383,16 +383,16 @@ Result<CommandLine> CommandLineOf(const json& body, const std::string& program) 
   return c;
 }
 
-// A record's view as Slurm's commands show it, with the last pass's word on a pending job.
-slurm::JobView ViewOf(const JobRecord& r, const PendingMap& pending, bool with_exec, Time now,
-                      uint32_t parts = slurm::kViewAllParts) {
+// A record's view as Slurm's commands show it, with the last pass's word on a pending job, into
+// `*v` (as slurm::FillJobView).
+void FillViewOf(const JobRecord& r, const PendingMap& pending, bool with_exec, Time now,
+                uint32_t parts, slurm::JobView* v) {
   slurm::JobRecordFacts f = SlurmFactsOf(r);
   const SchedulerWord w = WordOf(r, pending);
   f.priority = w.priority;
   f.reason = w.has_reason ? std::string(core::PendingReasonName(w.reason)) : "";
-  f.reason_detail = w.has_reason ? *w.detail : "";
   f.expected_start = w.expected_start;
-  return slurm::JobViewOf(f, r.job.spec, with_exec ? r.job.exec.get() : nullptr, now, parts);
+  slurm::FillJobView(f, r.job.spec, with_exec ? r.job.exec.get() : nullptr, now, parts, v);
 }
 
 // The time zone this process shows local times in: its TZ, or "" for the system's.
@@ -441,7 +441,7 @@ net::HttpResponse Controller::Impl::ScancelView(const json& body) {
   std::vector<slurm::JobView> views;
   views.reserve(jobs.size());
   for (const std::shared_ptr<const JobRecord>& r : jobs) {
-    views.push_back(ViewOf(*r, *pending, false, now, 0));
+    FillViewOf(*r, *pending, false, now, 0, &views.emplace_back());
   }
   const slurm::ScancelSelection sel = slurm::SelectScancelTargets(o, views);
   json targets = json::array();
@@ -508,7 +508,8 @@ net::HttpResponse Controller::Impl::SqueueView(const json& body) {
     slurm::SqueueTableBuilder& part = *parts[k];
     part.Reserve(end - begin);
     for (size_t i = begin; i < end; ++i) {
-      part.Add(ViewOf(*jobs[i], *pending, true, ctx.now, view_parts));
+      FillViewOf(*jobs[i], *pending, true, ctx.now, view_parts, &part.NewView());
+      part.AddNewView();
     }
   });
   jobs.clear();

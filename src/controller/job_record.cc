@@ -194,7 +194,6 @@ slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
   f.priority = r.priority;
   if (r.reason != core::PendingReason::kNone) {
     f.reason = std::string(core::PendingReasonName(r.reason));
-    f.reason_detail = r.reason_detail;
   }
   f.restart_count = j.restart_count;
   f.exit_code = j.outcome.exit_code;

@@ -371,7 +371,6 @@ void SetState(const JobRecordFacts& r, const core::JobSpec& s, JobView& v) {
     if (v.reason.empty()) {
       v.reason = v.held ? (v.admin_held ? "JobHeldAdmin" : "JobHeldUser") : "None";
     }
-    v.reason_detail = r.reason_detail;
     // Slurm's scheduler sets a job no node could ever hold to priority 0 (held).
     if (v.reason == "BadConstraints") v.priority = 0;
   }
@@ -455,7 +454,6 @@ Status FactsFromJson(const json& r, JobRecordFacts& f) {
   f.cancelled_by = r.value("cancelled_by", int64_t{-1});
   f.priority = r.value("priority", int64_t{0});
   f.reason = r.value("reason", std::string());
-  f.reason_detail = r.value("reason_detail", "");
   f.restart_count = r.value("restart_count", 0);
   f.exit_code = r.value("exit_code", 0);
   f.term_signal = r.value("term_signal", 0);
@@ -518,9 +516,16 @@ Result<JobView> JobViewFromJson(const json& record, Time now) {
 
 JobView JobViewOf(const JobRecordFacts& r, const core::JobSpec& s, const core::JobExecSpec* exec,
                   Time now, uint32_t parts) {
+  JobView v;
+  FillJobView(r, s, exec, now, parts, &v);
+  return v;
+}
+
+void FillJobView(const JobRecordFacts& r, const core::JobSpec& s, const core::JobExecSpec* exec,
+                 Time now, uint32_t parts, JobView* out) {
   static const core::JobExecSpec kNone;
   const core::JobExecSpec& e = exec != nullptr ? *exec : kNone;
-  JobView v;
+  JobView& v = *out;
   SetIdentity(r, s, v);
   SetState(r, s, v);
   if ((parts & kViewDependency) != 0)
@@ -569,8 +574,11 @@ JobView JobViewOf(const JobRecordFacts& r, const core::JobSpec& s, const core::J
   v.partition = r.partition;
   if (v.state == core::JobState::kPending || v.partition.empty()) {
     std::string joined;
-    for (const std::string& p : s.partitions) joined += (joined.empty() ? "" : ",") + p;
-    if (!joined.empty()) v.partition = joined;
+    for (const std::string& p : s.partitions) {
+      if (!joined.empty()) joined += ',';
+      joined += p;
+    }
+    if (!joined.empty()) v.partition = std::move(joined);
   }
   SetPaths(e, (parts & kViewPaths) != 0, v);
   SetAllocation(r, s.gpu_type, tres, v);
@@ -578,7 +586,6 @@ JobView JobViewOf(const JobRecordFacts& r, const core::JobSpec& s, const core::J
   v.max_rss_mib = r.max_rss_mib;
   v.gpu_utilization = r.gpu_utilization;
   v.cpu_time = v.run_time * v.num_cpus;
-  return v;
 }
 
 Result<std::vector<JobView>> JobViewsFromList(std::string_view list, Time now, int* skipped) {

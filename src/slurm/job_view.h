@@ -55,7 +55,6 @@ struct JobView {
   int64_t cancelled_by = -1;    // the uid whose cancel ended it (-1: none)
   std::string state_compact;    // squeue's %t: "PD", "R", "CG", "CA", "OOM"
   std::string reason = "None";  // Reason=: "None", "JobHeldUser", "Resources", ...
-  std::string reason_detail;    // berth's words on the reason (for -l / berth's own output)
   int64_t priority = 0;
   int32_t nice = 0;
   bool held = false;
@@ -159,7 +158,6 @@ struct JobRecordFacts {
   int64_t cancelled_by = -1;
   int64_t priority = 0;
   std::string reason;  // a pending reason's name; "" = none given
-  std::string reason_detail;
   int32_t restart_count = 0;
   int32_t exit_code = 0;
   int32_t term_signal = 0;
@@ -203,6 +201,10 @@ enum ViewPart : uint32_t {
 // shown: a list's record has none), with the parts `parts` names (ViewPart bits).
 JobView JobViewOf(const JobRecordFacts& record, const core::JobSpec& spec,
                   const core::JobExecSpec* exec, Time now, uint32_t parts = kViewAllParts);
+// The same into `*v`, which must be a view as JobView{} makes it (a caller keeping views in
+// place, such as squeue's table, makes each where it stays).
+void FillJobView(const JobRecordFacts& record, const core::JobSpec& spec,
+                 const core::JobExecSpec* exec, Time now, uint32_t parts, JobView* v);
 // The views of every record of a list answer's text (`{"jobs":[...]}`), parsed one record at a
 // time (api/json_scan.h) into a vector allocated once. Records that are not JSON or do not
 // decode are skipped and counted in `*skipped` when given; a list whose structure is broken:

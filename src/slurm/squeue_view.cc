@@ -696,13 +696,25 @@ void SqueueTableBuilder::Reserve(size_t jobs) {
 }
 
 void SqueueTableBuilder::Add(JobView view) {
+  NewView() = std::move(view);
+  AddNewView();
+}
+
+JobView& SqueueTableBuilder::NewView() {
+  return scratch_.emplace_back().job;  // scratch_ is empty between jobs (Emit clears it)
+}
+
+void SqueueTableBuilder::AddNewView() {
   // Pending tasks of an array wait for each other (they may share a line); the others go at once.
-  const bool array_pending = view.state == core::JobState::kPending && view.array_job_id != 0;
-  std::vector<SqueueRow>& to = array_pending ? arrays_ : scratch_;
-  SqueueRow& row = to.emplace_back();
-  row.job = std::move(view);
-  FinishLastRow(o_.array_tasks, to);
-  if (!array_pending) Emit();
+  const JobView& view = scratch_.back().job;
+  if (view.state == core::JobState::kPending && view.array_job_id != 0) {
+    arrays_.push_back(std::move(scratch_.back()));
+    scratch_.pop_back();
+    FinishLastRow(o_.array_tasks, arrays_);
+    return;
+  }
+  FinishLastRow(o_.array_tasks, scratch_);
+  Emit();
 }
 
 void SqueueTableBuilder::Emit() {

@@ -210,6 +210,10 @@ class SqueueTableBuilder {
   void Reserve(size_t jobs);
   // One job's view.
   void Add(JobView view);
+  // The same in place: the view to fill (as JobView{} makes it), then AddNewView once it is
+  // filled. Nothing else may be added in between.
+  JobView& NewView();
+  void AddNewView();
   // The jobs `part` was given (made with the same options, format and context), as if they had
   // been added here after those added so far: builders of consecutive slices of the jobs, filled
   // on several threads, make the table of all of them.
