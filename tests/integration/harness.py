@@ -129,7 +129,23 @@ class Cluster:
             if cond():
                 return
             time.sleep(0.1)
-        raise AssertionError(f'timed out waiting for {what}; logs in {self.dir}')
+        raise AssertionError(f'timed out waiting for {what}; logs in {self.dir}\n' +
+                             self.log_tails())
+
+    def log_tails(self, lines=20):
+        """The last lines of each daemon's log in the folder: the folder goes with the test, and
+        a failure in CI should say what the daemons saw."""
+        out = []
+        for name in sorted(os.listdir(self.dir)) if self.dir and os.path.isdir(self.dir) else []:
+            if not name.endswith('.log'):
+                continue
+            try:
+                with open(os.path.join(self.dir, name), errors='replace') as f:
+                    tail = f.readlines()[-lines:]
+            except OSError:
+                continue
+            out.append(f'--- {name} (last {len(tail)} lines)\n' + ''.join(tail))
+        return '\n'.join(out)
 
     def wait_state(self, job_id, states, timeout=60):
         states = [states] if isinstance(states, str) else states
