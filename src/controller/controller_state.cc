@@ -179,7 +179,7 @@ void Controller::Impl::WriteRecord(JobRecord& r, bool active, Time end_time, Txn
   // The state thread is the hub's only publisher, and this batch's events are published in
   // order once it commits: this event's sequence is known now.
   r.event_seq = watch_hub.Next() + t.events.size();
-  t.events.push_back(nlohmann::json{{"type", "job"}, {"job", view}}.dump());
+  t.events.push_back(JobEventText(view));
 }
 
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {

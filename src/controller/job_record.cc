@@ -229,6 +229,14 @@ slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
   return f;
 }
 
+std::string JobEventText(const json& view) {
+  // An object's keys come out sorted: "job" before "type".
+  std::string text = "{\"job\":";
+  text += view.dump();
+  text += ",\"type\":\"job\"}";
+  return text;
+}
+
 std::string StoredRecordText(const json& list_form, const std::string& exec_text) {
   std::string text = list_form.dump();
   if (exec_text.empty()) return text;

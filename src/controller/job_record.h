@@ -113,6 +113,9 @@ Result<JobRecord> DecodeJobRecord(std::string_view json_text, ExecCache* cache =
 // so that jobs sharing a run specification share its encoding too. DecodeJobRecord reads this
 // form and the older one (the run specification's keys inside "request").
 std::string StoredRecordText(const nlohmann::json& list_form, const std::string& exec_text);
+// The watch event of a job's change, {"job": VIEW, "type": "job"} as nlohmann dumps it, made
+// from the view without copying its tree into another.
+std::string JobEventText(const nlohmann::json& view);
 // The keys of a job's JSON (docs/formats/job-json.md) that come from its run specification, as
 // the text of one JSON object.
 std::string ExecJsonText(const core::JobExecSpec& exec);

@@ -55,6 +55,16 @@ TEST(JobRecordTest, TheStoreFormKeepsTheRunSpecificationBesideTheRequest) {
   EXPECT_EQ(*old->job.exec, *r.job.exec);
 }
 
+TEST(JobRecordTest, AJobEventIsTheDumpOfItsObject) {
+  JobRecord r = SampleRecord();
+  nlohmann::json view = EncodeJobRecord(r, false);
+  view.erase("request");
+  view["message"] = "quote \" and \\ and \n and \u00e9";
+  const std::string text = JobEventText(view);
+  EXPECT_EQ(text, (nlohmann::json{{"type", "job"}, {"job", view}}.dump()));
+  EXPECT_EQ(nlohmann::json::parse(text).at("job"), view);
+}
+
 TEST(JobRecordTest, RecordsSharingARunSpecificationDecodeItOnce) {
   JobRecord a = SampleRecord();
   JobRecord b = SampleRecord();
