@@ -158,7 +158,7 @@ struct Controller::Impl {
   // The state thread's records: the published ones with the changes of the batch under way
   // staged over them. A change is staged (PutRecord) and published only once the store holds
   // it (PublishStagedRecords, after the commit; a failed commit drops it), so that no read shows
-  // a state the store may lose (docs/architecture.md, "One writer"). The state thread reads the
+  // a state the store may lose (docs/architecture.md, "The controller"). The state thread reads the
   // published map without a lock: it is its only writer.
   const JobRecord* OwnRecord(core::JobId id) const REQUIRES(state_thread) {
     return OwnRecordPtr(id).get();
