@@ -19,6 +19,7 @@
 #include "agent/container_settings.h"
 #include "cli/local_postgres.h"
 #include "net/http.h"
+#include "net/socket_io.h"
 
 namespace berth::cli {
 namespace {
@@ -28,24 +29,6 @@ int64_t SteadyMs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
-
-}  // namespace
-
-Result<int> FreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return Status::Internal("socket() failed");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  int rc = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  if (rc == 0) rc = getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  if (rc != 0) return Status::Internal("cannot find a free loopback port");
-  return static_cast<int>(ntohs(a.sin_port));
-}
-
-namespace {
 
 // GET `path` at `address` answers `status`.
 bool Answers(const std::string& address, const std::string& path, int status) {
@@ -143,8 +126,8 @@ Status LocalGroup::StartEtcd() {
     ports.clear();
     std::ostringstream out;
     for (int i = 0; i < opt_.etcd_members; ++i) {
-      BERTH_ASSIGN_OR_RETURN(int client, FreeLoopbackPort());
-      BERTH_ASSIGN_OR_RETURN(int peer, FreeLoopbackPort());
+      BERTH_ASSIGN_OR_RETURN(int client, net::FreeLoopbackPort());
+      BERTH_ASSIGN_OR_RETURN(int peer, net::FreeLoopbackPort());
       ports.emplace_back(client, peer);
       out << "m" << i << " " << client << " " << peer << "\n";
     }

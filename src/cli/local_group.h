@@ -20,9 +20,6 @@
 
 namespace berth::cli {
 
-// A free TCP port on 127.0.0.1 (the kernel's choice, released at once).
-Result<int> FreeLoopbackPort();
-
 struct LocalGroupOptions {
   std::string home;          // the group lives in HOME/ha
   std::string berth_binary;  // this binary, for the controllers

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "cli/local_group.h"
 #include "controller/web_sessions.h"
+#include "net/socket_io.h"
 #include "net/tls_pki.h"
 #include "store/archive.h"
 
@@ -107,7 +107,7 @@ Result<LocalPostgres> PrepareLocalPostgres(const std::string& ha_dir) {
     in >> pg.port;
   }
   if (pg.port <= 0) {
-    BERTH_ASSIGN_OR_RETURN(pg.port, FreeLoopbackPort());
+    BERTH_ASSIGN_OR_RETURN(pg.port, net::FreeLoopbackPort());
     std::ofstream(pg.dir + "/port", std::ios::trunc) << pg.port << "\n";
   }
   struct stat st {};

@@ -161,13 +161,19 @@ struct Controller::Impl {
   // a state the store may lose (docs/architecture.md, "The controller"). The state thread reads the
   // published map without a lock: it is its only writer.
   const JobRecord* OwnRecord(core::JobId id) const REQUIRES(state_thread) {
-    return OwnRecordPtr(id).get();
+    const std::shared_ptr<const JobRecord>* r = FindOwnRecord(id);
+    return r == nullptr ? nullptr : r->get();
   }
-  std::shared_ptr<const JobRecord> OwnRecordPtr(core::JobId id) const
+  std::shared_ptr<const JobRecord> OwnRecordPtr(core::JobId id) const REQUIRES(state_thread) {
+    const std::shared_ptr<const JobRecord>* r = FindOwnRecord(id);
+    return r == nullptr ? nullptr : *r;
+  }
+  // Where job `id`'s record is held (the staged change, else the published one); null: none.
+  const std::shared_ptr<const JobRecord>* FindOwnRecord(core::JobId id) const
       REQUIRES(state_thread) NO_THREAD_SAFETY_ANALYSIS {
-    if (auto s = staged_records.find(id); s != staged_records.end()) return s->second;
+    if (auto s = staged_records.find(id); s != staged_records.end()) return &s->second;
     auto it = records.find(id);
-    return it == records.end() ? nullptr : it->second;
+    return it == records.end() ? nullptr : &it->second;
   }
   // Calls f(id, record) for each of the state thread's records once, in no set order.
   template <typename F>
@@ -207,8 +213,7 @@ struct Controller::Impl {
         }
       }
     }
-    staged_records.clear();
-    staged_pending_view = nullptr;
+    DropStagedRecords();
   }
   // Drops what the staged records and pass say (a commit failed: reads show what the store
   // holds).

@@ -1,5 +1,6 @@
 #include "net/socket_io.h"
 
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -135,6 +136,19 @@ std::string ErrnoMessage(std::string_view what, int err) {
   out += ": ";
   out += std::strerror(err);
   return out;
+}
+
+Result<int> FreeLoopbackPort() {
+  UniqueFd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return Status::Internal("socket() failed");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  int rc = bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  if (rc == 0) rc = getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len);
+  if (rc != 0) return Status::Internal("cannot find a free loopback port");
+  return static_cast<int>(ntohs(a.sin_port));
 }
 
 }  // namespace berth::net

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
+
 namespace berth::net {
 
 // Owns a file descriptor and closes it on destruction. -1 means "none".
@@ -85,6 +87,10 @@ bool WaitReadable(int fd, int64_t deadline_ms);
 
 // "what: strerror(errno)"
 std::string ErrnoMessage(std::string_view what, int err);
+
+// A free TCP port on 127.0.0.1 (the kernel's choice, released at once: another process may take
+// it before the caller binds it).
+Result<int> FreeLoopbackPort();
 
 }  // namespace berth::net
 

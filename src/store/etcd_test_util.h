@@ -6,10 +6,8 @@
 #ifndef BERTH_STORE_ETCD_TEST_UTIL_H_
 #define BERTH_STORE_ETCD_TEST_UTIL_H_
 
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include <vector>
 
 #include "net/http.h"
+#include "net/socket_io.h"
 #include "store/store.h"
 
 namespace berth::store {
@@ -50,14 +49,15 @@ class TestEtcd {
     char tmpl[] = "/tmp/berth-etcd-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return nullptr;
     e->dir_ = tmpl;
-    e->client_port_ = FreePort();
-    e->peer_port_ = FreePort();
+    Result<int> client = net::FreeLoopbackPort(), peer = net::FreeLoopbackPort();
+    if (!client.ok() || !peer.ok()) return nullptr;
+    e->client_port_ = *client;
+    e->peer_port_ = *peer;
     if (!e->Launch(bin)) return nullptr;
     return e;
   }
 
   ~TestEtcd() {
-    Resume();  // a stopped process takes SIGKILL too, but its waitpid is only clean this way
     Kill();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
@@ -87,19 +87,6 @@ class TestEtcd {
 
  private:
   TestEtcd() = default;
-
-  static int FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
-    socklen_t len = sizeof(a);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return ntohs(a.sin_port);
-  }
 
   bool Launch(const std::string& bin) {
     const std::string client = "http://127.0.0.1:" + std::to_string(client_port_);

@@ -8,11 +8,9 @@
 #ifndef BERTH_STORE_PG_TEST_UTIL_H_
 #define BERTH_STORE_PG_TEST_UTIL_H_
 
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/socket_io.h"
 #include "store/archive.h"
 
 namespace berth::store {
@@ -53,7 +52,9 @@ class TestPostgres {
       pg->gid_ = pw->pw_gid;
       if (chown(tmpl, pg->uid_, pg->gid_) != 0) return nullptr;
     }
-    pg->port_ = FreePort();
+    Result<int> port = net::FreeLoopbackPort();
+    if (!port.ok()) return nullptr;
+    pg->port_ = *port;
     if (pg->Run({bin + "/initdb", "-D", pg->dir_ + "/data", "-U", "berth", "--auth=trust", "-E",
                  "UTF8", "--no-sync", "--no-instructions"},
                 /*wait=*/true) != 0) {
@@ -88,18 +89,6 @@ class TestPostgres {
 
  private:
   TestPostgres() = default;
-
-  static int FreePort() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(a);
-    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    close(fd);
-    return ntohs(a.sin_port);
-  }
 
   // Runs args as the cluster's owner; with wait, returns its exit status, else its pid.
   int Run(std::vector<std::string> args, bool wait) {
