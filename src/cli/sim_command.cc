@@ -345,6 +345,7 @@ int SimMain(int argc, char** argv) {
     return 1;
   }
   setup->restart_delay = args.restart_delay;
+  setup->node_lists = !args.jobs_out.empty();
   const sim::PowerOptions power = MakePowerOptions(*setup, args.power);
   // One run per policy, or with --suspend-times one per policy and SuspendTime.
   std::vector<std::optional<Duration>> suspend_times = {std::nullopt};

@@ -268,6 +268,7 @@ Result<PolicyOutcome> RunPolicy(const sim::Trace& trace, const SimSetup& setup,
   sim::SimOptions options;
   options.shape = setup.shape;
   options.power = power;
+  options.node_lists = setup.node_lists;
   if (setup.has_scheduler_config && !policy_given) {
     options.scheduler = setup.scheduler;
     o.policy = setup.scheduler.name;

@@ -27,6 +27,7 @@ struct SimSetup {
   std::string description;    // "1 pool of 100 processors", "64 nodes x ..."
   config::PowerSaving power;  // from --cluster / --config (enabled() when ResumeProgram is set)
   std::optional<Duration> restart_delay;  // --restart-delay: overrides LasRestartDelay
+  bool node_lists = true;                 // each job's node list is made (--jobs-out prints it)
 };
 
 // The power-saving flags of `berth sim`.

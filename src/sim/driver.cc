@@ -140,9 +140,9 @@ void Driver::Finish(const core::Job& job) {
     r.procs += a.cpus;
     r.gpus += a.gpu_count();
     for (const core::GpuShare& g : a.gpu_shares) r.gpu_milli += g.milli;
-    names.push_back(vc_.state().node(a.node).spec.name);
+    if (options_.node_lists) names.push_back(vc_.state().node(a.node).spec.name);
   }
-  r.node_list = hostlist::Compress(names);
+  if (options_.node_lists) r.node_list = hostlist::Compress(names);
   r.state = std::string(core::JobStateName(job.state));
   result_.jobs.push_back(std::move(r));
 }

@@ -46,6 +46,9 @@ struct SimOptions {
   PowerOptions power;
   // Called now and then (every few thousand events); may be empty.
   std::function<void(const SimProgress&)> progress;
+  // Each finished job's node list (JobResult::node_list, which only --jobs-out prints): off, a
+  // replay spares a name copy per node of every job.
+  bool node_lists = true;
 };
 
 struct SimResult {

@@ -116,5 +116,45 @@ TEST(SwfSemanticsTest, DeterministicAndEasyNoWorseOnTheBundledTrace) {
   EXPECT_LE(easy.avg_wait_s, fcfs.avg_wait_s);
 }
 
+// Without node lists (`berth sim` without --jobs-out) a replay is the same job for job; only
+// the lists are left out.
+TEST(SwfSemanticsTest, NodeListsOffChangeNothingElse) {
+  ReadOptions ro;
+  Result<Trace> trace = ReadTrace(
+      std::string(BERTH_SOURCE_DIR) + "/data/traces/KTH-SP2-1996-2.1-cln.first2000.swf", ro);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  core::ClusterSpec cluster;
+  for (int i = 0; i < 30; ++i) {
+    core::NodeSpec n;
+    n.name = "n" + std::to_string(i);
+    n.cpus = 4;
+    n.mem_mib = 16 * 1024;
+    cluster.nodes.push_back(n);
+  }
+  auto run = [&](bool lists) {
+    SimOptions options;
+    options.node_lists = lists;
+    return std::move(Simulate(*trace, cluster, options)).value();
+  };
+  SimResult with = run(true), without = run(false);
+  ASSERT_EQ(with.jobs.size(), without.jobs.size());
+  ASSERT_GT(with.jobs.size(), 1000u);
+  size_t multi = 0;
+  for (size_t i = 0; i < with.jobs.size(); ++i) {
+    const JobResult& a = with.jobs[i];
+    const JobResult& b = without.jobs[i];
+    EXPECT_EQ(a.job_id, b.job_id);
+    EXPECT_EQ(a.start, b.start);
+    EXPECT_EQ(a.end, b.end);
+    EXPECT_EQ(a.procs, b.procs);
+    EXPECT_EQ(a.nodes, b.nodes);
+    EXPECT_EQ(a.state, b.state);
+    EXPECT_FALSE(a.node_list.empty());
+    EXPECT_TRUE(b.node_list.empty());
+    multi += a.nodes > 1 ? 1 : 0;
+  }
+  EXPECT_GT(multi, 0u) << "no multi-node job: the lists would be trivial";
+}
+
 }  // namespace
 }  // namespace berth::sim

@@ -18,7 +18,12 @@ class FitTracker {
         resv_(resv),
         job_(job),
         fit_(cand.size()),
-        tasks_(cand.size(), 0) {}
+        tasks_(Scratch(cand.size())) {}
+  ~FitTracker() {
+    for (uint32_t n : seen_) tasks_[n] = 0;
+  }
+  FitTracker(const FitTracker&) = delete;
+  FitTracker& operator=(const FitTracker&) = delete;
 
   void Evaluate(uint32_t n, Time t) {
     if (!cand_.Test(n)) return;
@@ -31,6 +36,7 @@ class FitTracker {
                             : (FitNode(s, node, f, req_.user, nullptr) ? 1 : 0);
     }
     int32_t& old = tasks_[n];
+    if (old == 0 && now_fit != 0) seen_.push_back(n);
     total_ += now_fit - old;
     old = now_fit;
     fit_.Assign(n, now_fit > 0);
@@ -57,8 +63,16 @@ class FitTracker {
   Bitset fit_;
   // By node: the shares of the job it can hold now. A flat array, not a hash map: a pass runs
   // FindEarliestStart for every blocked job it may reserve for, and the map's allocations
-  // dominated the multifactor replays.
-  std::vector<int32_t> tasks_;
+  // dominated the multifactor replays. The array is the thread's, kept from call to call (all
+  // zero between calls: the destructor clears the entries it set, listed in seen_), so that a
+  // call does not allocate and clear one entry per node of the cluster.
+  static std::vector<int32_t>& Scratch(size_t nodes) {
+    thread_local std::vector<int32_t> scratch;
+    if (scratch.size() < nodes) scratch.resize(nodes, 0);
+    return scratch;
+  }
+  std::vector<int32_t>& tasks_;
+  std::vector<uint32_t> seen_;
   int64_t total_ = 0;
 };
 

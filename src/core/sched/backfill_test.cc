@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <ostream>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -229,6 +230,57 @@ TEST(BackfillTest, OverdueJobFreesItsNodeAtNowPlusOne) {
   JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 100);
   PassState pass(cs, 100);
   EXPECT_EQ(Earliest(pass, id, 10), At(101, {"n01"}, 1));
+}
+
+// FreeCpusBound's memo follows starts on reserved nodes (PassState::AddBoundTerms): after any
+// sequence of starts it gives what a pass that saw the same reservations and starts computes
+// from scratch, for windows that end before, between and after the reservations' starts.
+TEST(BackfillTest, WindowBoundFollowsStartsOnReservedNodes) {
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    ClusterState cs = MakeCluster().Nodes("n", 8, 8, 0).Build();
+    for (int i = 0; i < 6; ++i) {
+      std::string node = "n0" + std::to_string(pick(1, 8));
+      int32_t cpus = pick(1, 3);
+      if (cs.node(*cs.FindNode(node)).free_cpus >= cpus)
+        RunJob(cs, node.c_str(), cpus, 0, pick(5, 300));
+    }
+    JobId job = *cs.Submit(MakeJob().Obj(), nullptr, 0);
+    const JobEntry& e = *cs.FindEntry(job);
+    std::vector<Reservation> resv;
+    for (int r = 0; r < 2; ++r) {
+      Allocation a;
+      for (uint32_t n = 0; n < 8; ++n) {
+        if (pick(0, 1) == 1) a.nodes.push_back({n, pick(1, 4), 0, 0, 1, {}, {}});
+      }
+      Time start = pick(20, 200);
+      resv.push_back({static_cast<JobId>(900 + r), start, start + pick(10, 100), a});
+    }
+    const std::vector<Duration> windows{1, 15, 60, 150, 250, 1000};
+    PassState pass(cs, 10);
+    for (const Reservation& r : resv) pass.Reserve(r);
+    for (Duration d : windows) pass.FreeCpusBound(d);  // the memo is filled
+    std::vector<std::pair<Time, Allocation>> starts;
+    for (int k = 0; k < 8; ++k) {
+      uint32_t n = static_cast<uint32_t>(pick(0, 7));
+      int32_t free = pass.FreeNow(n).cpus;
+      if (free == 0) continue;
+      Time end = pick(11, 400);
+      starts.emplace_back(end, On(n, pick(1, free)));
+      pass.Start(e, static_cast<JobId>(1000 + k), end, starts.back().second);
+      PassState fresh(cs, 10);
+      for (const Reservation& r : resv) fresh.Reserve(r);
+      for (size_t i = 0; i < starts.size(); ++i) {
+        fresh.Start(e, static_cast<JobId>(1000 + i), starts[i].first, starts[i].second);
+      }
+      for (Duration d : windows) {
+        EXPECT_EQ(pass.FreeCpusBound(d), fresh.FreeCpusBound(d))
+            << "window " << d << ", start " << k;
+      }
+    }
+  }
 }
 
 }  // namespace

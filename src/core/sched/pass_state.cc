@@ -25,13 +25,6 @@ RunCounters CountersOf(const Allocation& alloc, int sign) {
   return out;
 }
 
-const NodeAllocation* OnNode(const Allocation& a, uint32_t n) {
-  for (const NodeAllocation& na : a.nodes) {
-    if (na.node == n) return &na;
-  }
-  return nullptr;
-}
-
 void MinInto(NodeFree& acc, const NodeFree& f) {
   acc.cpus = std::min(acc.cpus, f.cpus);
   acc.mem_mib = std::min(acc.mem_mib, f.mem_mib);
@@ -99,13 +92,23 @@ NodeFree& PassState::Mutable(uint32_t n) {
   return s.free;
 }
 
-void PassState::AddStartOn(uint32_t n, int32_t index) {
+namespace {
+// Notes that start or reservation `index` has node n at `pos` of its allocation; a node listed
+// twice in one allocation keeps its first entry's place (as a scan would find).
+void NoteOn(std::vector<PassScratch::OnNode>& on, int32_t index, size_t pos) {
+  int32_t p = static_cast<int32_t>(pos);
+  if (!on.empty() && on.back().index == index) p = on.back().pos;
+  on.push_back({index, p});
+}
+}  // namespace
+
+void PassState::AddStartOn(uint32_t n, int32_t index, size_t pos) {
   PassScratch::Slot& slot = SlotOf(n);
   if (slot.starts != epoch_) {
     slot.start_indices.clear();
     slot.starts = epoch_;
   }
-  slot.start_indices.push_back(index);
+  NoteOn(slot.start_indices, index, pos);
 }
 
 void PassState::Reindex(uint32_t n) {
@@ -132,17 +135,29 @@ void PassState::CountStart(const JobEntry& e, const Allocation& alloc, int sign)
 void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc) {
   bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
   int32_t index = static_cast<int32_t>(starts_.size());
-  for (const NodeAllocation& a : alloc.nodes) {
-    // FreeCpusBound's memo reads the reserved nodes only.
-    if (reserved_.Test(a.node)) bound_valid_ = false;
+  // FreeCpusBound's memo reads the reserved nodes only: a start there moves those nodes' parts
+  // of each deficit computed so far, which are taken out before and put back after.
+  std::vector<uint32_t>& in_bound = bound_nodes_;
+  in_bound.clear();
+  if (bound_valid_) {
+    for (const NodeAllocation& a : alloc.nodes) {
+      if (reserved_.Test(a.node)) in_bound.push_back(a.node);
+    }
+    std::sort(in_bound.begin(), in_bound.end());
+    in_bound.erase(std::unique(in_bound.begin(), in_bound.end()), in_bound.end());
+    for (uint32_t n : in_bound) AddBoundTerms(n, -1);
+  }
+  for (size_t pos = 0; pos < alloc.nodes.size(); ++pos) {
+    const NodeAllocation& a = alloc.nodes[pos];
     Mutable(a.node).Take(cs_.node(a.node), a, e.user, excl_user);
     Reindex(a.node);
     SlotOf(a.node).profile = 0;
-    AddStartOn(a.node, index);
+    AddStartOn(a.node, index, pos);
     // A start that ends by now gives its CPUs back at once to FreeAt(now): keep them counted.
     if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= a.cpus;
   }
   starts_.push_back({job_id, end, alloc, e.user, excl_user});
+  for (uint32_t n : in_bound) AddBoundTerms(n, +1);
   CountStart(e, alloc, +1);
 }
 
@@ -225,13 +240,14 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
   }
   bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
   int32_t index = static_cast<int32_t>(starts_.size());
-  for (const NodeAllocation& a : alloc.nodes) {
+  for (size_t pos = 0; pos < alloc.nodes.size(); ++pos) {
+    const NodeAllocation& a = alloc.nodes[pos];
     NodeAllocation from_free = a;
     if (auto it = held.find(a.node); it != held.end()) TakeFrom(it->second, from_free);
     Mutable(a.node).Take(cs_.node(a.node), from_free, e.user, excl_user);
     Reindex(a.node);
     SlotOf(a.node).profile = 0;
-    AddStartOn(a.node, index);
+    AddStartOn(a.node, index, pos);
     if (end > now_ && cs_.usable_nodes().Test(a.node)) free_cpus_bound_ -= from_free.cpus;
   }
   for (auto& [n, rest] : held) {
@@ -247,14 +263,15 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
 void PassState::Reserve(Reservation r) {
   bound_valid_ = false;
   int32_t index = static_cast<int32_t>(reservations_.size());
-  for (const NodeAllocation& a : r.alloc.nodes) {
+  for (size_t pos = 0; pos < r.alloc.nodes.size(); ++pos) {
+    const NodeAllocation& a = r.alloc.nodes[pos];
     reserved_.Set(a.node);
     PassScratch::Slot& slot = SlotOf(a.node);
     if (slot.reservations != epoch_) {
       slot.reservation_indices.clear();
       slot.reservations = epoch_;
     }
-    slot.reservation_indices.push_back(index);
+    NoteOn(slot.reservation_indices, index, pos);
     slot.profile = 0;
   }
   reservations_.push_back(std::move(r));
@@ -276,6 +293,7 @@ int64_t PassState::FreeCpusBound(Duration d) const {
     // A window that no reservation start enters: FreeAt(n, now) has at least FreeNow's CPUs
     // (nothing running ends by now; starts that did give theirs back) unless a reservation
     // holds the node now.
+    bound_active_now_ = active_now;
     if (!active_now) bound_deficit_[0] = 0;
     bound_valid_ = true;
   }
@@ -290,15 +308,25 @@ int64_t PassState::FreeCpusBound(Duration d) const {
     // Each usable node counts in free_cpus_bound_ at least its FreeNow CPUs, which are at least
     // what FreeDuring gives it from now on: taking off the difference keeps a bound (nodes with
     // no CPU free now have nothing to take off).
-    const Time t1 = k == 0 ? now_ + 1 : bound_starts_[k - 1] + 1;
     deficit = 0;
     reserved_.ForEachAnd(cpu_free_, [&](size_t i) {
-      const auto n = static_cast<uint32_t>(i);
-      deficit += std::max(0, FreeNow(n).cpus - FreeDuring(n, now_, t1).cpus);
+      deficit += BoundTerm(static_cast<uint32_t>(i), k);
       return true;
     });
   }
   return free_cpus_bound_ - deficit;
+}
+
+int64_t PassState::BoundTerm(uint32_t n, size_t k) const {
+  if ((k == 0 && !bound_active_now_) || !cpu_free_.Test(n)) return 0;
+  const Time t1 = k == 0 ? now_ + 1 : bound_starts_[k - 1] + 1;
+  return std::max(0, FreeNow(n).cpus - FreeDuring(n, now_, t1).cpus);
+}
+
+void PassState::AddBoundTerms(uint32_t n, int sign) {
+  for (size_t k = 0; k < bound_deficit_.size(); ++k) {
+    if (bound_deficit_[k] >= 0) bound_deficit_[k] += sign * BoundTerm(n, k);
+  }
 }
 
 Time PassState::EstimatedEnd(const Job& job) const {
@@ -330,11 +358,10 @@ NodeFree PassState::FreeAt(uint32_t n, Time t) const {
       for (const NodeAllocation& a : it->second) f.Give(node, a);
     }
   }
-  if (const std::vector<int32_t>* on = StartsOn(n)) {
-    for (int32_t i : *on) {
-      const PassStart& st = starts_[i];
-      const NodeAllocation* a = OnNode(st.alloc, n);
-      if (a == nullptr) continue;
+  if (const std::vector<OnNode>* on = StartsOn(n)) {
+    for (const OnNode& o : *on) {
+      const PassStart& st = starts_[o.index];
+      const NodeAllocation* a = &st.alloc.nodes[o.pos];
       if (st.end <= t) {
         f.Give(node, *a);
       } else {
@@ -342,14 +369,12 @@ NodeFree PassState::FreeAt(uint32_t n, Time t) const {
       }
     }
   }
-  if (const std::vector<int32_t>* on = ReservationsOn(n)) {
-    for (int32_t i : *on) {
-      const Reservation& r = reservations_[i];
+  if (const std::vector<OnNode>* on = ReservationsOn(n)) {
+    for (const OnNode& o : *on) {
+      const Reservation& r = reservations_[o.index];
       if (r.start > t || r.end <= t) continue;
-      if (const NodeAllocation* a = OnNode(r.alloc, n)) {
-        f.Subtract(node, *a);
-        hold(r.user, r.exclusive_user);
-      }
+      f.Subtract(node, r.alloc.nodes[o.pos]);
+      hold(r.user, r.exclusive_user);
     }
   }
   f.sole_user = sole;
@@ -363,8 +388,10 @@ const PassState::Profile& PassState::ProfileOf(uint32_t n) const {
   if (slot.profile == epoch_) return p;
   p.at_now = FreeAt(n, now_);
   p.at_reservation_start.clear();
-  if (const std::vector<int32_t>* on = ReservationsOn(n)) {
-    for (int32_t i : *on) p.at_reservation_start.push_back(FreeAt(n, reservations_[i].start));
+  if (const std::vector<OnNode>* on = ReservationsOn(n)) {
+    for (const OnNode& o : *on) {
+      p.at_reservation_start.push_back(FreeAt(n, reservations_[o.index].start));
+    }
   }
   slot.profile = epoch_;
   return p;
@@ -372,22 +399,22 @@ const PassState::Profile& PassState::ProfileOf(uint32_t n) const {
 
 NodeFree PassState::FreeDuring(uint32_t n, Time t0, Time t1) const {
   if (t0 == now_ && !HasReservations(n)) return FreeNow(n);
-  const std::vector<int32_t>* on = ReservationsOn(n);
+  const std::vector<OnNode>* on = ReservationsOn(n);
   if (t0 == now_) {
     // The same minimum as below, from the node's cached profile.
     const Profile& p = ProfileOf(n);
     NodeFree acc = p.at_now;
     if (on == nullptr) return acc;
     for (size_t k = 0; k < on->size(); ++k) {
-      const Reservation& r = reservations_[(*on)[k]];
+      const Reservation& r = reservations_[(*on)[k].index];
       if (r.start > t0 && r.start < t1) MinInto(acc, p.at_reservation_start[k]);
     }
     return acc;
   }
   NodeFree acc = FreeAt(n, t0);
   if (on == nullptr) return acc;
-  for (int32_t i : *on) {
-    const Reservation& r = reservations_[i];
+  for (const OnNode& o : *on) {
+    const Reservation& r = reservations_[o.index];
     if (r.start > t0 && r.start < t1) MinInto(acc, FreeAt(n, r.start));
   }
   return acc;

@@ -47,6 +47,13 @@ class PassScratch {
   PassScratch(const PassScratch&) {}  // a copy starts empty
   PassScratch& operator=(const PassScratch&) { return *this; }
 
+  // A start or reservation on the node: its index, and where its allocation has the node (the
+  // first entry for it), so that FreeAt finds it without a scan of a many-node allocation.
+  struct OnNode {
+    int32_t index;
+    int32_t pos;
+  };
+
  private:
   friend class PassState;
   // What a reserved node has free at now and at each of its reservations' starts (parallel to
@@ -59,10 +66,10 @@ class PassScratch {
   struct Slot {
     // The epoch in which each part was last written; a part is valid in its pass's epoch only.
     uint32_t changed = 0, profile = 0, starts = 0, reservations = 0;
-    NodeFree free;                             // FreeNow, once the pass changed the node
-    Profile profile_data;                      // ProfileOf
-    std::vector<int32_t> start_indices;        // into PassState::starts_
-    std::vector<int32_t> reservation_indices;  // into PassState::reservations_
+    NodeFree free;                            // FreeNow, once the pass changed the node
+    Profile profile_data;                     // ProfileOf
+    std::vector<OnNode> start_indices;        // into PassState::starts_
+    std::vector<OnNode> reservation_indices;  // into PassState::reservations_
   };
   // Starts a pass over `nodes` nodes: its epoch.
   uint32_t Begin(size_t nodes);
@@ -148,18 +155,24 @@ class PassState {
  private:
   NodeFree& Mutable(uint32_t n);
   void Reindex(uint32_t n);
-  void AddStartOn(uint32_t n, int32_t index);
+  void AddStartOn(uint32_t n, int32_t index, size_t pos);
   void CountStart(const JobEntry& e, const Allocation& alloc, int sign);
+  // Reserved node n's part of FreeCpusBound's deficit for the k-th window (what FreeDuring
+  // gives it less than FreeNow, 0 when it has no CPU free now), and adding sign x that part to
+  // every deficit computed so far.
+  int64_t BoundTerm(uint32_t n, size_t k) const;
+  void AddBoundTerms(uint32_t n, int sign);
 
   using Profile = PassScratch::Profile;
   const Profile& ProfileOf(uint32_t n) const;
   PassScratch::Slot& SlotOf(uint32_t n) const { return scratch_->slots_[n]; }
   // The reservations on node n (indices into reservations_), or null when none.
-  const std::vector<int32_t>* ReservationsOn(uint32_t n) const {
+  using OnNode = PassScratch::OnNode;
+  const std::vector<OnNode>* ReservationsOn(uint32_t n) const {
     const PassScratch::Slot& s = SlotOf(n);
     return s.reservations == epoch_ ? &s.reservation_indices : nullptr;
   }
-  const std::vector<int32_t>* StartsOn(uint32_t n) const {
+  const std::vector<OnNode>* StartsOn(uint32_t n) const {
     const PassScratch::Slot& s = SlotOf(n);
     return s.starts == epoch_ ? &s.start_indices : nullptr;
   }
@@ -173,13 +186,16 @@ class PassState {
   Bitset cpu_free_;
   std::vector<Bitset> gpu_buckets_;
   int64_t free_cpus_bound_ = 0;
-  // FreeCpusBound's memo, forgotten by a start on a reserved node, a preemption or a
-  // reservation (it reads only the reserved nodes and the reservations): the distinct
-  // reservation starts after now, sorted, and by how many of them fall inside the window, what
-  // the reserved usable nodes lose against FreeNow (-1: not computed yet).
+  // FreeCpusBound's memo, kept up to date by a start on a reserved node (AddBoundTerms) and
+  // forgotten by a preemption or a reservation (it reads only the reserved nodes and the
+  // reservations): the distinct reservation starts after now, sorted, and by how many of them
+  // fall inside the window, what the reserved usable nodes lose against FreeNow (-1: not
+  // computed yet).
   mutable bool bound_valid_ = false;
   mutable std::vector<Time> bound_starts_;
   mutable std::vector<int64_t> bound_deficit_;
+  mutable bool bound_active_now_ = false;  // a reservation holds nodes now: deficit 0 may be > 0
+  std::vector<uint32_t> bound_nodes_;      // Start's scratch: the reserved nodes it starts on
   std::unordered_set<JobId> preempted_;
   std::vector<PassStart> starts_;
   std::unordered_map<uint32_t, std::vector<NodeAllocation>> leftovers_;  // victims' surplus

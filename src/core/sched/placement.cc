@@ -226,6 +226,7 @@ bool PlaceTasks(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
     // ...else, among the first nodes with room (enough for the tasks, and at least a window's
     // worth), those with room for the most tasks first, so that the job spans few nodes.
     std::vector<NodeAllocation> options;
+    options.reserve(kTopologyWindow);
     int64_t room = 0;
     ForEachInOrder(cs, req, cand, index, [&](uint32_t n) {
       if (IsRequired(req, n)) return true;

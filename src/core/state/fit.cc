@@ -58,8 +58,8 @@ NodeFree NodeFree::Of(const NodeInfo& n) {
   f.cpus = n.free_cpus;
   f.mem_mib = n.free_mem_mib;
   f.gpus = n.free_gpus;
-  f.gpu_milli = n.gpu_share_milli;
-  f.gres = n.free_gres;
+  if (!n.gpu_share_milli.empty()) f.gpu_milli = n.gpu_share_milli;
+  if (!n.free_gres.empty()) f.gres = n.free_gres;
   f.sole_user = n.sole_user;
   f.user_exclusive = n.user_exclusive;
   return f;
@@ -107,7 +107,7 @@ void AddGres(const NodeInfo& n, const NodeAllocation& a, int sign, std::vector<i
 }  // namespace
 
 void NodeFree::Subtract(const NodeInfo& n, const NodeAllocation& a) {
-  AddGres(n, a, -1, gres);
+  if (!a.gres.empty()) AddGres(n, a, -1, gres);
   cpus -= a.cpus;
   mem_mib -= a.mem_mib;
   gpus &= ~a.gpu_mask;
@@ -136,10 +136,11 @@ void NodeFree::Take(const NodeInfo& n, const NodeAllocation& a, int32_t user, bo
 }
 
 void NodeFree::Give(const NodeInfo& n, const NodeAllocation& a) {
-  AddGres(n, a, +1, gres);
+  if (!a.gres.empty()) AddGres(n, a, +1, gres);
   cpus += a.cpus;
   mem_mib += a.mem_mib;
   gpus |= a.gpu_mask;
+  if (gpu_milli.empty()) return;  // no device shared: nothing below to do
   for (const GpuShare& s : a.gpu_shares) {
     if (s.device < 0 || static_cast<size_t>(s.device) >= gpu_milli.size()) continue;
     int32_t& used = gpu_milli[static_cast<size_t>(s.device)];
@@ -225,7 +226,8 @@ int32_t FitTasks(const JobShape& s, const NodeInfo& n, const NodeFree& f, int32_
       limit = static_cast<int32_t>(std::min<int64_t>(limit, n.spec.mem_mib / s.mem_mib));
     if (limit <= 0) return 0;
   }
-  uint64_t typed = GpuTypeMask(n, s.gpu_type) & f.gpus;
+  // The devices of the job's type that are free (read only when it asks for devices).
+  const uint64_t typed = s.gpus > 0 ? GpuTypeMask(n, s.gpu_type) & f.gpus : 0;
   int64_t k = std::min<int64_t>(limit, f.cpus / std::max(1, s.cpus));
   if (s.gpus > 0) k = std::min<int64_t>(k, std::popcount(typed) / s.gpus);
   int64_t mem_per_task = 0;
@@ -256,7 +258,7 @@ int32_t FitTasks(const JobShape& s, const NodeInfo& n, const NodeFree& f, int32_
     out->mem_mib = node_mem > 0 ? node_mem : mem_per_task * tasks;
     out->gpu_mask = s.whole_node ? f.gpus : LowestBits(typed, tasks * s.gpus);
     out->gres.clear();
-    GresFits(s, n, f.gres, tasks, out);
+    if (!s.gres.empty()) GresFits(s, n, f.gres, tasks, out);
   }
   return tasks;
 }

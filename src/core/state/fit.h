@@ -26,6 +26,40 @@ struct NodeFree {
   int64_t sole_user = -1;     // see NodeInfo::sole_user
   bool user_exclusive = false;
 
+  // Copies skip the two vectors when they are empty, as they nearly always are: a pass copies a
+  // node's free part for every node it looks at, and the vectors' copies were most of that.
+  NodeFree() = default;
+  NodeFree(const NodeFree& o)
+      : cpus(o.cpus),
+        mem_mib(o.mem_mib),
+        gpus(o.gpus),
+        sole_user(o.sole_user),
+        user_exclusive(o.user_exclusive) {
+    if (!o.gpu_milli.empty()) gpu_milli = o.gpu_milli;
+    if (!o.gres.empty()) gres = o.gres;
+  }
+  NodeFree(NodeFree&&) noexcept = default;
+  NodeFree& operator=(const NodeFree& o) {
+    cpus = o.cpus;
+    mem_mib = o.mem_mib;
+    gpus = o.gpus;
+    if (o.gpu_milli.empty()) {
+      gpu_milli.clear();
+    } else {
+      gpu_milli = o.gpu_milli;
+    }
+    if (o.gres.empty()) {
+      gres.clear();
+    } else {
+      gres = o.gres;
+    }
+    sole_user = o.sole_user;
+    user_exclusive = o.user_exclusive;
+    return *this;
+  }
+  NodeFree& operator=(NodeFree&&) noexcept = default;
+  ~NodeFree() = default;
+
   static NodeFree Of(const NodeInfo& n);    // the node's current free resources
   static NodeFree Full(const NodeInfo& n);  // the node with nothing running
   // Subtracts / adds back an allocation made by `user` (an interned user id) (exclusive_user as the
