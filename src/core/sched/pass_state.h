@@ -65,11 +65,13 @@ class PassScratch {
   };
   struct Slot {
     // The epoch in which each part was last written; a part is valid in its pass's epoch only.
+    // (The stamps and the two lists first: with the free part they make the slot's first
+    // cache lines, which a start and FreeAt read for every node they touch.)
     uint32_t changed = 0, profile = 0, starts = 0, reservations = 0;
-    NodeFree free;                            // FreeNow, once the pass changed the node
-    Profile profile_data;                     // ProfileOf
     std::vector<OnNode> start_indices;        // into PassState::starts_
     std::vector<OnNode> reservation_indices;  // into PassState::reservations_
+    NodeFree free;                            // FreeNow, once the pass changed the node
+    Profile profile_data;                     // ProfileOf
   };
   // Starts a pass over `nodes` nodes: its epoch.
   uint32_t Begin(size_t nodes);

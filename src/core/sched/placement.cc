@@ -1,6 +1,7 @@
 #include "core/sched/placement.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <unordered_map>
 
@@ -46,6 +47,35 @@ void ForEachInOrder(const ClusterState& cs, const PlaceRequest& req, const Bitse
       }
     }
   }
+}
+
+// The indices of `options`, those with the most tasks first, in their order on ties (a stable
+// sort). Counted into buckets when no option has more than a node's worth of small tasks, as
+// nearly always (a comparison sort of a window of hundreds of options was a visible part of
+// every multi-node placement).
+std::vector<size_t> MostTasksFirst(const std::vector<NodeAllocation>& options) {
+  constexpr int32_t kBuckets = 256;
+  std::vector<size_t> order(options.size());
+  int32_t most = 0;
+  bool small = true;
+  for (const NodeAllocation& a : options) {
+    most = std::max(most, a.tasks);
+    small = small && a.tasks >= 0;
+  }
+  if (!small || most >= kBuckets) {
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return options[a].tasks > options[b].tasks; });
+    return order;
+  }
+  // Where each task count's run begins, most tasks first.
+  std::array<size_t, kBuckets + 1> begin{};
+  for (const NodeAllocation& a : options) ++begin[static_cast<size_t>(most - a.tasks) + 1];
+  for (size_t k = 1; k <= static_cast<size_t>(most); ++k) begin[k] += begin[k - 1];
+  for (size_t i = 0; i < options.size(); ++i) {
+    order[begin[static_cast<size_t>(most - options[i].tasks)]++] = i;
+  }
+  return order;
 }
 
 bool IsRequired(const PlaceRequest& req, uint32_t n) {
@@ -237,11 +267,7 @@ bool PlaceTasks(const ClusterState& cs, const PlaceRequest& req, const Bitset& c
       }
       return !(room >= left && options.size() >= kTopologyWindow);
     });
-    std::vector<size_t> order(options.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return options[a].tasks > options[b].tasks; });
-    for (size_t i : order) {
+    for (size_t i : MostTasksFirst(options)) {
       NodeAllocation& a = options[i];
       if (left == 0 || static_cast<int32_t>(chosen.size()) >= s.max_nodes) break;
       if (a.tasks > left) {
