@@ -340,5 +340,23 @@ TEST_F(TaskPlacementTest, MaxNodes) {
   EXPECT_TRUE(PlaceJob(cs_, spec).empty());
 }
 
+// Options with the same room keep the nodes' order, both for a node's worth of small tasks and
+// for nodes of hundreds of CPUs (placement.cc orders the former by counting, the latter by a
+// stable sort).
+TEST(PlacementTest, TasksTiesKeepNodeOrderWhateverTheNodeSize) {
+  for (int32_t cpus : {8, 512}) {
+    SCOPED_TRACE(std::to_string(cpus) + " CPUs a node");
+    ClusterState cs = MakeCluster().Nodes("n", 4, cpus, 1000 * cpus).Build();
+    Occupy(cs, "n02", cpus / 2);  // free: all, half, all, all
+    Allocation a;
+    PlaceJob(cs, MakeJob().Tasks(2 * cpus + cpus / 2).Obj(), {}, &a);
+    std::vector<std::pair<std::string, int32_t>> got;
+    for (const NodeAllocation& n : a.nodes) got.emplace_back(cs.node(n.node).spec.name, n.tasks);
+    const std::vector<std::pair<std::string, int32_t>> want{
+        {"n01", cpus}, {"n03", cpus}, {"n04", cpus / 2}};
+    EXPECT_EQ(got, want);
+  }
+}
+
 }  // namespace
 }  // namespace berth::core
