@@ -136,9 +136,17 @@ void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocatio
   bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
   int32_t index = static_cast<int32_t>(starts_.size());
   // FreeCpusBound's memo reads the reserved nodes only: a start there moves those nodes' parts
-  // of each deficit computed so far, which are taken out before and put back after.
+  // of each deficit computed so far, which are taken out before and put back after (two
+  // FreeDuring per node and deficit: with more than a few deficits computed, as many
+  // reservations make, the memo is forgotten and recomputed when next asked instead).
   std::vector<uint32_t>& in_bound = bound_nodes_;
   in_bound.clear();
+  if (bound_valid_ && std::count_if(bound_deficit_.begin(), bound_deficit_.end(),
+                                    [](int64_t d) { return d >= 0; }) > kBoundTermsKept) {
+    for (const NodeAllocation& a : alloc.nodes) {
+      if (reserved_.Test(a.node)) bound_valid_ = false;
+    }
+  }
   if (bound_valid_) {
     for (const NodeAllocation& a : alloc.nodes) {
       if (reserved_.Test(a.node)) in_bound.push_back(a.node);

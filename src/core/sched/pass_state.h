@@ -163,6 +163,7 @@ class PassState {
   // gives it less than FreeNow, 0 when it has no CPU free now), and adding sign x that part to
   // every deficit computed so far.
   int64_t BoundTerm(uint32_t n, size_t k) const;
+  static constexpr std::ptrdiff_t kBoundTermsKept = 4;  // see Start
   void AddBoundTerms(uint32_t n, int sign);
 
   using Profile = PassScratch::Profile;
