@@ -34,6 +34,13 @@ Metrics RunTrace(const std::string& body, const std::string& policy) {
   return ComputeMetrics(r->jobs, r->capacity_procs, r->capacity_gpus);
 }
 
+// The KTH excerpt bundled with berth.
+Result<Trace> BundledTrace() {
+  return ReadTrace(
+      std::string(BERTH_SOURCE_DIR) + "/data/traces/KTH-SP2-1996-2.1-cln.first2000.swf",
+      ReadOptions());
+}
+
 struct Expected {
   double avg_wait, median_wait, max_wait, avg_bsld, utilization, makespan;
 };
@@ -90,9 +97,7 @@ TEST(SwfSemanticsTest, TiesInEstimatedEnd) {
 }
 
 TEST(SwfSemanticsTest, DeterministicAndEasyNoWorseOnTheBundledTrace) {
-  ReadOptions ro;
-  Result<Trace> trace = ReadTrace(
-      std::string(BERTH_SOURCE_DIR) + "/data/traces/KTH-SP2-1996-2.1-cln.first2000.swf", ro);
+  Result<Trace> trace = BundledTrace();
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   core::ClusterSpec cluster;
   core::NodeSpec pool;
@@ -119,9 +124,7 @@ TEST(SwfSemanticsTest, DeterministicAndEasyNoWorseOnTheBundledTrace) {
 // Without node lists (`berth sim` without --jobs-out) a replay is the same job for job; only
 // the lists are left out.
 TEST(SwfSemanticsTest, NodeListsOffChangeNothingElse) {
-  ReadOptions ro;
-  Result<Trace> trace = ReadTrace(
-      std::string(BERTH_SOURCE_DIR) + "/data/traces/KTH-SP2-1996-2.1-cln.first2000.swf", ro);
+  Result<Trace> trace = BundledTrace();
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   core::ClusterSpec cluster;
   for (int i = 0; i < 30; ++i) {

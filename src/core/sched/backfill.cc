@@ -18,7 +18,7 @@ class FitTracker {
         resv_(resv),
         job_(job),
         fit_(cand.size()),
-        tasks_(Scratch(cand.size())) {}
+        tasks_(pass.NodeCounts()) {}
   ~FitTracker() {
     for (uint32_t n : seen_) tasks_[n] = 0;
   }
@@ -63,14 +63,8 @@ class FitTracker {
   Bitset fit_;
   // By node: the shares of the job it can hold now. A flat array, not a hash map: a pass runs
   // FindEarliestStart for every blocked job it may reserve for, and the map's allocations
-  // dominated the multifactor replays. The array is the thread's, kept from call to call (all
-  // zero between calls: the destructor clears the entries it set, listed in seen_), so that a
-  // call does not allocate and clear one entry per node of the cluster.
-  static std::vector<int32_t>& Scratch(size_t nodes) {
-    thread_local std::vector<int32_t> scratch;
-    if (scratch.size() < nodes) scratch.resize(nodes, 0);
-    return scratch;
-  }
+  // dominated the multifactor replays. The pass's scratch array (PassState::NodeCounts), zero
+  // again when the tracker goes: the destructor clears the entries it set, listed in seen_.
   std::vector<int32_t>& tasks_;
   std::vector<uint32_t> seen_;
   int64_t total_ = 0;

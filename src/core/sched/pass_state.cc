@@ -54,6 +54,7 @@ void MinInto(NodeFree& acc, const NodeFree& f) {
 
 uint32_t PassScratch::Begin(size_t nodes) {
   if (slots_.size() != nodes) slots_.resize(nodes);
+  if (counts_.size() != nodes) counts_.assign(nodes, 0);
   if (++epoch_ == 0) {  // wrapped: no stamp may look current
     for (Slot& s : slots_) s.changed = s.profile = s.starts = s.reservations = 0;
     epoch_ = 1;
@@ -141,20 +142,19 @@ void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocatio
   // reservations make, the memo is forgotten and recomputed when next asked instead).
   std::vector<uint32_t>& in_bound = bound_nodes_;
   in_bound.clear();
-  if (bound_valid_ && std::count_if(bound_deficit_.begin(), bound_deficit_.end(),
-                                    [](int64_t d) { return d >= 0; }) > kBoundTermsKept) {
-    for (const NodeAllocation& a : alloc.nodes) {
-      if (reserved_.Test(a.node)) bound_valid_ = false;
-    }
-  }
   if (bound_valid_) {
     for (const NodeAllocation& a : alloc.nodes) {
       if (reserved_.Test(a.node)) in_bound.push_back(a.node);
     }
-    std::sort(in_bound.begin(), in_bound.end());
-    in_bound.erase(std::unique(in_bound.begin(), in_bound.end()), in_bound.end());
-    for (uint32_t n : in_bound) AddBoundTerms(n, -1);
   }
+  if (!in_bound.empty() && std::count_if(bound_deficit_.begin(), bound_deficit_.end(),
+                                         [](int64_t d) { return d >= 0; }) > kBoundTermsKept) {
+    bound_valid_ = false;
+    in_bound.clear();
+  }
+  std::sort(in_bound.begin(), in_bound.end());
+  in_bound.erase(std::unique(in_bound.begin(), in_bound.end()), in_bound.end());
+  for (uint32_t n : in_bound) AddBoundTerms(n, -1);
   for (size_t pos = 0; pos < alloc.nodes.size(); ++pos) {
     const NodeAllocation& a = alloc.nodes[pos];
     Mutable(a.node).Take(cs_.node(a.node), a, e.user, excl_user);

@@ -77,6 +77,7 @@ class PassScratch {
   uint32_t Begin(size_t nodes);
 
   std::vector<Slot> slots_;
+  std::vector<int32_t> counts_;  // PassState::NodeCounts
   uint32_t epoch_ = 0;
   bool in_use_ = false;
 };
@@ -150,6 +151,10 @@ class PassState {
     if (t > now_ && (wake_at_ == kNoTime || t < wake_at_)) wake_at_ = t;
   }
   Time wake_at() const { return wake_at_; }
+  // One counter per node, all zero, for a search within the pass (backfill's FindEarliestStart)
+  // that sets some and puts them back to zero when done: kept from pass to pass like the rest of
+  // the scratch, so that a search neither allocates nor clears one per node of the cluster.
+  std::vector<int32_t>& NodeCounts() const { return scratch_->counts_; }
   // Generation counter: changes whenever resources are given back (preemption), so that
   // "this shape did not fit" caches know to forget.
   int64_t freed_generation() const { return freed_generation_; }

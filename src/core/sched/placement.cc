@@ -56,13 +56,9 @@ void ForEachInOrder(const ClusterState& cs, const PlaceRequest& req, const Bitse
 std::vector<size_t> MostTasksFirst(const std::vector<NodeAllocation>& options) {
   constexpr int32_t kBuckets = 256;
   std::vector<size_t> order(options.size());
-  int32_t most = 0;
-  bool small = true;
-  for (const NodeAllocation& a : options) {
-    most = std::max(most, a.tasks);
-    small = small && a.tasks >= 0;
-  }
-  if (!small || most >= kBuckets) {
+  int32_t most = 0;  // every option holds at least one task
+  for (const NodeAllocation& a : options) most = std::max(most, a.tasks);
+  if (most >= kBuckets) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return options[a].tasks > options[b].tasks; });

@@ -28,6 +28,7 @@ struct NodeFree {
 
   // Copies skip the two vectors when they are empty, as they nearly always are: a pass copies a
   // node's free part for every node it looks at, and the vectors' copies were most of that.
+  // (Assignments are moves in the pass; copy-assigning an empty vector allocates nothing.)
   NodeFree() = default;
   NodeFree(const NodeFree& o)
       : cpus(o.cpus),
@@ -39,24 +40,7 @@ struct NodeFree {
     if (!o.gres.empty()) gres = o.gres;
   }
   NodeFree(NodeFree&&) noexcept = default;
-  NodeFree& operator=(const NodeFree& o) {
-    cpus = o.cpus;
-    mem_mib = o.mem_mib;
-    gpus = o.gpus;
-    if (o.gpu_milli.empty()) {
-      gpu_milli.clear();
-    } else {
-      gpu_milli = o.gpu_milli;
-    }
-    if (o.gres.empty()) {
-      gres.clear();
-    } else {
-      gres = o.gres;
-    }
-    sole_user = o.sole_user;
-    user_exclusive = o.user_exclusive;
-    return *this;
-  }
+  NodeFree& operator=(const NodeFree&) = default;
   NodeFree& operator=(NodeFree&&) noexcept = default;
   ~NodeFree() = default;
 
