@@ -102,10 +102,7 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
 
   // The three sorted streams of times at which something comes free.
   auto rel = cs.releases().begin();
-  std::vector<const PassStart*> starts;
-  for (const PassStart& s : pass.starts()) starts.push_back(&s);
-  std::sort(starts.begin(), starts.end(),
-            [](const PassStart* a, const PassStart* b) { return a->end < b->end; });
+  const std::vector<std::pair<Time, int32_t>>& starts = pass.StartsByEnd();
   std::vector<const Reservation*> res;
   for (const Reservation& r : pass.reservations()) res.push_back(&r);
   std::sort(res.begin(), res.end(),
@@ -149,7 +146,7 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
     Time t = kInfinite;
     // A job past its limit is expected to end any moment: at now + 1 (PassState::EstimatedEnd).
     if (rel != cs.releases().end()) t = std::max(now + 1, rel->first);
-    if (si < starts.size()) t = std::min(t, starts[si]->end);
+    if (si < starts.size()) t = std::min(t, starts[si].first);
     if (ri < res.size()) t = std::min(t, res[ri]->end);
     if (ai < admin.size()) t = std::min(t, admin[ai].first);
     if (t >= kInfinite || t > horizon_end) return std::nullopt;
@@ -159,8 +156,10 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
       for (const NodeAllocation& a : cs.FindJob(rel->second)->alloc.nodes)
         touched.push_back(a.node);
     }
-    for (; si < starts.size() && starts[si]->end == t; ++si) {
-      for (const NodeAllocation& a : starts[si]->alloc.nodes) touched.push_back(a.node);
+    for (; si < starts.size() && starts[si].first == t; ++si) {
+      for (const NodeAllocation& a : pass.starts()[starts[si].second].alloc.nodes) {
+        touched.push_back(a.node);
+      }
     }
     for (; ri < res.size() && res[ri]->end == t; ++ri) {
       for (const NodeAllocation& a : res[ri]->alloc.nodes) touched.push_back(a.node);

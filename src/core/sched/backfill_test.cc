@@ -286,5 +286,38 @@ TEST(BackfillTest, WindowBoundFollowsStartsOnReservedNodes) {
   }
 }
 
+// StartsByEnd lists every start once, by end, however the starts and the calls interleave (it
+// sorts only the starts made since the last call and merges them in).
+TEST(BackfillTest, StartsByEndFollowsStartsMadeBetweenCalls) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    ClusterState cs = MakeCluster().Nodes("n", 4, 64, 0).Build();
+    JobId job = *cs.Submit(MakeJob().Obj(), nullptr, 0);
+    const JobEntry& e = *cs.FindEntry(job);
+    PassState pass(cs, 10);
+    for (int k = 0; k < 40; ++k) {
+      pass.Start(e, static_cast<JobId>(1000 + k), pick(11, 30),
+                 On(static_cast<uint32_t>(k % 4), 1));
+      if (pick(0, 3) != 0) continue;
+      const std::vector<std::pair<Time, int32_t>>& by_end = pass.StartsByEnd();
+      ASSERT_EQ(by_end.size(), pass.starts().size());
+      std::vector<bool> seen(by_end.size(), false);
+      for (size_t i = 0; i < by_end.size(); ++i) {
+        const auto& [end, index] = by_end[i];
+        ASSERT_GE(index, 0);
+        ASSERT_LT(static_cast<size_t>(index), seen.size());
+        EXPECT_FALSE(seen[index]) << "start " << index << " listed twice";
+        seen[index] = true;
+        EXPECT_EQ(end, pass.starts()[index].end);
+        if (i > 0) {
+          EXPECT_LE(by_end[i - 1].first, end) << "at " << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::core

@@ -337,6 +337,18 @@ void PassState::AddBoundTerms(uint32_t n, int sign) {
   }
 }
 
+const std::vector<std::pair<Time, int32_t>>& PassState::StartsByEnd() const {
+  const size_t sorted = starts_by_end_.size();
+  if (sorted == starts_.size()) return starts_by_end_;
+  for (size_t i = sorted; i < starts_.size(); ++i) {
+    starts_by_end_.emplace_back(starts_[i].end, static_cast<int32_t>(i));
+  }
+  auto mid = starts_by_end_.begin() + static_cast<std::ptrdiff_t>(sorted);
+  std::sort(mid, starts_by_end_.end());
+  std::inplace_merge(starts_by_end_.begin(), mid, starts_by_end_.end());
+  return starts_by_end_;
+}
+
 Time PassState::EstimatedEnd(const Job& job) const {
   return std::max(now_ + 1, job.start_time + job.time_limit);
 }

@@ -137,6 +137,10 @@ class PassState {
   Time EstimatedEnd(const Job& job) const;
   // Jobs started by this pass, in start order.
   const std::vector<PassStart>& starts() const { return starts_; }
+  // The same starts by estimated end (ties in no particular order), as (end, index into
+  // starts()): kept sorted from one call to the next, so that backfill, which walks them for
+  // every job it reserves for, sorts only the starts made since.
+  const std::vector<std::pair<Time, int32_t>>& StartsByEnd() const;
 
   // Running totals including this pass's starts.
   RunCounters QosUser(int16_t qos, int32_t user) const;
@@ -206,6 +210,7 @@ class PassState {
   std::vector<uint32_t> bound_nodes_;      // Start's scratch: the reserved nodes it starts on
   std::unordered_set<JobId> preempted_;
   std::vector<PassStart> starts_;
+  mutable std::vector<std::pair<Time, int32_t>> starts_by_end_;          // StartsByEnd
   std::unordered_map<uint32_t, std::vector<NodeAllocation>> leftovers_;  // victims' surplus
   std::vector<Reservation> reservations_;
   Bitset reserved_;

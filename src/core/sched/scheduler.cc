@@ -32,6 +32,10 @@ struct QueueItem {
   int64_t priority = 0;
   int32_t tier = 0;
   LasRank las;  // QueueOrder::kLas
+  // The job's submit time and id, the queue's last keys, copied here: the sort then reads no
+  // job (each a cache miss in a long queue).
+  Time submit_time = 0;
+  JobId id = kNoJob;
 };
 
 // What one attempt to start a job (or one array task) came to.
@@ -638,10 +642,12 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
   const bool las = cfg.order == QueueOrder::kLas;
   PriorityContext ctx;
   if (by_priority) ctx = MakePriorityContext(cs, now, cfg);
-  for (JobId id : cs.pending_ids()) {
-    const JobEntry* e = cs.FindEntry(id);
+  cs.ForEachPendingEntry([&](const JobEntry& entry) {
+    const JobEntry* e = &entry;
     QueueItem item;
     item.e = e;
+    item.submit_time = e->job.spec.submit_time;
+    item.id = e->job.id;
     if (las) {
       item.las = LasRankOf(e->job, now, cfg.las);
       // What squeue shows as the priority: higher for better queues.
@@ -654,7 +660,7 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
       }
     }
     queue.push_back(item);
-  }
+  });
   auto before = [&](const QueueItem& a, const QueueItem& b) {
     if (las) {
       if (a.las.queue != b.las.queue) return a.las.queue < b.las.queue;
@@ -664,10 +670,8 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
       if (a.tier != b.tier) return a.tier > b.tier;
       if (a.priority != b.priority) return a.priority > b.priority;
     }
-    if (a.e->job.spec.submit_time != b.e->job.spec.submit_time) {
-      return a.e->job.spec.submit_time < b.e->job.spec.submit_time;
-    }
-    return a.e->job.id < b.e->job.id;
+    if (a.submit_time != b.submit_time) return a.submit_time < b.submit_time;
+    return a.id < b.id;
   };
   // The pending ids come in id order, which is the submission order under fcfs: no sort then
   // (a long queue is sorted in every pass).

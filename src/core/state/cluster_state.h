@@ -278,6 +278,21 @@ class ClusterState {
   // The outcome of a job that ended (kept after its record is gone).
   const JobOutcome* FindOutcome(JobId id) const;
   const std::set<JobId>& pending_ids() const { return pending_; }
+  // Calls f(const JobEntry&) for every pending job, in id order: one walk of the jobs beside
+  // the pending ids (both in id order) while the jobs are not many more than the pending ones,
+  // a look-up per id otherwise (a pass over a long queue looked up each job in the tree).
+  template <typename F>
+  void ForEachPendingEntry(F&& f) const {
+    if (jobs_.size() <= 4 * pending_.size()) {
+      auto it = jobs_.begin();
+      for (JobId id : pending_) {
+        while (it->first < id) ++it;
+        f(it->second);
+      }
+    } else {
+      for (JobId id : pending_) f(jobs_.find(id)->second);
+    }
+  }
   // Whether pending_ids(), in id order, is also in submission order (submit time, then id), as
   // an fcfs queue is: true while every job got a higher id than every job submitted before it
   // (it stops being true for good when an array task is split off with its array's submit

@@ -408,5 +408,30 @@ TEST(ClusterStateTest, UnknownUsersAreRefusedWhenEnforcing) {
   EXPECT_EQ(r.status().code(), StatusCode::kPermissionDenied);
 }
 
+// ForEachPendingEntry gives every pending job once, in id order, and no running one, both when
+// the pending jobs are most of the jobs (one merged walk) and when few are (a look-up each).
+TEST(ClusterStateTest, ForEachPendingEntryGivesThePendingJobsInIdOrder) {
+  for (int running : {3, 40}) {
+    SCOPED_TRACE(std::to_string(running) + " running");
+    ClusterState cs = MakeCluster().Nodes("n", 1, 64, 0).Build();
+    std::vector<JobId> ids;
+    for (int i = 0; i < 50; ++i) ids.push_back(*cs.Submit(MakeJob().Obj(), nullptr, 0));
+    // Every (50 / running)-th job runs: pending and running ids interleave.
+    Plan plan;
+    for (int i = 0; i < running; ++i) {
+      plan.starts.push_back(
+          StartOn(cs, ids[static_cast<size_t>(i * 50 / running)], "n01", 1, 0, 0));
+    }
+    ASSERT_EQ(cs.Apply(plan, 1).started.size(), static_cast<size_t>(running));
+    std::vector<JobId> seen;
+    cs.ForEachPendingEntry([&](const JobEntry& e) {
+      EXPECT_EQ(e.job.state, JobState::kPending) << e.job.id;
+      seen.push_back(e.job.id);
+    });
+    EXPECT_EQ(seen, std::vector<JobId>(cs.pending_ids().begin(), cs.pending_ids().end()));
+    EXPECT_EQ(seen.size(), static_cast<size_t>(50 - running));
+  }
+}
+
 }  // namespace
 }  // namespace berth::core
