@@ -27,6 +27,12 @@ bool MayFitCpus(const JobShape& s, int64_t free_cpus) {
   return need <= free_cpus;
 }
 
+// Asks the CPU to bring the job's entry into its cache (a hint: no effect on what the pass does).
+void Prefetch(const JobEntry& e) {
+  const char* p = reinterpret_cast<const char*>(&e);
+  for (size_t off = 0; off < sizeof(JobEntry); off += 64) __builtin_prefetch(p + off);
+}
+
 struct QueueItem {
   const JobEntry* e = nullptr;
   int64_t priority = 0;
@@ -50,6 +56,10 @@ struct Attempt {
 // most likely to start next). A replay's queue can hold tens of thousands, and the workload is
 // built again in every pass that places a GPU job.
 constexpr size_t kFgdWorkloadJobs = 1024;
+// The queue is in priority order, its jobs scattered in memory: the pass asks the CPU for the
+// job this many places ahead while it schedules the current one (the first reads of each job
+// were a cache miss each, a sixth of a pass over 100,000 jobs).
+constexpr size_t kPrefetchAhead = 4;
 
 class Pass {
  public:
@@ -86,11 +96,12 @@ class Pass {
         return FgdShapes(queue, [](const QueueItem& item) { return item.e; });
       });
     }
-    for (const QueueItem& item : queue) {
+    for (size_t i = 0; i < queue.size(); ++i) {
       // Behind a blocked job under a strict order nothing is tried (ScheduleJob only writes the
       // reason Priority): without reasons, the rest of the queue need not be walked.
       if (strict_blocked_ && !pending_reasons_) break;
-      ScheduleJob(item);
+      if (i + kPrefetchAhead < queue.size()) Prefetch(*queue[i + kPrefetchAhead].e);
+      ScheduleJob(queue[i]);
     }
     if (cfg_.order == QueueOrder::kLas) LasWakeUps(queue);
     plan_.wake_at = pass_.wake_at();
