@@ -18,7 +18,8 @@ class FitTracker {
         resv_(resv),
         job_(job),
         fit_(cand.size()),
-        tasks_(pass.NodeCounts()) {}
+        tasks_(pass.NodeCounts()),
+        frees_(pass.NodeFrees()) {}
   ~FitTracker() {
     for (uint32_t n : seen_) tasks_[n] = 0;
   }
@@ -31,7 +32,8 @@ class FitTracker {
     const NodeInfo& node = pass_.cs().node(n);
     int32_t now_fit = 0;
     if (resv_ == nullptr || !resv_->NodeBlocked(*job_, n, t, t + d_)) {
-      NodeFree f = pass_.FreeDuring(n, t, t + d_);
+      NodeFree& f = frees_[n];
+      f = pass_.FreeDuring(n, t, t + d_);
       now_fit = s.task_mode ? FitTasks(s, node, f, req_.user, s.tasks, nullptr)
                             : (FitNode(s, node, f, req_.user, nullptr) ? 1 : 0);
     }
@@ -52,6 +54,8 @@ class FitTracker {
     return s.task_mode ? total_ >= s.tasks : total_ >= s.min_nodes;
   }
   const Bitset& fit() const { return fit_; }
+  // What node n, one of fit(), had free for the window it was last looked at with.
+  const NodeFree& FreeOf(uint32_t n) const { return frees_[n]; }
 
  private:
   const PassState& pass_;
@@ -66,6 +70,9 @@ class FitTracker {
   // dominated the multifactor replays. The pass's scratch array (PassState::NodeCounts), zero
   // again when the tracker goes: the destructor clears the entries it set, listed in seen_.
   std::vector<int32_t>& tasks_;
+  // By node: what FreeDuring gave it when last looked at (PassState::NodeFrees, the pass's
+  // scratch; an entry is meaningful while the node is in fit_).
+  std::vector<NodeFree>& frees_;
   std::vector<uint32_t> seen_;
   int64_t total_ = 0;
 };
@@ -75,7 +82,7 @@ class FitTracker {
 std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const PlaceRequest& req,
                                                const Bitset& candidates, Duration duration,
                                                Time horizon_end, const ResvView* resv,
-                                               const JobEntry* job) {
+                                               const JobEntry* job, bool fresh_placement) {
   const ClusterState& cs = pass.cs();
   const Time now = pass.now();
   if (resv != nullptr && (resv->empty() || job == nullptr)) resv = nullptr;
@@ -124,18 +131,34 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
   size_t ei = 0;
   // Advance reservations: a node becomes usable for the job when one ends (or its own begins)
   // and stops being usable when one starts to overlap the window; both are times to look at.
+  // What jobs preempted in this pass hold beyond what their preemptors take comes free at
+  // now + 1 (PassState::FreeAt), which no stream above marks: those nodes are looked at then.
   std::vector<std::pair<Time, uint32_t>> admin;
   if (resv != nullptr) resv->Events(*job, duration, now, candidates, &admin);
+  pass.ForEachLeftoverNode([&](uint32_t n) {
+    if (candidates.Test(n)) admin.emplace_back(now + 1, n);
+  });
   std::sort(admin.begin(), admin.end());
   size_t ai = 0;
 
   PlaceRequest plan = req;
   plan.gpu_node_choice = false;  // any node that fits: the policy chooses again at the start
+  // The placement at t looks only at nodes of the tracker's fit set, each looked at last at a
+  // time t' <= t: what it has free for [t', t' + duration) is what it has for [t, t + duration),
+  // because every time at which that changes is a time the sweep looks at the node again (a job
+  // or start ending there, a reservation ending there or one's start entering the window; as t
+  // passes a reservation's start, the reservation's part moves from the window's minimum into
+  // FreeAt(t) unchanged; what preempted jobs leave comes free at now + 1, a time the sweep looks
+  // at those nodes).
+  const bool reuse = !fresh_placement;
   auto try_place = [&](Time t) -> std::optional<EarliestStart> {
     if (!tracker.Enough()) return std::nullopt;
     EarliestStart out;
     out.start = t;
-    FreeFn free_of = [&](uint32_t n) { return pass.FreeDuring(n, t, t + duration); };
+    FreeFn free_of = [&](uint32_t n) {
+      return reuse && tracker.fit().Test(n) ? tracker.FreeOf(n)
+                                            : pass.FreeDuring(n, t, t + duration);
+    };
     if (Place(cs, plan, tracker.fit(), NodeIndex{}, free_of, &out.alloc)) return out;
     return std::nullopt;
   };

@@ -23,10 +23,16 @@ struct EarliestStart {
 // the placement it would get. std::nullopt when it does not fit within the horizon.
 // With `resv` (and the job `job`), nodes the job may not use during a window because of advance
 // reservations do not count for it, and the times at which that changes are swept too.
+//
+// The sweep keeps what each node it looked at has free for the window it was looked at with,
+// and the placement at the start it finds reads those: what a node has free for [T, T + duration)
+// changes only at the times the sweep looks at it again. `fresh_placement` (tests) makes the
+// placement ask the pass again instead; the result is the same.
 std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const PlaceRequest& req,
                                                const Bitset& candidates, Duration duration,
                                                Time horizon_end, const ResvView* resv = nullptr,
-                                               const JobEntry* job = nullptr);
+                                               const JobEntry* job = nullptr,
+                                               bool fresh_placement = false);
 
 }  // namespace berth::core
 

@@ -286,6 +286,40 @@ TEST(BackfillTest, WindowBoundFollowsStartsOnReservedNodes) {
   }
 }
 
+// A job preempted in this pass holds more than its preemptor takes: the rest comes free at
+// now + 1, which the sweep looks at (no running job or start ends then). n01 (16 CPUs): V holds
+// 8 until 10,000, 8 are free; P preempts V and takes 2 of V's CPUs, so 6 come free at now + 1.
+// n02 is held until 100. A job of 14 one-CPU tasks fits on n01 alone from now + 1; placing it
+// from what the sweep kept for each node, or asking the pass again, gives the same.
+TEST(BackfillTest, WhatPreemptedJobsLeaveIsFreeFromNowPlusOne) {
+  ClusterState cs = MakeCluster().Nodes("n", 2, 16, 0).Build();
+  RunJob(cs, "n01", 8, 0, 10000);
+  RunJob(cs, "n02", 16, 0, 100);
+  const JobEntry* victim = cs.FindEntry(*cs.running_ids().begin());
+  ASSERT_EQ(victim->job.alloc.nodes.front().node, 0u);
+  JobId p = *cs.Submit(MakeJob().Obj(), nullptr, 10);
+  JobId id = *cs.Submit(MakeJob().Tasks(14).Obj(), nullptr, 10);
+  PassState pass(cs, 10);
+  Allocation two = On(0, 2);
+  pass.StartAfterPreempting(*cs.FindEntry(p), p, 500, two, {victim});
+  ASSERT_EQ(pass.FreeNow(0).cpus, 8);
+  ASSERT_EQ(pass.FreeAt(0, 11).cpus, 14);
+  const JobEntry& e = *cs.FindEntry(id);
+  PlaceRequest req;
+  req.shape = &e.shapes[0];
+  req.user = e.user;
+  for (bool fresh : {false, true}) {
+    SCOPED_TRACE(fresh ? "asking the pass again" : "from what the sweep kept");
+    std::optional<EarliestStart> r =
+        FindEarliestStart(pass, req, cs.usable_nodes(), 50, kInfinite, nullptr, nullptr, fresh);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->start, 11);
+    ASSERT_EQ(r->alloc.nodes.size(), 1u);
+    EXPECT_EQ(r->alloc.nodes[0].node, 0u);
+    EXPECT_EQ(r->alloc.nodes[0].tasks, 14);
+  }
+}
+
 // StartsByEnd lists every start once, by end, however the starts and the calls interleave (it
 // sorts only the starts made since the last call and merges them in).
 TEST(BackfillTest, StartsByEndFollowsStartsMadeBetweenCalls) {

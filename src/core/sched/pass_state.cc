@@ -55,6 +55,7 @@ void MinInto(NodeFree& acc, const NodeFree& f) {
 uint32_t PassScratch::Begin(size_t nodes) {
   if (slots_.size() != nodes) slots_.resize(nodes);
   if (counts_.size() != nodes) counts_.assign(nodes, 0);
+  if (frees_.size() != nodes) frees_.resize(nodes);
   if (++epoch_ == 0) {  // wrapped: no stamp may look current
     for (Slot& s : slots_) s.changed = s.profile = s.starts = s.reservations = 0;
     epoch_ = 1;

@@ -78,6 +78,7 @@ class PassScratch {
 
   std::vector<Slot> slots_;
   std::vector<int32_t> counts_;  // PassState::NodeCounts
+  std::vector<NodeFree> frees_;  // PassState::NodeFrees
   uint32_t epoch_ = 0;
   bool in_use_ = false;
 };
@@ -159,6 +160,15 @@ class PassState {
   // that sets some and puts them back to zero when done: kept from pass to pass like the rest of
   // the scratch, so that a search neither allocates nor clears one per node of the cluster.
   std::vector<int32_t>& NodeCounts() const { return scratch_->counts_; }
+  // One free part per node, for the same search to keep what it computed for each node it looked
+  // at (no meaning between searches).
+  std::vector<NodeFree>& NodeFrees() const { return scratch_->frees_; }
+  // Calls f(n) for each node where jobs preempted in this pass hold more than their preemptors
+  // take: that part comes free at now + 1 (see FreeAt).
+  template <typename F>
+  void ForEachLeftoverNode(F&& f) const {
+    for (const auto& [n, rest] : leftovers_) f(n);
+  }
   // Generation counter: changes whenever resources are given back (preemption), so that
   // "this shape did not fit" caches know to forget.
   int64_t freed_generation() const { return freed_generation_; }

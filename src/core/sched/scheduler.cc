@@ -65,13 +65,14 @@ class Pass {
  public:
   Pass(const ClusterState& cs, Time now, const SchedulerConfig& cfg, CandidateCache& cache,
        PassScratch& scratch, bool explain_details, bool pending_reasons,
-       int64_t* window_bound_skips)
+       int64_t* window_bound_skips, bool backfill_reuse)
       : cs_(cs),
         cfg_(cfg),
         cache_(cache),
         explain_details_(explain_details),
         pending_reasons_(pending_reasons),
         window_bound_skips_(window_bound_skips),
+        backfill_reuse_(backfill_reuse),
         pass_(cs, now, &scratch),
         resv_(cs),
         partition_blocked_(cs.partitions().size(), false),
@@ -179,6 +180,7 @@ class Pass {
   const bool explain_details_;
   const bool pending_reasons_;
   int64_t* const window_bound_skips_;  // null: no window bound (Scheduler::set_window_bound)
+  const bool backfill_reuse_;          // Scheduler::set_backfill_reuse
   PassState pass_;
   ResvView resv_;
   Plan plan_;
@@ -385,7 +387,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
       Time horizon =
           cfg_.backfill_horizon >= kInfinite ? kInfinite : pass_.now() + cfg_.backfill_horizon;
       std::optional<EarliestStart> r =
-          FindEarliestStart(pass_, req, cand.usable, limit, horizon, &resv_, &e);
+          FindEarliestStart(pass_, req, cand.usable, limit, horizon, &resv_, &e, !backfill_reuse_);
       if (r && (!best || r->start < best->start)) {
         best = std::move(r);
         best_limit = limit;
@@ -698,12 +700,12 @@ Plan Scheduler::Schedule(const ClusterState& cs, Time now) {
   if (!pending_reasons_ && cfg_.order == QueueOrder::kFifo && cfg_.strict_order &&
       cs.pending_in_submit_order()) {
     Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_,
-              window_bound_ ? &window_bound_skips_ : nullptr);
+              window_bound_ ? &window_bound_skips_ : nullptr, backfill_reuse_);
     return pass.RunFifoPrefix();
   }
   std::vector<QueueItem> queue = BuildQueue(cs, now, cfg_);
   Pass pass(cs, now, cfg_, candidates_, scratch_, explain_details_, pending_reasons_,
-            window_bound_ ? &window_bound_skips_ : nullptr);
+            window_bound_ ? &window_bound_skips_ : nullptr, backfill_reuse_);
   return pass.Run(queue);
 }
 

@@ -61,6 +61,11 @@ class Scheduler {
   void set_window_bound(bool on) { window_bound_ = on; }
   int64_t window_bound_skips() const { return window_bound_skips_; }
 
+  // Whether backfill's placement at the start it found reads what its sweep computed for each
+  // node (FindEarliestStart). On by default; off, it asks the pass again for every node: the
+  // same decisions. For the property test that checks that.
+  void set_backfill_reuse(bool on) { backfill_reuse_ = on; }
+
  private:
   SchedulerConfig cfg_;
   CandidateCache candidates_;
@@ -69,6 +74,7 @@ class Scheduler {
   bool pending_reasons_ = true;
   bool window_bound_ = true;
   int64_t window_bound_skips_ = 0;
+  bool backfill_reuse_ = true;
 };
 
 // The same as a plain function (no cache kept between calls).
