@@ -27,10 +27,14 @@ bool MayFitCpus(const JobShape& s, int64_t free_cpus) {
   return need <= free_cpus;
 }
 
-// Asks the CPU to bring the job's entry into its cache (a hint: no effect on what the pass does).
+// Asks the CPU to bring into its cache the parts of a job's entry that every attempt reads
+// first: the job's id and array fields, and the entry's own fields (partitions, shapes). A hint:
+// no effect on what the pass does. (The whole entry, 16 lines, cost a replay more than it saved.)
 void Prefetch(const JobEntry& e) {
-  const char* p = reinterpret_cast<const char*>(&e);
-  for (size_t off = 0; off < sizeof(JobEntry); off += 64) __builtin_prefetch(p + off);
+  __builtin_prefetch(&e.job.id);
+  __builtin_prefetch(&e.job.array_task_id);
+  __builtin_prefetch(&e.partitions);
+  __builtin_prefetch(&e.shape_ids);
 }
 
 struct QueueItem {
