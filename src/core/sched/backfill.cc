@@ -133,13 +133,13 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
   // and stops being usable when one starts to overlap the window; both are times to look at.
   // What jobs preempted in this pass hold beyond what their preemptors take comes free at
   // now + 1 (PassState::FreeAt), which no stream above marks: those nodes are looked at then.
-  std::vector<std::pair<Time, uint32_t>> admin;
-  if (resv != nullptr) resv->Events(*job, duration, now, candidates, &admin);
+  std::vector<std::pair<Time, uint32_t>> node_events;  // (time, node), both kinds
+  if (resv != nullptr) resv->Events(*job, duration, now, candidates, &node_events);
   pass.ForEachLeftoverNode([&](uint32_t n) {
-    if (candidates.Test(n)) admin.emplace_back(now + 1, n);
+    if (candidates.Test(n)) node_events.emplace_back(now + 1, n);
   });
-  std::sort(admin.begin(), admin.end());
-  size_t ai = 0;
+  std::sort(node_events.begin(), node_events.end());
+  size_t ni = 0;
 
   PlaceRequest plan = req;
   plan.gpu_node_choice = false;  // any node that fits: the policy chooses again at the start
@@ -150,14 +150,13 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
   // passes a reservation's start, the reservation's part moves from the window's minimum into
   // FreeAt(t) unchanged; what preempted jobs leave comes free at now + 1, a time the sweep looks
   // at those nodes).
-  const bool reuse = !fresh_placement;
   auto try_place = [&](Time t) -> std::optional<EarliestStart> {
     if (!tracker.Enough()) return std::nullopt;
     EarliestStart out;
     out.start = t;
     FreeFn free_of = [&](uint32_t n) {
-      return reuse && tracker.fit().Test(n) ? tracker.FreeOf(n)
-                                            : pass.FreeDuring(n, t, t + duration);
+      return !fresh_placement && tracker.fit().Test(n) ? tracker.FreeOf(n)
+                                                       : pass.FreeDuring(n, t, t + duration);
     };
     if (Place(cs, plan, tracker.fit(), NodeIndex{}, free_of, &out.alloc)) return out;
     return std::nullopt;
@@ -171,7 +170,7 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
     if (rel != cs.releases().end()) t = std::max(now + 1, rel->first);
     if (si < starts.size()) t = std::min(t, starts[si].first);
     if (ri < res.size()) t = std::min(t, res[ri]->end);
-    if (ai < admin.size()) t = std::min(t, admin[ai].first);
+    if (ni < node_events.size()) t = std::min(t, node_events[ni].first);
     if (t >= kInfinite || t > horizon_end) return std::nullopt;
     touched.clear();
     for (; rel != cs.releases().end() && std::max(now + 1, rel->first) == t; ++rel) {
@@ -190,7 +189,9 @@ std::optional<EarliestStart> FindEarliestStart(const PassState& pass, const Plac
     for (; ei < entering.size() && entering[ei].first <= t; ++ei) {
       touched.push_back(entering[ei].second);
     }
-    for (; ai < admin.size() && admin[ai].first <= t; ++ai) touched.push_back(admin[ai].second);
+    for (; ni < node_events.size() && node_events[ni].first <= t; ++ni) {
+      touched.push_back(node_events[ni].second);
+    }
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     for (uint32_t n : touched) tracker.Evaluate(n, t);

@@ -68,17 +68,22 @@ void Append(std::vector<std::string>& to, std::vector<std::string> more) {
   for (std::string& m : more) to.push_back(std::move(m));
 }
 
+// A check of one pass that also sees the run's scheduler configuration (to plan the same state
+// again with a variant of it).
+using ConfigPassCheck = std::function<std::vector<std::string>(
+    const SchedulerConfig& cfg, const ClusterState& before, const Plan& plan,
+    const ApplyResult& applied, const ClusterState& after)>;
 using PassCheck =
     std::function<std::vector<std::string>(const ClusterState& before, const Plan& plan,
                                            const ApplyResult& applied, const ClusterState& after)>;
 
 // Runs `events` random events (each followed by its passes) and applies `check` to every pass,
 // stopping at the first violation with the plan and the events that led to it.
-void RunChecked(uint64_t seed, const RunOptions& opt, const PassCheck& check) {
+void RunChecked(uint64_t seed, const RunOptions& opt, const ConfigPassCheck& check) {
   RandomRun run(seed, opt);
   run.set_hook([&](const ClusterState& before, const Plan& plan, const ApplyResult& applied,
                    const ClusterState& after) {
-    std::vector<std::string> bad = check(before, plan, applied, after);
+    std::vector<std::string> bad = check(run.config(), before, plan, applied, after);
     if (bad.empty()) return;
     ADD_FAILURE() << "at t=" << plan.now << ":\n"
                   << Join(bad) << "plan:\n"
@@ -88,6 +93,14 @@ void RunChecked(uint64_t seed, const RunOptions& opt, const PassCheck& check) {
   });
   for (int i = 0; i < kEvents && !run.stopped(); ++i) run.Step();
   EXPECT_EQ(run.error(), "") << run.log();
+}
+void RunChecked(uint64_t seed, const RunOptions& opt, const PassCheck& check) {
+  RunChecked(
+      seed, opt,
+      ConfigPassCheck([&](const SchedulerConfig&, const ClusterState& before, const Plan& plan,
+                          const ApplyResult& applied, const ClusterState& after) {
+        return check(before, plan, applied, after);
+      }));
 }
 
 // ---- Property 1: never oversubscribed
@@ -424,34 +437,29 @@ TEST(SchedulerPropertyTest, ReasonDetailsChangeNoDecision) {
   int64_t compared = 0, texts = 0;
   for (uint64_t seed : PropertySeeds(3500, kSeeds)) {
     SCOPED_TRACE(SeedTrace(seed));
-    RandomRun run(seed, RunOptions{});
-    run.set_hook(
-        [&](const ClusterState& before, const Plan& plan, const ApplyResult&, const ClusterState&) {
-          Scheduler quiet(run.config());
-          quiet.set_explain_details(false);
-          Plan without = quiet.Schedule(before, plan.now);
-          // Without, a detail is either the same text (a hold, a dependency...) or left out (the
-          // per-node counts of a job blocked by resources).
-          bool texts_ok = without.pending.size() == plan.pending.size();
-          Plan cleared = plan;
-          for (size_t i = 0; texts_ok && i < plan.pending.size(); ++i) {
-            const std::string& d = without.pending[i].detail;
-            texts_ok = d.empty() || d == plan.pending[i].detail;
-            texts += d.empty() && !plan.pending[i].detail.empty() ? 1 : 0;
-            cleared.pending[i].detail.clear();
-            without.pending[i].detail.clear();
-          }
-          ++compared;
-          if (!texts_ok || DumpPlan(without) != DumpPlan(cleared)) {
-            ADD_FAILURE() << "details off changed the plan\nwith:\n"
-                          << DumpPlan(plan) << "without:\n"
-                          << DumpPlan(quiet.Schedule(before, plan.now)) << "events:\n"
-                          << run.log();
-            run.Stop();
-          }
-        });
-    for (int e = 0; e < kEvents && !run.stopped(); ++e) run.Step();
-    EXPECT_EQ(run.error(), "") << run.log();
+    RunChecked(seed, RunOptions{},
+               ConfigPassCheck([&](const SchedulerConfig& cfg, const ClusterState& before,
+                                   const Plan& plan, const ApplyResult&,
+                                   const ClusterState&) -> std::vector<std::string> {
+                 Scheduler quiet(cfg);
+                 quiet.set_explain_details(false);
+                 Plan without = quiet.Schedule(before, plan.now);
+                 const std::string shown = DumpPlan(without);
+                 // Without, a detail is either the same text (a hold, a dependency...) or left
+                 // out (the per-node counts of a job blocked by resources).
+                 bool texts_ok = without.pending.size() == plan.pending.size();
+                 Plan cleared = plan;
+                 for (size_t i = 0; texts_ok && i < plan.pending.size(); ++i) {
+                   const std::string& d = without.pending[i].detail;
+                   texts_ok = d.empty() || d == plan.pending[i].detail;
+                   texts += d.empty() && !plan.pending[i].detail.empty() ? 1 : 0;
+                   cleared.pending[i].detail.clear();
+                   without.pending[i].detail.clear();
+                 }
+                 ++compared;
+                 if (texts_ok && DumpPlan(without) == DumpPlan(cleared)) return {};
+                 return {"details off changed the plan; without:\n" + shown};
+               }));
   }
   EXPECT_GT(texts, 0) << "no detail was left out: the comparison would prove nothing";
   std::printf("  passes compared: %lld, details left out: %lld\n", static_cast<long long>(compared),
@@ -465,34 +473,55 @@ TEST(SchedulerPropertyTest, PendingReasonsOffChangeNoDecision) {
   int64_t compared = 0, left_out = 0;
   for (uint64_t seed : PropertySeeds(3600, kSeeds)) {
     SCOPED_TRACE(SeedTrace(seed));
-    RandomRun run(seed, RunOptions{});
-    run.set_hook(
-        [&](const ClusterState& before, const Plan& plan, const ApplyResult&, const ClusterState&) {
-          Scheduler quiet(run.config());
-          quiet.set_pending_reasons(false);
-          Plan without = quiet.Schedule(before, plan.now);
-          Plan cut = plan;
-          bool prefix = without.pending.size() <= plan.pending.size();
-          if (prefix) {
-            left_out += static_cast<int64_t>(plan.pending.size() - without.pending.size());
-            cut.pending.resize(without.pending.size());
-            cut.stats.pending_considered = without.stats.pending_considered;
-          }
-          ++compared;
-          if (!prefix || DumpPlan(without) != DumpPlan(cut)) {
-            ADD_FAILURE() << "pending reasons off changed the plan\nwith:\n"
-                          << DumpPlan(plan) << "without:\n"
-                          << DumpPlan(without) << "events:\n"
-                          << run.log();
-            run.Stop();
-          }
-        });
-    for (int e = 0; e < kEvents && !run.stopped(); ++e) run.Step();
-    EXPECT_EQ(run.error(), "") << run.log();
+    RunChecked(seed, RunOptions{},
+               ConfigPassCheck([&](const SchedulerConfig& cfg, const ClusterState& before,
+                                   const Plan& plan, const ApplyResult&,
+                                   const ClusterState&) -> std::vector<std::string> {
+                 Scheduler quiet(cfg);
+                 quiet.set_pending_reasons(false);
+                 Plan without = quiet.Schedule(before, plan.now);
+                 Plan cut = plan;
+                 bool prefix = without.pending.size() <= plan.pending.size();
+                 if (prefix) {
+                   left_out += static_cast<int64_t>(plan.pending.size() - without.pending.size());
+                   cut.pending.resize(without.pending.size());
+                   cut.stats.pending_considered = without.stats.pending_considered;
+                 }
+                 ++compared;
+                 if (prefix && DumpPlan(without) == DumpPlan(cut)) return {};
+                 return {"pending reasons off changed the plan; without:\n" + DumpPlan(without)};
+               }));
   }
   EXPECT_GT(left_out, 0) << "no pass stopped early: the comparison would prove nothing";
   std::printf("  passes compared: %lld, pending jobs left out: %lld\n",
               static_cast<long long>(compared), static_cast<long long>(left_out));
+}
+
+// What node n's jobs hold there and until when (their start + limit), and what the state's
+// per-node holds say, each as sorted "job@end:cpus/mem/gpus" lines.
+std::vector<std::string> JobsHeldOn(const ClusterState& cs, uint32_t n) {
+  std::vector<std::string> out;
+  for (JobId id : cs.node(n).jobs) {
+    const Job* job = cs.FindJob(id);
+    for (const NodeAllocation& a : job->alloc.nodes) {
+      if (a.node != n) continue;
+      out.push_back(std::to_string(id) + "@" + std::to_string(job->start_time + job->time_limit) +
+                    ":" + std::to_string(a.cpus) + "/" + std::to_string(a.mem_mib) + "/" +
+                    std::to_string(a.gpu_mask));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+std::vector<std::string> HoldsOf(const ClusterState& cs, uint32_t n) {
+  std::vector<std::string> out;
+  for (const ClusterState::NodeHold& h : cs.holds_on(n)) {
+    out.push_back(std::to_string(h.job) + "@" + std::to_string(h.end) + ":" +
+                  std::to_string(h.alloc.cpus) + "/" + std::to_string(h.alloc.mem_mib) + "/" +
+                  std::to_string(h.alloc.gpu_mask));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // The window bound (Scheduler::set_window_bound) only spares placements that could not
@@ -506,52 +535,28 @@ TEST(SchedulerPropertyTest, WindowBoundChangesNoDecision) {
     SCOPED_TRACE(SeedTrace(seed));
     RunOptions opt;
     opt.power_saving = seed % 4 == 0;  // CONFIGURING jobs: their start moves when nodes boot
-    RandomRun run(seed, opt);
-    run.set_hook([&](const ClusterState& before, const Plan& plan, const ApplyResult&,
-                     const ClusterState& after) {
-      Scheduler bounded(run.config());
-      Scheduler plain(run.config());
-      plain.set_window_bound(false);
-      Plan with = bounded.Schedule(before, plan.now);
-      Plan without = plain.Schedule(before, plan.now);
-      skipped += bounded.window_bound_skips();
-      ++compared;
-      if (DumpPlan(without) != DumpPlan(plan) || DumpPlan(with) != DumpPlan(plan)) {
-        ADD_FAILURE() << "the window bound changed the plan\nrun:\n"
-                      << DumpPlan(plan) << "fresh, with the bound:\n"
-                      << DumpPlan(with) << "without:\n"
-                      << DumpPlan(without) << "events:\n"
-                      << run.log();
-        run.Stop();
-      }
-      for (uint32_t n = 0; n < after.num_nodes(); ++n) {
-        std::vector<std::string> want, have;
-        for (JobId id : after.node(n).jobs) {
-          const Job* job = after.FindJob(id);
-          for (const NodeAllocation& a : job->alloc.nodes) {
-            if (a.node != n) continue;
-            want.push_back(std::to_string(id) + "@" +
-                           std::to_string(job->start_time + job->time_limit) + ":" +
-                           std::to_string(a.cpus) + "/" + std::to_string(a.mem_mib) + "/" +
-                           std::to_string(a.gpu_mask));
-          }
-        }
-        for (const ClusterState::NodeHold& h : after.holds_on(n)) {
-          have.push_back(std::to_string(h.job) + "@" + std::to_string(h.end) + ":" +
-                         std::to_string(h.alloc.cpus) + "/" + std::to_string(h.alloc.mem_mib) +
-                         "/" + std::to_string(h.alloc.gpu_mask));
-        }
-        std::sort(want.begin(), want.end());
-        std::sort(have.begin(), have.end());
-        if (want != have) {
-          ADD_FAILURE() << "node " << n << " holds differ from its jobs\nevents:\n" << run.log();
-          run.Stop();
-          break;
-        }
-      }
-    });
-    for (int e = 0; e < kEvents && !run.stopped(); ++e) run.Step();
-    EXPECT_EQ(run.error(), "") << run.log();
+    RunChecked(seed, opt,
+               ConfigPassCheck([&](const SchedulerConfig& cfg, const ClusterState& before,
+                                   const Plan& plan, const ApplyResult&,
+                                   const ClusterState& after) -> std::vector<std::string> {
+                 Scheduler bounded(cfg);
+                 Scheduler plain(cfg);
+                 plain.set_window_bound(false);
+                 Plan with = bounded.Schedule(before, plan.now);
+                 Plan without = plain.Schedule(before, plan.now);
+                 skipped += bounded.window_bound_skips();
+                 ++compared;
+                 if (DumpPlan(without) != DumpPlan(plan) || DumpPlan(with) != DumpPlan(plan)) {
+                   return {"the window bound changed the plan; fresh, with the bound:\n" +
+                           DumpPlan(with) + "without:\n" + DumpPlan(without)};
+                 }
+                 for (uint32_t n = 0; n < after.num_nodes(); ++n) {
+                   if (HoldsOf(after, n) != JobsHeldOn(after, n)) {
+                     return {"node " + std::to_string(n) + " holds differ from its jobs"};
+                   }
+                 }
+                 return {};
+               }));
   }
   EXPECT_GT(skipped, 0) << "the bound never spared a placement: the comparison would prove nothing";
   std::printf("  passes compared: %lld, placements the window bound spared: %lld\n",
@@ -560,32 +565,29 @@ TEST(SchedulerPropertyTest, WindowBoundChangesNoDecision) {
 
 // Backfill's placement at the start it found reads what its sweep computed for each node
 // (FindEarliestStart): asking the pass again for every node gives the same plans, with
-// preemption (whose leftovers come free at now + 1, which no sweep event marks) among the
-// configurations RandomRun draws.
+// preemption (whose leftovers come free at now + 1, a time the sweep looks at those nodes)
+// among the configurations RandomRun draws.
 TEST(SchedulerPropertyTest, BackfillReuseChangesNoDecision) {
   int64_t compared = 0, reserved = 0;
   for (uint64_t seed : PropertySeeds(3900, kSeeds)) {
     SCOPED_TRACE(SeedTrace(seed));
     RunOptions opt;
     opt.power_saving = seed % 4 == 0;
-    RandomRun run(seed, opt);
-    run.set_hook(
-        [&](const ClusterState& before, const Plan& plan, const ApplyResult&, const ClusterState&) {
-          Scheduler fresh(run.config());
-          fresh.set_backfill_reuse(false);
-          Plan again = fresh.Schedule(before, plan.now);
-          ++compared;
-          reserved += plan.stats.reservations;
-          if (DumpPlan(again) != DumpPlan(plan)) {
-            ADD_FAILURE() << "reusing the sweep's free parts changed the plan\nrun:\n"
-                          << DumpPlan(plan) << "asking the pass again:\n"
-                          << DumpPlan(again) << "events:\n"
-                          << run.log();
-            run.Stop();
-          }
-        });
-    for (int e = 0; e < kEvents && !run.stopped(); ++e) run.Step();
-    EXPECT_EQ(run.error(), "") << run.log();
+    RunChecked(seed, opt,
+               ConfigPassCheck([&](const SchedulerConfig& cfg, const ClusterState& before,
+                                   const Plan& plan, const ApplyResult&,
+                                   const ClusterState&) -> std::vector<std::string> {
+                 Scheduler fresh(cfg);
+                 fresh.set_backfill_reuse(false);
+                 Plan again = fresh.Schedule(before, plan.now);
+                 ++compared;
+                 reserved += plan.stats.reservations;
+                 if (DumpPlan(again) == DumpPlan(plan)) return {};
+                 return {
+                     "reusing the sweep's free parts changed the plan; asking the pass "
+                     "again:\n" +
+                     DumpPlan(again)};
+               }));
   }
   EXPECT_GT(reserved, 0) << "no pass reserved: the comparison would prove nothing";
   std::printf("  passes compared: %lld, reservations: %lld\n", static_cast<long long>(compared),
