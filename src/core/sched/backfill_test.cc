@@ -4,12 +4,12 @@
 
 #include <optional>
 #include <ostream>
-#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/testing/builders.h"
+#include "core/testing/random_cluster.h"
 
 namespace berth::core {
 namespace {
@@ -238,8 +238,8 @@ TEST(BackfillTest, OverdueJobFreesItsNodeAtNowPlusOne) {
 TEST(BackfillTest, WindowBoundFollowsStartsOnReservedNodes) {
   for (uint32_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    std::mt19937 rng(seed);
-    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    testing::Rng rng(seed);
+    auto pick = [&](int lo, int hi) { return static_cast<int>(testing::Uniform(rng, lo, hi)); };
     ClusterState cs = MakeCluster().Nodes("n", 8, 8, 0).Build();
     for (int i = 0; i < 6; ++i) {
       std::string node = "n0" + std::to_string(pick(1, 8));
@@ -325,8 +325,8 @@ TEST(BackfillTest, WhatPreemptedJobsLeaveIsFreeFromNowPlusOne) {
 TEST(BackfillTest, StartsByEndFollowsStartsMadeBetweenCalls) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    std::mt19937 rng(seed);
-    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    testing::Rng rng(seed);
+    auto pick = [&](int lo, int hi) { return static_cast<int>(testing::Uniform(rng, lo, hi)); };
     ClusterState cs = MakeCluster().Nodes("n", 4, 64, 0).Build();
     JobId job = *cs.Submit(MakeJob().Obj(), nullptr, 0);
     const JobEntry& e = *cs.FindEntry(job);
