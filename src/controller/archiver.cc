@@ -63,15 +63,16 @@ Result<int64_t> Archiver::RunOnce() {
       store::ArchivedJob j;
       j.id = row.id;
       j.end_time = row.end_time;
+      // The archive keeps the whole entry, run specification inside (store::JoinedRecord).
+      j.record = store::JoinedRecord(row);
       // A record the controller cannot read moves all the same (its bytes are kept whole).
-      if (Result<JobRecord> r = DecodeJobRecord(row.record); r.ok()) {
+      if (Result<JobRecord> r = DecodeJobRecord(j.record); r.ok()) {
         j.submit_time = r->job.spec.submit_time;
         j.attempt = r->job.restart_count;
         j.user = r->job.spec.user;
         j.account = r->job.spec.account;
         j.state = std::string(core::JobStateName(r->job.state));
       }
-      j.record = std::move(row.record);
       jobs.push_back(std::move(j));
     }
     if (jobs.empty()) break;

@@ -23,7 +23,7 @@ constexpr Duration kMinJobAge = 300;
 store::Write PutJob(uint32_t id, bool active, Time end) {
   store::Write w;
   w.kind = store::Write::Kind::kPutJob;
-  w.job = {id, active, end, "record " + std::to_string(id)};
+  w.job = {id, active, end, "record " + std::to_string(id), nullptr};
   return w;
 }
 
@@ -71,11 +71,15 @@ TEST_F(ArchiverTest, MovesOnlyJobsPastMinJobAge) {
   ASSERT_NE(pg, nullptr);
   OpenArchive(pg->conninfo());
   const Time due = kNow - kMinJobAge - 1;
-  ASSERT_TRUE(store_
-                  ->Commit({PutJob(1, false, due), PutJob(2, false, due - 1000),
-                            PutJob(3, false, kNow - 10), PutJob(4, true, kNoTime),
-                            PutJob(5, false, due + 2), PutJob(6, false, due - 5)})
-                  .ok());
+  // A record whose run specification the store keeps apart moves whole.
+  store::Write two = PutJob(2, false, due - 1000);
+  two.job.record = "{\"id\":2}";
+  two.job.exec = std::make_shared<const std::string>("{\"script\":\"x\"}");
+  ASSERT_TRUE(
+      store_
+          ->Commit({PutJob(1, false, due), two, PutJob(3, false, kNow - 10),
+                    PutJob(4, true, kNoTime), PutJob(5, false, due + 2), PutJob(6, false, due - 5)})
+          .ok());
   live_ = {6};
   auto archiver = Make();
   Result<int64_t> moved = archiver->RunOnce();
@@ -90,6 +94,7 @@ TEST_F(ArchiverTest, MovesOnlyJobsPastMinJobAge) {
   EXPECT_EQ(*archive_->Count(), 2);
   EXPECT_EQ((*archive_->GetJob(1))->record, "record 1");
   EXPECT_EQ((*archive_->GetJob(2))->end_time, due - 1000);
+  EXPECT_EQ((*archive_->GetJob(2))->record, "{\"exec\":{\"script\":\"x\"},\"id\":2}");
   EXPECT_EQ(*archiver->RunOnce(), 0);
   live_.clear();  // the controller forgot it
   EXPECT_EQ(*archiver->RunOnce(), 1);

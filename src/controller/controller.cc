@@ -148,7 +148,7 @@ void DecodeRows(const std::vector<store::JobRow>& rows, std::vector<ExecCache>& 
   ForEachSlice(rows.size(), std::max<size_t>(1, std::min(caches.size(), rows.size())),
                [&](size_t k, size_t begin, size_t end) {
                  for (size_t i = begin; i < end; ++i) {
-                   out[i] = DecodeJobRecord(rows[i].record, &caches[k]);
+                   out[i] = DecodeJobRow(rows[i], &caches[k]);
                  }
                });
 }

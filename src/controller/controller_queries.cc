@@ -13,6 +13,7 @@
 #include "common/slurm_time.h"
 #include "common/strings.h"
 #include "controller/controller_internal.h"
+#include "controller/json_text.h"
 #include "core/model/partition.h"
 #include "core/sched/scheduler.h"
 #include "core/sched/share_tree.h"
@@ -444,12 +445,42 @@ net::HttpResponse Controller::Impl::ScancelView(const json& body) {
     FillViewOf(*r, *pending, false, now, 0, &views.emplace_back());
   }
   const slurm::ScancelSelection sel = slurm::SelectScancelTargets(o, views);
-  json targets = json::array();
-  for (const slurm::ScancelTarget& t : sel.targets) {
-    targets.push_back({{"ids", t.request_ids}, {"display_id", t.display_id}});
+  // {"errors": [...], "exit_code": N, "targets": [{"display_id": D, "ids": [...]}, ...]},
+  // written without a tree (a target for each of 10,000 jobs was a fifth of a scancel -u).
+  net::HttpResponse out;
+  out.status = 200;
+  out.body.reserve(64 + sel.targets.size() * 40);
+  JsonText w(&out.body);
+  w.Open();
+  w.Key("errors");
+  w.OpenArray();
+  for (const std::string& e : sel.errors) {
+    w.Next();
+    w.String(e);
   }
-  return JsonResponse(
-      200, {{"targets", std::move(targets)}, {"errors", sel.errors}, {"exit_code", sel.exit_code}});
+  w.CloseArray();
+  w.Key("exit_code");
+  w.Int(sel.exit_code);
+  w.Key("targets");
+  w.OpenArray();
+  for (const slurm::ScancelTarget& t : sel.targets) {
+    w.Next();
+    w.Open();
+    w.Key("display_id");
+    w.String(t.display_id);
+    w.Key("ids");
+    w.OpenArray();
+    for (const std::string& id : t.request_ids) {
+      w.Next();
+      w.String(id);
+    }
+    w.CloseArray();
+    w.Close();
+  }
+  w.CloseArray();
+  w.Close();
+  out.body += '\n';
+  return out;
 }
 
 net::HttpResponse Controller::Impl::SqueueView(const json& body) {
@@ -534,7 +565,7 @@ net::HttpResponse Controller::Impl::GetJob(const Caller& who, core::JobId id) {
   if (rec == nullptr) {
     Result<std::optional<store::JobRow>> row = FinishedRow(id);
     if (row.ok() && row->has_value()) {
-      Result<JobRecord> r = DecodeJobRecord((*row)->record);
+      Result<JobRecord> r = DecodeJobRow(**row);
       if (r.ok()) return JsonResponse(200, JobForCaller(who, *r));
     }
     return Error(Status::NotFound("Invalid job id specified: " + std::to_string(id)));
@@ -713,13 +744,13 @@ net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
   std::set<core::JobId> seen;
   Status st = store->ScanFinished(from, to, 0, [&](const store::JobRow& row) {
     seen.insert(row.id);
-    Result<JobRecord> r = DecodeJobRecord(row.record);
+    Result<JobRecord> r = DecodeJobRow(row);
     if (r.ok()) add(*r);
   });
   if (st.ok() && archive != nullptr) {
     st = archive->ScanFinished(from, to, [&](const store::JobRow& row) {
       if (seen.count(row.id) != 0) return;
-      Result<JobRecord> r = DecodeJobRecord(row.record);
+      Result<JobRecord> r = DecodeJobRow(row);
       if (r.ok()) add(*r);
     });
   }

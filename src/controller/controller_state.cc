@@ -170,16 +170,19 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
 }
 
 void Controller::Impl::WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t) {
-  nlohmann::json view = EncodeJobRecord(r, /*with_exec=*/false);
-  std::string stored =
-      StoredRecordText(view, r.job.exec ? exec_pool.Text(r.job.exec) : std::string());
-  t.writes.push_back(
-      {store::Write::Kind::kPutJob, {r.job.id, active, end_time, std::move(stored)}, "", ""});
-  view.erase("request");
+  store::Write& w = t.writes.emplace_back();
+  w.kind = store::Write::Kind::kPutJob;
+  w.job.id = r.job.id;
+  w.job.active = active;
+  w.job.end_time = end_time;
+  std::string event;
+  WriteJobRecordText(r, &w.job.record, &event);  // no tree: a third of a cancel was one
+  // The run specification apart: the store keeps each distinct one once (store::JobRow::exec).
+  if (r.job.exec) w.job.exec = exec_pool.Text(r.job.exec);
   // The state thread is the hub's only publisher, and this batch's events are published in
   // order once it commits: this event's sequence is known now.
   r.event_seq = watch_hub.Next() + t.events.size();
-  t.events.push_back(JobEventText(view));
+  t.events.push_back(std::move(event));
 }
 
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {

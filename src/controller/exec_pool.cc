@@ -54,7 +54,8 @@ std::shared_ptr<const core::JobExecSpec> ExecPool::Intern(
   return exec;
 }
 
-const std::string& ExecPool::Text(const std::shared_ptr<const core::JobExecSpec>& exec) {
+const std::shared_ptr<const std::string>& ExecPool::Text(
+    const std::shared_ptr<const core::JobExecSpec>& exec) {
   constexpr size_t kMaxTexts = 4096;
   auto it = texts_.find(exec.get());
   if (it != texts_.end()) {
@@ -69,7 +70,8 @@ const std::string& ExecPool::Text(const std::shared_ptr<const core::JobExecSpec>
     std::erase_if(texts_, [](const auto& e) { return e.second.exec.expired(); });
     if (texts_.size() >= kMaxTexts) texts_.clear();
   }
-  return texts_.emplace(exec.get(), Encoded{exec, ExecJsonText(*exec)}).first->second.text;
+  auto text = std::make_shared<const std::string>(ExecJsonText(*exec));
+  return texts_.emplace(exec.get(), Encoded{exec, std::move(text)}).first->second.text;
 }
 
 void ExecPool::Sweep() {

@@ -25,16 +25,18 @@ class ExecPool {
   size_t size() const { return pool_.size(); }
 
   // ExecJsonText(*exec), encoded once for as long as it stays among the last few thousand asked
-  // for (every change of a job's state rewrites its record, run specification included).
-  // REQUIRES: exec is not null. The reference is valid until the next call.
-  const std::string& Text(const std::shared_ptr<const core::JobExecSpec>& exec);
+  // for (every record the controller writes names its run specification: store::JobRow::exec).
+  // REQUIRES: exec is not null. The reference is valid until the next call; the text it holds
+  // never changes.
+  const std::shared_ptr<const std::string>& Text(
+      const std::shared_ptr<const core::JobExecSpec>& exec);
 
  private:
   void Sweep();
 
   struct Encoded {
     std::weak_ptr<const core::JobExecSpec> exec;
-    std::string text;
+    std::shared_ptr<const std::string> text;
   };
 
   std::unordered_multimap<size_t, std::weak_ptr<const core::JobExecSpec>> pool_;

@@ -1,8 +1,10 @@
 #include "controller/job_record.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "api/job_json.h"
+#include "controller/json_text.h"
 #include "core/model/resources.h"
 
 namespace berth::controller {
@@ -154,6 +156,233 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
 
 namespace {
 
+// Named counts as a JSON object: keys sorted, the last of equal names winning (as assigning them
+// to a json object one by one does).
+void WriteCounts(JsonText& w, const std::vector<core::NamedCount>& counts) {
+  std::vector<const core::NamedCount*> sorted;
+  sorted.reserve(counts.size());
+  for (const core::NamedCount& c : counts) sorted.push_back(&c);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto* a, const auto* b) { return a->name < b->name; });
+  w.Open();
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i + 1 < sorted.size() && sorted[i + 1]->name == sorted[i]->name) continue;
+    w.Key(sorted[i]->name);
+    w.Int(sorted[i]->count);
+  }
+  w.Close();
+}
+
+void WriteAlloc(JsonText& w, const JobRecord& r) {
+  w.Open();
+  w.Key("licenses");
+  WriteCounts(w, r.job.alloc.licenses);
+  w.Key("nodes");
+  w.OpenArray();
+  for (size_t i = 0; i < r.job.alloc.nodes.size(); ++i) {
+    const core::NodeAllocation& a = r.job.alloc.nodes[i];
+    w.Next();
+    w.Open();
+    w.Key("cpus");
+    w.Int(a.cpus);
+    if (!a.gpu_shares.empty()) {
+      w.Key("gpu_shares");
+      w.OpenArray();
+      for (const core::GpuShare& g : a.gpu_shares) {
+        w.Next();
+        w.Open();
+        w.Key("device");
+        w.Int(g.device);
+        w.Key("milli");
+        w.Int(g.milli);
+        w.Close();
+      }
+      w.CloseArray();
+    }
+    w.Key("gpus");
+    w.OpenArray();
+    for (int g = 0; g < 64; ++g) {
+      if (a.gpu_mask >> g & 1) {
+        w.Next();
+        w.Int(g);
+      }
+    }
+    w.CloseArray();
+    if (!a.gres.empty()) {
+      w.Key("gres");
+      WriteCounts(w, a.gres);
+    }
+    w.Key("mem_mib");
+    w.Int(a.mem_mib);
+    w.Key("node");
+    w.String(i < r.node_names.size() ? r.node_names[i] : "");
+    w.Key("tasks");
+    w.Int(a.tasks);
+    w.Close();
+  }
+  w.CloseArray();
+  w.Close();
+}
+
+void WriteFacts(JsonText& w, const SlurmFacts& f) {
+  w.Open();
+  w.Key("account_given");
+  w.Bool(f.account_given);
+  w.Key("accounting");
+  w.Bool(f.accounting);
+  w.Key("def_mem_per_cpu_mib");
+  w.Int(f.def_mem_per_cpu_mib);
+  w.Key("def_mem_per_node_mib");
+  w.Int(f.def_mem_per_node_mib);
+  w.Key("default_time_limit");
+  w.Int(f.default_time_limit);
+  w.Key("gpus_in_tres");
+  w.Bool(f.gpus_in_tres);
+  w.Key("node_cpus");
+  w.Int(f.node_cpus);
+  w.Key("node_mem_mib");
+  w.Int(f.node_mem_mib);
+  w.Close();
+}
+
+// The record's keys from "allocation" up to "request" (`before`), or from after it to the end
+// (!before), without the object's braces: EncodeJobRecord's keys in its dump's order.
+void WriteRecordKeys(JsonText& w, const JobRecord& r, bool before) {
+  const core::Job& j = r.job;
+  const bool running = !core::IsTerminal(j.state) && j.state != core::JobState::kPending;
+  if (before) {
+    if (!j.alloc.empty()) {
+      w.Key("allocation");
+      WriteAlloc(w, r);
+    }
+    if (j.array_job_id != core::kNoJob) {
+      w.Key("array_job_id");
+      w.Int(j.array_job_id);
+      w.Key("array_task_id");
+      w.Int(j.array_task_id);
+    }
+    w.Key("attained_service");
+    w.Double(j.attained_service);
+    if (running) {
+      w.Key("cancel_requested");
+      w.Bool(r.cancel_requested);
+    }
+    if (r.cancelled_by >= 0) {
+      w.Key("cancelled_by");
+      w.Int(r.cancelled_by);
+    }
+    w.Key("eligible_time");
+    w.Int(j.eligible_time);
+    w.Key("end_time");
+    w.Int(j.end_time);
+    w.Key("exit_code");
+    w.Int(j.outcome.exit_code);
+    if (r.expected_start != kNoTime) {
+      w.Key("expected_start");
+      w.Int(r.expected_start);
+    }
+    w.Key("id");
+    w.Int(j.id);
+    if (r.k8s) {
+      w.Key("k8s");
+      w.Value(*r.k8s);
+    }
+    if (r.k8s_deleted > 0) {
+      w.Key("k8s_deleted");
+      w.Int(r.k8s_deleted);
+    }
+    w.Key("last_run");
+    w.Int(j.last_run);
+    if (!r.message.empty()) {
+      w.Key("message");
+      w.String(r.message);
+    }
+    w.Key("partition");
+    w.String(j.partition);
+    if (running && r.preempt_end != kNoTime) {
+      w.Key("preempt_end_time");
+      w.Int(r.preempt_end);
+    }
+    w.Key("priority");
+    w.Int(r.priority);
+    if (r.reason != core::PendingReason::kNone) {
+      w.Key("reason");
+      w.String(core::PendingReasonName(r.reason));
+      w.Key("reason_detail");
+      w.String(r.reason_detail);
+    }
+    return;
+  }
+  w.Key("restart_count");
+  w.Int(j.restart_count);
+  w.Key("slurm");
+  WriteFacts(w, r.slurm);
+  w.Key("start_time");
+  w.Int(j.start_time);
+  w.Key("state");
+  w.String(core::JobStateName(j.state));
+  if (!r.steps.empty()) {
+    w.Key("steps");
+    w.OpenArray();
+    for (const api::StepRecord& s : r.steps) {
+      w.Next();
+      w.Value(api::EncodeStepRecord(s));
+    }
+    w.CloseArray();
+  }
+  if (r.steps_dropped > 0) {
+    w.Key("steps_dropped");
+    w.Int(r.steps_dropped);
+  }
+  w.Key("submit_host");
+  w.String(r.submit_host);
+  w.Key("submit_time");
+  w.Int(j.spec.submit_time);
+  w.Key("term_signal");
+  w.Int(j.outcome.term_signal);
+  w.Key("time_limit");
+  w.Int(j.time_limit);
+  if (j.start_time != kNoTime) {
+    w.Key("usage");
+    w.Open();
+    w.Key("cpu_seconds");
+    w.Double(r.cpu_seconds);
+    w.Key("gpu_utilization");
+    w.Double(r.gpu_utilization);
+    w.Key("max_rss_mib");
+    w.Int(r.max_rss_mib);
+    w.Close();
+  }
+}
+
+}  // namespace
+
+void WriteJobRecordText(const JobRecord& r, std::string* stored, std::string* event) {
+  // {BEFORE,"request":REQUEST,AFTER}; the event's view is {BEFORE,AFTER}.
+  stored->clear();
+  stored->reserve(1024);
+  stored->push_back('{');
+  JsonText w(stored);
+  WriteRecordKeys(w, r, true);  // never empty: "attained_service" is always there
+  const size_t before_end = stored->size();
+  stored->append(",\"request\":");
+  stored->append(api::EncodeJob(r.job.spec, nullptr).dump());
+  const size_t after_start = stored->size();
+  WriteRecordKeys(w, r, false);  // each of its keys after a comma
+  stored->push_back('}');
+  if (event == nullptr) return;
+  // As JobEventText(view): {"job":VIEW,"type":"job"}.
+  const std::string_view text(*stored);
+  event->clear();
+  event->reserve(before_end + (text.size() - after_start) + 24);
+  event->append("{\"job\":");
+  event->append(text.substr(0, before_end));
+  event->append(text.substr(after_start));
+  event->append(",\"type\":\"job\"}");
+}
+
+namespace {
+
 // The length of the JSON object or array that `s` starts with, its closing bracket included; 0
 // when `s` does not hold a whole one.
 size_t ValueLength(std::string_view s) {
@@ -238,17 +467,11 @@ std::string JobEventText(const json& view) {
 }
 
 std::string StoredRecordText(const json& list_form, const std::string& exec_text) {
-  std::string text = list_form.dump();
-  if (exec_text.empty()) return text;
-  // Built once at its size (a replace at the front copied the record and the run specification,
-  // which holds the job's environment, again: a fifth of a cancel's time).
-  std::string stored;
-  stored.reserve(text.size() + exec_text.size() + 9);
-  stored += "{\"exec\":";
-  stored += exec_text;
-  stored += ',';
-  stored.append(text, 1);
-  return stored;
+  store::JobRow row;
+  row.record = list_form.dump();
+  if (exec_text.empty()) return std::move(row.record);
+  row.exec = std::make_shared<const std::string>(exec_text);
+  return store::JoinedRecord(row);
 }
 
 std::string ExecJsonText(const core::JobExecSpec& exec) {
@@ -271,15 +494,45 @@ const std::string& JobRecord::ListJsonPrefix() const {
   });
 }
 
+namespace {
+constexpr size_t kMaxCached = 4096;
+}  // namespace
+
+Result<JobRecord> DecodeJobRow(const store::JobRow& row, ExecCache* cache) {
+  if (row.exec == nullptr) return DecodeJobRecord(row.record, cache);
+  std::shared_ptr<const core::JobExecSpec> known;
+  if (cache != nullptr) {
+    if (cache->last_text == row.exec) {
+      known = cache->last;
+    } else if (auto it = cache->by_text.find(*row.exec); it != cache->by_text.end()) {
+      known = it->second;
+    }
+  }
+  if (known != nullptr) {
+    // Only the record is parsed: it has no run specification of its own.
+    BERTH_ASSIGN_OR_RETURN(JobRecord r, DecodeJobRecord(row.record, nullptr));
+    r.job.exec = known;
+    cache->last_text = row.exec;
+    cache->last = std::move(known);
+    return r;
+  }
+  BERTH_ASSIGN_OR_RETURN(JobRecord r, DecodeJobRecord(store::JoinedRecord(row), nullptr));
+  if (cache != nullptr) {
+    if (cache->by_text.size() < kMaxCached) cache->by_text.emplace(*row.exec, r.job.exec);
+    cache->last_text = row.exec;
+    cache->last = r.job.exec;
+  }
+  return r;
+}
+
 Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
   constexpr std::string_view kExecFirst = "{\"exec\":";
-  constexpr size_t kMaxCached = 4096;
   if (cache != nullptr && text.substr(0, kExecFirst.size()) == kExecFirst) {
     const std::string_view rest = text.substr(kExecFirst.size());
     const size_t n = ValueLength(rest);
     if (n > 0 && n < rest.size() && rest[n] == ',') {
       std::string exec_text(rest.substr(0, n));
-      if (auto it = cache->find(exec_text); it != cache->end()) {
+      if (auto it = cache->by_text.find(exec_text); it != cache->by_text.end()) {
         // Only the rest of the record is parsed: it has no run specification of its own.
         std::string without = "{";
         without.append(rest.substr(n + 1));
@@ -288,7 +541,9 @@ Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
         return r;
       }
       BERTH_ASSIGN_OR_RETURN(JobRecord r, DecodeJobRecord(text, nullptr));
-      if (cache->size() < kMaxCached) cache->emplace(std::move(exec_text), r.job.exec);
+      if (cache->by_text.size() < kMaxCached) {
+        cache->by_text.emplace(std::move(exec_text), r.job.exec);
+      }
       return r;
     }
   }

@@ -19,6 +19,7 @@
 #include "core/model/job.h"
 #include "core/model/reason.h"
 #include "slurm/job_view.h"
+#include "store/store.h"
 
 namespace berth::controller {
 
@@ -101,17 +102,31 @@ struct JobRecord {
 // The JSON form. `with_exec` includes how to run it (the script can be large; lists leave it
 // out).
 nlohmann::json EncodeJobRecord(const JobRecord& r, bool with_exec);
+// What the controller writes for each change of a record, without building its tree:
+// *stored = EncodeJobRecord(r, false).dump(), and, when event is not null, *event =
+// JobEventText of that view without "request" (the watch event): the same bytes.
+void WriteJobRecordText(const JobRecord& r, std::string* stored, std::string* event);
 // Run specifications already decoded, by their JSON text (ExecJsonText): a start-up reads
 // thousands of stored records that share a few, and decodes each of those once.
-using ExecCache = std::unordered_map<std::string, std::shared_ptr<const core::JobExecSpec>>;
+struct ExecCache {
+  std::unordered_map<std::string, std::shared_ptr<const core::JobExecSpec>> by_text;
+  // The last store row's run specification text (the store's copy, shared by the rows that have
+  // it) and its decoding: consecutive rows mostly share one, and need no look-up by text.
+  std::shared_ptr<const std::string> last_text;
+  std::shared_ptr<const core::JobExecSpec> last;
+};
 // With `cache`, a record in the store's form (StoredRecordText) whose run specification is in it
 // gets that copy, and a new one is added (up to a few thousand).
 Result<JobRecord> DecodeJobRecord(std::string_view json_text, ExecCache* cache = nullptr);
+// A store row: its record, and the run specification kept apart from it (store::JobRow::exec)
+// when there is one.
+Result<JobRecord> DecodeJobRow(const store::JobRow& row, ExecCache* cache = nullptr);
 
 // The store's form of a record: `list_form` (EncodeJobRecord(r, false)) with the run
 // specification as a top-level "exec" object, given as its JSON text (ExecJsonText; "" = none),
-// so that jobs sharing a run specification share its encoding too. DecodeJobRecord reads this
-// form and the older one (the run specification's keys inside "request").
+// so that jobs sharing a run specification share its encoding too: store::JoinedRecord of the
+// row the controller writes. DecodeJobRecord reads this form and the older one (the run
+// specification's keys inside "request").
 std::string StoredRecordText(const nlohmann::json& list_form, const std::string& exec_text);
 // The watch event of a job's change, {"job": VIEW, "type": "job"} as nlohmann dumps it, made
 // from the view without copying its tree into another.

@@ -5,7 +5,9 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "api/job_json.h"
 #include "core/model/dependency.h"
+#include "core/testing/random_cluster.h"
 #include "slurm/squeue_view.h"
 
 namespace berth::controller {
@@ -88,11 +90,129 @@ TEST(JobRecordTest, RecordsSharingARunSpecificationDecodeItOnce) {
   EXPECT_EQ(rb->job.id, 43u);
   EXPECT_NE(rc->job.exec.get(), ra->job.exec.get());
   EXPECT_EQ(*rc->job.exec, *other);
-  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_EQ(cache.by_text.size(), 2u);
   // A record cut short is an error with or without the cache, never a crash.
   std::string cut = stored(a).substr(0, 30);
   EXPECT_FALSE(DecodeJobRecord(cut, &cache).ok());
   EXPECT_FALSE(DecodeJobRecord(stored(a).substr(0, 200), &cache).ok());
+}
+
+// The store's row keeps the run specification apart (store::JobRow::exec): it decodes as its
+// whole entry does, and rows sharing the text (one object, or equal ones) share one copy.
+TEST(JobRecordTest, AStoreRowWithItsRunSpecificationApartDecodesAsItsWholeEntry) {
+  const JobRecord a = SampleRecord();
+  auto text = std::make_shared<const std::string>(ExecJsonText(*a.job.exec));
+  auto row = [&](core::JobId id, std::shared_ptr<const std::string> exec) {
+    JobRecord r = a;
+    r.job.id = id;
+    return store::JobRow{id, true, kNoTime, EncodeJobRecord(r, false).dump(), std::move(exec)};
+  };
+  ExecCache cache;
+  Result<JobRecord> first = DecodeJobRow(row(42, text), &cache);
+  Result<JobRecord> second = DecodeJobRow(row(43, text), &cache);
+  Result<JobRecord> equal =
+      DecodeJobRow(row(44, std::make_shared<const std::string>(*text)), &cache);
+  Result<JobRecord> whole = DecodeJobRecord(store::JoinedRecord(row(42, text)));
+  Result<JobRecord> alone = DecodeJobRow(row(42, text));
+  ASSERT_TRUE(first.ok() && second.ok() && equal.ok() && whole.ok() && alone.ok())
+      << first.status().message();
+  EXPECT_EQ(EncodeJobRecord(*first, true), EncodeJobRecord(*whole, true));
+  EXPECT_EQ(EncodeJobRecord(*alone, true), EncodeJobRecord(*whole, true));
+  EXPECT_EQ(*first->job.exec, *a.job.exec);
+  EXPECT_EQ(second->job.id, 43u);
+  EXPECT_EQ(second->job.exec.get(), first->job.exec.get());
+  EXPECT_EQ(equal->job.exec.get(), first->job.exec.get());
+  // A row without one is its record.
+  store::JobRow bare = row(45, nullptr);
+  EXPECT_EQ(EncodeJobRecord(*DecodeJobRow(bare, &cache), true),
+            EncodeJobRecord(*DecodeJobRecord(bare.record), true));
+}
+
+// What the controller writes for each change (WriteJobRecordText, no tree) is, byte for byte,
+// the dump of the record's tree and the watch event made from it, for records of every shape.
+TEST(JobRecordTest, TheWrittenTextIsTheDumpOfTheTree) {
+  core::testing::Rng rng(17);
+  const std::vector<std::string> texts = {"",
+                                          "plain",
+                                          "quote \" back \\ slash",
+                                          "ctl \x01\x1f\b\f\n\r\t del \x7f",
+                                          "caf\u00e9 \u65e5\u672c \U0001F680",
+                                          "/"};
+  const std::vector<double> doubles = {0,     -1,   0.1,    1.5,  123456.789,        1e21,
+                                       1e-7,  3600, 2.5e15, -0.0, 999999999999999.0, 1e15,
+                                       -1e14, 0.5};
+  auto text = [&] { return texts[core::testing::Uniform(rng, 0, texts.size() - 1)]; };
+  auto real = [&] { return doubles[core::testing::Uniform(rng, 0, doubles.size() - 1)]; };
+  const core::JobState states[] = {core::JobState::kPending, core::JobState::kRunning,
+                                   core::JobState::kCompleted, core::JobState::kCancelled,
+                                   core::JobState::kConfiguring};
+  for (int round = 0; round < 500; ++round) {
+    JobRecord r = SampleRecord();
+    r.job.id = static_cast<core::JobId>(core::testing::Uniform(rng, 1, 4000000000));
+    r.job.state = states[core::testing::Uniform(rng, 0, 4)];
+    r.job.spec.name = text();
+    r.job.partition = text();
+    r.submit_host = text();
+    r.message = text();
+    r.reason = core::testing::Chance(rng, 50) ? core::PendingReason::kNone
+                                              : core::PendingReason::kResources;
+    r.reason_detail = text();
+    r.expected_start =
+        core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
+    r.priority = core::testing::Uniform(rng, -5, 1 << 20);
+    r.job.start_time =
+        core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
+    r.job.end_time =
+        core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
+    r.job.attained_service = real();
+    r.cpu_seconds = real();
+    r.gpu_utilization = real();
+    r.max_rss_mib = core::testing::Uniform(rng, 0, 1 << 20);
+    r.cancel_requested = core::testing::Chance(rng, 50);
+    r.cancelled_by = core::testing::Uniform(rng, -1, 2);
+    r.preempt_end = core::testing::Chance(rng, 50) ? kNoTime : 99;
+    r.job.outcome.exit_code = core::testing::Uniform(rng, -1, 255);
+    r.job.outcome.term_signal = core::testing::Uniform(rng, 0, 15);
+    r.job.restart_count = core::testing::Uniform(rng, 0, 3);
+    if (core::testing::Chance(rng, 30)) {
+      r.job.array_job_id = 7;
+      r.job.array_task_id = core::testing::Uniform(rng, 0, 100);
+    }
+    const int nodes = core::testing::Uniform(rng, 0, 3);
+    for (int n = 0; n < nodes; ++n) {
+      core::NodeAllocation a;
+      a.cpus = core::testing::Uniform(rng, 1, 64);
+      a.mem_mib = core::testing::Uniform(rng, 1, 1 << 20);
+      a.tasks = core::testing::Uniform(rng, 1, 8);
+      a.gpu_mask = core::testing::Chance(rng, 50) ? 0 : (uint64_t{1} << 63 | 0b1011);
+      if (core::testing::Chance(rng, 30)) a.gpu_shares = {{0, 250}, {3, 500}};
+      if (core::testing::Chance(rng, 30)) a.gres = {{"nic", 2}, {"fpga", 1}, {"nic", 3}};
+      r.job.alloc.nodes.push_back(a);
+      if (core::testing::Chance(rng, 90)) r.node_names.push_back("n" + std::to_string(n) + text());
+    }
+    if (core::testing::Chance(rng, 30)) r.job.alloc.licenses = {{"matlab", 2}, {"ansys", 1}};
+    if (core::testing::Chance(rng, 20)) {
+      api::StepRecord step;
+      step.id = 3;
+      step.name = text();
+      r.steps = {step, step};
+      r.steps_dropped = core::testing::Uniform(rng, 0, 2);
+    }
+    if (core::testing::Chance(rng, 20)) {
+      r.k8s = std::make_shared<const nlohmann::json>(
+          nlohmann::json{{"metadata", {{"name", text()}}}, {"spec", {{"x", real()}}}});
+      r.k8s_deleted = core::testing::Uniform(rng, 0, 2);
+    }
+    r.slurm.node_cpus = core::testing::Uniform(rng, 0, 128);
+    r.slurm.accounting = core::testing::Chance(rng, 50);
+    r.slurm.default_time_limit = core::testing::Chance(rng, 50) ? kInfinite : 3600;
+    std::string stored, event;
+    WriteJobRecordText(r, &stored, &event);
+    nlohmann::json view = EncodeJobRecord(r, false);
+    ASSERT_EQ(stored, view.dump()) << "round " << round;
+    view.erase("request");
+    ASSERT_EQ(event, JobEventText(view)) << "round " << round;
+  }
 }
 
 TEST(JobRecordTest, AJobWithoutRunSpecificationStoresNoExecKey) {

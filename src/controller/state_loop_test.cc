@@ -110,7 +110,7 @@ FakeCommand RandomCommand(std::mt19937& rng, int index) {
           {store::Write::Kind::kPutMeta, {}, "key" + std::to_string(rng() % 8), value});
     } else {
       store::JobRow row{static_cast<core::JobId>(1 + rng() % 8), rng() % 2 == 0,
-                        static_cast<Time>(index), value};
+                        static_cast<Time>(index), value, nullptr};
       c.writes.push_back({store::Write::Kind::kPutJob, row, "", ""});
     }
   }

@@ -28,7 +28,7 @@ std::string JobValue(const JobRow& row) {
   std::string v = row.active ? "1 " : "0 ";
   v += row.end_time == kNoTime ? std::string("-") : std::to_string(row.end_time);
   v += '\n';
-  v += row.record;
+  AppendJoinedRecord(row, &v);  // the run specification inside: rows read back have none apart
   return v;
 }
 

@@ -8,8 +8,12 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <future>
+#include <optional>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 
 #include "common/thread_annotations.h"
 #include "store/store.h"
@@ -17,17 +21,35 @@
 namespace berth::store {
 namespace {
 
+// jobs.exec names the row of `execs` that holds the job's run specification (JobRow::exec), or
+// is NULL (none, or a row written before execs existed: its record holds it).
 constexpr const char* kSchema = R"(
 CREATE TABLE IF NOT EXISTS jobs(
   id INTEGER PRIMARY KEY,
   active INTEGER NOT NULL,
   end_time INTEGER,
-  record TEXT NOT NULL);
+  record TEXT NOT NULL,
+  exec INTEGER);
 CREATE INDEX IF NOT EXISTS jobs_active ON jobs(id) WHERE active = 1;
 CREATE INDEX IF NOT EXISTS jobs_end ON jobs(end_time) WHERE active = 0;
+CREATE TABLE IF NOT EXISTS execs(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS execs_hash ON execs(hash);
 CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )";
+// After the jobs table has its exec column (a database from before it gets the column).
+constexpr const char* kExecIndex =
+    "CREATE INDEX IF NOT EXISTS jobs_exec ON jobs(exec) WHERE exec IS NOT NULL";
+
+// FNV-1a, 64 bits: stored (execs.hash), so it must not change between builds.
+int64_t TextHash(std::string_view s) {
+  uint64_t h = 14695981039346656037ULL;
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return static_cast<int64_t>(h);
+}
 
 Status SqlError(sqlite3* db, const std::string& what) {
   return Status::Internal(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
@@ -58,6 +80,19 @@ class Stmt {
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) return SqlError(db_, what);
     return Status::Ok();
   }
+  // One step: true when it gave a row, false when it is done.
+  Result<bool> Next(const std::string& what) {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return SqlError(db_, what);
+  }
+  std::string_view Text(int column) {
+    const unsigned char* t = sqlite3_column_text(stmt_, column);
+    if (t == nullptr) return {};
+    return {reinterpret_cast<const char*>(t),
+            static_cast<size_t>(sqlite3_column_bytes(stmt_, column))};
+  }
 
  private:
   sqlite3* db_;
@@ -85,16 +120,60 @@ Result<sqlite3*> OpenDb(const std::string& path) {
   return db;
 }
 
-JobRow ReadJobRow(sqlite3_stmt* s) {
+constexpr const char* kJobColumns = "SELECT id, active, end_time, record, exec FROM jobs";
+
+// The run specifications of the rows one read gives, each read once and shared by its rows.
+class ExecTexts {
+ public:
+  explicit ExecTexts(sqlite3* db) : get_(db, "SELECT text FROM execs WHERE id = ?1") {}
+
+  Result<std::shared_ptr<const std::string>> Get(int64_t id) {
+    if (auto it = texts_.find(id); it != texts_.end()) return it->second;
+    if (!get_.ok()) return Status::Internal("prepare: read a run specification");
+    get_.Bind(1, id);
+    BERTH_ASSIGN_OR_RETURN(bool found, get_.Next("read a run specification"));
+    std::shared_ptr<const std::string> text;
+    if (found) text = std::make_shared<const std::string>(get_.Text(0));
+    get_.Reset();
+    if (text == nullptr) {
+      return Status::Internal("the run specification " + std::to_string(id) + " is missing");
+    }
+    return texts_.emplace(id, std::move(text)).first->second;
+  }
+
+ private:
+  Stmt get_;
+  std::unordered_map<int64_t, std::shared_ptr<const std::string>> texts_;
+};
+
+// A row of kJobColumns.
+Result<JobRow> ReadJobRow(Stmt& s, ExecTexts& execs) {
+  sqlite3_stmt* st = s.get();
   JobRow row;
-  row.id = static_cast<uint32_t>(sqlite3_column_int64(s, 0));
-  row.active = sqlite3_column_int64(s, 1) != 0;
-  row.end_time = sqlite3_column_type(s, 2) == SQLITE_NULL ? kNoTime : sqlite3_column_int64(s, 2);
-  const unsigned char* text = sqlite3_column_text(s, 3);
-  row.record.assign(
-      reinterpret_cast<const char*>(text ? text : reinterpret_cast<const unsigned char*>("")),
-      static_cast<size_t>(sqlite3_column_bytes(s, 3)));
+  row.id = static_cast<uint32_t>(sqlite3_column_int64(st, 0));
+  row.active = sqlite3_column_int64(st, 1) != 0;
+  row.end_time = sqlite3_column_type(st, 2) == SQLITE_NULL ? kNoTime : sqlite3_column_int64(st, 2);
+  row.record = s.Text(3);
+  if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+    Result<std::shared_ptr<const std::string>> exec = execs.Get(sqlite3_column_int64(st, 4));
+    if (!exec.ok()) {
+      return Status::Internal("job " + std::to_string(row.id) + ": " + exec.status().message());
+    }
+    row.exec = std::move(*exec);
+  }
   return row;
+}
+
+// Calls fn for each row of the statement.
+Status ForEachJobRow(sqlite3* db, Stmt& s, const std::string& what,
+                     const std::function<void(const JobRow&)>& fn) {
+  ExecTexts execs(db);
+  while (true) {
+    BERTH_ASSIGN_OR_RETURN(bool more, s.Next(what));
+    if (!more) return Status::Ok();
+    BERTH_ASSIGN_OR_RETURN(JobRow row, ReadJobRow(s, execs));
+    fn(row);
+  }
 }
 
 }  // namespace
@@ -131,10 +210,123 @@ struct SqliteImpl {
 
   // Writes the batch's rows in the open transaction; counts them in *rows (those written before
   // an error included).
+  // The writer thread's: the execs rows it knows, by the text the controller handed over (held
+  // here, so that its address names it alone). Cleared when a row may have gone: a deleted one,
+  // or one a rolled-back transaction made.
+  std::unordered_map<const std::string*, std::pair<int64_t, std::shared_ptr<const std::string>>>
+      exec_ids;
+
+  // Statements of one transaction's job writes.
+  struct JobStmts {
+    explicit JobStmts(sqlite3* db)
+        : update(db,
+                 "UPDATE jobs SET active = ?2, end_time = ?3, record = ?4 "
+                 "WHERE id = ?1 AND exec IS ?5"),
+          exec_of(db, "SELECT exec FROM jobs WHERE id = ?1"),
+          change(
+              db,
+              "UPDATE jobs SET active = ?2, end_time = ?3, record = ?4, exec = ?5 WHERE id = ?1"),
+          insert(db,
+                 "INSERT INTO jobs(id, active, end_time, record, exec) VALUES(?1, ?2, ?3, ?4, ?5)"),
+          find_exec(db, "SELECT id, text FROM execs WHERE hash = ?1"),
+          put_exec(db, "INSERT INTO execs(hash, text) VALUES(?1, ?2)"),
+          drop_exec(db,
+                    "DELETE FROM execs WHERE id = ?1 AND NOT EXISTS "
+                    "(SELECT 1 FROM jobs WHERE exec = ?1)") {}
+    bool ok() const {
+      return update.ok() && exec_of.ok() && change.ok() && insert.ok() && find_exec.ok() &&
+             put_exec.ok() && drop_exec.ok();
+    }
+    Stmt update, exec_of, change, insert, find_exec, put_exec, drop_exec;
+    std::vector<int64_t> dropped;  // execs rows that lost a job: gone if no other job has them
+  };
+
+  // The execs row holding `text`, made when there is none.
+  Result<int64_t> ExecId(JobStmts& js, const std::shared_ptr<const std::string>& text) {
+    if (auto it = exec_ids.find(text.get()); it != exec_ids.end()) return it->second.first;
+    if (exec_ids.size() >= 1024) exec_ids.clear();
+    const int64_t hash = TextHash(*text);
+    int64_t id = 0;
+    js.find_exec.Bind(1, hash);
+    while (id == 0) {
+      BERTH_ASSIGN_OR_RETURN(bool more, js.find_exec.Next("find a run specification"));
+      if (!more) break;
+      if (js.find_exec.Text(1) == *text) id = sqlite3_column_int64(js.find_exec.get(), 0);
+    }
+    js.find_exec.Reset();
+    if (id == 0) {
+      js.put_exec.Bind(1, hash);
+      js.put_exec.Bind(2, *text);
+      BERTH_RETURN_IF_ERROR(js.put_exec.Step("write a run specification"));
+      js.put_exec.Reset();
+      id = sqlite3_last_insert_rowid(writer);
+    }
+    exec_ids.emplace(text.get(), std::make_pair(id, text));
+    return id;
+  }
+
+  // The execs row the job's row names now: 0 for none, nullopt when the job has no row.
+  Result<std::optional<int64_t>> ExecOf(JobStmts& js, uint32_t job) {
+    js.exec_of.Bind(1, static_cast<int64_t>(job));
+    BERTH_ASSIGN_OR_RETURN(bool found, js.exec_of.Next("read a job's run specification"));
+    std::optional<int64_t> id;
+    if (found) id = sqlite3_column_int64(js.exec_of.get(), 0);  // NULL reads as 0
+    js.exec_of.Reset();
+    return id;
+  }
+
+  // A job's row, written by the cheapest statement that does it: most writes change the state
+  // of a job whose run specification the row already names.
+  Status PutJob(JobStmts& js, const JobRow& job) {
+    int64_t exec = 0;
+    if (job.exec != nullptr) {
+      BERTH_ASSIGN_OR_RETURN(exec, ExecId(js, job.exec));
+    }
+    auto bind = [&](Stmt& s) {
+      s.Bind(1, static_cast<int64_t>(job.id));
+      s.Bind(2, job.active ? 1 : 0);
+      if (job.end_time == kNoTime) {
+        s.BindNull(3);
+      } else {
+        s.Bind(3, job.end_time);
+      }
+      s.Bind(4, job.record);
+      if (exec == 0) {
+        s.BindNull(5);
+      } else {
+        s.Bind(5, exec);
+      }
+    };
+    bind(js.update);
+    BERTH_RETURN_IF_ERROR(js.update.Step("write a job"));
+    js.update.Reset();
+    if (sqlite3_changes(writer) > 0) return Status::Ok();
+    // A new job, or one whose run specification changed (scontrol update of its comment).
+    BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> before, ExecOf(js, job.id));
+    Stmt& s = before ? js.change : js.insert;
+    if (before && *before != 0) js.dropped.push_back(*before);
+    bind(s);
+    BERTH_RETURN_IF_ERROR(s.Step("write a job"));
+    s.Reset();
+    return Status::Ok();
+  }
+
+  // Drops the execs rows that lost their last job in this transaction.
+  Status DropUnusedExecs(JobStmts& js) {
+    bool gone = false;
+    for (const int64_t id : js.dropped) {
+      js.drop_exec.Bind(1, id);
+      BERTH_RETURN_IF_ERROR(js.drop_exec.Step("drop a run specification"));
+      js.drop_exec.Reset();
+      gone = gone || sqlite3_changes(writer) > 0;
+    }
+    if (gone) exec_ids.clear();
+    js.dropped.clear();
+    return Status::Ok();
+  }
+
   Status ApplyAll(const std::vector<Pending*>& batch, int64_t* rows) EXCLUDES(mu) {
-    Stmt put_job(writer,
-                 "INSERT INTO jobs(id, active, end_time, record) VALUES(?1, ?2, ?3, ?4) "
-                 "ON CONFLICT(id) DO UPDATE SET active = ?2, end_time = ?3, record = ?4");
+    JobStmts js(writer);
     Stmt put_node(writer,
                   "INSERT INTO nodes(name, record) VALUES(?1, ?2) "
                   "ON CONFLICT(name) DO UPDATE SET record = ?2");
@@ -145,7 +337,7 @@ struct SqliteImpl {
                   "INSERT INTO meta(key, value) VALUES(?1, ?2) "
                   "ON CONFLICT(key) DO UPDATE SET value = ?2");
     Stmt del_meta(writer, "DELETE FROM meta WHERE key = ?1");
-    if (!put_job.ok() || !del_job.ok() || !put_node.ok() || !del_node.ok() || !put_meta.ok() ||
+    if (!js.ok() || !del_job.ok() || !put_node.ok() || !del_node.ok() || !put_meta.ok() ||
         !del_meta.ok()) {
       return SqlError(writer, "prepare");
     }
@@ -154,20 +346,16 @@ struct SqliteImpl {
         Stmt* s = nullptr;
         switch (w.kind) {
           case Write::Kind::kPutJob:
-            s = &put_job;
-            s->Bind(1, static_cast<int64_t>(w.job.id));
-            s->Bind(2, w.job.active ? 1 : 0);
-            if (w.job.end_time == kNoTime) {
-              s->BindNull(3);
-            } else {
-              s->Bind(3, w.job.end_time);
-            }
-            s->Bind(4, w.job.record);
-            break;
-          case Write::Kind::kDeleteJob:
+            BERTH_RETURN_IF_ERROR(PutJob(js, w.job));
+            ++*rows;
+            continue;
+          case Write::Kind::kDeleteJob: {
             s = &del_job;
+            BERTH_ASSIGN_OR_RETURN(std::optional<int64_t> exec, ExecOf(js, w.job.id));
+            if (exec && *exec != 0) js.dropped.push_back(*exec);
             s->Bind(1, static_cast<int64_t>(w.job.id));
             break;
+          }
           case Write::Kind::kPutNode:
             s = &put_node;
             s->Bind(1, w.key);
@@ -192,7 +380,7 @@ struct SqliteImpl {
         ++*rows;
       }
     }
-    return Status::Ok();
+    return DropUnusedExecs(js);
   }
 
   // The writer thread: one transaction for everything queued at the time.
@@ -209,10 +397,10 @@ struct SqliteImpl {
       int64_t rows = 0;
       Status st = Exec("BEGIN IMMEDIATE");
       if (st.ok()) st = ApplyAll(batch, &rows);
-      if (st.ok()) {
-        st = Exec("COMMIT");
-      } else {
+      if (st.ok()) st = Exec("COMMIT");
+      if (!st.ok()) {
         (void)Exec("ROLLBACK");
+        exec_ids.clear();  // rows it made are gone
       }
       {
         MutexLock<Mutex> l(mu);
@@ -288,6 +476,20 @@ Result<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     sqlite3_free(err);
     return st;
   }
+  // A database from before the run specifications had a table of their own: its rows keep
+  // theirs inside the record (exec NULL) until they are written again.
+  if (!Stmt(s->impl_->writer, "SELECT exec FROM jobs LIMIT 0").ok() &&
+      sqlite3_exec(s->impl_->writer, "ALTER TABLE jobs ADD COLUMN exec INTEGER", nullptr, nullptr,
+                   &err) != SQLITE_OK) {
+    Status st = Status::Internal(path + ": schema: " + (err ? err : "failed"));
+    sqlite3_free(err);
+    return st;
+  }
+  if (sqlite3_exec(s->impl_->writer, kExecIndex, nullptr, nullptr, &err) != SQLITE_OK) {
+    Status st = Status::Internal(path + ": schema: " + (err ? err : "failed"));
+    sqlite3_free(err);
+    return st;
+  }
   BERTH_ASSIGN_OR_RETURN(auto reader, OpenDb(path));
   SqliteImpl* impl = s->impl_.get();
   {
@@ -314,40 +516,37 @@ Status SqliteStore::Commit(std::vector<Write> writes) {
 
 Status SqliteStore::ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const {
   MutexLock<Mutex> l(impl_->reader_mu);
-  Stmt s(impl_->reader, active_only
-                            ? "SELECT id, active, end_time, record FROM jobs WHERE active = 1 "
-                              "ORDER BY id"
-                            : "SELECT id, active, end_time, record FROM jobs ORDER BY id");
+  Stmt s(impl_->reader, (std::string(kJobColumns) +
+                         (active_only ? " WHERE active = 1 ORDER BY id" : " ORDER BY id"))
+                            .c_str());
   if (!s.ok()) return SqlError(impl_->reader, "scan jobs");
-  int rc;
-  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) fn(ReadJobRow(s.get()));
-  return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan jobs");
+  return ForEachJobRow(impl_->reader, s, "scan jobs", fn);
 }
 
 Status SqliteStore::ScanFinished(Time from, Time to, size_t limit,
                                  const std::function<void(const JobRow&)>& fn) const {
   MutexLock<Mutex> l(impl_->reader_mu);
   Stmt s(impl_->reader,
-         "SELECT id, active, end_time, record FROM jobs WHERE active = 0 AND end_time >= ?1 "
-         "AND end_time < ?2 ORDER BY id LIMIT ?3");
+         (std::string(kJobColumns) + " WHERE active = 0 AND end_time >= ?1 AND end_time < ?2 "
+                                     "ORDER BY id LIMIT ?3")
+             .c_str());
   if (!s.ok()) return SqlError(impl_->reader, "scan finished jobs");
   s.Bind(1, from);
   s.Bind(2, to);
   s.Bind(3, limit > 0 ? static_cast<int64_t>(limit) : int64_t{-1});
-  int rc;
-  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) fn(ReadJobRow(s.get()));
-  return rc == SQLITE_DONE ? Status::Ok() : SqlError(impl_->reader, "scan finished jobs");
+  return ForEachJobRow(impl_->reader, s, "scan finished jobs", fn);
 }
 
 Result<std::optional<JobRow>> SqliteStore::GetJob(uint32_t id) const {
   MutexLock<Mutex> l(impl_->reader_mu);
-  Stmt s(impl_->reader, "SELECT id, active, end_time, record FROM jobs WHERE id = ?1");
+  Stmt s(impl_->reader, (std::string(kJobColumns) + " WHERE id = ?1").c_str());
   if (!s.ok()) return SqlError(impl_->reader, "get job");
   s.Bind(1, static_cast<int64_t>(id));
-  int rc = sqlite3_step(s.get());
-  if (rc == SQLITE_ROW) return std::optional<JobRow>(ReadJobRow(s.get()));
-  if (rc == SQLITE_DONE) return std::optional<JobRow>();
-  return SqlError(impl_->reader, "get job");
+  BERTH_ASSIGN_OR_RETURN(bool found, s.Next("get job"));
+  if (!found) return std::optional<JobRow>();
+  ExecTexts execs(impl_->reader);
+  BERTH_ASSIGN_OR_RETURN(JobRow row, ReadJobRow(s, execs));
+  return std::optional<JobRow>(std::move(row));
 }
 
 Status SqliteStore::ScanNodes(

@@ -37,6 +37,24 @@ bool ParseInt(std::string_view text, int64_t lo, int64_t hi, int64_t* out) {
 
 }  // namespace
 
+void AppendJoinedRecord(const JobRow& row, std::string* out) {
+  if (row.exec == nullptr || row.record.empty()) {
+    out->append(row.record);
+    return;
+  }
+  out->reserve(out->size() + row.record.size() + row.exec->size() + 9);
+  out->append("{\"exec\":");
+  out->append(*row.exec);
+  if (row.record != "{}") out->push_back(',');
+  out->append(row.record, 1);
+}
+
+std::string JoinedRecord(const JobRow& row) {
+  std::string out;
+  AppendJoinedRecord(row, &out);
+  return out;
+}
+
 Result<StoreLocation> ParseStoreUrl(std::string_view url) {
   StoreLocation loc;
   if (url == "sqlite") return loc;

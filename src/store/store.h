@@ -35,7 +35,19 @@ struct JobRow {
   bool active = true;  // pending or running (false once it has ended for good)
   Time end_time = kNoTime;
   std::string record;  // the controller's encoding (JSON)
+  // When not null: the job's run specification (script, environment, ...), as the text of a
+  // JSON object, kept apart from `record`: it never changes with the job's state, and jobs
+  // submitted from one shell share it. The whole entry is JoinedRecord(row). SQLite keeps each
+  // distinct text once, so a state change rewrites only the record; the other backends store
+  // the joined text and read back rows whose exec is null.
+  std::shared_ptr<const std::string> exec;
 };
+
+// The row's whole entry: `record` with "exec" (the row's exec text) as its first key, or `record`
+// alone when exec is null. REQUIRES: the record is a JSON object.
+std::string JoinedRecord(const JobRow& row);
+// The same, appended to *out.
+void AppendJoinedRecord(const JobRow& row, std::string* out);
 
 struct Write {
   // kDeleteJob removes a finished job's row once it is kept elsewhere (the accounting archive,

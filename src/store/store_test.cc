@@ -1,6 +1,7 @@
 #include "store/store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,8 +37,35 @@ class StoreTest : public ::testing::Test {
 Write PutJob(uint32_t id, bool active, Time end, std::string record) {
   Write w;
   w.kind = Write::Kind::kPutJob;
-  w.job = {id, active, end, std::move(record)};
+  w.job = {id, active, end, std::move(record), nullptr};
   return w;
+}
+
+// A job's row with its run specification apart (JobRow::exec).
+Write PutJobWith(uint32_t id, bool active, Time end, std::string record,
+                 std::shared_ptr<const std::string> exec) {
+  Write w = PutJob(id, active, end, std::move(record));
+  w.job.exec = std::move(exec);
+  return w;
+}
+
+Write DeleteJob(uint32_t id, Time end) {
+  Write d;
+  d.kind = Write::Kind::kDeleteJob;
+  d.job.id = id;
+  d.job.end_time = end;
+  return d;
+}
+
+std::shared_ptr<const std::string> Text(std::string s) {
+  return std::make_shared<const std::string>(std::move(s));
+}
+
+// Every job row's whole entry (JoinedRecord), by id.
+std::map<uint32_t, std::string> Entries(const Store& s) {
+  std::map<uint32_t, std::string> out;
+  EXPECT_TRUE(s.ScanJobs(false, [&](const JobRow& r) { out[r.id] = JoinedRecord(r); }).ok());
+  return out;
 }
 
 // The store contract: every test runs on SQLite and on etcd (skipped, with the reason, where
@@ -245,6 +273,130 @@ TEST_P(StoreContractTest, FinishedJobsInBatchesAndDeleted) {
   ASSERT_TRUE(s->ScanJobs(false, [&](const JobRow&) { ++rows; }).ok());
   EXPECT_EQ(rows, 7);
   EXPECT_TRUE(s->GetJob(11)->has_value());
+}
+
+TEST(JoinedRecordTest, TheRunSpecificationIsTheRecordsFirstKey) {
+  JobRow row;
+  row.record = "{\"id\":1}";
+  EXPECT_EQ(JoinedRecord(row), "{\"id\":1}");
+  row.exec = Text("{\"script\":\"x\"}");
+  EXPECT_EQ(JoinedRecord(row), "{\"exec\":{\"script\":\"x\"},\"id\":1}");
+  row.record = "{}";
+  EXPECT_EQ(JoinedRecord(row), "{\"exec\":{\"script\":\"x\"}}");
+}
+
+// Rows whose run specification is apart read back whole, through every read, after updates,
+// a change of the specification and deletes, and after a reopen.
+TEST_P(StoreContractTest, RunSpecificationsApartReadBackWhole) {
+  const auto a = Text("{\"env\":\"A\"}");
+  const auto b = Text("{\"env\":\"B\"}");
+  {
+    auto s = Open();
+    ASSERT_NE(s, nullptr);
+    ASSERT_TRUE(s->Commit({PutJobWith(1, true, kNoTime, "{\"s\":1}", a),
+                           PutJobWith(2, true, kNoTime, "{\"s\":2}", a),
+                           PutJobWith(3, true, kNoTime, "{\"s\":3}", b),
+                           PutJob(4, true, kNoTime, "{\"s\":4}")})
+                    .ok());
+    // State changes; job 2's specification changes to b (and back to none for job 4's).
+    ASSERT_TRUE(s->Commit({PutJobWith(1, false, 10, "{\"s\":10}", a),
+                           PutJobWith(2, true, kNoTime, "{\"s\":20}", b),
+                           PutJobWith(3, false, 30, "{\"s\":30}", b)})
+                    .ok());
+    ASSERT_TRUE(s->Commit({DeleteJob(3, 30)}).ok());
+    const std::map<uint32_t, std::string> want = {{1, "{\"exec\":{\"env\":\"A\"},\"s\":10}"},
+                                                  {2, "{\"exec\":{\"env\":\"B\"},\"s\":20}"},
+                                                  {4, "{\"s\":4}"}};
+    EXPECT_EQ(Entries(*s), want);
+  }
+  auto s = Open();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(Entries(*s).at(1), "{\"exec\":{\"env\":\"A\"},\"s\":10}");
+  EXPECT_EQ(Entries(*s).size(), 3u);
+  Result<std::optional<JobRow>> one = s->GetJob(1);
+  ASSERT_TRUE(one.ok() && one->has_value());
+  EXPECT_EQ(JoinedRecord(**one), "{\"exec\":{\"env\":\"A\"},\"s\":10}");
+  std::vector<std::string> finished;
+  ASSERT_TRUE(s->ScanFinished(0, 100, 0, [&](const JobRow& r) {
+                 finished.push_back(JoinedRecord(r));
+               }).ok());
+  EXPECT_EQ(finished, std::vector<std::string>{"{\"exec\":{\"env\":\"A\"},\"s\":10}"});
+  // After the reopen the writer knows no row: the same text is found again, not copied.
+  ASSERT_TRUE(s->Commit({PutJobWith(5, true, kNoTime, "{\"s\":5}", Text("{\"env\":\"B\"}"))}).ok());
+  EXPECT_EQ(Entries(*s).at(5), "{\"exec\":{\"env\":\"B\"},\"s\":5}");
+}
+
+// How many distinct run specifications the SQLite file keeps.
+int64_t ExecRows(const std::string& path) {
+  sqlite3* db = nullptr;
+  int64_t n = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM execs", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return n;
+}
+
+// SQLite keeps each distinct run specification once, and drops it with the last job naming it;
+// a text whose row was dropped gets a new one (the writer forgets the ids it knew).
+TEST_F(StoreTest, SqliteKeepsEachRunSpecificationOnceWhileAJobNamesIt) {
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  const auto a = Text("{\"env\":\"A\"}");
+  std::vector<Write> w;
+  for (uint32_t id = 1; id <= 100; ++id) {
+    // Equal texts in different objects share a row too.
+    w.push_back(PutJobWith(id, true, kNoTime, "{}", id % 2 ? a : Text(*a)));
+  }
+  w.push_back(PutJobWith(101, true, kNoTime, "{}", Text("{\"env\":\"B\"}")));
+  ASSERT_TRUE((*s)->Commit(w).ok());
+  EXPECT_EQ(ExecRows(path_), 2);
+  // Job 101 ends and leaves: B goes with it.
+  ASSERT_TRUE((*s)->Commit({PutJobWith(101, false, 5, "{}", Text("{\"env\":\"B\"}"))}).ok());
+  ASSERT_TRUE((*s)->Commit({DeleteJob(101, 5)}).ok());
+  EXPECT_EQ(ExecRows(path_), 1);
+  // Every job leaves A for C: A goes; then a job names A (the same object) again.
+  w.clear();
+  for (uint32_t id = 1; id <= 100; ++id) {
+    w.push_back(PutJobWith(id, true, kNoTime, "{}", Text("{\"env\":\"C\"}")));
+  }
+  ASSERT_TRUE((*s)->Commit(w).ok());
+  EXPECT_EQ(ExecRows(path_), 1);
+  ASSERT_TRUE((*s)->Commit({PutJobWith(200, true, kNoTime, "{}", a)}).ok());
+  EXPECT_EQ(ExecRows(path_), 2);
+  EXPECT_EQ(Entries(**s).at(200), "{\"exec\":{\"env\":\"A\"}}");
+  EXPECT_EQ(Entries(**s).at(7), "{\"exec\":{\"env\":\"C\"}}");
+}
+
+// A database written before the run specifications had a table: its rows read back as they
+// were (the specification inside the record), and new rows go the new way beside them.
+TEST_F(StoreTest, ADatabaseFromBeforeTheExecsTableOpensAndReadsBack) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "CREATE TABLE jobs(id INTEGER PRIMARY KEY, active INTEGER NOT NULL, "
+                           "end_time INTEGER, record TEXT NOT NULL);"
+                           "INSERT INTO jobs VALUES(1, 1, NULL, '{\"exec\":{\"e\":1},\"s\":1}');",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto s = Store::Open(path_);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE((*s)->Commit({PutJobWith(2, true, kNoTime, "{\"s\":2}", Text("{\"e\":2}"))}).ok());
+  const std::map<uint32_t, std::string> want = {{1, "{\"exec\":{\"e\":1},\"s\":1}"},
+                                                {2, "{\"exec\":{\"e\":2},\"s\":2}"}};
+  EXPECT_EQ(Entries(**s), want);
+  // The old row written again names its specification apart.
+  ASSERT_TRUE((*s)->Commit({PutJobWith(1, true, kNoTime, "{\"s\":1}", Text("{\"e\":1}"))}).ok());
+  EXPECT_EQ(Entries(**s), want);
+  EXPECT_EQ(ExecRows(path_), 2);
 }
 
 // The same key written twice in one batch (and by two callers grouped into one commit): the
