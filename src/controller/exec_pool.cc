@@ -43,6 +43,16 @@ size_t HashExec(const core::JobExecSpec& e) {
 std::shared_ptr<const core::JobExecSpec> ExecPool::Intern(
     std::shared_ptr<const core::JobExecSpec> exec) {
   if (!exec) return exec;
+  // The same object as the last call's (a start-up's rows share their decoded specification):
+  // no hash of its environment again.
+  if (exec == last_in_) return last_out_;
+  last_in_ = exec;
+  last_out_ = InternNew(std::move(exec));
+  return last_out_;
+}
+
+std::shared_ptr<const core::JobExecSpec> ExecPool::InternNew(
+    std::shared_ptr<const core::JobExecSpec> exec) {
   const size_t h = HashExec(*exec);
   auto [first, last] = pool_.equal_range(h);
   for (auto it = first; it != last; ++it) {

@@ -33,6 +33,7 @@ class ExecPool {
 
  private:
   void Sweep();
+  std::shared_ptr<const core::JobExecSpec> InternNew(std::shared_ptr<const core::JobExecSpec> exec);
 
   struct Encoded {
     std::weak_ptr<const core::JobExecSpec> exec;
@@ -42,6 +43,8 @@ class ExecPool {
   std::unordered_multimap<size_t, std::weak_ptr<const core::JobExecSpec>> pool_;
   size_t sweep_at_ = 1024;  // sweep expired entries when the pool reaches this size
   std::unordered_map<const core::JobExecSpec*, Encoded> texts_;
+  // The last Intern's argument and answer (held: the address names that object alone).
+  std::shared_ptr<const core::JobExecSpec> last_in_, last_out_;
 };
 
 // A hash of the specification's content (equal specifications hash equal).

@@ -108,8 +108,16 @@ nlohmann::json EncodeJobRecord(const JobRecord& r, bool with_exec);
 void WriteJobRecordText(const JobRecord& r, std::string* stored, std::string* event);
 // Run specifications already decoded, by their JSON text (ExecJsonText): a start-up reads
 // thousands of stored records that share a few, and decodes each of those once.
+// The last request a decode read, by its text, and what it decoded to (jobs submitted together
+// mostly ask for the same).
+struct RequestMemo {
+  bool valid = false;
+  std::string text;
+  core::JobSpec spec;
+};
 struct ExecCache {
   std::unordered_map<std::string, std::shared_ptr<const core::JobExecSpec>> by_text;
+  RequestMemo request;
   // The last store row's run specification text (the store's copy, shared by the rows that have
   // it) and its decoding: consecutive rows mostly share one, and need no look-up by text.
   std::shared_ptr<const std::string> last_text;
@@ -118,6 +126,9 @@ struct ExecCache {
 // With `cache`, a record in the store's form (StoredRecordText) whose run specification is in it
 // gets that copy, and a new one is added (up to a few thousand).
 Result<JobRecord> DecodeJobRecord(std::string_view json_text, ExecCache* cache = nullptr);
+// The same through a tree of the whole text (DecodeJobRecord reads the records it writes
+// without one, and comes here for any other): for tests that hold the two equal.
+Result<JobRecord> DecodeJobRecordTree(std::string_view json_text);
 // A store row: its record, and the run specification kept apart from it (store::JobRow::exec)
 // when there is one.
 Result<JobRecord> DecodeJobRow(const store::JobRow& row, ExecCache* cache = nullptr);

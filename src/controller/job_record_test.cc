@@ -128,10 +128,9 @@ TEST(JobRecordTest, AStoreRowWithItsRunSpecificationApartDecodesAsItsWholeEntry)
             EncodeJobRecord(*DecodeJobRecord(bare.record), true));
 }
 
-// What the controller writes for each change (WriteJobRecordText, no tree) is, byte for byte,
-// the dump of the record's tree and the watch event made from it, for records of every shape.
-TEST(JobRecordTest, TheWrittenTextIsTheDumpOfTheTree) {
-  core::testing::Rng rng(17);
+// Records of every shape: each state, allocations with GPU shares and repeated GRES names,
+// steps, a Pod, texts that need escapes, numbers of every print form.
+JobRecord RandomRecord(core::testing::Rng& rng) {
   const std::vector<std::string> texts = {"",
                                           "plain",
                                           "quote \" back \\ slash",
@@ -146,72 +145,174 @@ TEST(JobRecordTest, TheWrittenTextIsTheDumpOfTheTree) {
   const core::JobState states[] = {core::JobState::kPending, core::JobState::kRunning,
                                    core::JobState::kCompleted, core::JobState::kCancelled,
                                    core::JobState::kConfiguring};
+  JobRecord r = SampleRecord();
+  r.job.id = static_cast<core::JobId>(core::testing::Uniform(rng, 1, 4000000000));
+  r.job.state = states[core::testing::Uniform(rng, 0, 4)];
+  r.job.spec.name = text();
+  r.job.partition = text();
+  r.submit_host = text();
+  r.message = text();
+  r.reason =
+      core::testing::Chance(rng, 50) ? core::PendingReason::kNone : core::PendingReason::kResources;
+  r.reason_detail = text();
+  r.expected_start =
+      core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
+  r.priority = core::testing::Uniform(rng, -5, 1 << 20);
+  r.job.start_time =
+      core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
+  r.job.end_time =
+      core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
+  r.job.attained_service = real();
+  r.cpu_seconds = real();
+  r.gpu_utilization = real();
+  r.max_rss_mib = core::testing::Uniform(rng, 0, 1 << 20);
+  r.cancel_requested = core::testing::Chance(rng, 50);
+  r.cancelled_by = core::testing::Uniform(rng, -1, 2);
+  r.preempt_end = core::testing::Chance(rng, 50) ? kNoTime : 99;
+  r.job.outcome.exit_code = core::testing::Uniform(rng, -1, 255);
+  r.job.outcome.term_signal = core::testing::Uniform(rng, 0, 15);
+  r.job.restart_count = core::testing::Uniform(rng, 0, 3);
+  if (core::testing::Chance(rng, 30)) {
+    r.job.array_job_id = 7;
+    r.job.array_task_id = core::testing::Uniform(rng, 0, 100);
+  }
+  const int nodes = core::testing::Uniform(rng, 0, 3);
+  for (int n = 0; n < nodes; ++n) {
+    core::NodeAllocation a;
+    a.cpus = core::testing::Uniform(rng, 1, 64);
+    a.mem_mib = core::testing::Uniform(rng, 1, 1 << 20);
+    a.tasks = core::testing::Uniform(rng, 1, 8);
+    a.gpu_mask = core::testing::Chance(rng, 50) ? 0 : (uint64_t{1} << 63 | 0b1011);
+    if (core::testing::Chance(rng, 30)) a.gpu_shares = {{0, 250}, {3, 500}};
+    if (core::testing::Chance(rng, 30)) a.gres = {{"nic", 2}, {"fpga", 1}, {"nic", 3}};
+    r.job.alloc.nodes.push_back(a);
+    if (core::testing::Chance(rng, 90)) r.node_names.push_back("n" + std::to_string(n) + text());
+  }
+  if (core::testing::Chance(rng, 30)) r.job.alloc.licenses = {{"matlab", 2}, {"ansys", 1}};
+  if (core::testing::Chance(rng, 20)) {
+    api::StepRecord step;
+    step.id = 3;
+    step.name = text();
+    step.state = "COMPLETED";
+    step.start = 100;
+    step.end = 200;
+    step.ntasks = 2;
+    step.ncpus = 2;
+    step.nodes = "n1";
+    r.steps = {step, step};
+    r.steps_dropped = core::testing::Uniform(rng, 0, 2);
+  }
+  if (core::testing::Chance(rng, 20)) {
+    r.k8s = std::make_shared<const nlohmann::json>(
+        nlohmann::json{{"metadata", {{"name", text()}}}, {"spec", {{"x", real()}}}});
+    r.k8s_deleted = core::testing::Uniform(rng, 0, 2);
+  }
+  r.slurm.node_cpus = core::testing::Uniform(rng, 0, 128);
+  r.slurm.accounting = core::testing::Chance(rng, 50);
+  r.slurm.default_time_limit = core::testing::Chance(rng, 50) ? kInfinite : 3600;
+  return r;
+}
+
+// What the controller writes for each change (WriteJobRecordText, no tree) is, byte for byte,
+// the dump of the record's tree and the watch event made from it, for records of every shape.
+TEST(JobRecordTest, TheWrittenTextIsTheDumpOfTheTree) {
+  core::testing::Rng rng(17);
   for (int round = 0; round < 500; ++round) {
-    JobRecord r = SampleRecord();
-    r.job.id = static_cast<core::JobId>(core::testing::Uniform(rng, 1, 4000000000));
-    r.job.state = states[core::testing::Uniform(rng, 0, 4)];
-    r.job.spec.name = text();
-    r.job.partition = text();
-    r.submit_host = text();
-    r.message = text();
-    r.reason = core::testing::Chance(rng, 50) ? core::PendingReason::kNone
-                                              : core::PendingReason::kResources;
-    r.reason_detail = text();
-    r.expected_start =
-        core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
-    r.priority = core::testing::Uniform(rng, -5, 1 << 20);
-    r.job.start_time =
-        core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
-    r.job.end_time =
-        core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
-    r.job.attained_service = real();
-    r.cpu_seconds = real();
-    r.gpu_utilization = real();
-    r.max_rss_mib = core::testing::Uniform(rng, 0, 1 << 20);
-    r.cancel_requested = core::testing::Chance(rng, 50);
-    r.cancelled_by = core::testing::Uniform(rng, -1, 2);
-    r.preempt_end = core::testing::Chance(rng, 50) ? kNoTime : 99;
-    r.job.outcome.exit_code = core::testing::Uniform(rng, -1, 255);
-    r.job.outcome.term_signal = core::testing::Uniform(rng, 0, 15);
-    r.job.restart_count = core::testing::Uniform(rng, 0, 3);
-    if (core::testing::Chance(rng, 30)) {
-      r.job.array_job_id = 7;
-      r.job.array_task_id = core::testing::Uniform(rng, 0, 100);
-    }
-    const int nodes = core::testing::Uniform(rng, 0, 3);
-    for (int n = 0; n < nodes; ++n) {
-      core::NodeAllocation a;
-      a.cpus = core::testing::Uniform(rng, 1, 64);
-      a.mem_mib = core::testing::Uniform(rng, 1, 1 << 20);
-      a.tasks = core::testing::Uniform(rng, 1, 8);
-      a.gpu_mask = core::testing::Chance(rng, 50) ? 0 : (uint64_t{1} << 63 | 0b1011);
-      if (core::testing::Chance(rng, 30)) a.gpu_shares = {{0, 250}, {3, 500}};
-      if (core::testing::Chance(rng, 30)) a.gres = {{"nic", 2}, {"fpga", 1}, {"nic", 3}};
-      r.job.alloc.nodes.push_back(a);
-      if (core::testing::Chance(rng, 90)) r.node_names.push_back("n" + std::to_string(n) + text());
-    }
-    if (core::testing::Chance(rng, 30)) r.job.alloc.licenses = {{"matlab", 2}, {"ansys", 1}};
-    if (core::testing::Chance(rng, 20)) {
-      api::StepRecord step;
-      step.id = 3;
-      step.name = text();
-      r.steps = {step, step};
-      r.steps_dropped = core::testing::Uniform(rng, 0, 2);
-    }
-    if (core::testing::Chance(rng, 20)) {
-      r.k8s = std::make_shared<const nlohmann::json>(
-          nlohmann::json{{"metadata", {{"name", text()}}}, {"spec", {{"x", real()}}}});
-      r.k8s_deleted = core::testing::Uniform(rng, 0, 2);
-    }
-    r.slurm.node_cpus = core::testing::Uniform(rng, 0, 128);
-    r.slurm.accounting = core::testing::Chance(rng, 50);
-    r.slurm.default_time_limit = core::testing::Chance(rng, 50) ? kInfinite : 3600;
+    const JobRecord r = RandomRecord(rng);
     std::string stored, event;
     WriteJobRecordText(r, &stored, &event);
     nlohmann::json view = EncodeJobRecord(r, false);
     ASSERT_EQ(stored, view.dump()) << "round " << round;
     view.erase("request");
     ASSERT_EQ(event, JobEventText(view)) << "round " << round;
+  }
+}
+
+// Two decodings of one record agree on everything the record holds.
+void ExpectSameRecord(const JobRecord& a, const JobRecord& b, const std::string& where) {
+  EXPECT_EQ(EncodeJobRecord(a, true), EncodeJobRecord(b, true)) << where;
+  EXPECT_EQ(a.job.outcome.state, b.job.outcome.state) << where;
+  EXPECT_EQ(a.job.outcome.start_time, b.job.outcome.start_time) << where;
+  EXPECT_EQ(a.job.outcome.end_time, b.job.outcome.end_time) << where;
+  EXPECT_EQ(a.job.outcome.exit_code, b.job.outcome.exit_code) << where;
+  ASSERT_TRUE(a.job.exec && b.job.exec) << where;
+  EXPECT_EQ(*a.job.exec, *b.job.exec) << where;
+}
+
+// DecodeJobRecord reads the records the controller writes without a tree of the whole; what it
+// gives is what the tree gives, for records of every shape, whole entries (with the run
+// specification inside) and texts the tree reads or refuses in its own way.
+TEST(JobRecordTest, TheFastDecodeIsTheTreeDecode) {
+  core::testing::Rng rng(29);
+  ExecCache cache;  // its memo of the last request: records in a row often share one
+  for (int round = 0; round < 500; ++round) {
+    const JobRecord r = RandomRecord(rng);
+    std::string stored;
+    WriteJobRecordText(r, &stored, nullptr);
+    Result<JobRecord> fast = DecodeJobRecord(stored);
+    Result<JobRecord> tree = DecodeJobRecordTree(stored);
+    ASSERT_TRUE(fast.ok() && tree.ok()) << fast.status().message() << tree.status().message();
+    ExpectSameRecord(*fast, *tree, "round " + std::to_string(round));
+    Result<JobRecord> memo = DecodeJobRecord(stored, &cache);
+    ASSERT_TRUE(memo.ok()) << memo.status().message();
+    ExpectSameRecord(*memo, *tree, "with the memo, round " + std::to_string(round));
+    store::JobRow row{r.job.id, true, kNoTime, stored,
+                      std::make_shared<const std::string>(ExecJsonText(*r.job.exec))};
+    Result<JobRecord> whole = DecodeJobRecord(store::JoinedRecord(row));
+    ASSERT_TRUE(whole.ok()) << whole.status().message();
+    ExpectSameRecord(*whole, *DecodeJobRecordTree(store::JoinedRecord(row)), "whole");
+  }
+  // Texts of other shapes: each decodes (or fails) as the tree does.
+  std::string base;
+  WriteJobRecordText(SampleRecord(), &base, nullptr);
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = base;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    return t;
+  };
+  std::vector<std::string> cases = {
+      with("\"end_time\":-1", "\"end_time\":\"-1\""),  // another type
+      with("\"end_time\":-1", "\"end_time\":-1.0"),    // a whole number as a float
+      with("\"end_time\":-1", "\"end_time\":-1e0"),
+      with("\"end_time\":-1", "\"end_time\":-01"),  // not JSON
+      with("\"end_time\":-1", "\"end_time\":null"),
+      with("\"id\":42", "\"id\":42,\"id\":43"),  // a key twice
+      with("\"id\":42", "\"id\":4294967296"),    // out of range
+      with("\"id\":42,", ""),                    // a required key missing
+      with("\"state\":\"PENDING\"", "\"state\":\"NOPE\""),
+      with("\"partition\":\"\"", "\"partition\":\"p\\u00e9\\n\""),  // escapes
+      with("\"attained_service\":0.0", "\"attained_service\":1E5"),
+      with("\"attained_service\":0.0", "\"attained_service\":.5"),
+      with("\"attained_service\":0.0", "\"attained_service\":7"),
+      with("\"slurm\":{", "\"slurm\":{\"node_cpus\":true,"),
+      with("\"slurm\":{", "\"slurm\":{\"other\":[1,{}],"),  // an unknown key
+      with("\"request\":{", "\"request\":{\"nice\":\"x\","),
+      with("\"request\":{", "\"exec\":{\"script\":\"s\"},\"request\":{"),
+      with("\"priority\":7", "\"priority\":7,\"usage\":{\"cpu_seconds\":2}"),
+      with("\"priority\":7", "\"priority\":7,\"usage\":[]"),
+      with("\"priority\":7", "\"priority\":7,\"steps\":{}"),
+      with("\"priority\":7", "\"priority\":7,\"steps\":[{}]"),
+      with("\"priority\":7", "\"priority\":7,\"k8s\":5"),
+      base + " ",
+      base + "x",
+      base.substr(0, base.size() - 1),
+  };
+  // A record whose submit time comes before its request, after one with the same request:
+  // the memo's copy of the request does not undo the submit time.
+  ASSERT_TRUE(DecodeJobRecord(base, &cache).ok());
+  cases.push_back(with("\"submit_time\":1700000000,", "").replace(0, 1, "{\"submit_time\":5,"));
+  EXPECT_EQ(DecodeJobRecord(cases.back(), &cache)->job.spec.submit_time, 5);
+  for (const std::string& text : cases) {
+    Result<JobRecord> fast = DecodeJobRecord(text);
+    Result<JobRecord> tree = DecodeJobRecordTree(text);
+    ASSERT_EQ(fast.ok(), tree.ok()) << text;
+    if (fast.ok()) {
+      ExpectSameRecord(*fast, *tree, text);
+    } else {
+      EXPECT_EQ(fast.status().message(), tree.status().message()) << text;
+    }
   }
 }
 

@@ -308,20 +308,29 @@ uint64_t K8sPort::WatchWait(uint64_t after, int wait_ms) {
   return next;
 }
 
-std::vector<k8s::PodJob> K8sPort::PodJobs(const std::string& ns) const {
+std::vector<k8s::PodJob> K8sPort::PodJobsWhere(
+    const std::function<bool(const JobRecord&)>& chosen_if) const {
   std::vector<std::shared_ptr<const JobRecord>> chosen;
   std::shared_ptr<const PendingMap> pending;
   {
     ReaderLock l(im_.view_mu);
     pending = im_.pending_view;
     for (const auto& [id, r] : im_.records) {
-      if (InNamespace(*r, ns)) chosen.push_back(r);
+      if (chosen_if(*r)) chosen.push_back(r);
     }
   }
   std::vector<k8s::PodJob> out;
   out.reserve(chosen.size());
   for (const auto& r : chosen) out.push_back(PodJobOf(*r, PendingOf(pending)));
   return out;
+}
+
+std::vector<k8s::PodJob> K8sPort::PodJobs(const std::string& ns) const {
+  return PodJobsWhere([&ns](const JobRecord& r) { return InNamespace(r, ns); });
+}
+
+std::vector<k8s::PodJob> K8sPort::FacePodJobs() const {
+  return PodJobsWhere([](const JobRecord& r) { return r.k8s != nullptr; });
 }
 
 std::optional<k8s::PodJob> K8sPort::FindPodJob(uint32_t id) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "controller/controller.h"
+#include "controller/job_record.h"
 #include "controller/txn.h"
 #include "k8s/face.h"
 #include "k8s/port.h"
@@ -28,6 +29,7 @@ class K8sPort : public k8s::ControllerPort {
   uint64_t WatchNext() const override;
   uint64_t WatchWait(uint64_t after, int wait_ms) override;
   std::vector<k8s::PodJob> PodJobs(const std::string& ns) const override;
+  std::vector<k8s::PodJob> FacePodJobs() const override;
   std::optional<k8s::PodJob> FindPodJob(uint32_t id) const override;
   std::string OutputFile(uint32_t id) const override;
   std::vector<k8s::NodeFacts> Nodes() const override;
@@ -49,6 +51,10 @@ class K8sPort : public k8s::ControllerPort {
 
  private:
   class Ops;  // k8s::StateOps over one command's transaction (k8s_port.cc)
+
+  // The published records `chosen_if` picks, as Pods.
+  std::vector<k8s::PodJob> PodJobsWhere(
+      const std::function<bool(const JobRecord&)>& chosen_if) const;
 
   Controller::Impl& im_;
 };

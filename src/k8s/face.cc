@@ -71,7 +71,7 @@ Status Face::LoadJobsAndPods() {
     return Status::Internal("cannot create " + log_dir_ + ": " + std::strerror(errno));
   }
   (void)::chmod(log_dir_.c_str(), 01777);  // past the umask
-  std::vector<PodJob> jobs = port_.PodJobs("");
+  std::vector<PodJob> jobs = port_.FacePodJobs();
   std::map<std::string, std::shared_ptr<const json>> loaded;
   Status st = port_.ScanMeta(kJobMetaPrefix, [&](const std::string& key, const std::string& v) {
     json j = json::parse(v, nullptr, false);

@@ -64,6 +64,13 @@ class FakePort : public ControllerPort, public StateOps {
     }
     return out;
   }
+  std::vector<PodJob> FacePodJobs() const override {
+    std::vector<PodJob> out;
+    for (const auto& [id, j] : jobs) {
+      if (j.meta) out.push_back(j);
+    }
+    return out;
+  }
   std::optional<PodJob> FindPodJob(uint32_t id) const override {
     auto it = jobs.find(id);
     if (it == jobs.end()) return std::nullopt;

@@ -133,6 +133,9 @@ class ControllerPort {
   // The jobs shown as Pods in namespace `ns` ("" = all; k8s::kSlurmNamespace: the Slurm jobs,
   // any other: the jobs made through this face in it), deleted ones included.
   virtual std::vector<PodJob> PodJobs(const std::string& ns) const = 0;
+  // The jobs made through this face, in every namespace (a start-up's pods by name: the Slurm
+  // jobs, however many, are not looked at).
+  virtual std::vector<PodJob> FacePodJobs() const = 0;
   // One job; nullopt when the published view does not hold it.
   virtual std::optional<PodJob> FindPodJob(uint32_t id) const = 0;
   // The file a job's output goes to (its stdout pattern expanded as the agent does).

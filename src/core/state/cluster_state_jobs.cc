@@ -262,7 +262,9 @@ void ClusterState::NoteNewId(JobId id, Time submit) {
 
 Status ClusterState::Restore(Job job) {
   JobId id = job.id;
-  if (id == kNoJob || jobs_.count(id)) {
+  // Where it goes: jobs are restored in id order, so mostly at the end (no search again below).
+  const auto place = jobs_.lower_bound(id);
+  if (id == kNoJob || (place != jobs_.end() && place->first == id)) {
     return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
   }
   BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(job.spec, /*validate=*/false));
@@ -279,7 +281,7 @@ Status ClusterState::Restore(Job job) {
   next_id_ = std::max(next_id_, id + 1);
   NoteNewId(id, e.job.spec.submit_time);
   JobState state = e.job.state;
-  auto [it, added] = jobs_.emplace(id, std::move(e));
+  auto it = jobs_.emplace_hint(place, id, std::move(e));
   JobEntry& entry = it->second;
   if (!HoldsResources(state)) {
     entry.job.state = JobState::kPending;
