@@ -321,6 +321,13 @@ net::HttpResponse Controller::Impl::CallResponse(std::function<void(Txn&, Reply*
                                                  int ok_status) {
   Reply r = Call(std::move(c));
   if (!r.status.ok()) return Error(r.status);
+  if (!r.text.empty()) {
+    net::HttpResponse out;
+    out.status = ok_status;
+    out.body = std::move(r.text);
+    out.body += '\n';
+    return out;
+  }
   return JsonResponse(ok_status, r.body.is_null() ? json::object() : r.body);
 }
 
@@ -374,7 +381,7 @@ net::HttpResponse Controller::Impl::CancelManyRoute(const ApiCall& c) {
   return CallResponse(
       [this, who, r = std::move(*request)](Txn& t, Reply* out) {
         state_thread.AssertHeld();  // a command: on the state thread
-        out->body = CancelMany(who, r, t);
+        out->text = CancelMany(who, r, t);
       },
       200);
 }

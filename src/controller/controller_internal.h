@@ -413,7 +413,7 @@ struct Controller::Impl {
   Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t)
       REQUIRES(state_thread);
   // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
-  nlohmann::json CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t)
+  std::string CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t)
       REQUIRES(state_thread);
   // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
   Result<nlohmann::json> TestSubmit(JobSubmission job) REQUIRES(state_thread);

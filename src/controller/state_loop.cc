@@ -69,11 +69,11 @@ Reply StateLoop::Call(ReplyCommand c) {
       out->status = t.refuse;
     }
     t.replies.push_back([promise, out](const Status& commit) {
-      if (!commit.ok()) *out = Reply{commit, {}};
+      if (!commit.ok()) *out = Reply{commit, {}, {}};
       promise->set_value(std::move(*out));
     });
   });
-  if (!posted) return Reply{Status::Unavailable("the controller is stopping"), {}};
+  if (!posted) return Reply{Status::Unavailable("the controller is stopping"), {}, {}};
   return done.get();
 }
 

@@ -90,6 +90,9 @@ using Command = std::function<void(Txn&)>;
 struct Reply {
   Status status;
   nlohmann::json body;
+  // When not empty, the answer's body instead of `body`: JSON text written without a tree (an
+  // answer with a line for each of 10,000 jobs).
+  std::string text;
 };
 
 }  // namespace berth::controller

@@ -52,10 +52,14 @@ class ApiQueriesTest(unittest.TestCase):
         array = self.c.submit(self.spec(array='0-3', hold=True))
         single = self.c.submit(self.spec(hold=True))
         status, body = self.c.api('POST', '/v1/jobs/cancel',
-                                  {'ids': [f'{array}_2', str(single), '999999', 'x_1']})
+                                  {'ids': [f'{array}_2', str(single), '999999', 'x_1',
+                                           'q"\\1\u00e9']})
         self.assertEqual(status, 200, body)
         results = body['results']
-        self.assertEqual([r['id'] for r in results], [f'{array}_2', str(single), '999999', 'x_1'])
+        self.assertEqual([r['id'] for r in results],
+                         [f'{array}_2', str(single), '999999', 'x_1', 'q"\\1\u00e9'])
+        self.assertEqual(results[4]['code'], 400)  # an id that needs escapes, back as it was
+        self.assertIn('q"\\1\u00e9', results[4]['error'])
         self.assertNotIn('error', results[0])
         self.assertNotIn('error', results[1])
         self.assertEqual(results[2]['code'], 404)
