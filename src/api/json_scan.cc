@@ -200,6 +200,23 @@ Status ForEachMember(
   return AtEndOfText(s);
 }
 
+bool JsonStringValue(std::string_view text, std::string* out) {
+  if (text.size() < 2 || text.front() != '"' || text.back() != '"') return false;
+  const std::string_view inner = text.substr(1, text.size() - 2);
+  // Plain ASCII as it is; escapes and other bytes (UTF-8, checked) through the parser.
+  if (std::all_of(inner.begin(), inner.end(), [](char c) {
+        return c != '\\' && c != '"' && static_cast<unsigned char>(c) >= 0x20 &&
+               static_cast<unsigned char>(c) < 0x80;
+      })) {
+    out->assign(inner);
+    return true;
+  }
+  nlohmann::json s = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!s.is_string()) return false;
+  *out = s.get<std::string>();
+  return true;
+}
+
 Status ForEachElement(std::string_view array,
                       const std::function<Status(std::string_view item)>& fn) {
   Scanner s(array);

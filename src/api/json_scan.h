@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <functional>
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 #include <string_view>
 
 #include "common/status.h"
@@ -31,6 +32,10 @@ Status ForEachArrayItem(std::string_view doc, std::string_view key,
 Status ForEachMember(
     std::string_view doc,
     const std::function<Status(const std::string& key, std::string_view value)>& fn);
+
+// The string that the text of a JSON string value holds, into *out; false when `text` is not
+// exactly one JSON string (escapes and non-ASCII bytes are decoded and checked by the parser).
+bool JsonStringValue(std::string_view text, std::string* out);
 
 // Calls fn(item) with the text of each element, in order, of the JSON array `array`. Errors as
 // ForEachArrayItem's.

@@ -563,20 +563,7 @@ bool ReadBool(std::string_view v, bool* out) {
 }
 
 bool ReadString(std::string_view v, std::string* out) {
-  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return false;
-  const std::string_view inner = v.substr(1, v.size() - 2);
-  // Plain ASCII as it is; escapes and other bytes (UTF-8, checked) through the parser.
-  if (std::all_of(inner.begin(), inner.end(), [](char c) {
-        return c != '\\' && c != '"' && static_cast<unsigned char>(c) >= 0x20 &&
-               static_cast<unsigned char>(c) < 0x80;
-      })) {
-    out->assign(inner);
-    return true;
-  }
-  json s = json::parse(v, nullptr, /*allow_exceptions=*/false);
-  if (!s.is_string()) return false;
-  *out = s.get<std::string>();
-  return true;
+  return api::JsonStringValue(v, out);
 }
 
 // The members DecodeRecordFast reads, by key (one look-up per member: a chain of comparisons

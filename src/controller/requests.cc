@@ -2,6 +2,7 @@
 
 #include <pwd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 
@@ -111,6 +112,69 @@ Result<std::vector<JobSubmission>> DecodeJobs(
   return jobs;
 }
 
+// A job's text with its "environment" read apart: the other members as a tree, the
+// environment straight from its text as GetEnvironment reads it from a tree (names in order,
+// the last of equal names kept), or copied from the previous job this thread read when its text
+// is the same (the jobs of one batch mostly come from one shell). nullopt for anything else
+// (another type, a bad name, text that is not JSON): the caller parses the job whole, and its
+// errors are the ones to give.
+struct SplitJob {
+  json rest = json::object();
+  std::optional<std::vector<std::pair<std::string, std::string>>> environment;
+};
+
+std::optional<SplitJob> SplitEnvironment(std::string_view text) {
+  struct Memo {
+    std::string text;
+    std::vector<std::pair<std::string, std::string>> environment;
+  };
+  thread_local Memo memo;
+  SplitJob out;
+  std::optional<std::string_view> env_text;
+  const Status walked =
+      api::ForEachMember(text, [&](const std::string& key, std::string_view value) -> Status {
+        if (key == "environment") {
+          env_text = value;  // the last of several, as a parser keeps
+          return Status::Ok();
+        }
+        json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
+        if (v.is_discarded()) return Status::InvalidArgument("not JSON");
+        out.rest[key] = std::move(v);
+        return Status::Ok();
+      });
+  if (!walked.ok()) return std::nullopt;
+  if (!env_text) return out;
+  if (*env_text == memo.text) {
+    out.environment = memo.environment;
+    return out;
+  }
+  std::vector<std::pair<std::string, std::string>> env;
+  const Status read =
+      api::ForEachMember(*env_text, [&](const std::string& name, std::string_view value) -> Status {
+        std::string v;
+        if (name.empty() || name.find('=') != std::string::npos ||
+            !api::JsonStringValue(value, &v)) {
+          return Status::InvalidArgument("slow");
+        }
+        env.emplace_back(name, std::move(v));
+        return Status::Ok();
+      });
+  if (!read.ok()) return std::nullopt;
+  std::stable_sort(env.begin(), env.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Of equal names the last given stays (a parser's object keeps the last).
+  std::vector<std::pair<std::string, std::string>> kept;
+  kept.reserve(env.size());
+  for (size_t i = 0; i < env.size(); ++i) {
+    if (i + 1 < env.size() && env[i + 1].first == env[i].first) continue;
+    kept.push_back(std::move(env[i]));
+  }
+  memo.text.assign(*env_text);
+  memo.environment = kept;
+  out.environment = std::move(kept);
+  return out;
+}
+
 }  // namespace
 
 std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::string_view body) {
@@ -141,6 +205,12 @@ std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::st
   std::atomic<bool> all_json{true};
   Result<std::vector<JobSubmission>> jobs =
       DecodeJobs(items.size(), [&](size_t i) -> Result<JobSubmission> {
+        if (std::optional<SplitJob> split = SplitEnvironment(items[i])) {
+          Result<JobSubmission> job = DecodeSubmission(who, split->rest);
+          if (job.ok() && split->environment)
+            job->exec->environment = std::move(*split->environment);
+          return job;
+        }
         const json tree = json::parse(items[i], nullptr, /*allow_exceptions=*/false);
         if (tree.is_discarded()) {
           all_json = false;

@@ -176,6 +176,7 @@ TEST(RequestsTest, ABatchFromItsTextIsTheBatchFromItsTree) {
       const JobSubmission& b = tree->jobs[i];
       EXPECT_EQ(api::EncodeJob(a.spec, a.exec.get()), api::EncodeJob(b.spec, b.exec.get()))
           << "job " << i + 1;
+      EXPECT_EQ(a.exec->environment, b.exec->environment) << "job " << i + 1;  // order, repeats
     }
   };
   json big = json::array();
@@ -196,6 +197,23 @@ TEST(RequestsTest, ABatchFromItsTextIsTheBatchFromItsTree) {
   same(R"({"jobs": [{"script": "#!/bin/sh\ntrue\n"}], "submit_host": 1})");
   same(R"({"jobs": [{"script": "a"}], "jobs": [{"script": "b"}, {"script": "c"}]})");
   same(R"({"j\u006fbs": [{"script": "#!/bin/sh\ntrue\n"}], "extra": {"x": [1, 2]}})");
+  // Environments read from their text (and copied from the job before when the same): unsorted
+  // names, a name twice, escapes and UTF-8, and the shapes the tree refuses or reads its way.
+  json envs = json::array();
+  for (const char* env :
+       {R"({"B": "2", "A": "1", "B": "3"})", R"({"B": "2", "A": "1", "B": "3"})",
+        R"({"Q": "a\"b\\c\u00e9\n", "\u0041": "x", "\u00e9t\u00e9": "caf\u00e9"})", R"({})",
+        R"({"A": 1})", R"({"A=B": "x"})", R"({"": "x"})", R"([])", R"("x")", R"({"A": null})",
+        R"({"A": "1"})"}) {
+    envs.push_back(json::parse(std::string(R"({"script": "s", "environment": )") + env + "}"));
+  }
+  for (const json& job : envs) same(json{{"jobs", json::array({job, job})}}.dump());
+  same(json{{"jobs", envs}}.dump());
+  same(R"({"jobs": [{"script": "s", "environment": {"A": "1"}, "environment": {"B": "2"}}]})");
+  same(R"({"jobs": [{"script": "s", "environment": {"B": "2", "A": "1", "B": "3"}},
+                    {"script": "s", "environment": {"B": "2", "A": "1", "B": "3"}},
+                    {"script": "s", "environment": {"\u0041": "\u00e9", "A": "x"}}]})");
+  same(R"({"jobs": [{"environment": {"A": "1"}, "script": "s", "environment": 5}]})");
   // Not a batch, or not JSON: the tree decides.
   for (const char* other :
        {R"({"script": "#!/bin/sh\ntrue\n"})", R"({"jobs": 3})", R"({"jobs": [{"script": tru}]})",
