@@ -319,7 +319,8 @@ struct Controller::Impl {
   // node whose state, reason, allocation or agent link changed.
   void RebuildNodeView(std::vector<std::string>* events = nullptr) REQUIRES(state_thread);
   void TouchRecord(core::JobId id, Txn& t) REQUIRES(state_thread);
-  // Adds the record's store row (StoredRecordText) and its watch event to the transaction.
+  // Adds the record's store row (its text, its run specification apart) and its watch event to
+  // the transaction.
   void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t) REQUIRES(state_thread);
   void FinishRecord(const core::Job& final_job, Txn& t) REQUIRES(state_thread);
   JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -103,8 +104,9 @@ struct JobRecord {
 // out).
 nlohmann::json EncodeJobRecord(const JobRecord& r, bool with_exec);
 // What the controller writes for each change of a record, without building its tree:
-// *stored = EncodeJobRecord(r, false).dump(), and, when event is not null, *event =
-// JobEventText of that view without "request" (the watch event): the same bytes.
+// *stored = EncodeJobRecord(r, false).dump(), and, when event is not null, *event = the watch
+// event {"job": VIEW, "type": "job"} with that view less its "request": the same bytes as
+// nlohmann dumps them.
 void WriteJobRecordText(const JobRecord& r, std::string* stored, std::string* event);
 // Run specifications already decoded, by their JSON text (ExecJsonText): a start-up reads
 // thousands of stored records that share a few, and decodes each of those once.
@@ -123,25 +125,24 @@ struct ExecCache {
   std::shared_ptr<const std::string> last_text;
   std::shared_ptr<const core::JobExecSpec> last;
 };
-// With `cache`, a record in the store's form (StoredRecordText) whose run specification is in it
-// gets that copy, and a new one is added (up to a few thousand).
+// With `cache`, a record in the store's whole form (store::JoinedRecord) whose run specification is
+// in it gets that copy, and a new one is added (up to a few thousand).
 Result<JobRecord> DecodeJobRecord(std::string_view json_text, ExecCache* cache = nullptr);
 // The same through a tree of the whole text (DecodeJobRecord reads the records it writes
 // without one, and comes here for any other): for tests that hold the two equal.
 Result<JobRecord> DecodeJobRecordTree(std::string_view json_text);
+// The record read from its text without a tree of the whole (job_record_text.cc), with `memo`
+// (may be null) for a request equal to the last one read; nullopt for any text it does not read
+// exactly as DecodeJobRecordTree does, which then decodes it.
+// JobRecordTest.TheFastDecodeIsTheTreeDecode holds the two equal.
+std::optional<JobRecord> DecodeJobRecordText(std::string_view json_text, RequestMemo* memo);
+// The record's "allocation" object into r (its nodes and node names, its licenses); throws as
+// nlohmann's accessors do on another shape.
+Status DecodeAllocation(const nlohmann::json& allocation, JobRecord& r);
 // A store row: its record, and the run specification kept apart from it (store::JobRow::exec)
 // when there is one.
 Result<JobRecord> DecodeJobRow(const store::JobRow& row, ExecCache* cache = nullptr);
 
-// The store's form of a record: `list_form` (EncodeJobRecord(r, false)) with the run
-// specification as a top-level "exec" object, given as its JSON text (ExecJsonText; "" = none),
-// so that jobs sharing a run specification share its encoding too: store::JoinedRecord of the
-// row the controller writes. DecodeJobRecord reads this form and the older one (the run
-// specification's keys inside "request").
-std::string StoredRecordText(const nlohmann::json& list_form, const std::string& exec_text);
-// The watch event of a job's change, {"job": VIEW, "type": "job"} as nlohmann dumps it, made
-// from the view without copying its tree into another.
-std::string JobEventText(const nlohmann::json& view);
 // The keys of a job's JSON (docs/formats/job-json.md) that come from its run specification, as
 // the text of one JSON object.
 std::string ExecJsonText(const core::JobExecSpec& exec);

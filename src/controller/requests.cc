@@ -112,6 +112,25 @@ Result<std::vector<JobSubmission>> DecodeJobs(
   return jobs;
 }
 
+// The members of the JSON object `object` as a tree, all but `key`, whose value's text (the
+// last of several, as a parser keeps) goes to *kept. False when the text is not such an object.
+bool TreeWithout(std::string_view object, std::string_view key, json* rest,
+                 std::optional<std::string_view>* kept) {
+  *rest = json::object();
+  return api::ForEachMember(object,
+                            [&](const std::string& k, std::string_view value) -> Status {
+                              if (k == key) {
+                                *kept = value;
+                                return Status::Ok();
+                              }
+                              json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
+                              if (v.is_discarded()) return Status::InvalidArgument("not JSON");
+                              (*rest)[k] = std::move(v);
+                              return Status::Ok();
+                            })
+      .ok();
+}
+
 // A job's text with its "environment" read apart: the other members as a tree, the
 // environment straight from its text as GetEnvironment reads it from a tree (names in order,
 // the last of equal names kept), or copied from the previous job this thread read when its text
@@ -119,7 +138,7 @@ Result<std::vector<JobSubmission>> DecodeJobs(
 // (another type, a bad name, text that is not JSON): the caller parses the job whole, and its
 // errors are the ones to give.
 struct SplitJob {
-  json rest = json::object();
+  json rest;
   std::optional<std::vector<std::pair<std::string, std::string>>> environment;
 };
 
@@ -131,18 +150,7 @@ std::optional<SplitJob> SplitEnvironment(std::string_view text) {
   thread_local Memo memo;
   SplitJob out;
   std::optional<std::string_view> env_text;
-  const Status walked =
-      api::ForEachMember(text, [&](const std::string& key, std::string_view value) -> Status {
-        if (key == "environment") {
-          env_text = value;  // the last of several, as a parser keeps
-          return Status::Ok();
-        }
-        json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
-        if (v.is_discarded()) return Status::InvalidArgument("not JSON");
-        out.rest[key] = std::move(v);
-        return Status::Ok();
-      });
-  if (!walked.ok()) return std::nullopt;
+  if (!TreeWithout(text, "environment", &out.rest, &env_text)) return std::nullopt;
   if (!env_text) return out;
   if (*env_text == memo.text) {
     out.environment = memo.environment;
@@ -180,20 +188,9 @@ std::optional<SplitJob> SplitEnvironment(std::string_view text) {
 std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::string_view body) {
   // The members besides "jobs" make a small tree (checked as DecodeSubmit checks them); each
   // job's text is kept to be parsed alone.
-  json top = json::object();
+  json top;
   std::optional<std::string_view> jobs_text;
-  const Status members =
-      api::ForEachMember(body, [&](const std::string& key, std::string_view value) -> Status {
-        if (key == "jobs") {
-          jobs_text = value;  // the last of several, as a parser keeps
-          return Status::Ok();
-        }
-        json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
-        if (v.is_discarded()) return Status::InvalidArgument("not JSON");
-        top[key] = std::move(v);
-        return Status::Ok();
-      });
-  if (!members.ok() || !jobs_text.has_value()) return std::nullopt;
+  if (!TreeWithout(body, "jobs", &top, &jobs_text) || !jobs_text.has_value()) return std::nullopt;
   std::vector<std::string_view> items;
   const Status elements = api::ForEachElement(*jobs_text, [&](std::string_view item) {
     items.push_back(item);
