@@ -268,7 +268,8 @@ void Pass::ScheduleJob(const QueueItem& item) {
   info.reason = last.reason;
   info.detail = std::move(last.detail);
   info.expected_start = last.expected_start;
-  info.priority = item.priority;
+  // Held, a job has priority 0, as in Slurm (squeue's %Q), whatever its factors would give.
+  info.priority = e.job.spec.hold == HoldKind::kNone ? item.priority : 0;
   plan_.pending.push_back(std::move(info));
 }
 

@@ -57,6 +57,24 @@ TEST(SchedulerTest, CpuJobsAvoidNodesWithFreeGpus) {
   EXPECT_EQ(cs.node(FindStart(plan, a)->alloc.nodes[0].node).spec.name, "c01");
 }
 
+TEST(SchedulerTest, AHeldJobsPriorityIsZeroAsInSlurm) {
+  ClusterState cs = MakeCluster().Nodes("c", 1, 4, 16000).Build();
+  JobId running = *cs.Submit(MakeJob().CpusPerTask(4).Obj(), nullptr, 0);
+  cs.Apply(Schedule(cs, 0, SchedulerConfig::Multifactor()), 0);
+  ASSERT_EQ(cs.FindJob(running)->state, JobState::kRunning);
+  JobId waiting = *cs.Submit(MakeJob().CpusPerTask(1).Obj(), nullptr, 0);
+  JobId held = *cs.Submit(MakeJob().CpusPerTask(1).Hold().Obj(), nullptr, 0);
+  JobId held_by_operator =
+      *cs.Submit(MakeJob().CpusPerTask(1).Hold(HoldKind::kAdmin).Obj(), nullptr, 0);
+  Plan plan = Schedule(cs, 3600, SchedulerConfig::Multifactor());
+  ASSERT_NE(FindPending(plan, waiting), nullptr);
+  EXPECT_GT(FindPending(plan, waiting)->priority, 0);
+  for (JobId id : {held, held_by_operator}) {
+    ASSERT_NE(FindPending(plan, id), nullptr);
+    EXPECT_EQ(FindPending(plan, id)->priority, 0) << id;
+  }
+}
+
 TEST(SchedulerTest, MultiNodeJobsAreAllOrNothing) {
   ClusterState cs = MakeCluster().Nodes("n", 2, 8, 8000).Build();
   JobId big = *cs.Submit(MakeJob().Nodes(2).Exclusive().Obj(), nullptr, 0);
