@@ -56,7 +56,7 @@ void CheckListWalk(std::string_view text, const nlohmann::json& body, const std:
 void CheckMemberWalk(std::string_view text, const nlohmann::json& body) {
   std::vector<std::pair<std::string, std::string>> members;
   const berth::Status m =
-      berth::api::ForEachMember(text, [&](const std::string& key, std::string_view value) {
+      berth::api::ForEachMember(text, [&](std::string_view key, std::string_view value) {
         members.emplace_back(key, std::string(value));
         return berth::Status::Ok();
       });

@@ -123,12 +123,14 @@ Status Sequence(Scanner& s, char close, Each each) {
 }
 
 // The raw (undecoded) text of a key, decoded; nullopt when its escapes are not JSON's.
+// Plain ASCII needs no decoding; escapes and other bytes (UTF-8, checked) go through a parser.
+bool PlainKey(std::string_view raw) {
+  return std::all_of(raw.begin(), raw.end(),
+                     [](char c) { return c != '\\' && static_cast<unsigned char>(c) < 0x80; });
+}
+
 std::optional<std::string> KeyText(std::string_view raw) {
-  // Plain ASCII needs no decoding; escapes and other bytes (UTF-8, checked) go through a parser.
-  if (std::all_of(raw.begin(), raw.end(),
-                  [](char c) { return c != '\\' && static_cast<unsigned char>(c) < 0x80; })) {
-    return std::string(raw);
-  }
+  if (PlainKey(raw)) return std::string(raw);
   nlohmann::json k = nlohmann::json::parse("\"" + std::string(raw) + "\"", nullptr, false);
   if (!k.is_string()) return std::nullopt;
   return k.get<std::string>();
@@ -185,13 +187,13 @@ Status ForEachArrayItem(std::string_view doc, std::string_view key,
   return AtEndOfText(s);
 }
 
-Status ForEachMember(
-    std::string_view doc,
-    const std::function<Status(const std::string& key, std::string_view value)>& fn) {
+Status ForEachMember(std::string_view doc,
+                     const std::function<Status(std::string_view key, std::string_view value)>& fn) {
   Scanner s(doc);
   auto member = [&](std::string_view name) -> Status {
     std::string_view value;
     BERTH_RETURN_IF_ERROR(s.Value(&value));
+    if (PlainKey(name)) return fn(name, value);
     const std::optional<std::string> key = KeyText(name);
     if (!key.has_value()) return s.Error("a key that is not a JSON string");
     return fn(*key, value);

@@ -29,9 +29,8 @@ Status ForEachArrayItem(std::string_view doc, std::string_view key,
 
 // Calls fn(key, value) with each member of the JSON object `doc`, in order: the key decoded, the
 // value's text. Errors as ForEachArrayItem's.
-Status ForEachMember(
-    std::string_view doc,
-    const std::function<Status(const std::string& key, std::string_view value)>& fn);
+Status ForEachMember(std::string_view doc,
+                     const std::function<Status(std::string_view key, std::string_view value)>& fn);
 
 // The string that the text of a JSON string value holds, into *out; false when `text` is not
 // exactly one JSON string (escapes and non-ASCII bytes are decoded and checked by the parser).

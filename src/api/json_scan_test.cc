@@ -67,8 +67,8 @@ TEST(JsonScanTest, AnErrorFromTheCallerStopsTheWalk) {
 TEST(JsonScanTest, MembersAndElementsWithTheirTexts) {
   std::vector<std::string> seen;
   ASSERT_TRUE(ForEachMember(R"( {"a": 1, "b\u0021" : {"c": [1, "]"]}, "d": "x,y"} )",
-                            [&](const std::string& key, std::string_view value) {
-                              seen.push_back(key + "=" + std::string(value));
+                            [&](std::string_view key, std::string_view value) {
+                              seen.push_back(std::string(key) + "=" + std::string(value));
                               return Status::Ok();
                             })
                   .ok());
@@ -80,7 +80,7 @@ TEST(JsonScanTest, MembersAndElementsWithTheirTexts) {
               }).ok());
   EXPECT_EQ(seen, (std::vector<std::string>{R"({"x": "[1,2]"})", "3", "[4]"}));
   auto none = [](std::string_view) { return Status::Ok(); };
-  auto no_member = [](const std::string&, std::string_view) { return Status::Ok(); };
+  auto no_member = [](std::string_view, std::string_view) { return Status::Ok(); };
   EXPECT_TRUE(ForEachElement("[]", none).ok());
   EXPECT_TRUE(ForEachMember("{}", no_member).ok());
   for (const char* broken : {"[1,", "[1] 2", "{\"a\": 1}", "[1 2]", ""}) {

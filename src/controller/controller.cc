@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -139,16 +140,32 @@ Status Controller::Impl::RecoverNodes(Time now) {
 
 namespace {
 
+// A stored row decoded: its record and, for a pending or running job, the core's copy of the
+// job (made where the row is decoded: the restart's own thread has the rest to do).
+struct DecodedRow {
+  Status status;
+  std::shared_ptr<JobRecord> record;
+  std::optional<core::Job> job;
+};
+
 // Decodes `rows` into `out` (same order) on up to `caches.size()` threads, each with its own
 // cache of run specifications (caches[k] for the k-th slice of every batch: jobs submitted
 // together share a specification and sit next to each other in the store).
 void DecodeRows(const std::vector<store::JobRow>& rows, std::vector<ExecCache>& caches,
-                std::vector<std::optional<Result<JobRecord>>>& out) {
-  out.assign(rows.size(), std::nullopt);
+                std::vector<DecodedRow>& out) {
+  out.clear();
+  out.resize(rows.size());
   ForEachSlice(rows.size(), std::max<size_t>(1, std::min(caches.size(), rows.size())),
                [&](size_t k, size_t begin, size_t end) {
                  for (size_t i = begin; i < end; ++i) {
-                   out[i] = DecodeJobRow(rows[i], &caches[k]);
+                   Result<JobRecord> r = DecodeJobRow(rows[i], &caches[k]);
+                   DecodedRow& d = out[i];
+                   if (!r.ok()) {
+                     d.status = r.status();
+                     continue;
+                   }
+                   d.record = std::make_shared<JobRecord>(std::move(*r));
+                   if (rows[i].active) d.job = d.record->job;
                  }
                });
 }
@@ -158,78 +175,100 @@ void DecodeRows(const std::vector<store::JobRow>& rows, std::vector<ExecCache>& 
 Status Controller::Impl::RecoverJobs(Time now) {
   const auto began = std::chrono::steady_clock::now();
   size_t rows_read = 0;
+  size_t restored = 0;
+  std::chrono::steady_clock::duration applying_time{};
   // What was loaded is as of the event before the first of this start.
   const uint64_t loaded_seq = watch_hub.Next() - 1;
-  // Pointers: a vector of 100,000 records moved at each growth was a tenth of a restart.
-  std::vector<std::shared_ptr<JobRecord>> active;
   // Records are decoded in batches on a few threads (decoding is most of a restart with many
-  // jobs), then applied here in the store's order. Jobs share run specifications: each worker
-  // decodes each of those once.
+  // jobs) while this thread reads the store and applies the batch before, in the store's order.
+  // Jobs share run specifications: each worker decodes each of those once.
   constexpr size_t kBatch = 4096;
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
   std::vector<ExecCache> exec_caches(workers);
   std::vector<store::JobRow> batch;
-  std::vector<std::optional<Result<JobRecord>>> decoded;
-  auto apply_batch = [&] {
+  std::vector<store::JobRow> decoding_rows;
+  std::vector<DecodedRow> decoding;
+  std::future<void> in_flight;
+  std::vector<store::JobRow> applying_rows;
+  std::vector<DecodedRow> applying;
+  auto apply = [&] {
     state_thread.AssertHeld();
-    DecodeRows(batch, exec_caches, decoded);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const store::JobRow& row = batch[i];
-      Result<JobRecord>& r = *decoded[i];
-      if (!r.ok()) {
+    const auto from = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < applying_rows.size(); ++i) {
+      const store::JobRow& row = applying_rows[i];
+      DecodedRow& d = applying[i];
+      if (!d.status.ok()) {
         std::fprintf(stderr, "berth controller: job %u: %s\n", row.id,
-                     r.status().message().c_str());
+                     d.status.message().c_str());
         continue;
       }
-      if (row.active) {
-        active.push_back(std::make_shared<JobRecord>(std::move(*r)));
+      JobRecord& r = *d.record;
+      if (!d.job) {
+        cs->RestoreOutcome(r.job.id, r.job.array_job_id, r.job.array_task_id, r.job.outcome);
+        if (r.job.end_time != kNoTime && r.job.end_time + opt.min_job_age_s >= now) {
+          NoteFinished(r.job.id, r.job.end_time);
+          r.event_seq = loaded_seq;
+          PutCommittedRecord(r.job.id, std::move(d.record));
+        }
         continue;
       }
-      cs->RestoreOutcome(r->job.id, r->job.array_job_id, r->job.array_task_id, r->job.outcome);
-      if (r->job.end_time != kNoTime && r->job.end_time + opt.min_job_age_s >= now) {
-        NoteFinished(r->job.id, r->job.end_time);
-        r->event_seq = loaded_seq;
-        PutCommittedRecord(r->job.id, std::make_shared<JobRecord>(std::move(*r)));
+      r.job.exec = exec_pool.Intern(std::move(r.job.exec));
+      core::Job& job = *d.job;
+      job.exec = r.job.exec;
+      for (size_t n = 0; n < job.alloc.nodes.size() && n < r.node_names.size(); ++n) {
+        std::optional<uint32_t> index = cs->FindNode(r.node_names[n]);
+        job.alloc.nodes[n].node = index.value_or(UINT32_MAX);
       }
+      Status rs = cs->Restore(std::move(job));
+      if (!rs.ok()) {
+        std::fprintf(stderr, "berth controller: cannot restore job %u: %s\n", r.job.id,
+                     rs.message().c_str());
+        continue;
+      }
+      ++restored;
+      r.event_seq = loaded_seq;
+      const core::JobId id = r.job.id;
+      PutCommittedRecord(id, std::move(d.record));
     }
+    applying_rows.clear();
+    applying.clear();
+    applying_time += std::chrono::steady_clock::now() - from;
+  };
+  // Hands the batch read to the workers, and applies the one they decoded before.
+  auto wait_in_flight = [&] {
+    if (!in_flight.valid()) return;
+    in_flight.get();
+    std::swap(decoding_rows, applying_rows);
+    std::swap(decoding, applying);
+  };
+  auto start_batch = [&] {
+    wait_in_flight();
+    std::swap(batch, decoding_rows);
     batch.clear();
-    decoded.clear();
+    // Deferred (decoded when waited for) where no thread is to be had.
+    in_flight = std::async(std::launch::async | std::launch::deferred,
+                           [&] { DecodeRows(decoding_rows, exec_caches, decoding); });
+    apply();
   };
   Status st = store->ScanJobs(false, [&](const store::JobRow& row) {
     state_thread.AssertHeld();  // the scan calls back on this thread
     ++rows_read;
     batch.push_back(row);
-    if (batch.size() >= kBatch) apply_batch();
+    if (batch.size() >= kBatch) start_batch();
   });
-  BERTH_RETURN_IF_ERROR(st);
-  apply_batch();
-  const auto read = std::chrono::steady_clock::now();
-  for (std::shared_ptr<JobRecord>& record : active) {
-    JobRecord& r = *record;
-    r.job.exec = exec_pool.Intern(std::move(r.job.exec));
-    core::Job job = r.job;
-    for (size_t i = 0; i < job.alloc.nodes.size() && i < r.node_names.size(); ++i) {
-      std::optional<uint32_t> n = cs->FindNode(r.node_names[i]);
-      job.alloc.nodes[i].node = n.value_or(UINT32_MAX);
-    }
-    Status rs = cs->Restore(std::move(job));
-    if (!rs.ok()) {
-      std::fprintf(stderr, "berth controller: cannot restore job %u: %s\n", r.job.id,
-                   rs.message().c_str());
-      continue;
-    }
-    r.event_seq = loaded_seq;
-    const core::JobId id = r.job.id;
-    PutCommittedRecord(id, std::move(record));
+  if (!st.ok()) {
+    if (in_flight.valid()) in_flight.wait();  // its workers use this frame's vectors
+    return st;
   }
-  auto ms = [](auto from, auto to) {
-    return std::chrono::duration<double, std::milli>(to - from).count();
-  };
+  if (!batch.empty()) start_batch();
+  wait_in_flight();
+  apply();
+  auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
   const auto done = std::chrono::steady_clock::now();
   std::fprintf(stderr,
                "berth controller: %zu jobs recovered from the store (%zu pending or running) "
-               "in %.0f ms: read and decoded in %.0f ms, restored in %.0f ms\n",
-               rows_read, active.size(), ms(began, done), ms(began, read), ms(read, done));
+               "in %.0f ms, %.0f ms of it applying them here while the next were decoded\n",
+               rows_read, restored, ms(done - began), ms(applying_time));
   return Status::Ok();
 }
 

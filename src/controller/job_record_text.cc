@@ -329,8 +329,8 @@ std::optional<Field> FieldOf(std::string_view key) {
     Field field;
   };
   auto among = [&](std::initializer_list<Name> names) -> std::optional<Field> {
-    for (const Name& n : names) {
-      if (n.text == key) return n.field;
+    for (const Name& n : names) {  // the same length: the first letter, then the rest
+      if (n.text[0] == key[0] && n.text == key) return n.field;
     }
     return std::nullopt;
   };
@@ -421,7 +421,7 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
   // The members of an object nested in the record ("slurm", "usage"): known keys read by `read`,
   // others skipped.
   auto nested = [&](std::string_view v, const auto& read) {
-    return api::ForEachMember(v, [&](const std::string& k, std::string_view x) -> Status {
+    return api::ForEachMember(v, [&](std::string_view k, std::string_view x) -> Status {
       const std::optional<Field> f = FieldOf(k);
       return !f || read(*f, x) ? Status::Ok() : Status::InvalidArgument("slow");
     });
@@ -480,7 +480,7 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
   };
   std::string state;
   const Status walked =
-      api::ForEachMember(text, [&](const std::string& k, std::string_view v) -> Status {
+      api::ForEachMember(text, [&](std::string_view k, std::string_view v) -> Status {
         const std::optional<Field> f = FieldOf(k);
         if (!f) return Status::Ok();  // a key the tree does not read either
         bool ok = first(*f);

@@ -118,14 +118,14 @@ bool TreeWithout(std::string_view object, std::string_view key, json* rest,
                  std::optional<std::string_view>* kept) {
   *rest = json::object();
   return api::ForEachMember(object,
-                            [&](const std::string& k, std::string_view value) -> Status {
+                            [&](std::string_view k, std::string_view value) -> Status {
                               if (k == key) {
                                 *kept = value;
                                 return Status::Ok();
                               }
                               json v = json::parse(value, nullptr, /*allow_exceptions=*/false);
                               if (v.is_discarded()) return Status::InvalidArgument("not JSON");
-                              (*rest)[k] = std::move(v);
+                              (*rest)[std::string(k)] = std::move(v);
                               return Status::Ok();
                             })
       .ok();
@@ -158,9 +158,9 @@ std::optional<SplitJob> SplitEnvironment(std::string_view text) {
   }
   std::vector<std::pair<std::string, std::string>> env;
   const Status read =
-      api::ForEachMember(*env_text, [&](const std::string& name, std::string_view value) -> Status {
+      api::ForEachMember(*env_text, [&](std::string_view name, std::string_view value) -> Status {
         std::string v;
-        if (name.empty() || name.find('=') != std::string::npos ||
+        if (name.empty() || name.find('=') != std::string_view::npos ||
             !api::JsonStringValue(value, &v)) {
           return Status::InvalidArgument("slow");
         }

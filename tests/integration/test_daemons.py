@@ -3,6 +3,7 @@
 Run: BERTH_BINARY=build/berth python3 -m unittest -v tests/integration/test_daemons.py
 Tests that need root (cgroups, users) skip themselves otherwise.
 """
+import json
 import os
 import shutil
 import signal
@@ -116,6 +117,41 @@ class DaemonTest(unittest.TestCase):
         self.assertEqual(missing, [], 'acknowledged jobs lost by kill -9')
         # Ids keep increasing across the restart.
         self.assertGreater(self.c.submit(self.spec('true', hold=True)), max(acked))
+
+    def test_a_restart_with_thousands_of_jobs_gives_each_back_as_it_was(self):
+        # Recovery decodes the store's rows in batches (of 4,096) on other threads while the
+        # state thread applies the batch before: 10,000 jobs, ended ones among them, and jobs
+        # of different requests next to each other.
+        ids = []
+        for k in range(10):
+            jobs = [self.spec('true', hold=True, name=f'j{k}-{i}', time_limit=10 + i % 3,
+                              cpus_per_task=1 + i % 2) for i in range(1000)]
+            status, body = self.c.api('POST', '/v1/jobs', {'jobs': jobs})
+            self.assertEqual(status, 201, body)
+            ids += body['job_ids']
+        ended = ids[::7]
+        status, body = self.c.api('POST', '/v1/jobs/cancel', {'ids': [str(i) for i in ended]})
+        self.assertEqual(status, 200, body)
+
+        keys = ('state', 'partition', 'time_limit', 'submit_time', 'eligible_time', 'end_time',
+                'exit_code', 'priority', 'reason', 'request')
+
+        def jobs():
+            status, body = self.c.api('GET', '/v1/jobs?all=1')
+            self.assertEqual(status, 200)
+            return {j['id']: json.dumps([j.get(k) for k in keys], sort_keys=True)
+                    for j in body['jobs']}
+
+        before = jobs()
+        self.assertEqual(set(before), set(ids))
+        self.assertEqual(sum(1 for v in before.values() if '"CANCELLED"' in v), len(ended))
+        self.c.kill('controller')
+        self.c.start_controller()
+        after = jobs()
+        self.assertEqual(len(after), len(before))
+        changed = [(before[i], after.get(i)) for i in ids if after.get(i) != before[i]]
+        self.assertEqual(changed[:3], [], f'{len(changed)} jobs differ after the restart')
+        self.assertGreater(self.c.submit(self.spec('true', hold=True)), max(ids))
 
     def test_controller_restart_adopts_running_jobs(self):
         jid = self.c.submit(self.spec('sleep 4; echo done'))

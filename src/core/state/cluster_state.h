@@ -417,6 +417,9 @@ class ClusterState {
   // Resolves a job's association, QoS, partitions, shapes and node names; with `validate`,
   // also runs the submission checks.
   Result<JobEntry> PrepareEntry(JobSpec spec, bool validate);
+  // The id of a placement class (ShapeKeyText's), given on first sight.
+  int32_t ShapeId(int16_t partition, const std::string& constraint, const JobShape& shape,
+                  const std::vector<uint32_t>& exclude);
   // Records a job id given now (a submission, a restore, an array task split off).
   void NoteNewId(JobId id, Time submit);
   Status ValidateFeasible(JobEntry& entry) const;
@@ -488,6 +491,16 @@ class ClusterState {
   std::unordered_map<uint64_t, RunCounters> qos_account_;  // (qos << 32) | account
   std::map<std::pair<int32_t, std::string>, int32_t> running_names_;
   std::unordered_map<std::string, int32_t> shape_ids_;
+  // The inputs of the shape id given last: jobs submitted or restored together mostly share
+  // one, and its key text need not be made again.
+  struct LastShape {
+    int16_t partition = -1;
+    std::string constraint;
+    JobShape shape;
+    std::vector<uint32_t> exclude;
+    int32_t id = -1;
+  };
+  LastShape last_shape_;
   std::map<std::string, ResvInfo> reservations_;
   int32_t next_resv_number_ = 1;
 };

@@ -214,13 +214,23 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
     }
   }
   for (size_t i = 0; i < e.partitions.size(); ++i) {
-    std::string key =
-        ShapeKeyText(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude);
-    auto [it, added] = shape_ids_.emplace(std::move(key), static_cast<int32_t>(shape_ids_.size()));
-    e.shape_ids.push_back(it->second);
+    e.shape_ids.push_back(
+        ShapeId(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude));
   }
-
   return e;
+}
+
+int32_t ClusterState::ShapeId(int16_t partition, const std::string& constraint,
+                              const JobShape& shape, const std::vector<uint32_t>& exclude) {
+  LastShape& last = last_shape_;
+  if (last.id >= 0 && last.partition == partition && last.shape == shape &&
+      last.constraint == constraint && last.exclude == exclude) {
+    return last.id;
+  }
+  auto [it, added] = shape_ids_.emplace(ShapeKeyText(partition, constraint, shape, exclude),
+                                        static_cast<int32_t>(shape_ids_.size()));
+  last = {partition, constraint, shape, exclude, it->second};
+  return it->second;
 }
 
 Status ClusterState::CheckSubmit(JobSpec spec) {
@@ -267,8 +277,9 @@ Status ClusterState::Restore(Job job) {
   if (id == kNoJob || (place != jobs_.end() && place->first == id)) {
     return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
   }
-  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(job.spec, /*validate=*/false));
-  JobSpec spec = std::move(e.job.spec);  // with the account and QoS resolved
+  // The spec goes through PrepareEntry and comes back with its account and QoS resolved.
+  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(std::move(job.spec), /*validate=*/false));
+  JobSpec spec = std::move(e.job.spec);
   e.job = std::move(job);
   e.job.spec = std::move(spec);
   if (e.job.is_array_master()) {

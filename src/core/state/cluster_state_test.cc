@@ -57,6 +57,27 @@ TEST(ClusterStateTest, CreateValidates) {
   EXPECT_FALSE(ClusterState::Create(zero_cpu).ok());
 }
 
+TEST(ClusterStateTest, JobsPlacedAlikeShareAShapeIdAndOthersDoNot) {
+  ClusterState cs = MakeCluster().Nodes("c", 2, 8, 16000).Build();
+  auto shape_of = [&](const JobSpec& spec) {
+    const JobEntry* e = cs.FindEntry(*cs.Submit(spec, nullptr, 0));
+    EXPECT_EQ(e->shape_ids.size(), 1u);
+    return e->shape_ids.at(0);
+  };
+  const int32_t one = shape_of(MakeJob().CpusPerTask(1).Obj());
+  EXPECT_EQ(shape_of(MakeJob().CpusPerTask(1).Obj()), one);
+  const int32_t two = shape_of(MakeJob().CpusPerTask(2).Obj());
+  const int32_t excluding = shape_of(MakeJob().CpusPerTask(1).Exclude({"c01"}).Obj());
+  const int32_t other_node = shape_of(MakeJob().CpusPerTask(1).Exclude({"c02"}).Obj());
+  EXPECT_EQ(shape_of(MakeJob().CpusPerTask(1).Obj()), one);  // back to the first after others
+  EXPECT_EQ(shape_of(MakeJob().CpusPerTask(2).Obj()), two);
+  EXPECT_NE(one, two);
+  EXPECT_NE(one, excluding);
+  EXPECT_NE(excluding, other_node);
+  EXPECT_NE(two, excluding);
+  EXPECT_EQ(cs.num_shape_ids(), 4);
+}
+
 TEST(ClusterStateTest, DefaultPartitionAndQos) {
   ClusterState cs = MakeCluster().Nodes("n", 3, 4, 100).Build();
   ASSERT_EQ(cs.partitions().size(), 1u);
