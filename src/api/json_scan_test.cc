@@ -64,6 +64,31 @@ TEST(JsonScanTest, AnErrorFromTheCallerStopsTheWalk) {
   EXPECT_EQ(st.message(), "enough");
 }
 
+TEST(JsonScanTest, StringsEndEscapeAndRefuseWhereverTheBytesFall) {
+  // Strings are read eight bytes at a time where they can be: each special byte at every offset.
+  for (size_t at = 0; at < 20; ++at) {
+    const std::string pad(at, 'a'), tail = "\xc3\xa9" "bcdefghijkl";
+    std::vector<std::string> seen;
+    const std::string text = "[\"" + pad + "\\\"" + tail + "\", \"" + pad + "\", 1]";
+    ASSERT_TRUE(ForEachElement(text, [&](std::string_view item) {
+                  seen.emplace_back(item);
+                  return Status::Ok();
+                }).ok())
+        << text;
+    EXPECT_EQ(seen, (std::vector<std::string>{"\"" + pad + "\\\"" + tail + "\"",
+                                              "\"" + pad + "\"", "1"}));
+    for (const char bad : {'\n', '\x01', '\x1f'}) {
+      const std::string broken = "[\"" + pad + bad + tail + "\"]";
+      EXPECT_EQ(ForEachElement(broken, [](std::string_view) { return Status::Ok(); }).code(),
+                StatusCode::kInvalidArgument)
+          << at;
+    }
+    EXPECT_EQ(ForEachElement("[\"" + pad + tail, [](std::string_view) { return Status::Ok(); })
+                  .code(),
+              StatusCode::kInvalidArgument);
+  }
+}
+
 TEST(JsonScanTest, MembersAndElementsWithTheirTexts) {
   std::vector<std::string> seen;
   ASSERT_TRUE(ForEachMember(R"( {"a": 1, "b\u0021" : {"c": [1, "]"]}, "d": "x,y"} )",
