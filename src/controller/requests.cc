@@ -133,30 +133,31 @@ bool TreeWithout(std::string_view object, std::string_view key, json* rest,
 
 // A job's text with its "environment" read apart: the other members as a tree, the
 // environment straight from its text as GetEnvironment reads it from a tree (names in order,
-// the last of equal names kept), or copied from the previous job this thread read when its text
-// is the same (the jobs of one batch mostly come from one shell). nullopt for anything else
-// (another type, a bad name, text that is not JSON): the caller parses the job whole, and its
-// errors are the ones to give.
+// the last of equal names kept), or the one this thread read last when its text is the same
+// (the jobs of one batch mostly come from one shell: then the same object). nullopt for
+// anything else (another type, a bad name, text that is not JSON): the caller parses the job
+// whole, and its errors are the ones to give.
+using Environment = std::vector<std::pair<std::string, std::string>>;
 struct SplitJob {
   json rest;
-  std::optional<std::vector<std::pair<std::string, std::string>>> environment;
+  std::shared_ptr<const Environment> environment;  // null: no "environment" member
 };
 
 std::optional<SplitJob> SplitEnvironment(std::string_view text) {
   struct Memo {
     std::string text;
-    std::vector<std::pair<std::string, std::string>> environment;
+    std::shared_ptr<const Environment> environment;
   };
   thread_local Memo memo;
   SplitJob out;
   std::optional<std::string_view> env_text;
   if (!TreeWithout(text, "environment", &out.rest, &env_text)) return std::nullopt;
   if (!env_text) return out;
-  if (*env_text == memo.text) {
+  if (memo.environment && *env_text == memo.text) {
     out.environment = memo.environment;
     return out;
   }
-  std::vector<std::pair<std::string, std::string>> env;
+  Environment env;
   const Status read =
       api::ForEachMember(*env_text, [&](std::string_view name, std::string_view value) -> Status {
         std::string v;
@@ -171,17 +172,40 @@ std::optional<SplitJob> SplitEnvironment(std::string_view text) {
   std::stable_sort(env.begin(), env.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   // Of equal names the last given stays (a parser's object keeps the last).
-  std::vector<std::pair<std::string, std::string>> kept;
-  kept.reserve(env.size());
+  auto kept = std::make_shared<Environment>();
+  kept->reserve(env.size());
   for (size_t i = 0; i < env.size(); ++i) {
     if (i + 1 < env.size() && env[i + 1].first == env[i].first) continue;
-    kept.push_back(std::move(env[i]));
+    kept->push_back(std::move(env[i]));
   }
   memo.text.assign(*env_text);
   memo.environment = kept;
   out.environment = std::move(kept);
   return out;
 }
+
+// A batch's jobs decoded one after another on one thread: a job whose environment (the same
+// object, SplitEnvironment's) and other run settings are those of the last job given its
+// environment here gets that job's run specification itself, neither copied nor hashed again
+// when interned.
+class ExecSharing {
+ public:
+  // Gives `job` its environment, or the previous job's whole specification.
+  void Complete(JobSubmission& job, std::shared_ptr<const Environment> environment) {
+    if (exec_ && environment == environment_ && *job.exec == rest_) {
+      job.exec = exec_;
+      return;
+    }
+    rest_ = *job.exec;
+    environment_ = std::move(environment);
+    job.exec->environment = *environment_;
+    exec_ = job.exec;
+  }
+ private:
+  std::shared_ptr<const Environment> environment_;
+  core::JobExecSpec rest_;  // exec_ but for its environment
+  std::shared_ptr<core::JobExecSpec> exec_;
+};
 
 }  // namespace
 
@@ -200,12 +224,18 @@ std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::st
   // Each job parsed and decoded in one go, its tree freed at once. An element that is not JSON
   // makes the whole body not JSON, which the body's own parse reports (before any other error).
   std::atomic<bool> all_json{true};
+  // Each thread's sharing, for this call only (a thread may decode several calls' jobs).
+  static std::atomic<uint64_t> calls{0};
+  const uint64_t call = ++calls;
   Result<std::vector<JobSubmission>> jobs =
       DecodeJobs(items.size(), [&](size_t i) -> Result<JobSubmission> {
+        thread_local std::pair<uint64_t, ExecSharing> sharing;
+        if (sharing.first != call) sharing = {call, ExecSharing()};
         if (std::optional<SplitJob> split = SplitEnvironment(items[i])) {
           Result<JobSubmission> job = DecodeSubmission(who, split->rest);
-          if (job.ok() && split->environment)
-            job->exec->environment = std::move(*split->environment);
+          if (job.ok() && split->environment) {
+            sharing.second.Complete(*job, std::move(split->environment));
+          }
           return job;
         }
         const json tree = json::parse(items[i], nullptr, /*allow_exceptions=*/false);

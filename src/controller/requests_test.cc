@@ -214,6 +214,22 @@ TEST(RequestsTest, ABatchFromItsTextIsTheBatchFromItsTree) {
                     {"script": "s", "environment": {"B": "2", "A": "1", "B": "3"}},
                     {"script": "s", "environment": {"\u0041": "\u00e9", "A": "x"}}]})");
   same(R"({"jobs": [{"environment": {"A": "1"}, "script": "s", "environment": 5}]})");
+  // Jobs whose run specifications are equal share one, whatever came between them.
+  const std::string sharing = R"({"jobs": [{"script": "s", "environment": {"A": "1"}},
+      {"script": "s", "environment": {"A": "1"}}, {"script": "t", "environment": {"A": "1"}},
+      {"script": "t"}, {"script": "t", "environment": {"A": "1"}},
+      {"script": "t", "environment": {"A": "1"}, "stdout": "o"},
+      {"script": "t", "environment": {"A": "2"}}, {"script": "t", "environment": {"A": "2"}}]})";
+  same(sharing);
+  std::optional<Result<SubmitRequest>> shared = DecodeSubmitText(Alice(), sharing);
+  ASSERT_TRUE(shared.has_value() && shared->ok());
+  const std::vector<JobSubmission>& jobs = (*shared)->jobs;
+  EXPECT_EQ(jobs[0].exec, jobs[1].exec);
+  EXPECT_NE(jobs[1].exec, jobs[2].exec);
+  EXPECT_EQ(jobs[2].exec, jobs[4].exec);
+  EXPECT_NE(jobs[4].exec, jobs[5].exec);
+  EXPECT_NE(jobs[5].exec, jobs[6].exec);
+  EXPECT_EQ(jobs[6].exec, jobs[7].exec);
   // Not a batch, or not JSON: the tree decides.
   for (const char* other :
        {R"({"script": "#!/bin/sh\ntrue\n"})", R"({"jobs": 3})", R"({"jobs": [{"script": tru}]})",
