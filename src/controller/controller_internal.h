@@ -186,6 +186,8 @@ struct Controller::Impl {
     }
   }
   // Stages `r` as job `id`'s record (null: drops it), published by the next successful commit.
+  // Records are made mutable (std::make_shared<JobRecord>): TouchRecord may update a staged one
+  // in place while the staged map is its only holder.
   void PutRecord(core::JobId id, std::shared_ptr<const JobRecord> r) REQUIRES(state_thread) {
     staged_records[id] = std::move(r);
   }
@@ -321,10 +323,19 @@ struct Controller::Impl {
   void TouchRecord(core::JobId id, Txn& t) REQUIRES(state_thread);
   // Adds the record's store row (its text, its run specification apart) and its watch event to
   // the transaction.
-  void WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t) REQUIRES(state_thread);
+  void WriteRecord(const std::shared_ptr<JobRecord>& r, bool active, Time end_time, Txn& t)
+      REQUIRES(state_thread);
+  // Writes the texts WriteRecord left to the commit.
+  void WriteRecordTexts(Txn& t) REQUIRES(state_thread);
   void FinishRecord(const core::Job& final_job, Txn& t) REQUIRES(state_thread);
   JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const
       REQUIRES(state_thread);
+  // Brings record `r` to `job` as BuildRecord does.
+  void RefreshRecord(const core::Job& job, JobRecord& r) const REQUIRES(state_thread);
+  // Job `id`'s record staged by this batch when the staged map is its only holder (no reader
+  // has seen it, no text is still to be written of it): it may be brought up to date where it
+  // is instead of copied. Null otherwise.
+  std::shared_ptr<JobRecord> UnsharedStagedRecord(core::JobId id) REQUIRES(state_thread);
   // controller_steps.cc: job steps on the other nodes of a job (srun across hosts). Changed by
   // the state thread only; API threads read it (srun polls a step's state).
   StepTable steps;

@@ -314,7 +314,7 @@ Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t 
     for (api::StepRecord& s : updated->steps) {
       if (s.id == step && s.attempt == r.job.restart_count) s.cancelled_by = who.uid;
     }
-    WriteRecord(*updated, /*active=*/true, kNoTime, t);
+    WriteRecord(updated, /*active=*/true, kNoTime, t);
     PutRecord(id, std::move(updated));
   }
   const agent::CommandTarget target{id, r.job.restart_count};

@@ -7,6 +7,7 @@
 
 #include "api/job_json.h"
 #include "common/hostlist.h"
+#include "common/slices.h"
 #include "controller/controller_internal.h"
 
 namespace berth::controller {
@@ -111,6 +112,7 @@ void Controller::Impl::RunBatch(std::deque<Command> batch) {
 void Controller::Impl::Commit(Txn& t) {
   for (core::JobId id : t.touched) TouchRecord(id, t);
   t.touched.clear();
+  WriteRecordTexts(t);
   if (!t.writes.empty()) {
     Status st = store->Commit(std::move(t.writes));
     if (!st.ok()) {
@@ -151,6 +153,11 @@ void Controller::Impl::Publish(Txn& t) {
 JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* previous) const {
   JobRecord r;
   if (previous != nullptr) r = *previous;
+  RefreshRecord(job, r);
+  return r;
+}
+
+void Controller::Impl::RefreshRecord(const core::Job& job, JobRecord& r) const {
   r.job = job;
   r.slurm = ComputeSlurmFacts(*cs, opt.config, job);
   r.node_names.clear();
@@ -166,38 +173,69 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
     r.reason_detail.clear();
     r.expected_start = kNoTime;
   }
-  return r;
 }
 
-void Controller::Impl::WriteRecord(JobRecord& r, bool active, Time end_time, Txn& t) {
+void Controller::Impl::WriteRecord(const std::shared_ptr<JobRecord>& r, bool active,
+                                   Time end_time, Txn& t) {
   store::Write& w = t.writes.emplace_back();
   w.kind = store::Write::Kind::kPutJob;
-  w.job.id = r.job.id;
+  w.job.id = r->job.id;
   w.job.active = active;
   w.job.end_time = end_time;
-  std::string event;
-  WriteJobRecordText(r, &w.job.record, &event);  // no tree: a third of a cancel was one
   // The run specification apart: the store keeps each distinct one once (store::JobRow::exec).
-  if (r.job.exec) w.job.exec = exec_pool.Text(r.job.exec);
+  if (r->job.exec) w.job.exec = exec_pool.Text(r->job.exec);
   // The state thread is the hub's only publisher, and this batch's events are published in
   // order once it commits: this event's sequence is known now.
-  r.event_seq = watch_hub.Next() + t.events.size();
-  t.events.push_back(std::move(event));
+  r->event_seq = watch_hub.Next() + t.events.size();
+  // The record's text and its event are written at the commit (WriteRecordTexts).
+  t.record_texts.push_back({t.writes.size() - 1, t.events.size(), r});
+  t.events.emplace_back();
+}
+
+void Controller::Impl::WriteRecordTexts(Txn& t) {
+  std::vector<RecordText>& texts = t.record_texts;
+  // No tree (a third of a cancel was one); a slice of them on each of a few threads.
+  ForEachSlice(texts.size(), SliceCount(texts.size(), 256, 4),
+               [&](size_t, size_t begin, size_t end) {
+                 for (size_t i = begin; i < end; ++i) {
+                   const RecordText& r = texts[i];
+                   WriteJobRecordText(*r.record, &t.writes[r.write].job.record, &t.events[r.event]);
+                 }
+               });
+  texts.clear();
 }
 
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
   const core::Job* job = cs->FindJob(id);
   if (job == nullptr) return;  // ended: FinishRecord wrote it
-  auto r = std::make_shared<JobRecord>(BuildRecord(*job, OwnRecord(id)));
-  WriteRecord(*r, /*active=*/true, kNoTime, t);
+  std::shared_ptr<JobRecord> r = UnsharedStagedRecord(id);
+  if (r != nullptr) {
+    RefreshRecord(*job, *r);
+  } else {
+    r = std::make_shared<JobRecord>(BuildRecord(*job, OwnRecord(id)));
+  }
+  WriteRecord(r, /*active=*/true, kNoTime, t);
   PutRecord(id, std::move(r));
+}
+
+std::shared_ptr<JobRecord> Controller::Impl::UnsharedStagedRecord(core::JobId id) {
+  auto staged = staged_records.find(id);
+  if (staged == staged_records.end() || !staged->second || staged->second.use_count() != 1) {
+    return nullptr;
+  }
+  return std::const_pointer_cast<JobRecord>(staged->second);
 }
 
 void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   core::JobId id = final_job.id;
-  auto r = std::make_shared<JobRecord>(BuildRecord(final_job, OwnRecord(id)));
+  std::shared_ptr<JobRecord> r = UnsharedStagedRecord(id);
+  if (r != nullptr) {
+    RefreshRecord(final_job, *r);
+  } else {
+    r = std::make_shared<JobRecord>(BuildRecord(final_job, OwnRecord(id)));
+  }
   r->cancel_requested = false;
-  WriteRecord(*r, /*active=*/false, final_job.end_time, t);
+  WriteRecord(r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
   metrics.CountEnd(final_job.state);
   NoteFinished(id, final_job.end_time);

@@ -212,7 +212,7 @@ Status Controller::Impl::RecordStep(const Caller& who, core::JobId id, const api
     if (step.ended()) return Status::Ok();  // counted when it started
     ++updated->steps_dropped;
   }
-  WriteRecord(*updated, /*active=*/true, kNoTime, t);
+  WriteRecord(updated, /*active=*/true, kNoTime, t);
   PutRecord(id, std::move(updated));
   return Status::Ok();
 }

@@ -249,7 +249,7 @@ void K8sPort::Ops::DeletePod(uint32_t id) {
   auto r = std::make_shared<JobRecord>(*im_.OwnRecord(id));  // as the cancel left it
   r->k8s_deleted = im_.Now();
   const bool ended = core::IsTerminal(r->job.state);
-  if (ended) im_.WriteRecord(*r, /*active=*/false, r->job.end_time, t_);
+  if (ended) im_.WriteRecord(r, /*active=*/false, r->job.end_time, t_);
   im_.PutRecord(id, r);
   if (!ended) t_.touched.insert(id);  // written with the batch (the cancel's record change)
 }
@@ -264,7 +264,7 @@ Status K8sPort::Ops::SetPodMeta(uint32_t id, const json& labels, const json& ann
   meta["annotations"] = annotations;
   rec->k8s = std::make_shared<const json>(std::move(meta));
   if (core::IsTerminal(rec->job.state)) {
-    im_.WriteRecord(*rec, false, rec->job.end_time, t_);
+    im_.WriteRecord(rec, false, rec->job.end_time, t_);
   } else {
     t_.touched.insert(id);
   }

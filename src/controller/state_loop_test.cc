@@ -34,6 +34,7 @@ TEST(TxnTest, RollBackRestoresEveryPart) {
   t.events.push_back("e1");
   t.touched.insert(5);
   t.launches.push_back(5);
+  t.record_texts.push_back({0, 0, nullptr});
   TxnMark mark = t.Mark();
   t.writes.push_back({store::Write::Kind::kPutMeta, {}, "b", "2"});
   t.replies.push_back([](const Status&) {});
@@ -41,9 +42,12 @@ TEST(TxnTest, RollBackRestoresEveryPart) {
   t.touched.insert(6);
   t.touched.erase(5);
   t.launches.push_back(6);
+  t.record_texts.push_back({1, 1, nullptr});
   t.nodes_changed = true;
   t.reschedule = true;
   t.RollBackTo(mark);
+  ASSERT_EQ(t.record_texts.size(), 1u);
+  EXPECT_EQ(t.record_texts[0].write, 0u);
   ASSERT_EQ(t.writes.size(), 1u);
   EXPECT_EQ(t.writes[0].key, "a");
   EXPECT_TRUE(t.replies.empty());

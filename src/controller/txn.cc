@@ -32,8 +32,8 @@ void JobIdSet::RollBackTo(size_t mark) {
 }
 
 TxnMark Txn::Mark() const {
-  return {writes.size(),   replies.size(), events.size(), touched.journal_size(),
-          launches.size(), nodes_changed,  reschedule};
+  return {writes.size(),   replies.size(),       events.size(), touched.journal_size(),
+          launches.size(), record_texts.size(), nodes_changed, reschedule};
 }
 
 void Txn::RollBackTo(const TxnMark& mark) {
@@ -42,6 +42,7 @@ void Txn::RollBackTo(const TxnMark& mark) {
   events.resize(mark.events);
   touched.RollBackTo(mark.touched);
   launches.resize(mark.launches);
+  record_texts.resize(mark.record_texts);
   nodes_changed = mark.nodes_changed;
   reschedule = mark.reschedule;
 }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -21,6 +22,8 @@
 #include "store/store.h"
 
 namespace berth::controller {
+
+struct JobRecord;  // job_record.h
 
 // A set of job ids that remembers its changes, so that a mark can undo those made after it.
 class JobIdSet {
@@ -56,8 +59,18 @@ struct TxnMark {
   size_t events = 0;
   size_t touched = 0;  // JobIdSet::journal_size()
   size_t launches = 0;
+  size_t record_texts = 0;
   bool nodes_changed = false;
   bool reschedule = false;
+};
+
+// A job record whose stored text (writes[write].job.record) and watch event (events[event]) are
+// written when the transaction commits, many at once on several threads (a batch of submissions,
+// a cancel of thousands). The record is not changed after it is handed over.
+struct RecordText {
+  size_t write = 0;
+  size_t event = 0;
+  std::shared_ptr<const JobRecord> record;
 };
 
 // Changes one batch of commands makes: durable writes, replies to send once they are durable,
@@ -72,6 +85,8 @@ struct Txn {
   // Jobs whose start this transaction writes: their agents hear of them only once it is
   // committed, so that a controller crash never leaves a job running that the store has pending.
   std::vector<core::JobId> launches;
+  // Texts of writes and events still to be written (Controller's Commit writes them).
+  std::vector<RecordText> record_texts;
   bool nodes_changed = false;
   bool reschedule = false;
   // When set, the commands of the batch are not run: each Call is answered with this (the
