@@ -185,17 +185,23 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
     jobs.emplace_back(std::move(job.spec), exec_pool.Intern(std::move(job.exec)));
   }
   const size_t count = jobs.size();
-  // The cluster's checks for all of them first: a batch goes in whole or not at all.
+  // The cluster's checks for all of them first: a batch goes in whole or not at all. What they
+  // prepare goes in as it is.
+  std::vector<core::JobEntry> prepared;
   if (jobs.size() > 1) {
+    prepared.reserve(jobs.size());
     for (size_t i = 0; i < jobs.size(); ++i) {
-      Status st = cs->CheckSubmit(jobs[i].first);
-      if (!st.ok()) return st.WithContext("job " + std::to_string(i + 1));
+      Result<core::JobEntry> entry = cs->PrepareSubmit(std::move(jobs[i].first));
+      if (!entry.ok()) return entry.status().WithContext("job " + std::to_string(i + 1));
+      prepared.push_back(std::move(*entry));
     }
   }
   std::vector<core::JobId> ids;
   const Time now = Now();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    Result<core::JobId> id = cs->Submit(std::move(jobs[i].first), jobs[i].second, now);
+    Result<core::JobId> id =
+        prepared.empty() ? cs->Submit(std::move(jobs[i].first), jobs[i].second, now)
+                         : cs->SubmitPrepared(std::move(prepared[i]), jobs[i].second, now);
     if (!id.ok()) {
       if (ids.empty()) return count == 1 ? id.status() : id.status().WithContext("job 1");
       // Jobs before it are in (and durable with this batch); say which one failed.

@@ -226,8 +226,10 @@ class ClusterState {
   Result<JobId> Submit(JobSpec spec, std::shared_ptr<const JobExecSpec> exec, Time now);
   // The checks Submit makes, without submitting: a batch is checked whole before any of it goes
   // in. (Like Submit, it may add an unknown user's association when associations are not
-  // enforced.)
-  Status CheckSubmit(JobSpec spec);
+  // enforced.) The entry it gives goes in as it is with SubmitPrepared, as long as nothing but
+  // submissions changed the state in between (a batch's own).
+  Result<JobEntry> PrepareSubmit(JobSpec spec);
+  Result<JobId> SubmitPrepared(JobEntry entry, std::shared_ptr<const JobExecSpec> exec, Time now);
   // The same with a chosen id (one not in use; later ids continue above the largest).
   Result<JobId> SubmitWithId(JobId id, JobSpec spec, std::shared_ptr<const JobExecSpec> exec,
                              Time now);
@@ -422,6 +424,8 @@ class ClusterState {
                   const std::vector<uint32_t>& exclude);
   // Records a job id given now (a submission, a restore, an array task split off).
   void NoteNewId(JobId id, Time submit);
+  // Queues a prepared submission under `id` (free).
+  JobId Insert(JobId id, JobEntry e, std::shared_ptr<const JobExecSpec> exec, Time now);
   Status ValidateFeasible(JobEntry& entry) const;
   // Whether some node (of any partition) has the features `c` asks for.
   bool AnyNodeMatches(const Constraint& c) const;

@@ -233,9 +233,9 @@ int32_t ClusterState::ShapeId(int16_t partition, const std::string& constraint,
   return it->second;
 }
 
-Status ClusterState::CheckSubmit(JobSpec spec) {
+Result<JobEntry> ClusterState::PrepareSubmit(JobSpec spec) {
   if (spec.user.empty()) spec.user = "nobody";
-  return PrepareEntry(std::move(spec), /*validate=*/true).status();
+  return PrepareEntry(std::move(spec), /*validate=*/true);
 }
 
 Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
@@ -243,8 +243,21 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
   if (id == kNoJob || jobs_.count(id) || outcomes_.count(id) || arrays_.count(id)) {
     return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
   }
-  if (spec.user.empty()) spec.user = "nobody";
-  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(std::move(spec), /*validate=*/true));
+  BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareSubmit(std::move(spec)));
+  return Insert(id, std::move(e), std::move(exec), now);
+}
+
+Result<JobId> ClusterState::SubmitPrepared(JobEntry entry,
+                                           std::shared_ptr<const JobExecSpec> exec, Time now) {
+  const JobId id = next_id_;
+  if (id == kNoJob || jobs_.count(id) || outcomes_.count(id) || arrays_.count(id)) {
+    return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
+  }
+  return Insert(id, std::move(entry), std::move(exec), now);
+}
+
+JobId ClusterState::Insert(JobId id, JobEntry e, std::shared_ptr<const JobExecSpec> exec,
+                           Time now) {
   e.job.id = id;
   e.job.exec = std::move(exec);
   e.job.spec.submit_time = now;
@@ -258,7 +271,7 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
   next_id_ = std::max(next_id_, id + 1);
   NoteNewId(id, e.job.spec.submit_time);
   pending_.insert(id);
-  jobs_.emplace(id, std::move(e));
+  jobs_.emplace_hint(jobs_.end(), id, std::move(e));  // ids mostly grow
   return id;
 }
 

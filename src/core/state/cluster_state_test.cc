@@ -346,12 +346,25 @@ TEST(ClusterStateTest, ADrainedNodeKeepsItsReasonWhenItComesBackUp) {
   EXPECT_EQ(cs.node(0).reason, "");
 }
 
-TEST(ClusterStateTest, CheckSubmitChecksWithoutSubmitting) {
+TEST(ClusterStateTest, PrepareSubmitChecksWithoutSubmittingAndThePreparedEntryGoesIn) {
   ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
-  EXPECT_TRUE(cs.CheckSubmit(MakeJob().Obj()).ok());
-  EXPECT_FALSE(cs.CheckSubmit(MakeJob().Nodes(2).Obj()).ok());
+  Result<JobEntry> first = cs.PrepareSubmit(MakeJob().CpusPerTask(2).Obj());
+  Result<JobEntry> second = cs.PrepareSubmit(MakeJob().Obj());
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_FALSE(cs.PrepareSubmit(MakeJob().Nodes(2).Obj()).ok());
   EXPECT_TRUE(cs.pending_ids().empty());
-  EXPECT_EQ(*cs.Submit(MakeJob().Obj(), nullptr, 0), 1u);
+  EXPECT_EQ(*cs.SubmitPrepared(std::move(*first), nullptr, 5), 1u);
+  EXPECT_EQ(*cs.SubmitPrepared(std::move(*second), nullptr, 6), 2u);
+  EXPECT_EQ(*cs.Submit(MakeJob().CpusPerTask(2).Obj(), nullptr, 7), 3u);
+  // The same entry as Submit makes of the same request.
+  const JobEntry& prepared = *cs.FindEntry(1);
+  const JobEntry& submitted = *cs.FindEntry(3);
+  EXPECT_EQ(prepared.shape_ids, submitted.shape_ids);
+  EXPECT_EQ(prepared.partitions, submitted.partitions);
+  EXPECT_EQ(prepared.assoc, submitted.assoc);
+  EXPECT_EQ(prepared.job.state, JobState::kPending);
+  EXPECT_EQ(prepared.job.spec.submit_time, 5);
+  EXPECT_EQ(cs.pending_ids().size(), 3u);
 }
 
 TEST(ClusterStateTest, UnknownQosIsRefusedUnlessTheClusterAcceptsAny) {
