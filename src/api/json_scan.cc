@@ -203,8 +203,9 @@ Status ForEachArrayItem(std::string_view doc, std::string_view key,
   return AtEndOfText(s);
 }
 
-Status ForEachMember(std::string_view doc,
-                     const std::function<Status(std::string_view key, std::string_view value)>& fn) {
+Status ForEachMember(
+    std::string_view doc,
+    const std::function<Status(std::string_view key, std::string_view value)>& fn) {
   Scanner s(doc);
   auto member = [&](std::string_view name) -> Status {
     std::string_view value;

@@ -67,25 +67,28 @@ TEST(JsonScanTest, AnErrorFromTheCallerStopsTheWalk) {
 TEST(JsonScanTest, StringsEndEscapeAndRefuseWhereverTheBytesFall) {
   // Strings are read eight bytes at a time where they can be: each special byte at every offset.
   for (size_t at = 0; at < 20; ++at) {
-    const std::string pad(at, 'a'), tail = "\xc3\xa9" "bcdefghijkl";
+    const std::string pad(at, 'a');
+    const std::string tail = "\u00e9bcdefghijkl";  // UTF-8 bytes are plain
     std::vector<std::string> seen;
     const std::string text = "[\"" + pad + "\\\"" + tail + "\", \"" + pad + "\", 1]";
-    ASSERT_TRUE(ForEachElement(text, [&](std::string_view item) {
-                  seen.emplace_back(item);
-                  return Status::Ok();
-                }).ok())
+    ASSERT_TRUE(ForEachElement(text,
+                               [&](std::string_view item) {
+                                 seen.emplace_back(item);
+                                 return Status::Ok();
+                               })
+                    .ok())
         << text;
-    EXPECT_EQ(seen, (std::vector<std::string>{"\"" + pad + "\\\"" + tail + "\"",
-                                              "\"" + pad + "\"", "1"}));
+    EXPECT_EQ(seen, (std::vector<std::string>{"\"" + pad + "\\\"" + tail + "\"", "\"" + pad + "\"",
+                                              "1"}));
     for (const char bad : {'\n', '\x01', '\x1f'}) {
       const std::string broken = "[\"" + pad + bad + tail + "\"]";
       EXPECT_EQ(ForEachElement(broken, [](std::string_view) { return Status::Ok(); }).code(),
                 StatusCode::kInvalidArgument)
           << at;
     }
-    EXPECT_EQ(ForEachElement("[\"" + pad + tail, [](std::string_view) { return Status::Ok(); })
-                  .code(),
-              StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        ForEachElement("[\"" + pad + tail, [](std::string_view) { return Status::Ok(); }).code(),
+        StatusCode::kInvalidArgument);
   }
 }
 

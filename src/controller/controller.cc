@@ -198,8 +198,7 @@ Status Controller::Impl::RecoverJobs(Time now) {
       const store::JobRow& row = applying_rows[i];
       DecodedRow& d = applying[i];
       if (!d.status.ok()) {
-        std::fprintf(stderr, "berth controller: job %u: %s\n", row.id,
-                     d.status.message().c_str());
+        std::fprintf(stderr, "berth controller: job %u: %s\n", row.id, d.status.message().c_str());
         continue;
       }
       JobRecord& r = *d.record;
@@ -234,13 +233,14 @@ Status Controller::Impl::RecoverJobs(Time now) {
     applying.clear();
     applying_time += std::chrono::steady_clock::now() - from;
   };
-  // Hands the batch read to the workers, and applies the one they decoded before.
+  // Waits for the batch the workers decode, and takes it to apply.
   auto wait_in_flight = [&] {
     if (!in_flight.valid()) return;
     in_flight.get();
     std::swap(decoding_rows, applying_rows);
     std::swap(decoding, applying);
   };
+  // Hands the batch read to the workers, and applies the one they decoded before.
   auto start_batch = [&] {
     wait_in_flight();
     std::swap(batch, decoding_rows);

@@ -175,8 +175,8 @@ void Controller::Impl::RefreshRecord(const core::Job& job, JobRecord& r) const {
   }
 }
 
-void Controller::Impl::WriteRecord(const std::shared_ptr<JobRecord>& r, bool active,
-                                   Time end_time, Txn& t) {
+void Controller::Impl::WriteRecord(const std::shared_ptr<JobRecord>& r, bool active, Time end_time,
+                                   Txn& t) {
   store::Write& w = t.writes.emplace_back();
   w.kind = store::Write::Kind::kPutJob;
   w.job.id = r->job.id;

@@ -201,6 +201,7 @@ class ExecSharing {
     job.exec->environment = *environment_;
     exec_ = job.exec;
   }
+
  private:
   std::shared_ptr<const Environment> environment_;
   core::JobExecSpec rest_;  // exec_ but for its environment

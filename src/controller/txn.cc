@@ -32,7 +32,7 @@ void JobIdSet::RollBackTo(size_t mark) {
 }
 
 TxnMark Txn::Mark() const {
-  return {writes.size(),   replies.size(),       events.size(), touched.journal_size(),
+  return {writes.size(),   replies.size(),      events.size(), touched.journal_size(),
           launches.size(), record_texts.size(), nodes_changed, reschedule};
 }
 
