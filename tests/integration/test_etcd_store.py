@@ -133,7 +133,11 @@ class EtcdStoreTest(unittest.TestCase):
         self.assertEqual(p.stdout.split(), [f'{j}|COMPLETED' for j in done])
 
     def test_three_members_with_one_killed_keep_working(self):
-        self.start(members=3)
+        # When the member killed leads etcd's raft, etcd elects another (1-2 s with its default
+        # election timeout) and renews no lease meanwhile: a TTL whose two thirds outlast that
+        # rides it out (docs/ha.md); with the default 2 s the leader may step down and lead
+        # again, and this test's submit could meet the gap.
+        self.start(3, '--lease-ttl', '5')
         first = self.c.submit(self.spec('true'))
         self.c.wait_state(first, 'COMPLETED', 60)
         self.etcd.kill('m0')  # the endpoint the controller tries first
