@@ -221,8 +221,8 @@ struct SqliteImpl {
   std::unordered_map<const std::string*, std::pair<int64_t, std::shared_ptr<const std::string>>>
       exec_ids;
 
-  // The writer's statements, prepared once (a commit of one job spent a fifth of its time
-  // preparing them) and reset after each use.
+  // The writer's statements, prepared once (not for every transaction: one sbatch is one) and
+  // reset after each use.
   struct JobStmts {
     explicit JobStmts(sqlite3* db)
         : update(db,
