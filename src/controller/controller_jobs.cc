@@ -199,9 +199,9 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
   std::vector<core::JobId> ids;
   const Time now = Now();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    Result<core::JobId> id =
-        prepared.empty() ? cs->Submit(std::move(jobs[i].first), jobs[i].second, now)
-                         : cs->SubmitPrepared(std::move(prepared[i]), jobs[i].second, now);
+    Result<core::JobId> id = prepared.empty()
+                                 ? cs->Submit(std::move(jobs[i].first), jobs[i].second, now)
+                                 : cs->SubmitPrepared(std::move(prepared[i]), jobs[i].second, now);
     if (!id.ok()) {
       if (ids.empty()) return count == 1 ? id.status() : id.status().WithContext("job 1");
       // Jobs before it are in (and durable with this batch); say which one failed.

@@ -247,8 +247,8 @@ Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
   return Insert(id, std::move(e), std::move(exec), now);
 }
 
-Result<JobId> ClusterState::SubmitPrepared(JobEntry entry,
-                                           std::shared_ptr<const JobExecSpec> exec, Time now) {
+Result<JobId> ClusterState::SubmitPrepared(JobEntry entry, std::shared_ptr<const JobExecSpec> exec,
+                                           Time now) {
   const JobId id = next_id_;
   if (id == kNoJob || jobs_.count(id) || outcomes_.count(id) || arrays_.count(id)) {
     return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
