@@ -186,8 +186,8 @@ struct Controller::Impl {
     }
   }
   // Stages `r` as job `id`'s record (null: drops it), published by the next successful commit.
-  // Records are made mutable (std::make_shared<JobRecord>): TouchRecord may update a staged one
-  // in place while the staged map is its only holder.
+  // Records are made mutable (std::make_shared<JobRecord>): NewRecord may update a staged one in
+  // place while the staged map is its only holder.
   void PutRecord(core::JobId id, std::shared_ptr<const JobRecord> r) REQUIRES(state_thread) {
     staged_records[id] = std::move(r);
   }
@@ -332,10 +332,9 @@ struct Controller::Impl {
       REQUIRES(state_thread);
   // Brings record `r` to `job` as BuildRecord does.
   void RefreshRecord(const core::Job& job, JobRecord& r) const REQUIRES(state_thread);
-  // Job `id`'s record staged by this batch when the staged map is its only holder (no reader
-  // has seen it, no text is still to be written of it): it may be brought up to date where it
-  // is instead of copied. Null otherwise.
-  std::shared_ptr<JobRecord> UnsharedStagedRecord(core::JobId id) REQUIRES(state_thread);
+  // The job's record brought to `job` (BuildRecord over its current one), to be written and
+  // staged.
+  std::shared_ptr<JobRecord> NewRecord(const core::Job& job) REQUIRES(state_thread);
   // controller_steps.cc: job steps on the other nodes of a job (srun across hosts). Changed by
   // the state thread only; API threads read it (srun polls a step's state).
   StepTable steps;

@@ -208,32 +208,26 @@ void Controller::Impl::WriteRecordTexts(Txn& t) {
 void Controller::Impl::TouchRecord(core::JobId id, Txn& t) {
   const core::Job* job = cs->FindJob(id);
   if (job == nullptr) return;  // ended: FinishRecord wrote it
-  std::shared_ptr<JobRecord> r = UnsharedStagedRecord(id);
-  if (r != nullptr) {
-    RefreshRecord(*job, *r);
-  } else {
-    r = std::make_shared<JobRecord>(BuildRecord(*job, OwnRecord(id)));
-  }
+  std::shared_ptr<JobRecord> r = NewRecord(*job);
   WriteRecord(r, /*active=*/true, kNoTime, t);
   PutRecord(id, std::move(r));
 }
 
-std::shared_ptr<JobRecord> Controller::Impl::UnsharedStagedRecord(core::JobId id) {
-  auto staged = staged_records.find(id);
-  if (staged == staged_records.end() || !staged->second || staged->second.use_count() != 1) {
-    return nullptr;
+std::shared_ptr<JobRecord> Controller::Impl::NewRecord(const core::Job& job) {
+  // A record staged by this batch that nothing else holds (no reader has seen it, no text is
+  // still to be written of it: a submission's, a cancel's) is brought up to date where it is.
+  if (auto staged = staged_records.find(job.id);
+      staged != staged_records.end() && staged->second && staged->second.use_count() == 1) {
+    auto r = std::const_pointer_cast<JobRecord>(staged->second);
+    RefreshRecord(job, *r);
+    return r;
   }
-  return std::const_pointer_cast<JobRecord>(staged->second);
+  return std::make_shared<JobRecord>(BuildRecord(job, OwnRecord(job.id)));
 }
 
 void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
   core::JobId id = final_job.id;
-  std::shared_ptr<JobRecord> r = UnsharedStagedRecord(id);
-  if (r != nullptr) {
-    RefreshRecord(final_job, *r);
-  } else {
-    r = std::make_shared<JobRecord>(BuildRecord(final_job, OwnRecord(id)));
-  }
+  std::shared_ptr<JobRecord> r = NewRecord(final_job);
   r->cancel_requested = false;
   WriteRecord(r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);

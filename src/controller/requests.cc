@@ -92,13 +92,17 @@ Status GuardJson(const std::function<Status()>& decode) {
 
 namespace {
 
-// The jobs of a submission in order, each decoded by `decode(i)` (on up to 4 threads for a large
-// batch); the first that fails, counting from the start, names the whole request's error.
+// The most threads a submission's jobs are decoded on.
+constexpr size_t kDecodeSlices = 4;
+
+// The jobs of a submission in order, each decoded by `decode(k, i)`, k the slice (< kDecodeSlices,
+// one thread each, consecutive jobs) for a large batch; the first that fails, counting from the
+// start, names the whole request's error.
 Result<std::vector<JobSubmission>> DecodeJobs(
-    size_t n, const std::function<Result<JobSubmission>(size_t i)>& decode) {
+    size_t n, const std::function<Result<JobSubmission>(size_t k, size_t i)>& decode) {
   std::vector<std::optional<Result<JobSubmission>>> decoded(n);
-  ForEachSlice(n, SliceCount(n, 128, 4), [&](size_t, size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) decoded[i] = decode(i);
+  ForEachSlice(n, SliceCount(n, 128, kDecodeSlices), [&](size_t k, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) decoded[i] = decode(k, i);
   });
   std::vector<JobSubmission> jobs;
   jobs.reserve(n);
@@ -184,7 +188,7 @@ std::optional<SplitJob> SplitEnvironment(std::string_view text) {
   return out;
 }
 
-// A batch's jobs decoded one after another on one thread: a job whose environment (the same
+// A slice of a batch's jobs decoded one after another: a job whose environment (the same
 // object, SplitEnvironment's) and other run settings are those of the last job given its
 // environment here gets that job's run specification itself, neither copied nor hashed again
 // when interned.
@@ -225,17 +229,13 @@ std::optional<Result<SubmitRequest>> DecodeSubmitText(const Caller& who, std::st
   // Each job parsed and decoded in one go, its tree freed at once. An element that is not JSON
   // makes the whole body not JSON, which the body's own parse reports (before any other error).
   std::atomic<bool> all_json{true};
-  // Each thread's sharing, for this call only (a thread may decode several calls' jobs).
-  static std::atomic<uint64_t> calls{0};
-  const uint64_t call = ++calls;
+  std::vector<ExecSharing> sharing(kDecodeSlices);  // each slice's, as it goes through its jobs
   Result<std::vector<JobSubmission>> jobs =
-      DecodeJobs(items.size(), [&](size_t i) -> Result<JobSubmission> {
-        thread_local std::pair<uint64_t, ExecSharing> sharing;
-        if (sharing.first != call) sharing = {call, ExecSharing()};
+      DecodeJobs(items.size(), [&](size_t k, size_t i) -> Result<JobSubmission> {
         if (std::optional<SplitJob> split = SplitEnvironment(items[i])) {
           Result<JobSubmission> job = DecodeSubmission(who, split->rest);
           if (job.ok() && split->environment) {
-            sharing.second.Complete(*job, std::move(split->environment));
+            sharing[k].Complete(*job, std::move(split->environment));
           }
           return job;
         }
@@ -280,7 +280,7 @@ Result<SubmitRequest> DecodeSubmit(const Caller& who, const json& body) {
   }));
   if (items.empty()) return Status::InvalidArgument("no jobs to submit");
   Result<std::vector<JobSubmission>> jobs =
-      DecodeJobs(items.size(), [&](size_t i) { return DecodeSubmission(who, *items[i]); });
+      DecodeJobs(items.size(), [&](size_t, size_t i) { return DecodeSubmission(who, *items[i]); });
   if (!jobs.ok()) return jobs.status();
   out.jobs = std::move(*jobs);
   return out;

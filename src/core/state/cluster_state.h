@@ -424,6 +424,8 @@ class ClusterState {
                   const std::vector<uint32_t>& exclude);
   // Records a job id given now (a submission, a restore, an array task split off).
   void NoteNewId(JobId id, Time submit);
+  // Ok when `id` may be given to a new job.
+  Status IdFree(JobId id) const;
   // Queues a prepared submission under `id` (free).
   JobId Insert(JobId id, JobEntry e, std::shared_ptr<const JobExecSpec> exec, Time now);
   Status ValidateFeasible(JobEntry& entry) const;

@@ -238,22 +238,24 @@ Result<JobEntry> ClusterState::PrepareSubmit(JobSpec spec) {
   return PrepareEntry(std::move(spec), /*validate=*/true);
 }
 
-Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
-                                         std::shared_ptr<const JobExecSpec> exec, Time now) {
+Status ClusterState::IdFree(JobId id) const {
   if (id == kNoJob || jobs_.count(id) || outcomes_.count(id) || arrays_.count(id)) {
     return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
   }
+  return Status::Ok();
+}
+
+Result<JobId> ClusterState::SubmitWithId(JobId id, JobSpec spec,
+                                         std::shared_ptr<const JobExecSpec> exec, Time now) {
+  BERTH_RETURN_IF_ERROR(IdFree(id));
   BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareSubmit(std::move(spec)));
   return Insert(id, std::move(e), std::move(exec), now);
 }
 
 Result<JobId> ClusterState::SubmitPrepared(JobEntry entry, std::shared_ptr<const JobExecSpec> exec,
                                            Time now) {
-  const JobId id = next_id_;
-  if (id == kNoJob || jobs_.count(id) || outcomes_.count(id) || arrays_.count(id)) {
-    return Status::InvalidArgument("job id " + std::to_string(id) + " is in use");
-  }
-  return Insert(id, std::move(entry), std::move(exec), now);
+  BERTH_RETURN_IF_ERROR(IdFree(next_id_));
+  return Insert(next_id_, std::move(entry), std::move(exec), now);
 }
 
 JobId ClusterState::Insert(JobId id, JobEntry e, std::shared_ptr<const JobExecSpec> exec,
