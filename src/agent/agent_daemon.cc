@@ -160,7 +160,7 @@ std::optional<JobResult> Agent::Impl::StepResultOf(const std::string& dir) const
   return lost;
 }
 
-Status Agent::Impl::Register(net::HttpClient& c) {
+Status Agent::Impl::Register(net::HttpClient& c, bool* standby) {
   const json images = ImagesJson();
   json body = {
       {"node", NodeJson()}, {"jobs", LocalJobs()}, {"steps", LocalSteps()}, {"images", images}};
@@ -170,7 +170,7 @@ Status Agent::Impl::Register(net::HttpClient& c) {
   if (r.status == 401) return Status::FailedPrecondition("credential refused: " + r.body);
   if (r.status == 403) return Status::PermissionDenied("registration refused: " + r.body);
   if (r.status != 200) {
-    MovedOnFromStandby(r);
+    if (MovedOnFromStandby(r) && standby != nullptr) *standby = true;
     return Status::Unavailable("registration refused: " + r.body);
   }
   json reply = json::parse(r.body, nullptr, false);
@@ -451,6 +451,7 @@ Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->jobs_dir = impl_->opt.state_dir + "/jobs";
   impl_->controllers = SplitList(impl_->opt.controller);
   if (!impl_->controllers.empty()) impl_->opt.controller = impl_->controllers.front();
+  impl_->choice = std::make_unique<ControllerChoice>(impl_->controllers);
 }
 
 Agent::~Agent() = default;
@@ -497,8 +498,13 @@ Status Agent::Impl::Prepare() {
   return Status::Ok();
 }
 
-void Agent::Impl::Poll::BackOff() {
+void Agent::Impl::Poll::BackOff(bool standby) {
   client.reset();
+  if (standby) {
+    backoff_ms = 100;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    return;
+  }
   std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
   backoff_ms = std::min(backoff_ms * 2, 5000);
 }
@@ -567,14 +573,15 @@ Result<bool> Agent::Impl::ReadyToPoll(Poll& p) {
 
 Result<bool> Agent::Impl::RegisterIfNeeded(Poll& p) {
   if (!need_register) return true;
-  Status st = Register(*p.client);
+  bool standby = false;
+  Status st = Register(*p.client, &standby);
   if (st.code() == StatusCode::kPermissionDenied) return st;
   if (st.code() == StatusCode::kFailedPrecondition) {  // the credential is not known
     BERTH_RETURN_IF_ERROR(ForgetCredential());
   }
   if (!st.ok()) {
     NoteFailure(st);
-    p.BackOff();
+    p.BackOff(standby);
     return false;
   }
   need_register = false;
@@ -591,7 +598,13 @@ Status Agent::Impl::PollCommands(Poll& p) {
                                    "&wait_ms=" + std::to_string(wait));
   if (r.ok() && !IsStandbyAnswer(*r)) NoteContact();
   if (!r.ok() || r->status != 200) {
-    if (!r.ok()) NoteFailure(r.status());
+    if (!r.ok()) {
+      NoteFailure(r.status());
+      // No answer within the poll's time: in a group, ask the next member rather than wait on
+      // this one again (cut off, it would be a connect timeout more); a standby names the
+      // leader, be it this one still.
+      NextController();
+    }
     p.client.reset();
     if (r.ok() && r->status == 403) {
       return Status::PermissionDenied("the controller refuses this agent: " + r->body);

@@ -29,6 +29,7 @@
 #include "agent/agent_commands.h"
 #include "agent/agent_daemon.h"
 #include "agent/container_settings.h"
+#include "agent/controller_choice.h"
 #include "agent/node_info.h"
 #include "agent/node_metrics.h"
 #include "agent/nvml.h"
@@ -111,18 +112,18 @@ struct Agent::Impl {
 
   // ---- the controller, the credential, the fence (controller_link.cc)
   bool Tls() const { return opt.controller.starts_with("tls:"); }
-  // The controllers to try (opt.controller's comma list: an HA group's members), the one in use,
-  // and the highest leader epoch heard (docs/ha.md): a controller's answer with a lower one is
-  // a deposed leader's, and its commands are refused.
+  // The controllers to try (opt.controller's comma list: an HA group's members), the one in use
+  // (controller_choice.h), and the highest leader epoch heard (docs/ha.md): a controller's
+  // answer with a lower one is a deposed leader's, and its commands are refused.
   std::vector<std::string> controllers;
-  std::atomic<size_t> current_controller{0};
+  std::unique_ptr<ControllerChoice> choice;  // made with `controllers`
   EpochFence epochs;
   // Moves on to the next controller of the list (the one in use is a standby, or deposed).
   void NextController();
   // A 503 from a standby or a deposed leader (header X-Berth-Leader): it did nothing, and it does
   // not count as contact for the fence (another member may be calling this node down).
   static bool IsStandbyAnswer(const net::ClientResponse& r);
-  // A 503 from a standby (it names the leader in X-Berth-Leader): moves on and returns true.
+  // A 503 from a standby: moves on, to the leader it names where it can, and returns true.
   bool MovedOnFromStandby(const net::ClientResponse& r);
   // Checks an answer's leader epoch: false (and moves on) for a deposed leader's.
   bool FromCurrentLeader(const json& reply);
@@ -130,6 +131,7 @@ struct Agent::Impl {
   Result<std::unique_ptr<net::HttpClient>> Connect(int timeout_ms) EXCLUDES(credential_mu);
   void NoteContact();
   void NoteFailure(const Status& st);
+  static bool Refused(const Status& st);
   std::string CredentialPath() const;
   Status EnsureCredential() EXCLUDES(credential_mu);
   Status ForgetCredential() EXCLUDES(credential_mu);
@@ -142,7 +144,8 @@ struct Agent::Impl {
   json ImagesJson() const;  // the image cache's summary, for GET /v1/images
   json LocalJobs() EXCLUDES(launch_mu);
   json LocalSteps() EXCLUDES(launch_mu);
-  Status Register(net::HttpClient& c) EXCLUDES(launch_mu);
+  // `standby`, when given, is set when a standby answered (the group is there, electing).
+  Status Register(net::HttpClient& c, bool* standby = nullptr) EXCLUDES(launch_mu);
   std::vector<std::pair<std::string, json>> StepEvents() EXCLUDES(launch_mu);
   Status Report(net::HttpClient& c) EXCLUDES(launch_mu);
 
@@ -152,7 +155,9 @@ struct Agent::Impl {
     std::unique_ptr<net::HttpClient> client;
     uint64_t after = 0;
     int backoff_ms = 100;
-    void BackOff();  // drops the connection and sleeps, longer each time (up to 5 s)
+    // Drops the connection and sleeps, longer each time (up to 5 s); after a standby's answer
+    // (a failover under way) a fifth of a second, so that the new leader is found at once.
+    void BackOff(bool standby = false);
   };
   // Folders, the controller's TLS options, the node, the launch workers. Errors: see Run.
   Status Prepare();

@@ -18,21 +18,20 @@ Result<std::unique_ptr<net::HttpClient>> Agent::Impl::Connect(int timeout_ms,
   net::ClientOptions o = client_options;
   o.timeout_ms = timeout_ms;
   o.bearer_token = bearer;
-  // The controller in use first, then each other one of the list once.
+  // The controller in use first, then each other one of the list once (controller_choice.h:
+  // one that went silent lately only when every other one failed too).
   Result<std::unique_ptr<net::HttpClient>> c = Status::Unavailable("no controller address");
   for (size_t tried = 0; tried < std::max<size_t>(controllers.size(), 1); ++tried) {
-    const std::string& address =
-        controllers.empty() ? opt.controller : controllers[current_controller % controllers.size()];
-    c = net::HttpClient::Connect(address, o);
+    c = net::HttpClient::Connect(controllers.empty() ? opt.controller : choice->Current(), o);
     if (c.ok()) return c;
     NoteFailure(c.status());
-    NextController();
+    if (choice) choice->Failed(!Refused(c.status()), SteadyMs());
   }
   return c;
 }
 
 void Agent::Impl::NextController() {
-  if (controllers.size() > 1) current_controller = (current_controller + 1) % controllers.size();
+  if (choice) choice->Next(SteadyMs());
 }
 
 bool Agent::Impl::IsStandbyAnswer(const net::ClientResponse& r) {
@@ -41,7 +40,10 @@ bool Agent::Impl::IsStandbyAnswer(const net::ClientResponse& r) {
 
 bool Agent::Impl::MovedOnFromStandby(const net::ClientResponse& r) {
   if (!IsStandbyAnswer(r)) return false;
-  NextController();
+  if (choice) {
+    auto leader = r.headers.find("x-berth-leader");
+    choice->FollowLeader(leader == r.headers.end() ? "" : leader->second, SteadyMs());
+  }
   return true;
 }
 
@@ -76,11 +78,14 @@ void Agent::Impl::NoteFailure(const Status& st) {
   // In an HA group another controller may lead (and call this node down) while this one is
   // gone: silence is silence then (docs/ha.md).
   if (controllers.size() > 1) return;
+  if (Refused(st)) last_contact_ms = SteadyMs();
+}
+
+// The controller's port refused or its socket is gone (at once), rather than silence.
+bool Agent::Impl::Refused(const Status& st) {
   const std::string& m = st.message();
-  if (m.find("Connection refused") != std::string::npos ||
-      m.find("No such file or directory") != std::string::npos) {
-    last_contact_ms = SteadyMs();
-  }
+  return m.find("Connection refused") != std::string::npos ||
+         m.find("No such file or directory") != std::string::npos;
 }
 
 std::string Agent::Impl::CredentialPath() const {
