@@ -1,7 +1,11 @@
 #include "store/store.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sqlite3.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -666,6 +670,134 @@ TEST(EtcdFollowerTest, FollowsTheStoreAndAWarmStoreReadsItsCopyUntilItsFirstComm
   // ...until the store's own first commit: from then on, etcd.
   ASSERT_TRUE((*b)->Commit({PutMeta("x", "1")}).ok());
   EXPECT_EQ(**(*b)->GetMeta("m"), "3");
+}
+
+// A TCP relay to a port on loopback that can go silent as a cut link does: it then passes
+// nothing either way and closes nothing, so that a reader on it waits without an error.
+class SilenceableRelay {
+ public:
+  explicit SilenceableRelay(int target_port) : target_(target_port) {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (bind(listener_, reinterpret_cast<sockaddr*>(&a), len) != 0 || listen(listener_, 16) != 0 ||
+        getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      return;
+    }
+    port_ = ntohs(a.sin_port);
+    threads_.emplace_back([this] { Accept(); });
+  }
+  ~SilenceableRelay() {
+    stop_ = true;
+    for (std::thread& t : threads_) t.join();
+    close(listener_);
+  }
+  int port() const { return port_; }
+  void Silence() { silent_ = true; }
+
+ private:
+  void Accept() {
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (poll(&p, 1, 50) <= 0) continue;
+      int in = accept(listener_, nullptr, nullptr);
+      if (in < 0) continue;
+      int out = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(target_));
+      if (connect(out, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+        close(in);
+        close(out);
+        continue;
+      }
+      threads_.emplace_back([this, in, out] { Relay(in, out); });
+    }
+  }
+  void Relay(int a, int b) {
+    char buf[16384];
+    bool open = true;
+    while (!stop_ && open) {
+      if (silent_) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+      if (poll(p, 2, 50) <= 0) continue;
+      for (int i = 0; i < 2 && open; ++i) {
+        if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        const ssize_t n = read(p[i].fd, buf, sizeof(buf));
+        open = n > 0 && write(p[1 - i].fd, buf, static_cast<size_t>(n)) == n;
+      }
+    }
+    close(a);
+    close(b);
+  }
+
+  const int target_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false}, silent_{false};
+  std::vector<std::thread> threads_;  // Accept's, then one per connection (Accept adds them)
+};
+
+// A standby's watch on an etcd member that went silent (its host cut off: nothing resets the
+// connection) is moved to the next endpoint when the copy is asked for, and resumes from the
+// copy's revision: the copy is handed over with every change, without reading etcd again.
+TEST(EtcdFollowerTest, AWatchOnASilentMemberMovesToTheNextEndpointAndResumes) {
+  if (TestEtcd::Binary().empty()) GTEST_SKIP() << "no etcd binary";
+  TestEtcd* etcd = SharedEtcd();
+  ASSERT_NE(etcd, nullptr);
+  const std::string port = etcd->endpoint().substr(etcd->endpoint().rfind(':') + 1);
+  SilenceableRelay relay(std::stoi(port));
+  ASSERT_NE(relay.port(), 0);
+  const std::string prefix = "/berth/silent" + std::to_string(getpid());
+  Result<StoreLocation> direct = ParseStoreUrl("etcd://" + etcd->endpoint() + prefix);
+  // The relay first: the follower reads and watches through it.
+  Result<StoreLocation> both = ParseStoreUrl("etcd://127.0.0.1:" + std::to_string(relay.port()) +
+                                             "," + etcd->endpoint() + prefix);
+  ASSERT_TRUE(direct.ok() && both.ok());
+  auto a = Store::Open(*direct, "");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_TRUE(
+      (*a)->Commit({PutJob(1, true, kNoTime, "one"), PutJob(2, true, kNoTime, "two")}).ok());
+  std::unique_ptr<EtcdFollower> follower = EtcdFollower::Start(*both);
+  ASSERT_TRUE((*a)->Commit({PutMeta("m", "1")}).ok());
+  auto client = EtcdClient::Create(*direct);
+  ASSERT_TRUE(client.ok());
+  auto revision_now = [&] {
+    Result<nlohmann::json> now =
+        (*client)->Call("/v3/kv/range", {{"key", Base64(prefix + "/")}, {"count_only", true}});
+    return now.ok() ? EtcdInt((*now)["header"]["revision"]) : int64_t{-1};
+  };
+  // The copy follows through the relay...
+  for (int i = 0; i < 200 && follower->revision() < revision_now(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  ASSERT_EQ(follower->revision(), revision_now());
+  // ...until the relay goes silent; changes made meanwhile reach the copy only by another way.
+  relay.Silence();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a relay in its poll is done
+  Write del;
+  del.kind = Write::Kind::kDeleteJob;
+  del.job.id = 1;
+  ASSERT_TRUE((*a)->Commit({del, PutJob(3, true, kNoTime, "three"), PutMeta("m", "2")}).ok());
+  const int64_t revision = revision_now();
+  std::shared_ptr<const EtcdSnapshot> copy = follower->TakeAt(revision, 10000);
+  ASSERT_NE(copy, nullptr);
+  EXPECT_GE(copy->revision, revision);
+  StoreLocation warm = *direct;
+  warm.warm = copy;
+  auto b = Store::Open(warm, "");
+  ASSERT_TRUE(b.ok());
+  std::vector<std::pair<uint32_t, std::string>> rows;
+  ASSERT_TRUE(
+      (*b)->ScanJobs(false, [&](const JobRow& r) { rows.emplace_back(r.id, r.record); }).ok());
+  EXPECT_EQ(rows, (std::vector<std::pair<uint32_t, std::string>>{{2, "two"}, {3, "three"}}));
+  EXPECT_EQ(**(*b)->GetMeta("m"), "2");
 }
 
 // A copy that cannot catch up in time is not handed over.
