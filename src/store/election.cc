@@ -176,15 +176,20 @@ struct Election::Impl {
           gone = kv == nullptr || EtcdInt(Field(*kv, "create_revision")) != owner->epoch_.load();
         }
       }
-      MutexLock<Mutex> l(mu);
-      if (lease != id) continue;
-      if (r.ok() && !gone) {
-        renewed = sent;
-      } else if (gone || Clock::now() - renewed >= deadline) {
+      {
+        MutexLock<Mutex> l(mu);
+        if (lease != id) continue;
+        if (r.ok() && !gone) {
+          renewed = sent;
+          continue;
+        }
+        if (!gone && Clock::now() - renewed < deadline) continue;
         // The lease is gone, or soon may be: stop leading before another can.
         lease = 0;
-        if (leading) owner->MarkLost();
       }
+      // Asked again after the drop: a campaign that won with this lease meanwhile checks it
+      // after setting its term (Campaign), so one of the two ends the term.
+      if (owner->Leading()) owner->MarkLost();
     }
   }
 };
@@ -287,6 +292,10 @@ Result<int64_t> Election::Campaign(
         lost_ = std::make_shared<std::atomic<bool>>(false);
         epoch_.store(epoch);
       }
+      // The keep-alive thread may have given this lease up while the txn was under way (etcd
+      // slow, electing its own leader): nothing renews it then, and the key goes with it. The
+      // term is lost from its start; the leader steps down and campaigns again.
+      if (im.Lease() != lease) MarkLost();
       return epoch;
     }
     if (on_wait) {

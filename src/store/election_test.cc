@@ -170,6 +170,38 @@ TEST_F(ElectionTest, ALeaderWhoseKeyIsTakenAwayCountsAsLost) {
   EXPECT_EQ(a->Role(), "leader");
 }
 
+// etcd stalls while a campaign's txn is under way, long enough for the keep-alive to give the
+// member's lease up; the txn then wins with that lease, which nothing renews any more, and the
+// key goes when it runs out. Such a leader must not go on believing it leads: whenever it says
+// it leads, the leader key is its own.
+TEST_F(ElectionTest, ATermWonWithALeaseGivenUpMeanwhileIsLostAtOnce) {
+  // The campaign's calls wait up to 2 s (the keep-alive's a third of the TTL each).
+  where_.timeout_ms = 5000;
+  auto a = Join("a", 1);
+  ASSERT_TRUE(a);
+  TestEtcd* etcd = SharedEtcd();
+  std::atomic<bool> stop{false};
+  etcd->Pause();
+  auto fa = CampaignAsync(a.get(), &stop);
+  // Long enough for the keep-alive to give up (2/3 of the TTL without a renewal, and a round
+  // of calls), short of the campaign's timeout and of the lease's 2 s at etcd.
+  std::this_thread::sleep_for(milliseconds(1400));
+  etcd->Resume();
+  ASSERT_EQ(fa.wait_for(seconds(15)), std::future_status::ready);
+  Result<int64_t> ea = fa.get();
+  ASSERT_TRUE(ea.ok()) << ea.status().message();
+  // Past the lease's time at etcd (a TTL of 1 s is raised to etcd's minimum, under 2 s).
+  std::this_thread::sleep_for(milliseconds(2500));
+  if (a->Leading()) {
+    Result<std::optional<Leader>> leader = a->CurrentLeader();
+    ASSERT_TRUE(leader.ok()) << leader.status().message();
+    ASSERT_TRUE(leader->has_value()) << "a says it leads, and no one's key is there";
+    EXPECT_EQ((*leader)->epoch, *ea);
+    EXPECT_EQ((*leader)->member.name, "a");
+  }
+  stop = true;
+}
+
 TEST_F(ElectionTest, AStandbyWhoseLeaseRanOutGetsANewOneAndCanLead) {
   auto a = Join("a", 1);
   ASSERT_TRUE(a);
