@@ -151,6 +151,8 @@ Status LocalGroup::StartEtcd() {
               "--listen-client-urls=" + client, "--advertise-client-urls=" + client,
               "--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
               "--initial-cluster=" + initial, "--initial-cluster-state=new",
+              // A member cut off and back must not unseat etcd's leader (docs/ha.md).
+              "--pre-vote=true",
               // Old revisions go after an hour (ADR 0007: etcd keeps every one otherwise).
               "--auto-compaction-mode=periodic", "--auto-compaction-retention=1h"};
     c.log = etcd_dir + "/" + c.name + ".log";

@@ -42,7 +42,8 @@ class HaAcrossHostsTest(unittest.TestCase):
                 h, [ETCD, '--name', h, '--data-dir', os.path.join(self.c.dir, 'etcd-' + h),
                     '--listen-client-urls', client, '--advertise-client-urls', client,
                     '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-                    '--initial-cluster', initial, '--initial-cluster-state', 'new'],
+                    '--initial-cluster', initial, '--initial-cluster-state', 'new',
+                    '--pre-vote=true'],  # as docs/ha.md's layout runs it
                 stdout=self.c.log('etcd-' + h), stderr=subprocess.STDOUT)
         for h in ETCD_HOSTS:
             self.c.wait(lambda h=h: self.etcd_healthy(h), f'etcd on {h}')
