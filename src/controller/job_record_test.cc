@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/job_json.h"
+#include "core/model/array_spec.h"
+#include "core/model/constraint.h"
 #include "core/model/dependency.h"
 #include "core/testing/random_cluster.h"
 #include "slurm/squeue_view.h"
@@ -157,6 +159,63 @@ JobRecord RandomRecord(core::testing::Rng& rng) {
   r.job.id = static_cast<core::JobId>(core::testing::Uniform(rng, 1, 4000000000));
   r.job.state = states[core::testing::Uniform(rng, 0, 4)];
   r.job.spec.name = text();
+  // Every key of the request, each at its default or not (the request's text is written
+  // without a tree: it must be EncodeJob's dump).
+  core::JobSpec& s = r.job.spec;
+  auto pick = [&](auto off, auto on) { return core::testing::Chance(rng, 50) ? on : off; };
+  auto size = [&] { return static_cast<int32_t>(core::testing::Uniform(rng, 0, 8)); };
+  s.user = text();
+  s.uid = static_cast<uint32_t>(core::testing::Uniform(rng, 0, 70000));
+  s.gid = static_cast<uint32_t>(core::testing::Uniform(rng, 0, 70000));
+  s.account = text();
+  s.partitions = pick(std::vector<std::string>{}, std::vector<std::string>{"gpu", "cpu"});
+  s.qos = text();
+  s.reservation = text();
+  s.begin_time = pick(kNoTime, Time{1700000100});
+  s.deadline = pick(kNoTime, Time{1800000000});
+  s.time_limit = core::testing::Chance(rng, 30) ? kInfinite : pick(kNoTime, Duration{7200});
+  s.time_min = pick(kNoTime, Duration{60});
+  s.nice = static_cast<int32_t>(core::testing::Uniform(rng, -100, 100));
+  s.admin_priority = pick(int64_t{-1}, int64_t{500});
+  const core::HoldKind holds[] = {core::HoldKind::kNone, core::HoldKind::kUser,
+                                  core::HoldKind::kAdmin};
+  s.hold = holds[core::testing::Uniform(rng, 0, 2)];
+  s.requeue = core::testing::Chance(rng, 50);
+  s.min_nodes = pick(0, 1 + size());
+  s.max_nodes = s.min_nodes == 0 ? 0 : pick(s.min_nodes, s.min_nodes + 3);
+  s.ntasks = size();
+  s.ntasks_per_node = size();
+  s.ntasks_per_gpu = size();
+  s.ntasks_per_socket = size();
+  s.ntasks_per_core = size();
+  s.cpus_per_task = size();
+  s.cpus_per_gpu = size();
+  s.mem_per_node_mib = pick(int64_t{-1}, int64_t{4096});
+  s.mem_per_cpu_mib = pick(int64_t{-1}, int64_t{0});
+  s.mem_per_gpu_mib = pick(int64_t{-1}, int64_t{80000});
+  s.gpus = size();
+  s.gpus_per_node = size();
+  s.gpus_per_task = size();
+  s.gpu_type = text();
+  s.gpu_milli = pick(0, 250);
+  s.gpu_mps = core::testing::Chance(rng, 50);
+  s.gres = pick(std::vector<core::NamedCount>{},
+                std::vector<core::NamedCount>{{"nic", 2}, {"fpga", 1}, {"nic", 3}});
+  s.licenses = pick(std::vector<core::NamedCount>{}, std::vector<core::NamedCount>{{"matlab", 2}});
+  const core::ExclusiveMode modes[] = {core::ExclusiveMode::kNo, core::ExclusiveMode::kUser,
+                                       core::ExclusiveMode::kNode};
+  s.exclusive = modes[core::testing::Uniform(rng, 0, 2)];
+  s.oversubscribe = core::testing::Chance(rng, 50);
+  s.overcommit = core::testing::Chance(rng, 50);
+  s.constraint = core::testing::Chance(rng, 50) ? core::Constraint()
+                                                : *core::Constraint::Parse("ib&(a100|h100)");
+  s.nodelist = pick(std::vector<std::string>{}, std::vector<std::string>{"n1", "n2", "n4"});
+  s.exclude = pick(std::vector<std::string>{}, std::vector<std::string>{"n3"});
+  s.dependency = core::testing::Chance(rng, 50) ? core::Dependency()
+                                                : *core::ParseDependency("afterok:12:13,after:9");
+  s.kill_on_invalid_dep = core::testing::Chance(rng, 50);
+  s.wait_if_infeasible = core::testing::Chance(rng, 50);
+  s.array = core::testing::Chance(rng, 50) ? core::ArraySpec() : *core::ParseArraySpec("1-5%2");
   r.job.partition = text();
   r.submit_host = text();
   r.message = text();
