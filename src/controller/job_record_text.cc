@@ -265,8 +265,8 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
   number("deadline", s.deadline, d.deadline);
   given("dependency", !s.dependency.empty(),
         s.dependency.empty() ? std::string() : core::FormatDependency(s.dependency));
-  given("exclude", !s.exclude.empty(), s.exclude.empty() ? std::string()
-                                                          : hostlist::Compress(s.exclude));
+  given("exclude", !s.exclude.empty(),
+        s.exclude.empty() ? std::string() : hostlist::Compress(s.exclude));
   given("exclusive", s.exclusive != core::ExclusiveMode::kNo,
         s.exclusive == core::ExclusiveMode::kUser ? "user" : "node");
   number("gid", s.gid, d.gid);
@@ -292,8 +292,8 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
   number("mem_per_node", s.mem_per_node_mib, d.mem_per_node_mib);
   text("name", s.name, d.name);
   number("nice", s.nice, d.nice);
-  given("nodelist", !s.nodelist.empty(), s.nodelist.empty() ? std::string()
-                                                            : hostlist::Compress(s.nodelist));
+  given("nodelist", !s.nodelist.empty(),
+        s.nodelist.empty() ? std::string() : hostlist::Compress(s.nodelist));
   if (s.min_nodes != d.min_nodes || s.max_nodes != d.max_nodes) {
     w.Key("nodes");
     if (s.max_nodes > s.min_nodes) {
