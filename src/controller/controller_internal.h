@@ -327,7 +327,9 @@ struct Controller::Impl {
       REQUIRES(state_thread);
   // Writes the texts WriteRecord left to the commit.
   void WriteRecordTexts(Txn& t) REQUIRES(state_thread);
-  void FinishRecord(const core::Job& final_job, Txn& t) REQUIRES(state_thread);
+  // `cancelled_by`: the uid whose cancel ends it (else the record's own is kept).
+  void FinishRecord(const core::Job& final_job, Txn& t, int64_t cancelled_by = -1)
+      REQUIRES(state_thread);
   JobRecord BuildRecord(const core::Job& job, const JobRecord* previous) const
       REQUIRES(state_thread);
   // Brings record `r` to `job` as BuildRecord does.

@@ -252,12 +252,11 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     if (signal != 0) return Status::FailedPrecondition("job " + std::to_string(id) + " is pending");
     core::Job final_job = r.job;
     BERTH_RETURN_IF_ERROR(cs->CancelPending(id, Now()));
-    PutRecord(id, by());
     final_job.state = core::JobState::kCancelled;
     final_job.end_time = Now();
     final_job.outcome.state = core::JobState::kCancelled;
     final_job.outcome.end_time = final_job.end_time;
-    FinishRecord(final_job, t);
+    FinishRecord(final_job, t, who.uid);  // one new record, not one for the uid and another
     dirty = true;
     return Status::Ok();
   }
@@ -270,9 +269,8 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     o.end_time = Now();
     core::Job final_job;
     BERTH_RETURN_IF_ERROR(cs->EndJob(id, o, false, &final_job));
-    PutRecord(id, by());
     power->JobEnded(id);
-    FinishRecord(final_job, t);
+    FinishRecord(final_job, t, who.uid);
     t.nodes_changed = true;
     dirty = true;
     return Status::Ok();

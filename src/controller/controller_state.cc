@@ -225,10 +225,11 @@ std::shared_ptr<JobRecord> Controller::Impl::NewRecord(const core::Job& job) {
   return std::make_shared<JobRecord>(BuildRecord(job, OwnRecord(job.id)));
 }
 
-void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t) {
+void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t, int64_t cancelled_by) {
   core::JobId id = final_job.id;
   std::shared_ptr<JobRecord> r = NewRecord(final_job);
   r->cancel_requested = false;
+  if (cancelled_by >= 0) r->cancelled_by = cancelled_by;
   WriteRecord(r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
   metrics.CountEnd(final_job.state);
