@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <type_traits>
 
 #include "api/job_json.h"
 #include "api/json_scan.h"
@@ -225,20 +226,18 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
   static const core::JobSpec d;
   JsonText w(out);
   w.Open();
-  auto text = [&w](const char* key, const std::string& v, const std::string& dv) {
+  // A key whose value differs from the default spec's, as EncodeJob's put() writes it.
+  auto put = [&w](const char* key, const auto& v, const auto& dv) {
     if (v == dv) return;
     w.Key(key);
-    w.String(v);
-  };
-  auto number = [&w](const char* key, int64_t v, int64_t dv) {
-    if (v == dv) return;
-    w.Key(key);
-    w.Int(v);
-  };
-  auto flag = [&w](const char* key, bool v, bool dv) {
-    if (v == dv) return;
-    w.Key(key);
-    w.Bool(v);
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::string>) {
+      w.String(v);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      w.Bool(v);
+    } else {
+      w.Int(v);
+    }
   };
   auto limit = [&w](const char* key, Duration v, Duration dv) {
     if (v == dv) return;
@@ -254,44 +253,44 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
     w.Key(key);
     w.String(v);
   };
-  text("account", s.account, d.account);
+  put("account", s.account, d.account);
   given("array", !s.array.empty(),
         s.array.empty() ? std::string()
                         : core::FormatArrayTaskIds(s.array.task_ids, s.array.max_running));
-  number("begin", s.begin_time, d.begin_time);
+  put("begin", s.begin_time, d.begin_time);
   given("constraint", !s.constraint.empty(), s.constraint.text());
-  number("cpus_per_gpu", s.cpus_per_gpu, d.cpus_per_gpu);
-  number("cpus_per_task", s.cpus_per_task, d.cpus_per_task);
-  number("deadline", s.deadline, d.deadline);
+  put("cpus_per_gpu", s.cpus_per_gpu, d.cpus_per_gpu);
+  put("cpus_per_task", s.cpus_per_task, d.cpus_per_task);
+  put("deadline", s.deadline, d.deadline);
   given("dependency", !s.dependency.empty(),
         s.dependency.empty() ? std::string() : core::FormatDependency(s.dependency));
   given("exclude", !s.exclude.empty(),
         s.exclude.empty() ? std::string() : hostlist::Compress(s.exclude));
   given("exclusive", s.exclusive != core::ExclusiveMode::kNo,
         s.exclusive == core::ExclusiveMode::kUser ? "user" : "node");
-  number("gid", s.gid, d.gid);
-  number("gpu_milli", s.gpu_milli, d.gpu_milli);
-  flag("gpu_mps", s.gpu_mps, d.gpu_mps);
-  text("gpu_type", s.gpu_type, d.gpu_type);
-  number("gpus", s.gpus, d.gpus);
-  number("gpus_per_node", s.gpus_per_node, d.gpus_per_node);
-  number("gpus_per_task", s.gpus_per_task, d.gpus_per_task);
+  put("gid", s.gid, d.gid);
+  put("gpu_milli", s.gpu_milli, d.gpu_milli);
+  put("gpu_mps", s.gpu_mps, d.gpu_mps);
+  put("gpu_type", s.gpu_type, d.gpu_type);
+  put("gpus", s.gpus, d.gpus);
+  put("gpus_per_node", s.gpus_per_node, d.gpus_per_node);
+  put("gpus_per_task", s.gpus_per_task, d.gpus_per_task);
   if (!s.gres.empty()) {
     w.Key("gres");
     WriteCounts(w, s.gres);
   }
   given("hold", s.hold != core::HoldKind::kNone,
         s.hold == core::HoldKind::kAdmin ? "admin" : "user");
-  flag("kill_on_invalid_dep", s.kill_on_invalid_dep, d.kill_on_invalid_dep);
+  put("kill_on_invalid_dep", s.kill_on_invalid_dep, d.kill_on_invalid_dep);
   if (!s.licenses.empty()) {
     w.Key("licenses");
     WriteCounts(w, s.licenses);
   }
-  number("mem_per_cpu", s.mem_per_cpu_mib, d.mem_per_cpu_mib);
-  number("mem_per_gpu", s.mem_per_gpu_mib, d.mem_per_gpu_mib);
-  number("mem_per_node", s.mem_per_node_mib, d.mem_per_node_mib);
-  text("name", s.name, d.name);
-  number("nice", s.nice, d.nice);
+  put("mem_per_cpu", s.mem_per_cpu_mib, d.mem_per_cpu_mib);
+  put("mem_per_gpu", s.mem_per_gpu_mib, d.mem_per_gpu_mib);
+  put("mem_per_node", s.mem_per_node_mib, d.mem_per_node_mib);
+  put("name", s.name, d.name);
+  put("nice", s.nice, d.nice);
   given("nodelist", !s.nodelist.empty(),
         s.nodelist.empty() ? std::string() : hostlist::Compress(s.nodelist));
   if (s.min_nodes != d.min_nodes || s.max_nodes != d.max_nodes) {
@@ -302,13 +301,13 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
       w.Int(s.min_nodes);
     }
   }
-  number("ntasks", s.ntasks, d.ntasks);
-  number("ntasks_per_core", s.ntasks_per_core, d.ntasks_per_core);
-  number("ntasks_per_gpu", s.ntasks_per_gpu, d.ntasks_per_gpu);
-  number("ntasks_per_node", s.ntasks_per_node, d.ntasks_per_node);
-  number("ntasks_per_socket", s.ntasks_per_socket, d.ntasks_per_socket);
-  flag("overcommit", s.overcommit, d.overcommit);
-  flag("oversubscribe", s.oversubscribe, d.oversubscribe);
+  put("ntasks", s.ntasks, d.ntasks);
+  put("ntasks_per_core", s.ntasks_per_core, d.ntasks_per_core);
+  put("ntasks_per_gpu", s.ntasks_per_gpu, d.ntasks_per_gpu);
+  put("ntasks_per_node", s.ntasks_per_node, d.ntasks_per_node);
+  put("ntasks_per_socket", s.ntasks_per_socket, d.ntasks_per_socket);
+  put("overcommit", s.overcommit, d.overcommit);
+  put("oversubscribe", s.oversubscribe, d.oversubscribe);
   if (!s.partitions.empty()) {
     w.Key("partition");
     w.OpenArray();
@@ -318,15 +317,15 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
     }
     w.CloseArray();
   }
-  number("priority", s.admin_priority, d.admin_priority);
-  text("qos", s.qos, d.qos);
-  flag("requeue", s.requeue, d.requeue);
-  text("reservation", s.reservation, d.reservation);
+  put("priority", s.admin_priority, d.admin_priority);
+  put("qos", s.qos, d.qos);
+  put("requeue", s.requeue, d.requeue);
+  put("reservation", s.reservation, d.reservation);
   limit("time_limit", s.time_limit, d.time_limit);
   limit("time_min", s.time_min, d.time_min);
-  number("uid", s.uid, d.uid);
-  text("user", s.user, d.user);
-  flag("wait_if_infeasible", s.wait_if_infeasible, d.wait_if_infeasible);
+  put("uid", s.uid, d.uid);
+  put("user", s.user, d.user);
+  put("wait_if_infeasible", s.wait_if_infeasible, d.wait_if_infeasible);
   w.Close();
 }
 
