@@ -185,8 +185,7 @@ void Agent::Impl::AddControllerEnv(const std::string& job_token, LaunchSpec& spe
   // Every controller of the list (an HA group's, docs/ha.md) of the first's kind, as a list.
   auto list_of = [&](std::string_view kind, const auto& as) {
     std::string out;
-    for (const std::string& c :
-         controllers.empty() ? std::vector<std::string>{opt.controller} : controllers) {
+    for (const std::string& c : choice->addresses()) {
       if (c.starts_with(kind)) out += (out.empty() ? "" : ",") + as(c.substr(kind.size()));
     }
     return out;

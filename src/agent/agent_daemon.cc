@@ -449,9 +449,10 @@ ContainerSettings ContainerSettingsFor(const AgentOptions& opt) {
 Agent::Agent(AgentOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->opt = std::move(options);
   impl_->jobs_dir = impl_->opt.state_dir + "/jobs";
-  impl_->controllers = SplitList(impl_->opt.controller);
-  if (!impl_->controllers.empty()) impl_->opt.controller = impl_->controllers.front();
-  impl_->choice = std::make_unique<ControllerChoice>(impl_->controllers);
+  std::vector<std::string> controllers = SplitList(impl_->opt.controller);
+  if (controllers.empty()) controllers.push_back(impl_->opt.controller);
+  impl_->opt.controller = controllers.front();
+  impl_->choice = std::make_unique<ControllerChoice>(std::move(controllers));
 }
 
 Agent::~Agent() = default;
@@ -558,7 +559,7 @@ Result<bool> Agent::Impl::ReadyToPoll(Poll& p) {
     // The polls wait at most a second; in an HA group a leader that went silent (cut off) must
     // not hold the agent past its fence, so the next member is tried after a few seconds.
     Result<std::unique_ptr<net::HttpClient>> r =
-        Connect(controllers.size() > 1 ? 5000 : opt.poll_wait_ms + 10000);
+        Connect(choice->size() > 1 ? 5000 : opt.poll_wait_ms + 10000);
     if (!r.ok()) {
       if (r.status().code() == StatusCode::kPermissionDenied) {
         Log("%s", r.status().message());  // a certificate the CA did not sign: say so, go on

@@ -112,11 +112,11 @@ struct Agent::Impl {
 
   // ---- the controller, the credential, the fence (controller_link.cc)
   bool Tls() const { return opt.controller.starts_with("tls:"); }
-  // The controllers to try (opt.controller's comma list: an HA group's members), the one in use
-  // (controller_choice.h), and the highest leader epoch heard (docs/ha.md): a controller's
-  // answer with a lower one is a deposed leader's, and its commands are refused.
-  std::vector<std::string> controllers;
-  std::unique_ptr<ControllerChoice> choice;  // made with `controllers`
+  // The controllers to try (opt.controller's comma list: an HA group's members) and the one in
+  // use (controller_choice.h; made by the constructor, never null), and the highest leader epoch
+  // heard (docs/ha.md): a controller's answer with a lower one is a deposed leader's, and its
+  // commands are refused.
+  std::unique_ptr<ControllerChoice> choice;
   EpochFence epochs;
   // Moves on to the next controller of the list (the one in use is a standby, or deposed).
   void NextController();

@@ -29,6 +29,7 @@ class ControllerChoice {
   explicit ControllerChoice(std::vector<std::string> addresses);
 
   size_t size() const { return addresses_.size(); }
+  const std::vector<std::string>& addresses() const { return addresses_; }
   // The member in use.
   std::string Current() const EXCLUDES(mu_);
   // The member in use did not answer at `now_ms`: when `silent` (a timeout, an unreachable

@@ -2,7 +2,6 @@
 // fence"): connecting to the controller in use or the next of an HA group's list, standbys' and
 // deposed leaders' answers, the leader epochs heard, the node's credential (joining with the
 // join token over TLS), and the fence that stops the node's jobs when the controller is silent.
-#include <algorithm>
 #include <csignal>
 #include <string>
 
@@ -21,17 +20,17 @@ Result<std::unique_ptr<net::HttpClient>> Agent::Impl::Connect(int timeout_ms,
   // The controller in use first, then each other one of the list once (controller_choice.h:
   // one that went silent lately only when every other one failed too).
   Result<std::unique_ptr<net::HttpClient>> c = Status::Unavailable("no controller address");
-  for (size_t tried = 0; tried < std::max<size_t>(controllers.size(), 1); ++tried) {
-    c = net::HttpClient::Connect(controllers.empty() ? opt.controller : choice->Current(), o);
+  for (size_t tried = 0; tried < choice->size(); ++tried) {
+    c = net::HttpClient::Connect(choice->Current(), o);
     if (c.ok()) return c;
     NoteFailure(c.status());
-    if (choice) choice->Failed(!Refused(c.status()), SteadyMs());
+    choice->Failed(!Refused(c.status()), SteadyMs());
   }
   return c;
 }
 
 void Agent::Impl::NextController() {
-  if (choice) choice->Next(SteadyMs());
+  choice->Next(SteadyMs());
 }
 
 bool Agent::Impl::IsStandbyAnswer(const net::ClientResponse& r) {
@@ -40,10 +39,8 @@ bool Agent::Impl::IsStandbyAnswer(const net::ClientResponse& r) {
 
 bool Agent::Impl::MovedOnFromStandby(const net::ClientResponse& r) {
   if (!IsStandbyAnswer(r)) return false;
-  if (choice) {
-    auto leader = r.headers.find("x-berth-leader");
-    choice->FollowLeader(leader == r.headers.end() ? "" : leader->second, SteadyMs());
-  }
+  auto leader = r.headers.find("x-berth-leader");
+  choice->FollowLeader(leader == r.headers.end() ? "" : leader->second, SteadyMs());
   return true;
 }
 
@@ -77,7 +74,7 @@ void Agent::Impl::NoteContact() {
 void Agent::Impl::NoteFailure(const Status& st) {
   // In an HA group another controller may lead (and call this node down) while this one is
   // gone: silence is silence then (docs/ha.md).
-  if (controllers.size() > 1) return;
+  if (choice->size() > 1) return;
   if (Refused(st)) last_contact_ms = SteadyMs();
 }
 

@@ -242,12 +242,8 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
       }
     }
   }
-  // Who cancels it, for sacct's "CANCELLED by UID": kept with the record the end builds on.
-  auto by = [&] {
-    auto updated = std::make_shared<JobRecord>(r);
-    updated->cancelled_by = who.uid;
-    return updated;
-  };
+  // Who cancels it is kept for sacct's "CANCELLED by UID": by the record that ends it (a job
+  // that never ran), or by the one its end will build on.
   if (r.job.state == core::JobState::kPending) {
     if (signal != 0) return Status::FailedPrecondition("job " + std::to_string(id) + " is pending");
     core::Job final_job = r.job;
@@ -256,7 +252,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     final_job.end_time = Now();
     final_job.outcome.state = core::JobState::kCancelled;
     final_job.outcome.end_time = final_job.end_time;
-    FinishRecord(final_job, t, who.uid);  // one new record, not one for the uid and another
+    FinishRecord(final_job, t, who.uid);
     dirty = true;
     return Status::Ok();
   }
@@ -279,7 +275,8 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     SendCancel(r, signal, scope, /*cancel=*/false);
     return Status::Ok();
   }
-  std::shared_ptr<JobRecord> updated = by();
+  auto updated = std::make_shared<JobRecord>(r);
+  updated->cancelled_by = who.uid;
   updated->cancel_requested = true;
   SendCancel(*updated, 0, {}, /*cancel=*/true);
   PutRecord(id, updated);

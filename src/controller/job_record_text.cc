@@ -248,26 +248,24 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
       w.Int(v);
     }
   };
-  auto given = [&w](const char* key, bool present, const std::string& v) {
+  // A key written only when `present`, its text made then.
+  auto given = [&w](const char* key, bool present, const auto& text) {
     if (!present) return;
     w.Key(key);
-    w.String(v);
+    w.String(text());
   };
   put("account", s.account, d.account);
   given("array", !s.array.empty(),
-        s.array.empty() ? std::string()
-                        : core::FormatArrayTaskIds(s.array.task_ids, s.array.max_running));
+        [&] { return core::FormatArrayTaskIds(s.array.task_ids, s.array.max_running); });
   put("begin", s.begin_time, d.begin_time);
-  given("constraint", !s.constraint.empty(), s.constraint.text());
+  given("constraint", !s.constraint.empty(), [&] { return s.constraint.text(); });
   put("cpus_per_gpu", s.cpus_per_gpu, d.cpus_per_gpu);
   put("cpus_per_task", s.cpus_per_task, d.cpus_per_task);
   put("deadline", s.deadline, d.deadline);
-  given("dependency", !s.dependency.empty(),
-        s.dependency.empty() ? std::string() : core::FormatDependency(s.dependency));
-  given("exclude", !s.exclude.empty(),
-        s.exclude.empty() ? std::string() : hostlist::Compress(s.exclude));
+  given("dependency", !s.dependency.empty(), [&] { return core::FormatDependency(s.dependency); });
+  given("exclude", !s.exclude.empty(), [&] { return hostlist::Compress(s.exclude); });
   given("exclusive", s.exclusive != core::ExclusiveMode::kNo,
-        s.exclusive == core::ExclusiveMode::kUser ? "user" : "node");
+        [&] { return s.exclusive == core::ExclusiveMode::kUser ? "user" : "node"; });
   put("gid", s.gid, d.gid);
   put("gpu_milli", s.gpu_milli, d.gpu_milli);
   put("gpu_mps", s.gpu_mps, d.gpu_mps);
@@ -280,7 +278,7 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
     WriteCounts(w, s.gres);
   }
   given("hold", s.hold != core::HoldKind::kNone,
-        s.hold == core::HoldKind::kAdmin ? "admin" : "user");
+        [&] { return s.hold == core::HoldKind::kAdmin ? "admin" : "user"; });
   put("kill_on_invalid_dep", s.kill_on_invalid_dep, d.kill_on_invalid_dep);
   if (!s.licenses.empty()) {
     w.Key("licenses");
@@ -291,8 +289,7 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
   put("mem_per_node", s.mem_per_node_mib, d.mem_per_node_mib);
   put("name", s.name, d.name);
   put("nice", s.nice, d.nice);
-  given("nodelist", !s.nodelist.empty(),
-        s.nodelist.empty() ? std::string() : hostlist::Compress(s.nodelist));
+  given("nodelist", !s.nodelist.empty(), [&] { return hostlist::Compress(s.nodelist); });
   if (s.min_nodes != d.min_nodes || s.max_nodes != d.max_nodes) {
     w.Key("nodes");
     if (s.max_nodes > s.min_nodes) {
