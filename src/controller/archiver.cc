@@ -67,10 +67,10 @@ Result<int64_t> Archiver::RunOnce() {
       j.record = store::JoinedRecord(row);
       // A record the controller cannot read moves all the same (its bytes are kept whole).
       if (Result<JobRecord> r = DecodeJobRecord(j.record); r.ok()) {
-        j.submit_time = r->job.spec.submit_time;
+        j.submit_time = r->job.spec->submit_time;
         j.attempt = r->job.restart_count;
-        j.user = r->job.spec.user;
-        j.account = r->job.spec.account;
+        j.user = r->job.spec->user;
+        j.account = r->job.spec->account;
         j.state = std::string(core::JobStateName(r->job.state));
       }
       jobs.push_back(std::move(j));

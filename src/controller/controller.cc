@@ -328,7 +328,7 @@ void Controller::Impl::PowerTick(Txn& t) {
   for (core::JobId id : e.touched) t.touched.insert(id);
   t.launches.insert(t.launches.end(), e.launches.begin(), e.launches.end());
   for (const std::string& node : e.disconnected) agents.Disconnect(node);
-  for (std::string& event : e.events) t.events.push_back(std::move(event));
+  for (std::string& event : e.events) t.events.push_back(MakeWatchEvent(std::move(event)));
   t.nodes_changed = t.nodes_changed || e.nodes_changed;
   dirty = dirty || e.reschedule;
 }

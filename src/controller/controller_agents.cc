@@ -28,13 +28,13 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
       s.array_task_step = ids.size() > 1 ? ids[1] - ids[0] : 1;
     }
   }
-  s.name = j.spec.name;
-  s.user = j.spec.user;
-  s.uid = j.spec.uid;
-  s.gid = j.spec.gid;
-  s.account = j.spec.account;
+  s.name = j.spec->name;
+  s.user = j.spec->user;
+  s.uid = j.spec->uid;
+  s.gid = j.spec->gid;
+  s.account = j.spec->account;
   s.partition = j.partition;
-  s.qos = j.spec.qos;
+  s.qos = j.spec->qos;
   s.cluster_name = opt.config.cluster.name;
   if (j.exec) {
     s.script = j.exec->script;
@@ -71,7 +71,7 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   for (const core::GpuShare& g : here.gpu_shares) {
     s.gpu_indices.push_back(g.device);
     s.gpu_share_milli += g.milli;
-    s.gpu_mps = j.spec.gpu_mps;
+    s.gpu_mps = j.spec->gpu_mps;
   }
   const std::vector<std::string>& uuids = cs.node(here.node).spec.gpu_uuids;
   for (int32_t g : s.gpu_indices) {
@@ -82,9 +82,9 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   }
   s.tasks = here.tasks;
   s.ntasks = std::max(ntasks, 1);
-  s.cpus_per_task = std::max(j.spec.cpus_per_task, 1);
-  if (j.spec.mem_per_cpu_mib > 0) {
-    s.mem_per_cpu_mib = j.spec.mem_per_cpu_mib;
+  s.cpus_per_task = std::max(j.spec->cpus_per_task, 1);
+  if (j.spec->mem_per_cpu_mib > 0) {
+    s.mem_per_cpu_mib = j.spec->mem_per_cpu_mib;
   } else {
     s.mem_per_node_mib = here.mem_mib;
   }
@@ -102,7 +102,7 @@ agent::LaunchSpec MakeLaunchSpec(const JobRecord& r, const core::ClusterState& c
   s.kill_wait = opt.kill_wait_s;
   s.submit_dir = j.exec ? j.exec->work_dir : "";
   s.submit_host = r.submit_host;
-  s.submit_time = j.spec.submit_time;
+  s.submit_time = j.spec->submit_time;
   s.start_time = j.start_time;
   return s;
 }
@@ -164,7 +164,7 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
   o.term_signal = result.term_signal;
   o.end_time = std::max(result.end_time, job->start_time);
   // A job its node fenced off requeues as one on a node the controller finds down does.
-  bool requeue = result.fenced && job->spec.requeue;
+  bool requeue = result.fenced && job->spec->requeue;
   if (auto p = preempting.find(id); p != preempting.end()) {
     o.state = core::JobState::kPreempted;
     requeue = p->second == core::PreemptMode::kRequeue;

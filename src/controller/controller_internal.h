@@ -319,7 +319,7 @@ struct Controller::Impl {
   void Commit(Txn& t) REQUIRES(state_thread);
   // Publishes a new node and partition view; with `events`, appends a watch event for every
   // node whose state, reason, allocation or agent link changed.
-  void RebuildNodeView(std::vector<std::string>* events = nullptr) REQUIRES(state_thread);
+  void RebuildNodeView(std::vector<WatchEvent>* events = nullptr) REQUIRES(state_thread);
   void TouchRecord(core::JobId id, Txn& t) REQUIRES(state_thread);
   // Adds the record's store row (its text, its run specification apart) and its watch event to
   // the transaction.

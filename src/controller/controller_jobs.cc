@@ -25,7 +25,7 @@ namespace {
 using nlohmann::json;
 
 bool MayActOn(const Caller& who, const JobRecord& r) {
-  return who.admin || (who.known && r.job.spec.uid == who.uid);
+  return who.admin || (who.known && r.job.spec->uid == who.uid);
 }
 
 Status NotYours(core::JobId id) {
@@ -70,7 +70,7 @@ Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std:
   }
   const core::Job* before = cs->FindJob(master);
   const size_t pending_tasks =
-      before != nullptr && before->is_array_master() ? before->spec.array.task_ids.size() : 0;
+      before != nullptr && before->is_array_master() ? before->spec->array.task_ids.size() : 0;
   Result<core::JobId> found = cs->SplitArrayTask(master, static_cast<int32_t>(*task));
   if (!found.ok()) {
     // A task that ended and left the live view can still be in the store; callers report
@@ -79,7 +79,7 @@ Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std:
   }
   const core::Job* after = cs->FindJob(master);
   if (after != nullptr && after->is_array_master() &&
-      after->spec.array.task_ids.size() != pending_tasks) {
+      after->spec->array.task_ids.size() != pending_tasks) {
     TouchRecord(master, t);  // the array lost a pending task
   }
   if (*found != master) TouchRecord(*found, t);
@@ -221,7 +221,7 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
       {store::Write::Kind::kPutMeta, {}, "next_job_id", std::to_string(cs->next_job_id())});
   // A pass is due unless every new job is held (it could not start anyway).
   for (core::JobId id : ids) {
-    if (cs->FindJob(id)->spec.hold == core::HoldKind::kNone) dirty = true;
+    if (cs->FindJob(id)->spec->hold == core::HoldKind::kNone) dirty = true;
   }
   return ids;
 }
@@ -345,7 +345,7 @@ Status Controller::Impl::HoldJob(const Caller& who, core::JobId id, bool hold, b
     BERTH_RETURN_IF_ERROR(
         cs->Hold(id, admin_hold ? core::HoldKind::kAdmin : core::HoldKind::kUser));
   } else {
-    if (r.job.spec.hold == core::HoldKind::kAdmin && !who.admin) {
+    if (r.job.spec->hold == core::HoldKind::kAdmin && !who.admin) {
       return Status::PermissionDenied("the job is held by an operator");
     }
     BERTH_RETURN_IF_ERROR(cs->Release(id, Now()));
@@ -383,7 +383,7 @@ Status Controller::Impl::UpdateJob(const Caller& who, core::JobId id, const JobU
   // Everything is checked first and applied after, so a bad field changes nothing.
   const bool pending = r.job.state == core::JobState::kPending;
   if (update.time_limit) {
-    const Duration current = pending ? r.job.spec.time_limit : r.job.time_limit;
+    const Duration current = pending ? r.job.spec->time_limit : r.job.time_limit;
     if (!who.admin && (current == kNoTime || *update.time_limit > current)) {
       return Status::PermissionDenied("only operators may raise a time limit");
     }

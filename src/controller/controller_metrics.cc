@@ -48,7 +48,7 @@ std::string_view FreeCategory(const std::string& state) {
 std::string PartitionLabel(const core::Job& j, const std::string& default_partition) {
   if (j.state != core::JobState::kPending && !j.partition.empty()) return j.partition;
   std::string out;
-  for (const std::string& p : j.spec.partitions) out += (out.empty() ? "" : ",") + p;
+  for (const std::string& p : j.spec->partitions) out += (out.empty() ? "" : ",") + p;
   return out.empty() ? default_partition : out;
 }
 
@@ -56,8 +56,8 @@ std::string PartitionLabel(const core::Job& j, const std::string& default_partit
 core::PendingReason ReasonOf(const JobRecord& r,
                              const std::unordered_map<core::JobId, PendingView>& pending) {
   if (auto it = pending.find(r.job.id); it != pending.end()) return it->second.reason;
-  if (r.job.spec.hold == core::HoldKind::kUser) return core::PendingReason::kJobHeldUser;
-  if (r.job.spec.hold != core::HoldKind::kNone) return core::PendingReason::kJobHeldAdmin;
+  if (r.job.spec->hold == core::HoldKind::kUser) return core::PendingReason::kJobHeldUser;
+  if (r.job.spec->hold != core::HoldKind::kNone) return core::PendingReason::kJobHeldAdmin;
   return r.reason;
 }
 

@@ -39,7 +39,7 @@ std::string Seconds(Duration d) {
 // job's owner and operators see them (as only they may `scontrol write batch_script`).
 json JobForCaller(const Caller& who, const JobRecord& r) {
   json v = EncodeJobRecord(r, true);
-  const bool owner = who.admin || (who.known && who.uid == r.job.spec.uid);
+  const bool owner = who.admin || (who.known && who.uid == r.job.spec->uid);
   if (!owner && v.contains("request")) {
     v["request"].erase("script");
     v["request"].erase("environment");
@@ -65,7 +65,7 @@ struct JobFilter {
   bool Match(const JobRecord& r) const {
     const core::Job& j = r.job;
     if (!all && core::IsTerminal(j.state) && states.empty() && ids.empty()) return false;
-    if (!users.empty() && std::find(users.begin(), users.end(), j.spec.user) == users.end()) {
+    if (!users.empty() && std::find(users.begin(), users.end(), j.spec->user) == users.end()) {
       return false;
     }
     if (!states.empty()) {
@@ -80,8 +80,8 @@ struct JobFilter {
       bool ok = false;
       for (const std::string& p : partitions) {
         ok = ok || j.partition == p ||
-             std::find(j.spec.partitions.begin(), j.spec.partitions.end(), p) !=
-                 j.spec.partitions.end();
+             std::find(j.spec->partitions.begin(), j.spec->partitions.end(), p) !=
+                 j.spec->partitions.end();
       }
       if (!ok) return false;
     }
@@ -116,8 +116,8 @@ SchedulerWord WordOf(const JobRecord& r, const std::unordered_map<core::JobId, P
     w.detail = &it->second.detail;
     if (it->second.expected_start != kNoTime) w.expected_start = it->second.expected_start;
     w.priority = it->second.priority;
-  } else if (r.job.spec.hold != core::HoldKind::kNone) {
-    const bool user = r.job.spec.hold == core::HoldKind::kUser;
+  } else if (r.job.spec->hold != core::HoldKind::kNone) {
+    const bool user = r.job.spec->hold == core::HoldKind::kUser;
     w.has_reason = true;
     w.reason = user ? core::PendingReason::kJobHeldUser : core::PendingReason::kJobHeldAdmin;
     w.detail = user ? &kHeldUser : &kHeldAdmin;
@@ -187,12 +187,12 @@ json Controller::Impl::PriorityView() const {
     if (e == nullptr) continue;
     const core::Job& j = e->job;
     // As sprio: held jobs (priority 0 in Slurm) are not listed.
-    if (j.spec.hold != core::HoldKind::kNone) continue;
+    if (j.spec->hold != core::HoldKind::kNone) continue;
     json job = {{"id", j.id},
-                {"user", j.spec.user},
-                {"account", j.spec.account},
+                {"user", j.spec->user},
+                {"account", j.spec->account},
                 {"partition", cs->partitions()[e->partitions.front()].spec.name},
-                {"qos", j.spec.qos},
+                {"qos", j.spec->qos},
                 {"priority", b.total},
                 {"nice", b.nice},
                 {"admin_set", b.admin_set},
@@ -603,7 +603,7 @@ net::HttpResponse Controller::Impl::GetArrayTask(const Caller& who, const std::s
   }
   // Still pending inside the array's own record: that record stands for the task.
   if (master != nullptr) {
-    const std::vector<int32_t>& ids = master->job.spec.array.task_ids;
+    const std::vector<int32_t>& ids = master->job.spec->array.task_ids;
     if (std::find(ids.begin(), ids.end(), task) != ids.end()) {
       json v = JobForCaller(who, *master);
       AddPendingView(*master, *pending_view, v);
@@ -733,7 +733,7 @@ net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
   std::vector<std::string> users = SplitList(q("user"));
   json jobs = json::array();
   auto add = [&](const JobRecord& r) {
-    if (!users.empty() && std::find(users.begin(), users.end(), r.job.spec.user) == users.end()) {
+    if (!users.empty() && std::find(users.begin(), users.end(), r.job.spec->user) == users.end()) {
       return;
     }
     jobs.push_back(EncodeJobRecord(r, false));

@@ -13,6 +13,22 @@
 namespace berth::controller {
 namespace {
 
+// A job record's watch event: its text (JobRecordEventText) made when a watcher first reads it,
+// after which the record is let go.
+class JobEvent final : public WatchEventText {
+ public:
+  JobEvent(size_t size, std::shared_ptr<const JobRecord> record)
+      : WatchEventText(size), record_(std::move(record)) {}
+
+ private:
+  std::string Make() const override {
+    std::string text = JobRecordEventText(*record_);
+    record_.reset();
+    return text;
+  }
+  mutable std::shared_ptr<const JobRecord> record_;
+};
+
 // What Slurm would show of the job that depends on the cluster (JobRecord::slurm): the memory
 // of a whole node in the job's partition, the defaults in force, and how accounting is set up.
 SlurmFacts ComputeSlurmFacts(const core::ClusterState& cs, const config::ClusterConfig& config,
@@ -24,11 +40,11 @@ SlurmFacts ComputeSlurmFacts(const core::ClusterState& cs, const config::Cluster
   // berth's non-enforcing mode puts a job that names no account in "default" (unless the
   // configuration declares an account of that name).
   const std::vector<core::AccountSpec>& accounts = cs.spec().accounts;
-  f.account_given = job.spec.account != "default" ||
+  f.account_given = job.spec->account != "default" ||
                     std::any_of(accounts.begin(), accounts.end(),
                                 [](const core::AccountSpec& a) { return a.name == "default"; });
   std::string name = job.partition;
-  if (name.empty() && !job.spec.partitions.empty()) name = job.spec.partitions.front();
+  if (name.empty() && !job.spec->partitions.empty()) name = job.spec->partitions.front();
   std::optional<int16_t> p = cs.FindPartition(name);
   if (!p) return f;
   const core::PartitionInfo& part = cs.partitions()[*p];
@@ -54,7 +70,7 @@ std::chrono::steady_clock::time_point Controller::Impl::NextWake() {
 }
 
 Duration Controller::Impl::PreemptGrace(const core::Job& job) const {
-  const std::string qos = job.spec.qos.empty() ? "normal" : job.spec.qos;
+  const std::string qos = job.spec->qos.empty() ? "normal" : job.spec->qos;
   if (auto q = opt.config.qos_grace_s.find(qos); q != opt.config.qos_grace_s.end()) {
     return q->second;
   }
@@ -187,21 +203,29 @@ void Controller::Impl::WriteRecord(const std::shared_ptr<JobRecord>& r, bool act
   // The state thread is the hub's only publisher, and this batch's events are published in
   // order once it commits: this event's sequence is known now.
   r->event_seq = watch_hub.Next() + t.events.size();
-  // The record's text and its event are written at the commit (WriteRecordTexts).
+  // The record's text is written at the commit (WriteRecordTexts), its event when a watcher
+  // first reads it.
   t.record_texts.push_back({t.writes.size() - 1, t.events.size(), r});
   t.events.emplace_back();
 }
 
 void Controller::Impl::WriteRecordTexts(Txn& t) {
   std::vector<RecordText>& texts = t.record_texts;
+  std::vector<size_t> event_sizes(texts.size());
   // No tree (a third of a cancel was one); a slice of them on each of a few threads.
   ForEachSlice(texts.size(), SliceCount(texts.size(), 256, 4),
                [&](size_t, size_t begin, size_t end) {
                  for (size_t i = begin; i < end; ++i) {
                    const RecordText& r = texts[i];
-                   WriteJobRecordText(*r.record, &t.writes[r.write].job.record, &t.events[r.event]);
+                   event_sizes[i] = WriteJobRecordText(*r.record, &t.writes[r.write].job.record);
                  }
                });
+  // The events, which live on, are made here: memory that other threads took for what is freed
+  // after the commit (the texts) is then not pinned by them.
+  for (size_t i = 0; i < texts.size(); ++i) {
+    t.events[texts[i].event] =
+        std::make_shared<const JobEvent>(event_sizes[i], std::move(texts[i].record));
+  }
   texts.clear();
 }
 
@@ -345,7 +369,7 @@ void Controller::Impl::CheckNodes(Txn& t) {
 void Controller::Impl::FailNodeJob(core::JobId id, Txn& t) {
   const core::Job* job = cs->FindJob(id);
   if (job == nullptr) return;
-  const bool requeue = job->spec.requeue;
+  const bool requeue = job->spec->requeue;
   const agent::CommandTarget target{id, job->restart_count};
   std::vector<std::string> nodes;
   for (const core::NodeAllocation& a : job->alloc.nodes) nodes.push_back(NodeName(a.node));
@@ -393,7 +417,7 @@ nlohmann::json NodeEvent(const NodeView& v) {
 
 }  // namespace
 
-void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
+void Controller::Impl::RebuildNodeView(std::vector<WatchEvent>* events) {
   auto nodes = std::make_shared<std::vector<NodeView>>();
   nodes->reserve(cs->num_nodes());
   const Time resv_now = Now();
@@ -457,7 +481,7 @@ void Controller::Impl::RebuildNodeView(std::vector<std::string>* events) {
       if (before == nullptr || i >= before->size() || (*before)[i].name != now.name ||
           NodeViewChanged((*before)[i], now)) {
         (*nodes)[i].event_seq = watch_hub.Next() + events->size();
-        events->push_back(NodeEvent(now).dump());
+        events->push_back(MakeWatchEvent(NodeEvent(now).dump()));
       } else {
         (*nodes)[i].event_seq = (*before)[i].event_seq;
       }

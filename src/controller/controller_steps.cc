@@ -25,7 +25,7 @@ Status MayStep(const Caller& who, const JobRecord& r) {
     return Status::PermissionDenied("this step token belongs to another job or an earlier run of " +
                                     std::to_string(r.job.id));
   }
-  if (who.admin || (who.known && who.uid == r.job.spec.uid)) return Status::Ok();
+  if (who.admin || (who.known && who.uid == r.job.spec->uid)) return Status::Ok();
   return Status::PermissionDenied("Access/permission denied: job " + std::to_string(r.job.id) +
                                   " belongs to another user");
 }

@@ -54,19 +54,24 @@ void AgentHub::Shutdown() {
   cv_.notify_all();
 }
 
-void WatchHub::Publish(std::vector<std::string> events) {
+void WatchHub::Publish(std::vector<WatchEvent> events) {
   if (events.empty()) return;
   {
     MutexLock<Mutex> l(mu_);
-    for (std::string& e : events) {
-      events_.push_back(std::make_shared<const std::string>(std::move(e)));
-    }
+    for (WatchEvent& e : events) events_.push_back(std::move(e));
     while (events_.size() > capacity_) {
       events_.pop_front();
       ++first_;
     }
   }
   cv_.notify_all();
+}
+
+void WatchHub::PublishTexts(const std::vector<std::string>& texts) {
+  std::vector<WatchEvent> events;
+  events.reserve(texts.size());
+  for (const std::string& t : texts) events.push_back(MakeWatchEvent(t));
+  Publish(std::move(events));
 }
 
 WatchBatch WatchHub::Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost) {

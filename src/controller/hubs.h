@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,8 +50,44 @@ class AgentHub {
   bool shutdown_ GUARDED_BY(mu_) = false;
 };
 
+// One published event's text, given, or made when a reader first asks for it (Make, in a
+// subclass): an event that no watcher reads costs a few words and what its maker holds (a job's
+// record, which the controller holds anyway while the job lives), not a text of its own.
+class WatchEventText {
+ public:
+  explicit WatchEventText(std::string text)
+      : size_(static_cast<uint32_t>(text.size())),
+        text_(std::make_unique<const std::string>(std::move(text))) {}
+  virtual ~WatchEventText() = default;
+  WatchEventText(const WatchEventText&) = delete;
+  WatchEventText& operator=(const WatchEventText&) = delete;
+
+  // Made by the first caller (any thread; the others wait for it), then kept.
+  const std::string& text() const {
+    std::call_once(once_, [this] {
+      if (text_ == nullptr) text_ = std::make_unique<const std::string>(Make());
+    });
+    return *text_;
+  }
+  // About how long the text is (what a read counts against max_read_bytes).
+  size_t size() const { return size_; }
+
+ protected:
+  explicit WatchEventText(size_t size) : size_(static_cast<uint32_t>(size)) {}
+  // The text, called once; it may let go of what it made it from.
+  virtual std::string Make() const { return {}; }
+
+ private:
+  mutable std::once_flag once_;
+  const uint32_t size_;
+  mutable std::unique_ptr<const std::string> text_;
+};
+
 // One published event: immutable, shared by the hub and every reader holding it.
-using WatchEvent = std::shared_ptr<const std::string>;
+using WatchEvent = std::shared_ptr<const WatchEventText>;
+inline WatchEvent MakeWatchEvent(std::string text) {
+  return std::make_shared<const WatchEventText>(std::move(text));
+}
 
 // The events one WatchHub::Read returned, in order. It iterates as strings (const
 // std::string&), so a caller can walk it like a std::vector<std::string>; holding it keeps
@@ -67,9 +104,9 @@ class WatchBatch {
 
     const_iterator() = default;
     explicit const_iterator(std::vector<WatchEvent>::const_iterator it) : it_(it) {}
-    reference operator*() const { return **it_; }
-    pointer operator->() const { return it_->get(); }
-    reference operator[](difference_type n) const { return *it_[n]; }
+    reference operator*() const { return (*it_)->text(); }
+    pointer operator->() const { return &(*it_)->text(); }
+    reference operator[](difference_type n) const { return it_[n]->text(); }
     const_iterator& operator++() { return ++it_, *this; }
     const_iterator operator++(int) { return const_iterator(it_++); }
     const_iterator& operator--() { return --it_, *this; }
@@ -95,7 +132,7 @@ class WatchBatch {
 
   bool empty() const { return events_.empty(); }
   size_t size() const { return events_.size(); }
-  const std::string& operator[](size_t i) const { return *events_[i]; }
+  const std::string& operator[](size_t i) const { return events_[i]->text(); }
   const_iterator begin() const { return const_iterator(events_.begin()); }
   const_iterator end() const { return const_iterator(events_.end()); }
   // The events themselves, to keep or pass on without copying their text.
@@ -113,7 +150,8 @@ class WatchHub {
   // (at least one event when any is there).
   explicit WatchHub(size_t capacity = 100000, size_t max_read_bytes = 64 << 10)
       : capacity_(capacity), max_read_bytes_(max_read_bytes) {}
-  void Publish(std::vector<std::string> events);
+  void Publish(std::vector<WatchEvent> events);
+  void PublishTexts(const std::vector<std::string>& texts);  // events whose texts are given
   // Events with sequence >= from (the first call passes the value of Next()), waiting up to
   // wait_ms, oldest first and no more than max_read_bytes of them: a reader with a larger
   // backlog gets the rest from the following calls, which do not wait. Sets *next to the

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -15,8 +16,8 @@ std::vector<std::string> Texts(const WatchBatch& batch) {
 TEST(WatchHubTest, ReadsReturnEventsFromASequenceAndSayWhereTheyEnd) {
   WatchHub hub;
   EXPECT_EQ(hub.Next(), 0u);
-  hub.Publish({"a", "b"});
-  hub.Publish({"c"});
+  hub.PublishTexts({"a", "b"});
+  hub.PublishTexts({"c"});
   uint64_t next = 0;
   bool lost = true;
   EXPECT_EQ(Texts(hub.Read(1, 0, &next, &lost)), (std::vector<std::string>{"b", "c"}));
@@ -28,7 +29,7 @@ TEST(WatchHubTest, ReadsReturnEventsFromASequenceAndSayWhereTheyEnd) {
 
 TEST(WatchHubTest, AReaderThatFellBehindTheCapacityIsToldItLostEvents) {
   WatchHub hub(2);
-  hub.Publish({"a", "b", "c"});
+  hub.PublishTexts({"a", "b", "c"});
   uint64_t next = 0;
   bool lost = false;
   EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{"b", "c"}));
@@ -40,7 +41,7 @@ TEST(WatchHubTest, StartAtNumbersEventsFromTheGivenSequence) {
   WatchHub hub;
   hub.StartAt(1'000'000);
   EXPECT_EQ(hub.Next(), 1'000'000u);
-  hub.Publish({"x"});
+  hub.PublishTexts({"x"});
   EXPECT_EQ(hub.Next(), 1'000'001u);
   uint64_t next = 0;
   bool lost = false;
@@ -58,7 +59,7 @@ TEST(WatchHubTest, ManyReadersShareOneCopyOfEachEvent) {
   std::vector<std::string> events;
   for (int i = 0; i < 100; ++i)
     events.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
-  hub.Publish(events);
+  hub.PublishTexts(events);
   std::vector<WatchBatch> readers;
   for (int r = 0; r < 1000; ++r) {
     uint64_t next = 0;
@@ -82,7 +83,7 @@ TEST(WatchHubTest, ManyReadersShareOneCopyOfEachEvent) {
 
 TEST(WatchHubTest, AReadReturnsAtMostMaxReadBytesAndTheRestOnTheNextReads) {
   WatchHub hub(100, 3000);
-  for (int i = 0; i < 10; ++i) hub.Publish({std::string(1000, static_cast<char>('0' + i))});
+  for (int i = 0; i < 10; ++i) hub.PublishTexts({std::string(1000, static_cast<char>('0' + i))});
   uint64_t next = 0;
   bool lost = true;
   std::vector<std::string> all;
@@ -101,7 +102,7 @@ TEST(WatchHubTest, AReadReturnsAtMostMaxReadBytesAndTheRestOnTheNextReads) {
 
 TEST(WatchHubTest, AnEventLargerThanMaxReadBytesIsReturnedAlone) {
   WatchHub hub(100, 10);
-  hub.Publish({std::string(100, 'x'), "y"});
+  hub.PublishTexts({std::string(100, 'x'), "y"});
   uint64_t next = 0;
   bool lost = true;
   EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{std::string(100, 'x')}));
@@ -113,7 +114,7 @@ TEST(WatchHubTest, AnEventLargerThanMaxReadBytesIsReturnedAlone) {
 
 TEST(WatchHubTest, AReaderThatFellBehindGetsABoundedBatchFromTheOldestKept) {
   WatchHub hub(4, 2);
-  hub.Publish({"a", "b", "c", "d", "e", "f"});  // keeps c..f
+  hub.PublishTexts({"a", "b", "c", "d", "e", "f"});  // keeps c..f
   uint64_t next = 0;
   bool lost = false;
   EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{"c", "d"}));
@@ -126,19 +127,62 @@ TEST(WatchHubTest, AReaderThatFellBehindGetsABoundedBatchFromTheOldestKept) {
 
 TEST(WatchHubTest, ABatchKeepsItsEventsAfterTheHubDroppedThem) {
   WatchHub hub(1);
-  hub.Publish({"a"});
+  hub.PublishTexts({"a"});
   uint64_t next = 0;
   bool lost = false;
   WatchBatch held = hub.Read(0, 0, &next, &lost);
-  hub.Publish({"b", "c"});  // "a" leaves the hub
+  hub.PublishTexts({"b", "c"});  // "a" leaves the hub
   ASSERT_EQ(held.size(), 1u);
   EXPECT_EQ(held[0], "a");
   EXPECT_EQ(held.shared()[0].use_count(), 1);  // the batch is the last holder: freed with it
 }
 
+// An event made from what it refers to (a record) is made once, by its first reader, not when it
+// is published, and may then let go of it; a read counts the size it was given.
+class MadeEvent final : public WatchEventText {
+ public:
+  MadeEvent(size_t size, std::shared_ptr<int> from, std::atomic<int>* made)
+      : WatchEventText(size), from_(std::move(from)), made_(made) {}
+
+ private:
+  std::string Make() const override {
+    ++*made_;
+    std::string text = "made " + std::to_string(*from_);
+    from_.reset();
+    return text;
+  }
+  mutable std::shared_ptr<int> from_;
+  std::atomic<int>* made_;
+};
+
+TEST(WatchHubTest, AnEventIsMadeOnceByItsFirstReader) {
+  WatchHub hub(10, /*max_read_bytes=*/100);
+  std::atomic<int> made{0};
+  auto from = std::make_shared<int>(7);
+  std::vector<WatchEvent> events;
+  events.push_back(std::make_shared<const MadeEvent>(96, from, &made));
+  events.push_back(MakeWatchEvent("ready"));
+  hub.Publish(std::move(events));
+  EXPECT_EQ(made.load(), 0);
+  EXPECT_EQ(from.use_count(), 2);
+  uint64_t next = 0;
+  bool lost = false;
+  WatchBatch first = hub.Read(0, 0, &next, &lost);
+  ASSERT_EQ(first.size(), 1u);  // 96 + 5 > 100: its given size counts (its text is 6 bytes)
+  EXPECT_EQ(made.load(), 0);    // read, not yet looked at
+  std::vector<std::thread> readers;
+  std::vector<std::string> seen(8);
+  for (int i = 0; i < 8; ++i) readers.emplace_back([&, i] { seen[i] = first[0]; });
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(made.load(), 1);
+  for (const std::string& s : seen) EXPECT_EQ(s, "made 7");
+  EXPECT_EQ(from.use_count(), 1);  // let go once made
+  EXPECT_EQ(Texts(hub.Read(next, 0, &next, &lost)), (std::vector<std::string>{"ready"}));
+}
+
 TEST(WatchHubTest, ABatchConvertsToAVectorOfStringsForOlderCallers) {
   WatchHub hub;
-  hub.Publish({"a", "b"});
+  hub.PublishTexts({"a", "b"});
   uint64_t next = 0;
   bool lost = false;
   std::vector<std::string> events = hub.Read(0, 0, &next, &lost);

@@ -106,7 +106,7 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
       {"id", j.id},
       {"state", std::string(core::JobStateName(j.state))},
       {"request", api::EncodeJob(j.spec, with_exec ? j.exec.get() : nullptr)},
-      {"submit_time", j.spec.submit_time},
+      {"submit_time", j.spec->submit_time},
       {"eligible_time", j.eligible_time},
       {"start_time", j.start_time},
       {"end_time", j.end_time},
@@ -200,7 +200,7 @@ slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
   f.exit_code = j.outcome.exit_code;
   f.term_signal = j.outcome.term_signal;
   f.message = r.message;
-  f.submit_time = j.spec.submit_time;
+  f.submit_time = j.spec->submit_time;
   f.eligible_time = j.eligible_time;
   f.expected_start = r.expected_start;
   f.start_time = j.start_time;
@@ -327,9 +327,9 @@ Result<JobRecord> DecodeJobRecordTree(std::string_view text) {
       for (const auto& item : in.at("exec").items()) merged[item.key()] = item.value();
       request = &merged;
     }
-    BERTH_RETURN_IF_ERROR(api::DecodeJob(*request, &j.spec, exec.get()));
+    BERTH_RETURN_IF_ERROR(api::DecodeJob(*request, &j.spec.Mut(), exec.get()));
     j.exec = std::move(exec);
-    j.spec.submit_time = in.at("submit_time").get<Time>();
+    j.spec.Mut().submit_time = in.at("submit_time").get<Time>();
     j.eligible_time = in.at("eligible_time").get<Time>();
     j.start_time = in.at("start_time").get<Time>();
     j.end_time = in.at("end_time").get<Time>();
@@ -388,7 +388,7 @@ std::string AllocTresText(const JobRecord& r) {
   }
   if (milli > 0) t.other.push_back({"gres/mps", (milli + 9) / 10});
   t.nodes = static_cast<int64_t>(r.job.alloc.nodes.size());
-  t.gpu_type = r.job.spec.gpu_type;
+  t.gpu_type = r.job.spec->gpu_type;
   return t.ToString(t.cpus);
 }
 

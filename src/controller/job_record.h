@@ -104,10 +104,12 @@ struct JobRecord {
 // out).
 nlohmann::json EncodeJobRecord(const JobRecord& r, bool with_exec);
 // What the controller writes for each change of a record, without building its tree:
-// *stored = EncodeJobRecord(r, false).dump(), and, when event is not null, *event = the watch
-// event {"job": VIEW, "type": "job"} with that view less its "request": the same bytes as
-// nlohmann dumps them.
-void WriteJobRecordText(const JobRecord& r, std::string* stored, std::string* event);
+// *stored = EncodeJobRecord(r, false).dump(). Returns the length of its watch event's text
+// (JobRecordEventText's).
+size_t WriteJobRecordText(const JobRecord& r, std::string* stored);
+// The watch event of the record, {"job": VIEW, "type": "job"} with VIEW that form less its
+// "request": the same bytes as nlohmann dumps them. Made when a watcher first reads the event.
+std::string JobRecordEventText(const JobRecord& r);
 // Run specifications already decoded, by their JSON text (ExecJsonText): a start-up reads
 // thousands of stored records that share a few, and decodes each of those once.
 // The last request a decode read, by its text, and what it decoded to (jobs submitted together
@@ -115,7 +117,8 @@ void WriteJobRecordText(const JobRecord& r, std::string* stored, std::string* ev
 struct RequestMemo {
   bool valid = false;
   std::string text;
-  core::JobSpec spec;
+  // Shared with the records decoded from it; its submit time is the last such record's.
+  CopyOnWrite<core::JobSpec> spec;
 };
 struct ExecCache {
   std::unordered_map<std::string, std::shared_ptr<const core::JobExecSpec>> by_text;

@@ -19,10 +19,10 @@ JobRecord SampleRecord() {
   JobRecord r;
   r.job.id = 42;
   r.job.state = core::JobState::kPending;
-  r.job.spec.name = "train";
-  r.job.spec.user = "alice";
-  r.job.spec.uid = 1000;
-  r.job.spec.submit_time = 1700000000;
+  r.job.spec.Mut().name = "train";
+  r.job.spec.Mut().user = "alice";
+  r.job.spec.Mut().uid = 1000;
+  r.job.spec.Mut().submit_time = 1700000000;
   auto exec = std::make_shared<core::JobExecSpec>();
   exec->script = "#!/bin/sh\necho \"hi\"\n";
   exec->work_dir = "/home/alice";
@@ -40,7 +40,7 @@ JobRecord SampleRecord() {
 // writes), with the run specification inside as its first key.
 std::string StoredText(const JobRecord& r) {
   store::JobRow row;
-  WriteJobRecordText(r, &row.record, nullptr);
+  WriteJobRecordText(r, &row.record);
   if (r.job.exec) row.exec = std::make_shared<const std::string>(ExecJsonText(*r.job.exec));
   return store::JoinedRecord(row);
 }
@@ -59,9 +59,9 @@ TEST(JobRecordTest, TheStoreFormKeepsTheRunSpecificationBesideTheRequest) {
   Result<JobRecord> back = DecodeJobRecord(text);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(*back->job.exec, *r.job.exec);
-  EXPECT_EQ(back->job.spec.name, "train");
+  EXPECT_EQ(back->job.spec->name, "train");
   EXPECT_EQ(back->priority, 7);
-  EXPECT_EQ(back->job.spec.submit_time, 1700000000);
+  EXPECT_EQ(back->job.spec->submit_time, 1700000000);
   // The older form (the run specification inside "request") still reads.
   Result<JobRecord> old = DecodeJobRecord(EncodeJobRecord(r, true).dump());
   ASSERT_TRUE(old.ok());
@@ -73,8 +73,7 @@ TEST(JobRecordTest, AJobEventIsTheDumpOfItsObject) {
   r.message = "quote \" and \\ and \n and \u00e9";
   nlohmann::json view = EncodeJobRecord(r, false);
   view.erase("request");
-  std::string stored, text;
-  WriteJobRecordText(r, &stored, &text);
+  const std::string text = JobRecordEventText(r);
   EXPECT_EQ(text, (nlohmann::json{{"type", "job"}, {"job", view}}.dump()));
   EXPECT_EQ(nlohmann::json::parse(text).at("job"), view);
 }
@@ -83,7 +82,7 @@ TEST(JobRecordTest, RecordsSharingARunSpecificationDecodeItOnce) {
   JobRecord a = SampleRecord();
   JobRecord b = SampleRecord();
   b.job.id = 43;
-  b.job.spec.name = "eval";
+  b.job.spec.Mut().name = "eval";
   JobRecord c = SampleRecord();
   c.job.id = 44;
   auto other = std::make_shared<core::JobExecSpec>(*c.job.exec);
@@ -96,7 +95,7 @@ TEST(JobRecordTest, RecordsSharingARunSpecificationDecodeItOnce) {
   Result<JobRecord> rc = DecodeJobRecord(stored(c), &cache);
   ASSERT_TRUE(ra.ok() && rb.ok() && rc.ok());
   EXPECT_EQ(ra->job.exec.get(), rb->job.exec.get());  // one copy
-  EXPECT_EQ(rb->job.spec.name, "eval");
+  EXPECT_EQ(rb->job.spec->name, "eval");
   EXPECT_EQ(rb->job.id, 43u);
   EXPECT_NE(rc->job.exec.get(), ra->job.exec.get());
   EXPECT_EQ(*rc->job.exec, *other);
@@ -158,10 +157,10 @@ JobRecord RandomRecord(core::testing::Rng& rng) {
   JobRecord r = SampleRecord();
   r.job.id = static_cast<core::JobId>(core::testing::Uniform(rng, 1, 4000000000));
   r.job.state = states[core::testing::Uniform(rng, 0, 4)];
-  r.job.spec.name = text();
+  r.job.spec.Mut().name = text();
   // Every key of the request, each at its default or not (the request's text is written
   // without a tree: it must be EncodeJob's dump).
-  core::JobSpec& s = r.job.spec;
+  core::JobSpec& s = r.job.spec.Mut();
   auto pick = [&](auto off, auto on) { return core::testing::Chance(rng, 50) ? on : off; };
   auto size = [&] { return static_cast<int32_t>(core::testing::Uniform(rng, 0, 8)); };
   s.user = text();
@@ -286,8 +285,10 @@ TEST(JobRecordTest, TheWrittenTextIsTheDumpOfTheTree) {
   core::testing::Rng rng(17);
   for (int round = 0; round < 500; ++round) {
     const JobRecord r = RandomRecord(rng);
-    std::string stored, event;
-    WriteJobRecordText(r, &stored, &event);
+    std::string stored;
+    const size_t event_size = WriteJobRecordText(r, &stored);
+    const std::string event = JobRecordEventText(r);
+    ASSERT_EQ(event.size(), event_size) << "round " << round;
     nlohmann::json view = EncodeJobRecord(r, false);
     ASSERT_EQ(stored, view.dump()) << "round " << round;
     view.erase("request");
@@ -306,6 +307,46 @@ void ExpectSameRecord(const JobRecord& a, const JobRecord& b, const std::string&
   EXPECT_EQ(*a.job.exec, *b.job.exec) << where;
 }
 
+// Records read in a row with one request (a batch, an array) share one JobSpec when they were
+// submitted in the same second, and each has its own submit time otherwise.
+TEST(JobRecordTest, RecordsWithOneRequestAndSubmitTimeShareOneSpec) {
+  auto with = [](core::JobId id, Time submitted_later, const char* name) {
+    JobRecord r = SampleRecord();
+    r.job.id = id;
+    r.job.spec.Mut().submit_time += submitted_later;
+    if (name != nullptr) r.job.spec.Mut().name = name;
+    return r;
+  };
+  const std::vector<JobRecord> records = {with(42, 0, nullptr), with(43, 0, nullptr),
+                                          with(44, 0, nullptr), with(45, 1, nullptr),
+                                          with(46, 1, "eval")};
+  // As a start-up reads them: store rows sharing one run specification's text.
+  const auto exec = std::make_shared<const std::string>(ExecJsonText(*records[0].job.exec));
+  ExecCache cache;
+  std::vector<JobRecord> read;
+  for (const JobRecord& r : records) {
+    store::JobRow row;
+    row.id = r.job.id;
+    WriteJobRecordText(r, &row.record);
+    row.exec = exec;
+    Result<JobRecord> got = DecodeJobRow(row, &cache);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    // Each reads as it reads alone.
+    Result<JobRecord> alone = DecodeJobRecordTree(store::JoinedRecord(row));
+    ASSERT_TRUE(alone.ok());
+    ExpectSameRecord(*got, *alone, "job " + std::to_string(r.job.id));
+    read.push_back(std::move(*got));
+  }
+  // The first row of a run specification is read whole (no memo yet); from the second on, one
+  // request and submit time: one spec.
+  EXPECT_TRUE(read[1].job.spec.SharesWith(read[2].job.spec));
+  EXPECT_FALSE(read[2].job.spec.SharesWith(read[3].job.spec));  // a second later
+  EXPECT_FALSE(read[3].job.spec.SharesWith(read[4].job.spec));  // another name
+  EXPECT_EQ(read[3].job.spec->submit_time, records[0].job.spec->submit_time + 1);
+  EXPECT_EQ(read[3].job.spec->name, records[0].job.spec->name);
+  EXPECT_EQ(read[4].job.spec->name, "eval");
+}
+
 // DecodeJobRecord reads the records the controller writes without a tree of the whole; what it
 // gives is what the tree gives, for records of every shape, whole entries (with the run
 // specification inside) and texts the tree reads or refuses in its own way.
@@ -315,7 +356,7 @@ TEST(JobRecordTest, TheFastDecodeIsTheTreeDecode) {
   for (int round = 0; round < 500; ++round) {
     const JobRecord r = RandomRecord(rng);
     std::string stored;
-    WriteJobRecordText(r, &stored, nullptr);
+    WriteJobRecordText(r, &stored);
     Result<JobRecord> fast = DecodeJobRecord(stored);
     Result<JobRecord> tree = DecodeJobRecordTree(stored);
     ASSERT_TRUE(fast.ok() && tree.ok()) << fast.status().message() << tree.status().message();
@@ -331,7 +372,7 @@ TEST(JobRecordTest, TheFastDecodeIsTheTreeDecode) {
   }
   // Texts of other shapes: each decodes (or fails) as the tree does.
   std::string base;
-  WriteJobRecordText(SampleRecord(), &base, nullptr);
+  WriteJobRecordText(SampleRecord(), &base);
   auto with = [&](const std::string& from, const std::string& to) {
     std::string t = base;
     const size_t at = t.find(from);
@@ -370,7 +411,7 @@ TEST(JobRecordTest, TheFastDecodeIsTheTreeDecode) {
   // the memo's copy of the request does not undo the submit time.
   ASSERT_TRUE(DecodeJobRecord(base, &cache).ok());
   cases.push_back(with("\"submit_time\":1700000000,", "").replace(0, 1, "{\"submit_time\":5,"));
-  EXPECT_EQ(DecodeJobRecord(cases.back(), &cache)->job.spec.submit_time, 5);
+  EXPECT_EQ(DecodeJobRecord(cases.back(), &cache)->job.spec->submit_time, 5);
   for (const std::string& text : cases) {
     Result<JobRecord> fast = DecodeJobRecord(text);
     Result<JobRecord> tree = DecodeJobRecordTree(text);
@@ -395,8 +436,8 @@ TEST(JobRecordTest, AJobWithoutRunSpecificationStoresNoExecKey) {
 TEST(JobRecordTest, GpuSharesRoundTrip) {
   JobRecord r = SampleRecord();
   r.job.state = core::JobState::kRunning;
-  r.job.spec.gpu_milli = 500;
-  r.job.spec.gpu_mps = true;
+  r.job.spec.Mut().gpu_milli = 500;
+  r.job.spec.Mut().gpu_mps = true;
   core::NodeAllocation a;
   a.cpus = 1;
   a.mem_mib = 100;
@@ -408,8 +449,8 @@ TEST(JobRecordTest, GpuSharesRoundTrip) {
   Result<JobRecord> back = DecodeJobRecord(StoredText(r));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->job.alloc, r.job.alloc);
-  EXPECT_EQ(back->job.spec.gpu_milli, 500);
-  EXPECT_TRUE(back->job.spec.gpu_mps);
+  EXPECT_EQ(back->job.spec->gpu_milli, 500);
+  EXPECT_TRUE(back->job.spec->gpu_mps);
   EXPECT_EQ(AllocTresText(r), "cpu=1,mem=100M,node=1,billing=1,gres/gpu=1,gres/mps=50");
 }
 
@@ -419,17 +460,17 @@ std::vector<JobRecord> VariedRecords() {
   {
     JobRecord r = SampleRecord();  // pending, with a reason and a dependency
     Result<core::Dependency> after = core::ParseDependency("afterok:7,afterany:9");
-    if (after.ok()) r.job.spec.dependency = *after;
+    if (after.ok()) r.job.spec.Mut().dependency = *after;
     cases.push_back(std::move(r));
   }
   {
     JobRecord r = SampleRecord();  // held, array master, no reason of its own
     r.reason = core::PendingReason::kNone;
     r.reason_detail.clear();
-    r.job.spec.hold = core::HoldKind::kUser;
-    r.job.spec.array.task_ids = {1, 2, 3, 7};
-    r.job.spec.array.max_running = 2;
-    r.job.spec.partitions = {"a", "b"};
+    r.job.spec.Mut().hold = core::HoldKind::kUser;
+    r.job.spec.Mut().array.task_ids = {1, 2, 3, 7};
+    r.job.spec.Mut().array.max_running = 2;
+    r.job.spec.Mut().partitions = {"a", "b"};
     r.slurm.account_given = false;
     r.slurm.default_time_limit = 3600;
     cases.push_back(std::move(r));
@@ -444,10 +485,10 @@ std::vector<JobRecord> VariedRecords() {
     r.job.eligible_time = 1700000001;
     r.job.time_limit = 7200;
     r.preempt_end = 1700000400;
-    r.job.spec.gpus_per_node = 2;
-    r.job.spec.gpu_type = "a100";
-    r.job.spec.min_nodes = 2;
-    r.job.spec.mem_per_cpu_mib = 1024;
+    r.job.spec.Mut().gpus_per_node = 2;
+    r.job.spec.Mut().gpu_type = "a100";
+    r.job.spec.Mut().min_nodes = 2;
+    r.job.spec.Mut().mem_per_cpu_mib = 1024;
     r.submit_host = "login1";
     core::NodeAllocation a;
     a.cpus = 4;
@@ -480,7 +521,7 @@ std::vector<JobRecord> VariedRecords() {
   }
   {
     JobRecord r = SampleRecord();  // a GPU share, no run specification
-    r.job.spec.gpu_milli = 250;
+    r.job.spec.Mut().gpu_milli = 250;
     r.job.exec = nullptr;
     r.expected_start = 1700009000;
     cases.push_back(std::move(r));
@@ -570,7 +611,7 @@ TEST(JobRecordTest, TheListTextIsTheListFormWithoutThePassFieldsAndComesFresh) {
   }
   EXPECT_EQ(prefix, expected);
   JobRecord copy = r;  // a copy is made to be changed: it encodes afresh
-  copy.job.spec.name = "other";
+  copy.job.spec.Mut().name = "other";
   EXPECT_EQ(nlohmann::json::parse(copy.ListJsonPrefix() + "}").at("request").at("name"), "other");
   EXPECT_EQ(nlohmann::json::parse(r.ListJsonPrefix() + "}").at("request").at("name"), "train");
   copy = r;

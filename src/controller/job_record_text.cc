@@ -201,7 +201,7 @@ void WriteRecordKeys(JsonText& w, const JobRecord& r, bool before) {
   w.Key("submit_host");
   w.String(r.submit_host);
   w.Key("submit_time");
-  w.Int(j.spec.submit_time);
+  w.Int(j.spec->submit_time);
   w.Key("term_signal");
   w.Int(j.outcome.term_signal);
   w.Key("time_limit");
@@ -328,28 +328,37 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
 
 }  // namespace
 
-void WriteJobRecordText(const JobRecord& r, std::string* stored, std::string* event) {
-  // {BEFORE,"request":REQUEST,AFTER}; the event's view is {BEFORE,AFTER}.
+namespace {
+constexpr std::string_view kEventStart = "{\"job\":{";
+constexpr std::string_view kEventEnd = "},\"type\":\"job\"}";
+}  // namespace
+
+size_t WriteJobRecordText(const JobRecord& r, std::string* stored) {
+  // {BEFORE,"request":REQUEST,AFTER}; the event is {"job":{BEFORE,AFTER},"type":"job"}.
   stored->clear();
   stored->reserve(1024);
   stored->push_back('{');
   JsonText w(stored);
   WriteRecordKeys(w, r, true);  // never empty: "attained_service" is always there
-  const size_t before_end = stored->size();
+  const size_t request_start = stored->size();
   stored->append(",\"request\":");
   WriteRequest(stored, r.job.spec);
-  const size_t after_start = stored->size();
+  const size_t request_size = stored->size() - request_start;
   WriteRecordKeys(w, r, false);  // each of its keys after a comma
   stored->push_back('}');
-  if (event == nullptr) return;
-  // {"job":VIEW,"type":"job"}, as nlohmann dumps that object.
-  const std::string_view text(*stored);
-  event->clear();
-  event->reserve(before_end + (text.size() - after_start) + 24);
-  event->append("{\"job\":");
-  event->append(text.substr(0, before_end));
-  event->append(text.substr(after_start));
-  event->append(",\"type\":\"job\"}");
+  return stored->size() - 2 - request_size + kEventStart.size() + kEventEnd.size();
+}
+
+std::string JobRecordEventText(const JobRecord& r) {
+  // {"job":{BEFORE,AFTER},"type":"job"}, as nlohmann dumps that object.
+  std::string event;
+  event.reserve(768);
+  event.append(kEventStart);
+  JsonText w(&event);
+  WriteRecordKeys(w, r, true);
+  WriteRecordKeys(w, r, false);
+  event.append(kEventEnd);
+  return event;
 }
 
 namespace {
@@ -570,20 +579,26 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
         return true;
     }
   };
+  // Whether j.spec is the memo's request: the memo then takes the record's whole spec (with its
+  // submit time), which the next records with this request share when they were submitted in
+  // the same second.
+  bool memo_spec = false;
   auto request = [&](std::string_view v) {
-    // The memo holds a request decoded into a fresh JobSpec: j.spec is one until "submit_time".
+    // j.spec is a fresh JobSpec until "submit_time" (which the record always has, after this:
+    // a shared spec's submit time is then set, and it is copied only when that differs).
     if (seen >> static_cast<int>(Field::kSubmitTime) & 1) memo = nullptr;
     if (memo != nullptr && memo->valid && v == memo->text) {
       j.spec = memo->spec;
+      memo_spec = true;
       return true;
     }
     const json tree = json::parse(v, nullptr, /*allow_exceptions=*/false);
-    if (!api::DecodeJob(tree, &j.spec, exec.get()).ok()) return false;
+    if (!api::DecodeJob(tree, &j.spec.Mut(), exec.get()).ok()) return false;
     // Remembered only when it held no part of the run specification (the older form).
     if (memo != nullptr && *exec == core::JobExecSpec{}) {
       memo->valid = true;
       memo->text.assign(v);
-      memo->spec = j.spec;
+      memo_spec = true;
     }
     return true;
   };
@@ -604,9 +619,12 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
             case Field::kRequest:
               ok = ok && request(v);
               break;
-            case Field::kSubmitTime:
-              ok = ok && ReadInt(v, &j.spec.submit_time);
+            case Field::kSubmitTime: {
+              Time submitted = 0;
+              ok = ok && ReadInt(v, &submitted);
+              if (ok && j.spec->submit_time != submitted) j.spec.Mut().submit_time = submitted;
               break;
+            }
             case Field::kEligibleTime:
               ok = ok && ReadInt(v, &j.eligible_time);
               break;
@@ -709,6 +727,7 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
   if (!parsed) return std::nullopt;
   j.state = *parsed;
   j.exec = std::move(exec);
+  if (memo_spec) memo->spec = j.spec;
   j.outcome.state = j.state;
   j.outcome.start_time = j.start_time;
   j.outcome.end_time = j.end_time;

@@ -37,7 +37,7 @@ void PendingFacts(const JobRecord& r, const PendingMap& pending, k8s::PodFacts* 
   if (auto it = pending.find(j.id); it != pending.end()) {
     f->reason = std::string(core::PendingReasonName(it->second.reason));
     f->reason_detail = it->second.detail;
-  } else if (j.spec.hold != core::HoldKind::kNone) {
+  } else if (j.spec->hold != core::HoldKind::kNone) {
     f->reason = "JobHeldUser";
   }
   // Its image could not be pulled last time (controller_agents.cc): waiting in kubelet's back-off.
@@ -47,7 +47,7 @@ void PendingFacts(const JobRecord& r, const PendingMap& pending, k8s::PodFacts* 
     f->reason = why == "ErrImagePull" ? "ImagePullBackOff" : why;
     f->reason_detail = e.value("message", "");
   }
-  if (j.spec.hold != core::HoldKind::kNone && r.k8s &&
+  if (j.spec->hold != core::HoldKind::kNone && r.k8s &&
       r.k8s->value("annotations", json::object()).value("berth.io/gang", "") == "true") {
     f->reason = "WaitingForGang";
     f->reason_detail = "the Job's pods start together, once all of them fit at once";
@@ -59,7 +59,7 @@ k8s::PodJob PodJobOf(const JobRecord& r, const PendingMap& pending) {
   const core::Job& j = r.job;
   k8s::PodJob p;
   p.id = j.id;
-  p.uid = j.spec.uid;
+  p.uid = j.spec->uid;
   p.ended = core::IsTerminal(j.state);
   p.started = j.start_time != kNoTime && j.state != core::JobState::kPending;
   p.deleted = r.k8s_deleted > 0;
@@ -69,28 +69,28 @@ k8s::PodJob PodJobOf(const JobRecord& r, const PendingMap& pending) {
   f.state = std::string(core::JobStateName(j.state));
   if (j.state == core::JobState::kPending) PendingFacts(r, pending, &f);
   f.node = r.node_names.empty() ? "" : r.node_names.front();
-  f.submit_time = j.spec.submit_time;
+  f.submit_time = j.spec->submit_time;
   f.start_time = j.start_time == kNoTime ? 0 : j.start_time;
   f.end_time = j.end_time == kNoTime ? 0 : j.end_time;
   f.exit_code = j.outcome.exit_code;
   f.term_signal = j.outcome.term_signal;
   f.restart_count = j.restart_count;
   f.message = r.message;
-  f.user = j.spec.user;
-  f.account = j.spec.account;
+  f.user = j.spec->user;
+  f.account = j.spec->account;
   f.partition = j.partition;
-  f.job_name = j.spec.name;
+  f.job_name = j.spec->name;
   for (const core::NodeAllocation& a : j.alloc.nodes) {
     f.cpus += a.cpus;
     f.mem_mib += a.mem_mib;
     f.gpus += a.gpu_count();
   }
   if (j.alloc.nodes.empty()) {
-    f.cpus = std::max(j.spec.cpus_per_task, 1) * std::max(j.spec.ntasks, 1);
-    f.mem_mib = std::max<int64_t>(j.spec.mem_per_node_mib, 0);
-    f.gpus = j.spec.gpus;
+    f.cpus = std::max(j.spec->cpus_per_task, 1) * std::max(j.spec->ntasks, 1);
+    f.mem_mib = std::max<int64_t>(j.spec->mem_per_node_mib, 0);
+    f.gpus = j.spec->gpus;
   }
-  f.gpu_milli = j.spec.gpu_milli;
+  f.gpu_milli = j.spec->gpu_milli;
   f.time_limit = j.time_limit >= kInfinite ? 0 : j.time_limit;
   f.deleted_at = r.k8s_deleted;
   f.resource_version = std::to_string(r.event_seq + 1);
@@ -130,7 +130,7 @@ size_t ReleaseGangIfItFits(const std::vector<uint32_t>& ids, const core::Schedul
   std::vector<core::JobId> held;
   for (uint32_t id : ids) {
     const core::Job* job = cs->FindJob(id);
-    if (job && job->state == core::JobState::kPending && job->spec.hold != core::HoldKind::kNone) {
+    if (job && job->state == core::JobState::kPending && job->spec->hold != core::HoldKind::kNone) {
       held.push_back(job->id);
     }
   }
@@ -356,8 +356,8 @@ std::string K8sPort::OutputFile(uint32_t id) const {
     f.array_job_id = j.array_job_id;
     f.array_task_id = j.array_task_id;
   }
-  f.job_name = j.spec.name;
-  f.user = j.spec.user;
+  f.job_name = j.spec->name;
+  f.user = j.spec->user;
   f.node_name = r->node_names.empty() ? "" : r->node_names.front();
   const std::string pattern = j.exec ? j.exec->stdout_pattern : "";
   return agent::OutputPath(pattern, agent::DefaultStdoutPattern(j.array_job_id != core::kNoJob), f,

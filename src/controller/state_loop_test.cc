@@ -31,14 +31,14 @@ TEST(JobIdSetTest, RollBackUndoesInsertsAndErasesAfterTheMark) {
 TEST(TxnTest, RollBackRestoresEveryPart) {
   Txn t;
   t.writes.push_back({store::Write::Kind::kPutMeta, {}, "a", "1"});
-  t.events.push_back("e1");
+  t.events.push_back(MakeWatchEvent("e1"));
   t.touched.insert(5);
   t.launches.push_back(5);
   t.record_texts.push_back({0, 0, nullptr});
   TxnMark mark = t.Mark();
   t.writes.push_back({store::Write::Kind::kPutMeta, {}, "b", "2"});
   t.replies.push_back([](const Status&) {});
-  t.events.push_back("e2");
+  t.events.push_back(MakeWatchEvent("e2"));
   t.touched.insert(6);
   t.touched.erase(5);
   t.launches.push_back(6);
@@ -51,7 +51,8 @@ TEST(TxnTest, RollBackRestoresEveryPart) {
   ASSERT_EQ(t.writes.size(), 1u);
   EXPECT_EQ(t.writes[0].key, "a");
   EXPECT_TRUE(t.replies.empty());
-  EXPECT_EQ(t.events, std::vector<std::string>{"e1"});
+  ASSERT_EQ(t.events.size(), 1u);
+  EXPECT_EQ(t.events[0]->text(), "e1");
   EXPECT_EQ(std::vector<core::JobId>(t.touched.begin(), t.touched.end()),
             std::vector<core::JobId>{5});
   EXPECT_EQ(t.launches, std::vector<core::JobId>{5});
@@ -64,7 +65,7 @@ TEST(RunAllOrNothingTest, AnExceptionIsABadRequestAndLeavesNothing) {
   Reply out;
   RunAllOrNothing(
       [](Txn& txn, Reply*) {
-        txn.events.push_back("half");
+        txn.events.push_back(MakeWatchEvent("half"));
         (void)nlohmann::json::object().at("missing");
       },
       t, &out);
@@ -86,7 +87,8 @@ struct FakeCommand {
     for (const store::Write& w : writes) t.writes.push_back(w);
     for (core::JobId id : touch) t.touched.insert(id);
     for (core::JobId id : untouch) t.touched.erase(id);
-    t.events.push_back("event of " + (writes.empty() ? "nothing" : writes.front().value));
+    t.events.push_back(
+        MakeWatchEvent("event of " + (writes.empty() ? "nothing" : writes.front().value)));
     t.launches.insert(t.launches.end(), touch.begin(), touch.end());
     t.nodes_changed = t.nodes_changed || touch.size() > 1;
     switch (failure) {
@@ -169,7 +171,7 @@ std::string Digest(const Txn& t) {
   std::string out = "touched";
   for (core::JobId id : t.touched) out += " " + std::to_string(id);
   out += "\nevents";
-  for (const std::string& e : t.events) out += " [" + e + "]";
+  for (const WatchEvent& e : t.events) out += " [" + e->text() + "]";
   out += "\nlaunches";
   for (core::JobId id : t.launches) out += " " + std::to_string(id);
   out += "\nflags " + std::to_string(t.nodes_changed) + std::to_string(t.reschedule) + "\n";

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "controller/hubs.h"
 #include "core/model/job.h"
 #include "store/store.h"
 
@@ -64,9 +65,10 @@ struct TxnMark {
   bool reschedule = false;
 };
 
-// A job record whose stored text (writes[write].job.record) and watch event (events[event]) are
-// written when the transaction commits, many at once on several threads (a batch of submissions,
-// a cancel of thousands). The record is not changed after it is handed over.
+// A job record whose stored text (writes[write].job.record) is written when the transaction
+// commits, many at once on several threads (a batch of submissions, a cancel of thousands); its
+// watch event (events[event]) is then set to make its text when a watcher first reads it. The
+// record is not changed after it is handed over.
 struct RecordText {
   size_t write = 0;
   size_t event = 0;
@@ -80,7 +82,7 @@ struct Txn {
   // Called with OK once the writes are durable, or with the commit's error (the reply is then
   // that error: nothing was acknowledged).
   std::vector<std::function<void(const Status& commit)>> replies;
-  std::vector<std::string> events;
+  std::vector<WatchEvent> events;
   JobIdSet touched;  // job records to rebuild
   // Jobs whose start this transaction writes: their agents hear of them only once it is
   // committed, so that a controller crash never leaves a job running that the store has pending.

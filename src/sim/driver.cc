@@ -130,8 +130,8 @@ void Driver::Finish(const core::Job& job) {
   JobResult r;
   r.trace_id = tj.trace_id;
   r.job_id = job.id;
-  r.user = job.spec.user;
-  r.submit = job.spec.submit_time;
+  r.user = job.spec->user;
+  r.submit = job.spec->submit_time;
   r.start = job.start_time;
   r.end = job.end_time;
   r.nodes = static_cast<int32_t>(job.alloc.nodes.size());

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/copy_on_write.h"
 #include "common/time.h"
 #include "core/model/array_spec.h"
 #include "core/model/constraint.h"
@@ -189,7 +190,9 @@ struct JobOutcome {
 // task that starts gets a record of its own with its own id.
 struct Job {
   JobId id = kNoJob;
-  JobSpec spec;
+  // The request, shared by the copies of the job (the scheduler's, each record of it) until one
+  // is changed: read it as job.spec->field, change it through job.spec->Mut().
+  CopyOnWrite<JobSpec> spec;
   std::shared_ptr<const JobExecSpec> exec;  // may be null (the simulator)
   JobState state = JobState::kPending;
 

@@ -12,7 +12,7 @@ bool HasFeature(const ClusterState& cs, const NodeInfo& n, std::string_view f) {
 }
 
 bool MatchesConstraint(const ClusterState& cs, const JobEntry& e, const NodeInfo& n) {
-  const Constraint& c = e.job.spec.constraint;
+  const Constraint& c = e.job.spec->constraint;
   return c.empty() || c.Matches([&](std::string_view f) { return HasFeature(cs, n, f); });
 }
 
@@ -52,7 +52,7 @@ const CandidateSet& CandidateCache::Get(const ClusterState& cs, const JobEntry& 
   });
   set.usable = set.static_nodes;
   set.usable &= cs.usable_nodes();
-  for (const std::string& alt : e.job.spec.constraint.MatchingAlternatives()) {
+  for (const std::string& alt : e.job.spec->constraint.MatchingAlternatives()) {
     Bitset b(cs.num_nodes());
     set.static_nodes.ForEach([&](size_t i) {
       if (HasFeature(cs, cs.node(static_cast<uint32_t>(i)), alt)) b.Set(i);
@@ -191,7 +191,7 @@ std::string CauseText(const ClusterState& cs, const JobEntry& e, size_t slot, co
     case CauseKind::kExcluded:
       return "excluded";
     case CauseKind::kLackFeature:
-      return "lack feature " + e.job.spec.constraint.text();
+      return "lack feature " + e.job.spec->constraint.text();
     case CauseKind::kNoGpus:
       return "have no " + type + "GPUs";
     case CauseKind::kFewerGpus:

@@ -58,7 +58,7 @@ std::vector<TargetState> Instances(const ClusterState& cs, const DependencyTarge
     if (master_pending && id == t.job_id) continue;
     out.push_back(StateOfJob(cs, id));
   }
-  if (master_pending && !master->spec.array.task_ids.empty()) {
+  if (master_pending && !master->spec->array.task_ids.empty()) {
     TargetState pending;
     pending.known = true;
     out.push_back(pending);
@@ -70,8 +70,8 @@ DepStatus EvaluateCondition(const PassState& pass, const JobEntry& e, const Depe
                             int32_t task) {
   const ClusterState& cs = pass.cs();
   if (c.type == DependencyType::kSingleton) {
-    return pass.RunningWithName(e.user, e.job.spec.name) > 0 ? DepStatus::kWaiting
-                                                             : DepStatus::kSatisfied;
+    return pass.RunningWithName(e.user, e.job.spec->name) > 0 ? DepStatus::kWaiting
+                                                              : DepStatus::kSatisfied;
   }
   DepStatus result = DepStatus::kSatisfied;
   for (const DependencyTarget& t0 : c.targets) {
@@ -120,7 +120,7 @@ DepStatus EvaluateCondition(const PassState& pass, const JobEntry& e, const Depe
 }  // namespace
 
 DepStatus EvaluateDependency(const PassState& pass, const JobEntry& e, int32_t task) {
-  const Dependency& d = e.job.spec.dependency;
+  const Dependency& d = e.job.spec->dependency;
   if (d.empty()) return DepStatus::kSatisfied;
   bool any_sat = false, any_wait = false, any_never = false;
   for (const DependencyCondition& c : d.conditions) {
@@ -163,7 +163,7 @@ Verdict CheckJob(const PassState& pass, const JobEntry& e, int32_t task) {
 }
 
 Duration EffectiveTimeLimit(const JobEntry& e, const PartitionInfo& p) {
-  if (e.job.spec.time_limit != kNoTime) return e.job.spec.time_limit;
+  if (e.job.spec->time_limit != kNoTime) return e.job.spec->time_limit;
   if (p.spec.default_time != kNoTime) return p.spec.default_time;
   return p.spec.max_time;
 }
@@ -181,12 +181,12 @@ Verdict CheckPartition(const PassState& pass, const JobEntry& e, size_t slot) {
   if (!p.allow_accounts.empty() && std::find(p.allow_accounts.begin(), p.allow_accounts.end(),
                                              e.account) == p.allow_accounts.end()) {
     return {PendingReason::kAccountNotAllowed,
-            "partition " + p.spec.name + " does not allow account " + e.job.spec.account};
+            "partition " + p.spec.name + " does not allow account " + e.job.spec->account};
   }
   if (!p.allow_qos.empty() &&
       std::find(p.allow_qos.begin(), p.allow_qos.end(), e.qos) == p.allow_qos.end()) {
     return {PendingReason::kQosNotAllowed,
-            "partition " + p.spec.name + " does not allow QoS " + e.job.spec.qos};
+            "partition " + p.spec.name + " does not allow QoS " + e.job.spec->qos};
   }
   Duration limit = EffectiveTimeLimit(e, p);
   if (limit > p.spec.max_time) {
@@ -202,12 +202,12 @@ Verdict CheckPartition(const PassState& pass, const JobEntry& e, size_t slot) {
     return {PendingReason::kPartitionNodeLimit,
             "node count is outside partition " + p.spec.name + "'s limits"};
   }
-  if (e.job.spec.deadline != kNoTime) {
-    Duration need = e.job.spec.time_min != kNoTime ? e.job.spec.time_min : limit;
-    if (pass.now() + need > e.job.spec.deadline) {
+  if (e.job.spec->deadline != kNoTime) {
+    Duration need = e.job.spec->time_min != kNoTime ? e.job.spec->time_min : limit;
+    if (pass.now() + need > e.job.spec->deadline) {
       return {PendingReason::kDeadline, "cannot finish before its deadline"};
     }
-    pass.WakeAt(e.job.spec.deadline - need + 1);
+    pass.WakeAt(e.job.spec->deadline - need + 1);
   }
   return {};
 }
@@ -283,7 +283,7 @@ Verdict CheckLimits(const PassState& pass, const JobEntry& e, size_t slot) {
       return {PendingReason::kAssocGrpJobsLimit, "account " + as.name + " GrpJobs reached"};
     }
   }
-  for (const NamedCount& l : e.job.spec.licenses) {
+  for (const NamedCount& l : e.job.spec->licenses) {
     if (pass.LicenseUsed(l.name) + l.count > cs.license_total(l.name)) {
       return {PendingReason::kLicenses, "licence " + l.name + " in use"};
     }

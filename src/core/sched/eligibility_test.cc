@@ -411,8 +411,8 @@ class DependencyEvalTest : public ::testing::Test {
   DepStatus Evaluate(const std::string& text, int32_t task = -1, const std::string& name = "",
                      const std::string& user = "alice") {
     JobEntry e = *cs_.FindEntry(ids_.p);
-    e.job.spec.dependency = Dep(Expand(text));
-    e.job.spec.name = name;
+    e.job.spec.Mut().dependency = Dep(Expand(text));
+    e.job.spec.Mut().name = name;
     for (size_t u = 0; u < cs_.users().size(); ++u) {
       if (cs_.users()[u] == user) e.user = static_cast<int32_t>(u);
     }
@@ -481,7 +481,7 @@ TEST_F(DependencyEvalTest, EveryType) {
 TEST_F(DependencyEvalTest, AfterWithDelay) {
   EXPECT_EQ(Name(Evaluate("after:{R}+15")), Name(kSat));  // 100 + 900 <= 1000
   JobEntry e = *cs_.FindEntry(ids_.p);
-  e.job.spec.dependency = Dep(Expand("after:{R}+20"));  // 100 + 1200 > 1000
+  e.job.spec.Mut().dependency = Dep(Expand("after:{R}+20"));  // 100 + 1200 > 1000
   PassState pass(cs_, kNow);
   EXPECT_EQ(Name(EvaluateDependency(pass, e, -1)), Name(kWait));
   EXPECT_EQ(pass.wake_at(), 1300);

@@ -30,7 +30,7 @@ LasRank LasRankOf(const Job& job, Time now, const LasConfig& cfg) {
   LasRank r;
   r.queue = LasQueueOf(job.attained_service, cfg.queue_limits);
   const bool ran = job.restart_count > 0 || job.attained_service > 0;
-  r.entered = ran && job.eligible_time != kNoTime ? job.eligible_time : job.spec.submit_time;
+  r.entered = ran && job.eligible_time != kNoTime ? job.eligible_time : job.spec->submit_time;
   Time promote = LasPromotionTime(job, cfg);
   if (promote != kNoTime && now >= promote) {
     r.queue = 0;
@@ -41,14 +41,14 @@ LasRank LasRankOf(const Job& job, Time now, const LasConfig& cfg) {
 }
 
 bool LasMayPreempt(const Job& victim, int queue, Time now, const LasConfig& cfg) {
-  if (victim.state != JobState::kRunning || !victim.spec.requeue) return false;
+  if (victim.state != JobState::kRunning || !victim.spec->requeue) return false;
   if (victim.start_time == kNoTime || now - victim.start_time < cfg.min_run_time) return false;
   return LasQueueOf(AttainedService(victim, now), cfg.queue_limits) > queue;
 }
 
 Time LasPreemptibleFrom(const Job& running, int queue, const LasConfig& cfg) {
   if (running.state != JobState::kRunning || running.start_time == kNoTime ||
-      !running.spec.requeue || queue < 0 || queue >= static_cast<int>(cfg.queue_limits.size())) {
+      !running.spec->requeue || queue < 0 || queue >= static_cast<int>(cfg.queue_limits.size())) {
     return kNoTime;
   }
   Time t = running.start_time + cfg.min_run_time;

@@ -63,7 +63,7 @@ TEST(LasTest, ServiceIsGpuSecondsElseCpuSeconds) {
 TEST(LasTest, RankOfFreshRequeuedAndPromotedJobs) {
   const LasConfig cfg = Limits({3600, 36000}, /*knob=*/2);
   Job fresh;
-  fresh.spec.submit_time = 50;
+  fresh.spec.Mut().submit_time = 50;
   fresh.eligible_time = 60;
   LasRank r = LasRankOf(fresh, 1000, cfg);
   EXPECT_EQ(r.queue, 0);
@@ -71,7 +71,7 @@ TEST(LasTest, RankOfFreshRequeuedAndPromotedJobs) {
   EXPECT_FALSE(r.promoted);
 
   Job requeued;
-  requeued.spec.submit_time = 0;
+  requeued.spec.Mut().submit_time = 0;
   requeued.restart_count = 1;
   requeued.attained_service = 4 * 1000;  // 4 GPUs for 1000 s: queue 1
   requeued.last_run = 1000;
@@ -103,7 +103,7 @@ TEST(LasTest, WhoMayBePreempted) {
   EXPECT_TRUE(LasMayPreempt(v, 0, 600, cfg));
   EXPECT_FALSE(LasMayPreempt(v, 1, 600, cfg));  // same queue: never
   EXPECT_TRUE(LasMayPreempt(v, 1, 4500, cfg));
-  v.spec.requeue = false;  // --no-requeue: never preempted by LAS
+  v.spec.Mut().requeue = false;  // --no-requeue: never preempted by LAS
   EXPECT_FALSE(LasMayPreempt(v, 0, 4500, cfg));
 }
 
@@ -122,7 +122,7 @@ TEST(LasTest, PreemptibleFromMinRunAndThreshold) {
   EXPECT_EQ(LasPreemptibleFrom(v, 2, cfg), kNoTime);  // nobody is below the last queue
   v.attained_service = 40000;                         // served before: only min_run_time counts
   EXPECT_EQ(LasPreemptibleFrom(v, 1, cfg), 1600);
-  v.spec.requeue = false;
+  v.spec.Mut().requeue = false;
   EXPECT_EQ(LasPreemptibleFrom(v, 0, cfg), kNoTime);
 }
 

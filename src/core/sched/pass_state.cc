@@ -130,12 +130,12 @@ void PassState::CountStart(const JobEntry& e, const Allocation& alloc, int sign)
   assoc_[e.assoc].Add(rc, +1);
   for (int32_t a = e.account; a >= 0; a = cs_.accounts()[a].parent) account_[a].Add(rc, +1);
   if (e.job.array_job_id != kNoJob) array_running_[e.job.array_job_id] += sign;
-  named_[{e.user, e.job.spec.name}] += sign;
+  named_[{e.user, e.job.spec->name}] += sign;
   for (const NamedCount& l : alloc.licenses) licenses_[l.name] += sign * l.count;
 }
 
 void PassState::Start(const JobEntry& e, JobId job_id, Time end, const Allocation& alloc) {
-  bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
+  bool excl_user = e.job.spec->exclusive == ExclusiveMode::kUser;
   int32_t index = static_cast<int32_t>(starts_.size());
   // FreeCpusBound's memo reads the reserved nodes only: a start there moves those nodes' parts
   // of each deficit computed so far, which are taken out before and put back after (two
@@ -247,7 +247,7 @@ void PassState::StartAfterPreempting(const JobEntry& e, JobId job_id, Time end,
       AddInto(h, a);
     }
   }
-  bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
+  bool excl_user = e.job.spec->exclusive == ExclusiveMode::kUser;
   int32_t index = static_cast<int32_t>(starts_.size());
   for (size_t pos = 0; pos < alloc.nodes.size(); ++pos) {
     const NodeAllocation& a = alloc.nodes[pos];

@@ -131,7 +131,7 @@ PreemptMode PreemptModeFor(const ClusterState& cs, const SchedulerConfig& cfg, c
     // A partition that names no mode takes the cluster's (Slurm's PreemptMode inheritance).
     mode = vp.spec.preempt_mode == PreemptMode::kOff ? cfg.preempt_mode : vp.spec.preempt_mode;
   }
-  if (mode == PreemptMode::kRequeue && !victim.job.spec.requeue) mode = PreemptMode::kCancel;
+  if (mode == PreemptMode::kRequeue && !victim.job.spec->requeue) mode = PreemptMode::kCancel;
   return mode;
 }
 

@@ -147,10 +147,10 @@ PriorityBreakdown ComputePriority(const ClusterState& cs, const JobEntry& e, Tim
   const Job& job = e.job;
   PriorityBreakdown b;
   b.job = job.id;
-  b.nice = job.spec.nice;
-  if (job.spec.admin_priority >= 0) {
+  b.nice = job.spec->nice;
+  if (job.spec->admin_priority >= 0) {
     b.admin_set = true;
-    b.total = job.spec.admin_priority;
+    b.total = job.spec->admin_priority;
     return b;
   }
   double age = w.max_age > 0 ? std::clamp(static_cast<double>(now - job.eligible_time) /
@@ -189,7 +189,7 @@ PriorityBreakdown ComputePriority(const ClusterState& cs, const JobEntry& e, Tim
     b.tres += std::min(frac, 1.0) * static_cast<double>(tw.count);
   }
   double sum = b.age + b.fairshare + b.job_size + b.partition + b.qos + b.tres;
-  b.total = static_cast<int64_t>(std::llround(sum)) - job.spec.nice;
+  b.total = static_cast<int64_t>(std::llround(sum)) - job.spec->nice;
   return b;
 }
 

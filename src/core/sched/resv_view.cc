@@ -21,7 +21,7 @@ ResvView::ResvView(const ClusterState& cs) {
 }
 
 const ResvInfo* ResvView::Own(const JobEntry& e) const {
-  const std::string& name = e.job.spec.reservation;
+  const std::string& name = e.job.spec->reservation;
   if (name.empty()) return nullptr;
   for (const ResvInfo* r : resv_) {
     if (r->spec.name == name) return r;
@@ -30,14 +30,14 @@ const ResvInfo* ResvView::Own(const JobEntry& e) const {
 }
 
 bool ResvView::MayStartAt(const JobEntry& e, Time t0) const {
-  if (e.job.spec.reservation.empty()) return true;
+  if (e.job.spec->reservation.empty()) return true;
   const ResvInfo* own = Own(e);
   return own != nullptr && ResvActiveAt(own->spec, t0);
 }
 
 void ResvView::Blocked(const JobEntry& e, Time t0, Time t1, Bitset* out, bool* maint) const {
   const ResvInfo* own = Own(e);
-  if (!e.job.spec.reservation.empty()) {
+  if (!e.job.spec->reservation.empty()) {
     bool usable = own != nullptr && ResvActiveAt(own->spec, t0);
     for (size_t n = 0; n < out->size(); ++n) {
       if (!usable || !own->nodes.Test(n)) out->Set(n);
@@ -52,7 +52,7 @@ void ResvView::Blocked(const JobEntry& e, Time t0, Time t1, Bitset* out, bool* m
 
 bool ResvView::NodeBlocked(const JobEntry& e, uint32_t n, Time t0, Time t1) const {
   const ResvInfo* own = Own(e);
-  if (!e.job.spec.reservation.empty()) {
+  if (!e.job.spec->reservation.empty()) {
     if (own == nullptr || !own->nodes.Test(n) || !ResvActiveAt(own->spec, t0)) return true;
   }
   for (const ResvInfo* r : resv_) {

@@ -245,7 +245,7 @@ void Pass::ScheduleJob(const QueueItem& item) {
   if (strict_blocked_) {
     last.reason = PendingReason::kPriority;
   } else if (e.job.is_array_master()) {
-    std::vector<int32_t> tasks = e.job.spec.array.task_ids;
+    std::vector<int32_t> tasks = e.job.spec->array.task_ids;
     size_t started = 0;
     for (int32_t t : tasks) {
       last = TryStart(e, t);
@@ -269,7 +269,7 @@ void Pass::ScheduleJob(const QueueItem& item) {
   info.detail = std::move(last.detail);
   info.expected_start = last.expected_start;
   // Held, a job has priority 0, as in Slurm (squeue's %Q), whatever its factors would give.
-  info.priority = e.job.spec.hold == HoldKind::kNone ? item.priority : 0;
+  info.priority = e.job.spec->hold == HoldKind::kNone ? item.priority : 0;
   plan_.pending.push_back(std::move(info));
 }
 
@@ -277,7 +277,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
   Attempt a;
   Verdict v = CheckJob(pass_, e, task);
   if (!v.ok()) {
-    if (v.reason == PendingReason::kDependencyNeverSatisfied && e.job.spec.kill_on_invalid_dep) {
+    if (v.reason == PendingReason::kDependencyNeverSatisfied && e.job.spec->kill_on_invalid_dep) {
       plan_.cancels.push_back({e.job.id, JobState::kCancelled, v.detail});
       return a;
     }
@@ -285,11 +285,11 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
     a.detail = std::move(v.detail);
     return a;
   }
-  if (!e.job.spec.reservation.empty() && !resv_.MayStartAt(e, pass_.now())) {
+  if (!e.job.spec->reservation.empty() && !resv_.MayStartAt(e, pass_.now())) {
     const ResvInfo* own = resv_.Own(e);
     a.reason = PendingReason::kReservation;
     if (own == nullptr) {
-      a.detail = "reservation " + e.job.spec.reservation + " no longer exists";
+      a.detail = "reservation " + e.job.spec->reservation + " no longer exists";
     } else {
       a.expected_start = own->spec.start;
       a.detail = "reservation " + own->spec.name + " has not begun";
@@ -401,7 +401,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
     if (best) {
       a.expected_start = best->start;
       pass_.Reserve({e.job.id, best->start, best->start + best_limit, std::move(best->alloc),
-                     e.user, e.job.spec.exclusive == ExclusiveMode::kUser});
+                     e.user, e.job.spec->exclusive == ExclusiveMode::kUser});
       ++reservations_;
       ++plan_.stats.reservations;
     }
@@ -435,11 +435,11 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   }
   // Shapes that failed once fail again in this pass (resources only shrink), unless the job's
   // own user (--exclusive=user jobs anywhere) or required nodes make it special.
-  bool cacheable = e.nodelist.empty() && e.job.spec.reservation.empty() &&
+  bool cacheable = e.nodelist.empty() && e.job.spec->reservation.empty() &&
                    !e.shapes[slot].exclusive_user && cs_.user_exclusive_running() == 0 &&
                    !user_exclusive_started_;
   const int32_t shape_id = e.shape_ids[slot];
-  const Duration time_min = e.job.spec.time_min;
+  const Duration time_min = e.job.spec->time_min;
   bool known_no_fit = false;  // the full limit cannot fit: only a --time-min start may
   if (cacheable) {
     auto it = no_fit_.find(shape_id);
@@ -536,7 +536,7 @@ bool Pass::BlockedByMaintenance(const JobEntry& e, const CandidateSet& cand,
   if (!maint || !held.Intersects(cand.usable)) return false;
   // It is the reservation's doing only if the job fits without it.
   Bitset open_nodes = cand.usable;
-  if (!e.job.spec.reservation.empty()) {
+  if (!e.job.spec->reservation.empty()) {
     if (const ResvInfo* own = resv_.Own(e)) open_nodes &= own->nodes;
   }
   NodeIndex index{&pass_.gpu_buckets(), &pass_.cpu_free()};
@@ -568,7 +568,7 @@ bool Pass::TryLasPreempt(const JobEntry& e, int32_t task, size_t slot, const Bit
   // Only the last queue has nobody below it. Cached failures: a job of the same shape (and not
   // special, as for the start cache) in the same or a lower-priority queue fails too.
   if (las_queue_ >= static_cast<int>(cfg_.las.queue_limits.size())) return false;
-  const bool cacheable = e.nodelist.empty() && e.job.spec.reservation.empty() &&
+  const bool cacheable = e.nodelist.empty() && e.job.spec->reservation.empty() &&
                          !e.shapes[slot].exclusive_user && cs_.user_exclusive_running() == 0;
   const int32_t shape_id = e.shape_ids[slot];
   if (cacheable) {
@@ -616,7 +616,7 @@ void Pass::LasWakeUps(const std::vector<QueueItem>& queue) const {
 
 void Pass::Record(const JobEntry& e, int32_t task, size_t slot, Allocation alloc, Duration limit,
                   std::vector<JobId> after, const std::vector<const JobEntry*>* victims) {
-  for (const NamedCount& l : e.job.spec.licenses) alloc.licenses.push_back(l);
+  for (const NamedCount& l : e.job.spec->licenses) alloc.licenses.push_back(l);
   if (victims) {
     pass_.StartAfterPreempting(e, e.job.id, pass_.now() + limit, alloc, *victims);
   } else {
@@ -664,7 +664,7 @@ std::vector<QueueItem> BuildQueue(const ClusterState& cs, Time now, const Schedu
     const JobEntry* e = &entry;
     QueueItem item;
     item.e = e;
-    item.submit_time = e->job.spec.submit_time;
+    item.submit_time = e->job.spec->submit_time;
     item.id = e->job.id;
     if (las) {
       item.las = LasRankOf(e->job, now, cfg.las);

@@ -255,7 +255,7 @@ std::vector<Reserved> ReservationsIn(const ClusterState& before, const Plan& pla
       for (const PlannedStart& s : plan.starts) {
         if (s.job == i.job) started.insert(s.array_task);
       }
-      for (int32_t t : job->spec.array.task_ids) {
+      for (int32_t t : job->spec->array.task_ids) {
         if (!started.count(t)) {
           r.task = t;
           break;

@@ -77,7 +77,7 @@ TEST(SetAccountingTest, AddsQosAccountsAndUsersThatJobsCanUseAtOnce) {
   ASSERT_TRUE(cs.SetAccounting(t.qos, t.accounts, t.users).ok());
   Result<JobId> id = cs.Submit(MakeJob().User("carol").QosName("low").Obj(), nullptr, 0);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  EXPECT_EQ(cs.FindJob(*id)->spec.account, "bio");
+  EXPECT_EQ(cs.FindJob(*id)->spec->account, "bio");
   const AccountInfo& bio = cs.accounts()[*cs.FindAccount("bio")];
   EXPECT_EQ(cs.accounts()[bio.parent].spec.name, "chem");
   EXPECT_EQ(cs.spec().accounts.size(), 3u);
@@ -171,11 +171,11 @@ TEST(SetAccountingTest, DefaultAccountFollowsTheFlag) {
   t.users.push_back(UserIn("alice", "chem"));
   ClusterState cs = Build(t);
   Result<JobId> id = cs.Submit(MakeJob().User("alice").Obj(), nullptr, 0);
-  EXPECT_EQ(cs.FindJob(*id)->spec.account, "physics");
+  EXPECT_EQ(cs.FindJob(*id)->spec->account, "physics");
   t.users[2].is_default = true;
   ASSERT_TRUE(cs.SetAccounting(t.qos, t.accounts, t.users).ok());
   id = cs.Submit(MakeJob().User("alice").Obj(), nullptr, 0);
-  EXPECT_EQ(cs.FindJob(*id)->spec.account, "chem");
+  EXPECT_EQ(cs.FindJob(*id)->spec->account, "chem");
 }
 
 }  // namespace

@@ -31,12 +31,12 @@ void ClusterState::ChangeCounters(const JobEntry& e, int sign) {
   qos_account_[PairKey(e.qos, e.account)].Add(rc, sign);
   assocs_[e.assoc].running.Add(rc, sign);
   for (int32_t a = e.account; a >= 0; a = accounts_[a].parent) accounts_[a].running.Add(rc, sign);
-  int32_t& named = running_names_[{e.user, e.job.spec.name}];
+  int32_t& named = running_names_[{e.user, e.job.spec->name}];
   named += sign;
-  if (named == 0) running_names_.erase({e.user, e.job.spec.name});
+  if (named == 0) running_names_.erase({e.user, e.job.spec->name});
   for (const NamedCount& l : e.job.alloc.licenses) license_used_[l.name] += sign * l.count;
   if (e.job.array_job_id != kNoJob) arrays_[e.job.array_job_id].running += sign;
-  if (e.job.spec.exclusive == ExclusiveMode::kUser) user_exclusive_running_ += sign;
+  if (e.job.spec->exclusive == ExclusiveMode::kUser) user_exclusive_running_ += sign;
 }
 
 void ClusterState::SetHoldEnds(const Job& job) {
@@ -82,7 +82,7 @@ Status ClusterState::CheckStartStillFits(const JobEntry& e, const PlannedStart& 
                                           " no longer has room for the GPU share");
       }
     }
-    bool excl_user = e.job.spec.exclusive == ExclusiveMode::kUser;
+    bool excl_user = e.job.spec->exclusive == ExclusiveMode::kUser;
     if (n.sole_user >= 0 && n.sole_user != e.user && (excl_user || n.user_exclusive)) {
       return Status::FailedPrecondition("node " + n.spec.name + " is user-exclusive");
     }
@@ -103,7 +103,7 @@ Status ClusterState::CheckStartStillFits(const JobEntry& e, const PlannedStart& 
 }
 
 JobEntry& ClusterState::MaterialiseArrayTask(JobEntry& master, int32_t task) {
-  std::vector<int32_t>& ids = master.job.spec.array.task_ids;
+  std::vector<int32_t>& ids = master.job.spec.Mut().array.task_ids;
   ids.erase(std::find(ids.begin(), ids.end(), task));
   ArrayInfo& info = arrays_[master.job.id];
   if (ids.empty()) {
@@ -114,11 +114,11 @@ JobEntry& ClusterState::MaterialiseArrayTask(JobEntry& master, int32_t task) {
   }
   JobEntry copy = master;
   copy.job.id = next_id_++;
-  copy.job.spec.array.task_ids.clear();
+  copy.job.spec.Mut().array.task_ids.clear();
   copy.job.array_task_id = task;
   info.tasks[task] = copy.job.id;
   JobId id = copy.job.id;
-  NoteNewId(id, copy.job.spec.submit_time);
+  NoteNewId(id, copy.job.spec->submit_time);
   auto [it, inserted] = jobs_.emplace(id, std::move(copy));
   pending_.insert(id);
   return it->second;
@@ -127,7 +127,7 @@ JobEntry& ClusterState::MaterialiseArrayTask(JobEntry& master, int32_t task) {
 void ClusterState::Allocate(JobEntry& e, const PlannedStart& s, Time now) {
   Job& job = e.job;
   job.alloc = s.alloc;
-  bool excl_user = job.spec.exclusive == ExclusiveMode::kUser;
+  bool excl_user = job.spec->exclusive == ExclusiveMode::kUser;
   for (const NodeAllocation& a : job.alloc.nodes) {
     NodeInfo& n = nodes_[a.node];
     NodeFree f = NodeFree::Of(n);
@@ -226,7 +226,7 @@ ApplyResult ClusterState::Apply(const Plan& plan, Time now) {
     }
     JobEntry& e = it->second;
     if (e.job.is_array_master()) {
-      const auto& ids = e.job.spec.array.task_ids;
+      const auto& ids = e.job.spec->array.task_ids;
       if (std::find(ids.begin(), ids.end(), s.array_task) == ids.end()) {
         r.rejected.emplace_back(s.job, "array task not pending");
         continue;
@@ -251,7 +251,7 @@ void ClusterState::RecordOutcome(JobEntry& e, const JobOutcome& outcome, Job* fi
   outcomes_[id] = outcome;
   if (e.job.is_array_master()) {
     // Tasks that never started end with the master record.
-    for (int32_t t : e.job.spec.array.task_ids) arrays_[id].tasks[t] = id;
+    for (int32_t t : e.job.spec->array.task_ids) arrays_[id].tasks[t] = id;
   }
   if (final_record) *final_record = std::move(e.job);
   pending_.erase(id);
@@ -329,7 +329,7 @@ Result<JobId> ClusterState::SplitArrayTask(JobId array_job_id, int32_t task) {
       it->second.job.state != JobState::kPending) {
     return Status::NotFound("job " + name + " not found");
   }
-  const std::vector<int32_t>& ids = it->second.job.spec.array.task_ids;
+  const std::vector<int32_t>& ids = it->second.job.spec->array.task_ids;
   if (std::find(ids.begin(), ids.end(), task) == ids.end()) {
     return Status::NotFound("job " + name + " not found");
   }
@@ -342,7 +342,7 @@ Status ClusterState::Hold(JobId id, HoldKind kind) {
   if (it->second.job.state != JobState::kPending) {
     return Status::FailedPrecondition("job " + std::to_string(id) + " is not pending");
   }
-  it->second.job.spec.hold = kind;
+  it->second.job.spec.Mut().hold = kind;
   return Status::Ok();
 }
 
@@ -353,9 +353,9 @@ Status ClusterState::Release(JobId id, Time now) {
   if (job.state != JobState::kPending) {
     return Status::FailedPrecondition("job " + std::to_string(id) + " is not pending");
   }
-  if (job.spec.hold != HoldKind::kNone) {
-    job.spec.hold = HoldKind::kNone;
-    job.eligible_time = std::max(now, job.spec.begin_time);
+  if (job.spec->hold != HoldKind::kNone) {
+    job.spec.Mut().hold = HoldKind::kNone;
+    job.eligible_time = std::max(now, job.spec->begin_time);
   }
   return Status::Ok();
 }
@@ -385,7 +385,7 @@ Status ClusterState::SetTimeLimit(JobId id, Duration limit) {
   if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");
   if (limit <= 0) return Status::InvalidArgument("Invalid time limit specification");
   Job& job = it->second.job;
-  job.spec.time_limit = limit;
+  job.spec.Mut().time_limit = limit;
   if (HoldsResources(job.state)) {
     releases_.erase({job.start_time + job.time_limit, id});
     job.time_limit = limit;
@@ -415,7 +415,7 @@ Status ClusterState::SetPartitions(JobId id, const std::string& partitions) {
   old.partitions = std::move(e.partitions);
   old.shapes = std::move(e.shapes);
   old.shape_ids = std::move(e.shape_ids);
-  old.job.spec.partitions = std::move(e.job.spec.partitions);
+  old.job.spec.Mut().partitions = e.job.spec->partitions;
   return Status::Ok();
 }
 
@@ -450,7 +450,7 @@ Status ClusterState::ReplaceExec(JobId id, std::shared_ptr<const JobExecSpec> ex
 Status ClusterState::SetNice(JobId id, int32_t nice) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return Status::NotFound("job " + std::to_string(id) + " not found");
-  it->second.job.spec.nice = nice;
+  it->second.job.spec.Mut().nice = nice;
   return Status::Ok();
 }
 

@@ -58,7 +58,7 @@ bool ClusterState::NodeHasFeature(const NodeInfo& node, std::string_view feature
 bool ClusterState::FeasibleIn(const JobEntry& e, size_t slot, std::string_view alternative) const {
   const PartitionInfo& p = partitions_[e.partitions[slot]];
   const JobShape& shape = e.shapes[slot];
-  const Constraint& c = e.job.spec.constraint;
+  const Constraint& c = e.job.spec->constraint;
   auto usable_for_job = [&](const NodeInfo& node) {
     if (!c.empty() && !c.Matches([&](std::string_view f) { return NodeHasFeature(node, f); })) {
       return false;
@@ -100,7 +100,7 @@ Status ClusterState::ValidateFeasible(JobEntry& e) const {
   // as Slurm checks at submission ("Requested node configuration is not available"). Nodes are
   // looked at one configuration class at a time, so this costs little on large clusters. A
   // matching OR ("[a|b]") needs every node to share one alternative.
-  const std::vector<std::string>& alternatives = e.job.spec.constraint.MatchingAlternatives();
+  const std::vector<std::string>& alternatives = e.job.spec->constraint.MatchingAlternatives();
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     if (alternatives.empty()) {
       if (FeasibleIn(e, i, "")) return Status::Ok();
@@ -194,13 +194,13 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   // A held job is not matched against the nodes until it is released (Slurm's select_nodes
   // returns ESLURM_JOB_HELD before it looks at them): `sbatch --hold -c 300` on 256-CPU nodes
   // is accepted, and once released waits as BadConstraints.
-  if (validate && !e.job.spec.wait_if_infeasible) {
-    if (e.job.spec.hold == HoldKind::kNone) {
+  if (validate && !e.job.spec->wait_if_infeasible) {
+    if (e.job.spec->hold == HoldKind::kNone) {
       BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
     } else {
       // What Slurm's job_create checks before any hold: the features exist, and the node count
       // fits the partition.
-      if (!AnyNodeMatches(e.job.spec.constraint)) {
+      if (!AnyNodeMatches(e.job.spec->constraint)) {
         return Status::InvalidArgument("Invalid feature specification");
       }
       bool enough_nodes = false;
@@ -215,7 +215,7 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   }
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     e.shape_ids.push_back(
-        ShapeId(e.partitions[i], e.job.spec.constraint.text(), e.shapes[i], e.exclude));
+        ShapeId(e.partitions[i], e.job.spec->constraint.text(), e.shapes[i], e.exclude));
   }
   return e;
 }
@@ -262,16 +262,16 @@ JobId ClusterState::Insert(JobId id, JobEntry e, std::shared_ptr<const JobExecSp
                            Time now) {
   e.job.id = id;
   e.job.exec = std::move(exec);
-  e.job.spec.submit_time = now;
+  e.job.spec.Mut().submit_time = now;
   e.job.state = JobState::kPending;
-  e.job.eligible_time = std::max(now, e.job.spec.begin_time);
-  if (!e.job.spec.array.empty()) {
+  e.job.eligible_time = std::max(now, e.job.spec->begin_time);
+  if (!e.job.spec->array.empty()) {
     e.job.array_job_id = id;
-    arrays_[id].total = static_cast<int32_t>(e.job.spec.array.task_ids.size());
-    arrays_[id].submitted = e.job.spec.array;
+    arrays_[id].total = static_cast<int32_t>(e.job.spec->array.task_ids.size());
+    arrays_[id].submitted = e.job.spec->array;
   }
   next_id_ = std::max(next_id_, id + 1);
-  NoteNewId(id, e.job.spec.submit_time);
+  NoteNewId(id, e.job.spec->submit_time);
   pending_.insert(id);
   jobs_.emplace_hint(jobs_.end(), id, std::move(e));  // ids mostly grow
   return id;
@@ -299,13 +299,13 @@ Status ClusterState::Restore(Job job) {
   e.job.spec = std::move(spec);
   if (e.job.is_array_master()) {
     arrays_[id].total = std::max<int32_t>(arrays_[id].total,
-                                          static_cast<int32_t>(e.job.spec.array.task_ids.size()));
-    if (arrays_[id].submitted.empty()) arrays_[id].submitted = e.job.spec.array;
+                                          static_cast<int32_t>(e.job.spec->array.task_ids.size()));
+    if (arrays_[id].submitted.empty()) arrays_[id].submitted = e.job.spec->array;
   } else if (e.job.array_job_id != kNoJob) {
     arrays_[e.job.array_job_id].tasks[e.job.array_task_id] = id;
   }
   next_id_ = std::max(next_id_, id + 1);
-  NoteNewId(id, e.job.spec.submit_time);
+  NoteNewId(id, e.job.spec->submit_time);
   JobState state = e.job.state;
   auto it = jobs_.emplace_hint(place, id, std::move(e));
   JobEntry& entry = it->second;

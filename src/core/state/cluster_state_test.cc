@@ -193,9 +193,9 @@ TEST(ClusterStateTest, IdsIncreaseAndSubmitTimeIsNow) {
   EXPECT_FALSE(cs.SubmitWithId(2, MakeJob().Obj(), nullptr, 12).ok());
   EXPECT_EQ(*cs.SubmitWithId(100, MakeJob().Obj(), nullptr, 12), 100u);
   EXPECT_EQ(*cs.Submit(MakeJob().Obj(), nullptr, 13), 101u);
-  EXPECT_EQ(cs.FindJob(2)->spec.submit_time, 11);
-  EXPECT_EQ(cs.FindJob(1)->spec.account, "default");
-  EXPECT_EQ(cs.FindJob(1)->spec.qos, "normal");
+  EXPECT_EQ(cs.FindJob(2)->spec->submit_time, 11);
+  EXPECT_EQ(cs.FindJob(1)->spec->account, "default");
+  EXPECT_EQ(cs.FindJob(1)->spec->qos, "normal");
 }
 
 TEST(ClusterStateTest, ApplyAllocatesAndEndReleases) {
@@ -315,7 +315,7 @@ TEST(ClusterStateTest, SplitArrayTaskGivesAPendingTaskItsOwnRecord) {
   EXPECT_EQ(cs.FindJob(*split)->array_task_id, 1);
   EXPECT_EQ(cs.FindJob(*split)->array_job_id, id);
   EXPECT_EQ(cs.FindJob(*split)->state, JobState::kPending);
-  EXPECT_EQ(cs.FindJob(id)->spec.array.task_ids, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(cs.FindJob(id)->spec->array.task_ids, (std::vector<int32_t>{0, 2}));
   EXPECT_EQ(cs.pending_ids().size(), 2u);
   // Asking again finds the same record; an unknown task or array is NotFound.
   EXPECT_EQ(*cs.SplitArrayTask(id, 1), *split);
@@ -324,7 +324,7 @@ TEST(ClusterStateTest, SplitArrayTaskGivesAPendingTaskItsOwnRecord) {
   // Cancelling the split task leaves the others pending in the array.
   ASSERT_TRUE(cs.CancelPending(*split, 5).ok());
   EXPECT_EQ(cs.FindOutcome(*split)->state, JobState::kCancelled);
-  EXPECT_EQ(cs.FindJob(id)->spec.array.task_ids, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(cs.FindJob(id)->spec->array.task_ids, (std::vector<int32_t>{0, 2}));
   // The last task left keeps the array's own id.
   ASSERT_TRUE(cs.SplitArrayTask(id, 0).ok());
   EXPECT_EQ(*cs.SplitArrayTask(id, 2), id);
@@ -363,7 +363,7 @@ TEST(ClusterStateTest, PrepareSubmitChecksWithoutSubmittingAndThePreparedEntryGo
   EXPECT_EQ(prepared.partitions, submitted.partitions);
   EXPECT_EQ(prepared.assoc, submitted.assoc);
   EXPECT_EQ(prepared.job.state, JobState::kPending);
-  EXPECT_EQ(prepared.job.spec.submit_time, 5);
+  EXPECT_EQ(prepared.job.spec->submit_time, 5);
   EXPECT_EQ(cs.pending_ids().size(), 3u);
 }
 
@@ -377,14 +377,14 @@ TEST(ClusterStateTest, UnknownQosIsRefusedUnlessTheClusterAcceptsAny) {
   ASSERT_TRUE(lax.ok());
   Result<JobId> id = lax->Submit(MakeJob().QosName("gpu_priority").Obj(), nullptr, 0);
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  EXPECT_EQ(lax->FindJob(*id)->spec.qos, "normal");
+  EXPECT_EQ(lax->FindJob(*id)->spec->qos, "normal");
 }
 
 TEST(ClusterStateTest, CancelHoldRelease) {
   ClusterState cs = MakeCluster().Nodes("n", 1, 8, 8000).Build();
   JobId id = *cs.Submit(MakeJob().Obj(), nullptr, 0);
   ASSERT_TRUE(cs.Hold(id, HoldKind::kAdmin).ok());
-  EXPECT_EQ(cs.FindJob(id)->spec.hold, HoldKind::kAdmin);
+  EXPECT_EQ(cs.FindJob(id)->spec->hold, HoldKind::kAdmin);
   ASSERT_TRUE(cs.Release(id, 30).ok());
   EXPECT_EQ(cs.FindJob(id)->eligible_time, 30);
   ASSERT_TRUE(cs.CancelPending(id, 40).ok());

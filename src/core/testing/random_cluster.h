@@ -355,7 +355,7 @@ inline std::string DumpPlan(const Plan& p) {
 
 // How many jobs a record stands for: an array master still holding tasks counts each of them.
 inline int64_t JobCount(const Job& job) {
-  return job.is_array_master() ? static_cast<int64_t>(job.spec.array.task_ids.size()) : 1;
+  return job.is_array_master() ? static_cast<int64_t>(job.spec->array.task_ids.size()) : 1;
 }
 
 // What every node holds, summed from the jobs holding resources (not from the node's counters).
@@ -510,14 +510,14 @@ inline std::vector<std::string> CheckStartMatchesRequest(const ClusterState& bef
     nodes.insert(a.node);
     tasks += a.tasks;
     if (!p.nodes.Test(a.node)) bad.push_back(where + "not in partition " + s.partition);
-    if (!NodeMatches(n.spec, e->job.spec.constraint)) bad.push_back(where + "lacks features");
+    if (!NodeMatches(n.spec, e->job.spec->constraint)) bad.push_back(where + "lacks features");
     if (std::find(e->exclude.begin(), e->exclude.end(), a.node) != e->exclude.end()) {
       bad.push_back(where + "excluded");
     }
     int gpus = std::popcount(a.gpu_mask);
     uint64_t typed = 0;
     for (int g = 0; g < n.num_gpus; ++g) {
-      if (e->job.spec.gpu_type.empty() || n.spec.gpus[g] == e->job.spec.gpu_type) {
+      if (e->job.spec->gpu_type.empty() || n.spec.gpus[g] == e->job.spec->gpu_type) {
         typed |= uint64_t{1} << g;
       }
     }
@@ -572,7 +572,7 @@ inline std::vector<std::string> CheckStartMatchesRequest(const ClusterState& bef
                   std::to_string(shape.min_nodes) + ", " + std::to_string(shape.max_nodes) + "]");
   }
   // Matching OR ("[a|b]"): every node has the same alternative.
-  const auto& alts = e->job.spec.constraint.MatchingAlternatives();
+  const auto& alts = e->job.spec->constraint.MatchingAlternatives();
   if (!alts.empty()) {
     bool one = std::any_of(alts.begin(), alts.end(), [&](const std::string& alt) {
       return std::all_of(nodes.begin(), nodes.end(), [&](uint32_t n) {
@@ -615,7 +615,7 @@ inline std::vector<std::string> CheckPlanAgainstState(const ClusterState& before
       continue;
     }
     if (job->is_array_master()) {
-      const auto& ids = job->spec.array.task_ids;
+      const auto& ids = job->spec->array.task_ids;
       if (std::find(ids.begin(), ids.end(), s.array_task) == ids.end()) {
         bad.push_back(who + "task " + std::to_string(s.array_task) + " is not pending");
       }

@@ -309,7 +309,7 @@ class RandomRun {
   void ToggleHold() {
     JobId id = RandomPending();
     if (id == kNoJob) return;
-    if (cs_.FindJob(id)->spec.hold == HoldKind::kNone) {
+    if (cs_.FindJob(id)->spec->hold == HoldKind::kNone) {
       Log(At() + "hold " + std::to_string(id));
       (void)cs_.Hold(id, HoldKind::kUser);
     } else {
