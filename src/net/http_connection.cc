@@ -119,6 +119,8 @@ void HttpConnection::Serve() {
     if (!Respond(head)) return;
     if (!keep_alive) return LingeringClose();
     in_.ShrinkIfEmpty(kBufferBytes);
+    // Likewise a large body's block (a batch of jobs is megabytes): not kept while idle.
+    if (request_.body.capacity() > kBufferBytes) std::string().swap(request_.body);
   }
 }
 
