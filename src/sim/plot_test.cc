@@ -85,6 +85,15 @@ std::filesystem::path FreshDir(const std::string& name) {
   return dir / "nested";
 }
 
+// Removes a FreshDir's folder when the test ends, however it ends.
+struct RemovedAtEnd {
+  std::filesystem::path dir;
+  ~RemovedAtEnd() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir.parent_path(), ignored);
+  }
+};
+
 TEST(PlotTest, WritesTwoWellFormedSvgsWithOneLinePerPolicy) {
   std::vector<PolicyRun> runs(2);
   runs[0].policy = "fcfs";
@@ -98,6 +107,7 @@ TEST(PlotTest, WritesTwoWellFormedSvgsWithOneLinePerPolicy) {
     }
   }
   const std::filesystem::path dir = FreshDir("berth_plot_test");
+  const RemovedAtEnd cleanup{dir};
   ASSERT_TRUE(WritePlots(dir.string(), runs).ok());
   for (const char* file : {"utilization.svg", "wait_cdf.svg"}) {
     const std::string svg = ReadFile(dir / file);
@@ -166,6 +176,7 @@ TEST(PlotTest, EmptyRunsStillMakeValidFiles) {
 
 TEST(PlotTest, ErrorsNameThePath) {
   const std::filesystem::path dir = FreshDir("berth_plot_error");
+  const RemovedAtEnd cleanup{dir};
   std::filesystem::create_directories(dir.parent_path());
   std::FILE* f = std::fopen(dir.c_str(), "wb");  // a file where the directory should be
   ASSERT_NE(f, nullptr);
