@@ -67,13 +67,6 @@ void WatchHub::Publish(std::vector<WatchEvent> events) {
   cv_.notify_all();
 }
 
-void WatchHub::PublishTexts(const std::vector<std::string>& texts) {
-  std::vector<WatchEvent> events;
-  events.reserve(texts.size());
-  for (const std::string& t : texts) events.push_back(MakeWatchEvent(t));
-  Publish(std::move(events));
-}
-
 WatchBatch WatchHub::Read(uint64_t from, int wait_ms, uint64_t* next, bool* lost) {
   UniqueLock l(mu_);
   auto end = [&]() REQUIRES(mu_) { return first_ + events_.size(); };

@@ -150,7 +150,6 @@ class WatchHub {
   explicit WatchHub(size_t capacity = 100000, size_t max_read_bytes = 64 << 10)
       : capacity_(capacity), max_read_bytes_(max_read_bytes) {}
   void Publish(std::vector<WatchEvent> events);
-  void PublishTexts(const std::vector<std::string>& texts);  // events whose texts are given
   // Events with sequence >= from (the first call passes the value of Next()), waiting up to
   // wait_ms, oldest first and no more than max_read_bytes of them: a reader with a larger
   // backlog gets the rest from the following calls, which do not wait. Sets *next to the

@@ -9,6 +9,13 @@
 namespace berth::controller {
 namespace {
 
+// Publishes events whose texts are given.
+void PublishTexts(WatchHub& hub, const std::vector<std::string>& texts) {
+  std::vector<WatchEvent> events;
+  for (const std::string& t : texts) events.push_back(MakeWatchEvent(t));
+  hub.Publish(std::move(events));
+}
+
 std::vector<std::string> Texts(const WatchBatch& batch) {
   return {batch.begin(), batch.end()};
 }
@@ -16,8 +23,8 @@ std::vector<std::string> Texts(const WatchBatch& batch) {
 TEST(WatchHubTest, ReadsReturnEventsFromASequenceAndSayWhereTheyEnd) {
   WatchHub hub;
   EXPECT_EQ(hub.Next(), 0u);
-  hub.PublishTexts({"a", "b"});
-  hub.PublishTexts({"c"});
+  PublishTexts(hub, {"a", "b"});
+  PublishTexts(hub, {"c"});
   uint64_t next = 0;
   bool lost = true;
   EXPECT_EQ(Texts(hub.Read(1, 0, &next, &lost)), (std::vector<std::string>{"b", "c"}));
@@ -29,7 +36,7 @@ TEST(WatchHubTest, ReadsReturnEventsFromASequenceAndSayWhereTheyEnd) {
 
 TEST(WatchHubTest, AReaderThatFellBehindTheCapacityIsToldItLostEvents) {
   WatchHub hub(2);
-  hub.PublishTexts({"a", "b", "c"});
+  PublishTexts(hub, {"a", "b", "c"});
   uint64_t next = 0;
   bool lost = false;
   EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{"b", "c"}));
@@ -41,7 +48,7 @@ TEST(WatchHubTest, StartAtNumbersEventsFromTheGivenSequence) {
   WatchHub hub;
   hub.StartAt(1'000'000);
   EXPECT_EQ(hub.Next(), 1'000'000u);
-  hub.PublishTexts({"x"});
+  PublishTexts(hub, {"x"});
   EXPECT_EQ(hub.Next(), 1'000'001u);
   uint64_t next = 0;
   bool lost = false;
@@ -59,7 +66,7 @@ TEST(WatchHubTest, ManyReadersShareOneCopyOfEachEvent) {
   std::vector<std::string> events;
   for (int i = 0; i < 100; ++i)
     events.push_back(std::string(1000, static_cast<char>('a' + i % 26)));
-  hub.PublishTexts(events);
+  PublishTexts(hub, events);
   std::vector<WatchBatch> readers;
   for (int r = 0; r < 1000; ++r) {
     uint64_t next = 0;
@@ -83,7 +90,7 @@ TEST(WatchHubTest, ManyReadersShareOneCopyOfEachEvent) {
 
 TEST(WatchHubTest, AReadReturnsAtMostMaxReadBytesAndTheRestOnTheNextReads) {
   WatchHub hub(100, 3000);
-  for (int i = 0; i < 10; ++i) hub.PublishTexts({std::string(1000, static_cast<char>('0' + i))});
+  for (int i = 0; i < 10; ++i) PublishTexts(hub, {std::string(1000, static_cast<char>('0' + i))});
   uint64_t next = 0;
   bool lost = true;
   std::vector<std::string> all;
@@ -102,7 +109,7 @@ TEST(WatchHubTest, AReadReturnsAtMostMaxReadBytesAndTheRestOnTheNextReads) {
 
 TEST(WatchHubTest, AnEventLargerThanMaxReadBytesIsReturnedAlone) {
   WatchHub hub(100, 10);
-  hub.PublishTexts({std::string(100, 'x'), "y"});
+  PublishTexts(hub, {std::string(100, 'x'), "y"});
   uint64_t next = 0;
   bool lost = true;
   EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{std::string(100, 'x')}));
@@ -114,7 +121,7 @@ TEST(WatchHubTest, AnEventLargerThanMaxReadBytesIsReturnedAlone) {
 
 TEST(WatchHubTest, AReaderThatFellBehindGetsABoundedBatchFromTheOldestKept) {
   WatchHub hub(4, 2);
-  hub.PublishTexts({"a", "b", "c", "d", "e", "f"});  // keeps c..f
+  PublishTexts(hub, {"a", "b", "c", "d", "e", "f"});  // keeps c..f
   uint64_t next = 0;
   bool lost = false;
   EXPECT_EQ(Texts(hub.Read(0, 0, &next, &lost)), (std::vector<std::string>{"c", "d"}));
@@ -127,11 +134,11 @@ TEST(WatchHubTest, AReaderThatFellBehindGetsABoundedBatchFromTheOldestKept) {
 
 TEST(WatchHubTest, ABatchKeepsItsEventsAfterTheHubDroppedThem) {
   WatchHub hub(1);
-  hub.PublishTexts({"a"});
+  PublishTexts(hub, {"a"});
   uint64_t next = 0;
   bool lost = false;
   WatchBatch held = hub.Read(0, 0, &next, &lost);
-  hub.PublishTexts({"b", "c"});  // "a" leaves the hub
+  PublishTexts(hub, {"b", "c"});  // "a" leaves the hub
   ASSERT_EQ(held.size(), 1u);
   EXPECT_EQ(held[0], "a");
   EXPECT_EQ(held.shared()[0].use_count(), 1);  // the batch is the last holder: freed with it
@@ -182,7 +189,7 @@ TEST(WatchHubTest, AnEventIsMadeOnceByItsFirstReader) {
 
 TEST(WatchHubTest, ABatchConvertsToAVectorOfStringsForOlderCallers) {
   WatchHub hub;
-  hub.PublishTexts({"a", "b"});
+  PublishTexts(hub, {"a", "b"});
   uint64_t next = 0;
   bool lost = false;
   std::vector<std::string> events = hub.Read(0, 0, &next, &lost);

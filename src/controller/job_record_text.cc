@@ -326,11 +326,10 @@ void WriteRequest(std::string* out, const core::JobSpec& s) {
   w.Close();
 }
 
-}  // namespace
-
-namespace {
+// A job event's text around the record's keys: {"job":{KEYS},"type":"job"}.
 constexpr std::string_view kEventStart = "{\"job\":{";
 constexpr std::string_view kEventEnd = "},\"type\":\"job\"}";
+
 }  // namespace
 
 size_t WriteJobRecordText(const JobRecord& r, std::string* stored) {
