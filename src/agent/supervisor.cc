@@ -44,25 +44,19 @@ Result<pid_t> ReadPid(const std::string& path) {
   return static_cast<pid_t>(pid);
 }
 
-// `pid` is alive (not a zombie) and is `berth supervise DIR` for this dir: a pid file can
-// outlive its process, and the pid be reused.
-bool IsSupervisorOf(pid_t pid, const std::string& dir) {
+// What /proc/PID says `pid` is; a pid file can outlive its process, and the pid be reused.
+SupervisorProcess ProbeSupervisor(pid_t pid, const std::string& dir) {
   std::string proc = "/proc/" + std::to_string(pid);
   Result<std::string> stat = ReadFile(proc + "/stat");
-  if (!stat.ok()) return false;
-  char state = 0;
-  if (ParentFromStat(*stat, &state) < 0 || state == 'Z' || state == 'X') return false;
+  if (!stat.ok()) return SupervisorProcess::kOther;
   Result<std::string> cmdline = ReadFile(proc + "/cmdline");
-  if (!cmdline.ok()) return false;
-  std::vector<std::string> args;
-  size_t start = 0;
-  while (start < cmdline->size()) {
-    size_t end = cmdline->find('\0', start);
-    if (end == std::string::npos) end = cmdline->size();
-    args.push_back(cmdline->substr(start, end - start));
-    start = end + 1;
-  }
-  return args.size() >= 3 && args[args.size() - 2] == "supervise" && args.back() == dir;
+  if (!cmdline.ok()) return SupervisorProcess::kOther;
+  return ClassifySupervisorProcess(*stat, *cmdline, dir);
+}
+
+// `pid` is alive (not a zombie) and is `berth supervise DIR` for this dir.
+bool IsSupervisorOf(pid_t pid, const std::string& dir) {
+  return ProbeSupervisor(pid, dir) == SupervisorProcess::kSupervisor;
 }
 
 // In the grandchild: becomes the supervisor, or reports errno on `report` and exits.
@@ -130,6 +124,26 @@ Result<pid_t> SpawnSupervisor(const std::string& binary, const std::string& dir)
 
 }  // namespace
 
+SupervisorProcess ClassifySupervisorProcess(std::string_view stat, std::string_view cmdline,
+                                            const std::string& dir) {
+  char state = 0;
+  if (ParentFromStat(stat, &state) < 0 || state == 'Z' || state == 'X') {
+    return SupervisorProcess::kOther;
+  }
+  if (cmdline.empty()) return SupervisorProcess::kExecuting;
+  std::vector<std::string_view> args;
+  size_t start = 0;
+  while (start < cmdline.size()) {
+    size_t end = cmdline.find('\0', start);
+    if (end == std::string_view::npos) end = cmdline.size();
+    args.push_back(cmdline.substr(start, end - start));
+    start = end + 1;
+  }
+  return args.size() >= 3 && args[args.size() - 2] == "supervise" && args.back() == dir
+             ? SupervisorProcess::kSupervisor
+             : SupervisorProcess::kOther;
+}
+
 Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
                                          const std::string& jobs_dir, const LaunchSpec& spec,
                                          const std::string& folder) {
@@ -148,7 +162,9 @@ Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (access((dir + "/supervisor.pid").c_str(), F_OK) == 0) return SupervisorHandle{dir, pid};
-    if (kill(pid, 0) != 0 || !IsSupervisorOf(pid, dir)) {
+    // Between closing the exec pipe and setting up the new program's arguments the kernel shows
+    // an empty command line: the supervisor is still starting then, not gone.
+    if (kill(pid, 0) != 0 || ProbeSupervisor(pid, dir) == SupervisorProcess::kOther) {
       // It ended before writing its pid file: its log says why.
       if (access((dir + "/supervisor.pid").c_str(), F_OK) == 0) return SupervisorHandle{dir, pid};
       Result<std::string> log = ReadFile(dir + "/supervisor.log");

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/control.h"
@@ -55,6 +56,13 @@ std::optional<JobResult> ReadResult(const std::string& dir);
 
 // Reads the LaunchSpec back from DIR.
 Result<LaunchSpec> ReadSpec(const std::string& dir);
+
+// What a process is to a job folder, from its /proc/PID/stat and /proc/PID/cmdline texts:
+// `berth supervise DIR` alive (kSupervisor); an exec under way, whose arguments the kernel has
+// not set up yet (an empty command line: kExecuting); anything else, a zombie included (kOther).
+enum class SupervisorProcess { kSupervisor, kExecuting, kOther };
+SupervisorProcess ClassifySupervisorProcess(std::string_view stat, std::string_view cmdline,
+                                            const std::string& dir);
 
 // The job id and attempt a job folder stands for, from its name ("<job_id>.<attempt>", as
 // StartSupervisor names it); nothing for another name. Reading no file, it costs nothing per

@@ -322,6 +322,26 @@ TEST(SupervisorTest, JobDirKeyReadsOnlyTheNamesTheAgentMakes) {
   }
 }
 
+TEST(SupervisorTest, AnEmptyCommandLineIsAnExecUnderWayNotAnotherProcess) {
+  const std::string dir = "/var/lib/berth/jobs/42.3";
+  const std::string running = "4242 (berth) S 1 4242 4242 0 -1";
+  using std::string_literals::operator""s;
+  EXPECT_EQ(ClassifySupervisorProcess(running,
+                                      "/usr/bin/berth\0supervise\0/var/lib/berth/jobs/42.3"s, dir),
+            SupervisorProcess::kSupervisor);
+  // Between the exec's closing of the agent's pipe and the new program's arguments.
+  EXPECT_EQ(ClassifySupervisorProcess(running, "", dir), SupervisorProcess::kExecuting);
+  EXPECT_EQ(ClassifySupervisorProcess(running, "/usr/bin/berth\0supervise\0/jobs/7.0"s, dir),
+            SupervisorProcess::kOther);
+  EXPECT_EQ(ClassifySupervisorProcess(running, "/bin/sleep\0100"s, dir), SupervisorProcess::kOther);
+  EXPECT_EQ(ClassifySupervisorProcess("4242 (berth) Z 1 4242 4242 0 -1",
+                                      "/usr/bin/berth\0supervise\0/var/lib/berth/jobs/42.3"s, dir),
+            SupervisorProcess::kOther);
+  EXPECT_EQ(ClassifySupervisorProcess("4242 (berth) Z 1 4242 4242 0 -1", "", dir),
+            SupervisorProcess::kOther);
+  EXPECT_EQ(ClassifySupervisorProcess("garbage", "", dir), SupervisorProcess::kOther);
+}
+
 TEST(SupervisorTest, StepDirKeyReadsOnlyStepFolderNames) {
   StepDirKey k{42, 3, 7};
   EXPECT_EQ(k.Name(), "42.3.7");
