@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "common/bitset.h"
+#include "common/id_set.h"
+#include "common/small_vector.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "core/config.h"
@@ -137,11 +139,14 @@ struct JobEntry {
   int32_t assoc = 0;
   int32_t account = 0;
   int16_t qos = 0;
-  std::vector<int16_t> partitions;  // in the order the user gave them
-  std::vector<JobShape> shapes;     // parallel to partitions
+  // In the entry for the one or two partitions nearly every job names: no heap block per job.
+  // (Not the shapes: 96 bytes each, they would make every map node larger, and a pass that looks
+  // each job up slower.)
+  SmallVector<int16_t, 2> partitions;  // in the order the user gave them
+  std::vector<JobShape> shapes;        // parallel to partitions
   // Parallel to partitions: an id shared by every job whose request is placed identically
   // (same partition, constraint, exclusions and shape), for the scheduler's caches.
-  std::vector<int32_t> shape_ids;
+  SmallVector<int32_t, 2> shape_ids;
   std::vector<uint32_t> nodelist;  // required nodes
   std::vector<uint32_t> exclude;
   bool preempt_requested = false;  // a Plan asked for this running job to be preempted
@@ -279,7 +284,7 @@ class ClusterState {
   const JobEntry* FindEntry(JobId id) const;
   // The outcome of a job that ended (kept after its record is gone).
   const JobOutcome* FindOutcome(JobId id) const;
-  const std::set<JobId>& pending_ids() const { return pending_; }
+  const IdSet& pending_ids() const { return pending_; }
   // Calls f(const JobEntry&) for every pending job, in id order: one walk of the jobs beside
   // the pending ids (both in id order) while the jobs are not many more than the pending ones,
   // a look-up per id otherwise (a pass over a long queue looked up each job in the tree).
@@ -484,7 +489,7 @@ class ClusterState {
 
   JobId next_id_ = 1;
   std::map<JobId, JobEntry> jobs_;  // pending and holding resources
-  std::set<JobId> pending_;
+  IdSet pending_;                   // compact: a pending job costs about a bit here
   // pending_in_submit_order(): the highest id given so far and its submit time.
   bool ids_follow_submit_ = true;
   JobId last_new_id_ = 0;
