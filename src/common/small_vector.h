@@ -119,8 +119,9 @@ class SmallVector {
     if (i >= size_) throw std::out_of_range("SmallVector::at");
     return i;
   }
-  T* Inline() { return std::launder(reinterpret_cast<T*>(inline_)); }
-  const T* Inline() const { return std::launder(reinterpret_cast<const T*>(inline_)); }
+  // The inline storage's address (not std::launder'ed: no element need live there).
+  T* Inline() { return reinterpret_cast<T*>(inline_); }
+  const T* Inline() const { return reinterpret_cast<const T*>(inline_); }
 
   // Moves the elements into a heap block of `capacity`; `place_new`, if given, first constructs
   // one more element after them there.
