@@ -3,14 +3,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstdint>
+
+#include "common/release_pages.h"
 
 namespace berth::net {
 namespace {
@@ -91,19 +90,6 @@ class ChunkWriter final : public ResponseStream {
   bool failed_ = false;
 };
 
-// Hands the whole pages of a block about to be freed back to the kernel. A batch's body is
-// megabytes; once freed, malloc keeps it resident in this connection thread's arena (glibc raises
-// its thresholds to the largest block freed, and malloc_trim leaves an arena's top alone), where
-// nothing but another large body of this connection reuses it. The block's contents are ours
-// until it is freed, so dropping its pages (they read back as zeros) is safe; the next large
-// body faults them in again.
-void DiscardPages(char* data, size_t size) {
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + page - 1) & ~(page - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(page - 1);
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
 }  // namespace
 
 HttpConnection::HttpConnection(int fd, bool is_unix, const HttpHandler& handler,
@@ -135,9 +121,10 @@ void HttpConnection::Serve() {
     if (!Respond(head)) return;
     if (!keep_alive) return LingeringClose();
     in_.ShrinkIfEmpty(kBufferBytes);
-    // Likewise a large body's block (a batch of jobs is megabytes): not kept while idle.
+    // Likewise a large body's block (a batch of jobs is megabytes): not kept while idle, nor
+    // resident in this thread's arena once freed (common/release_pages.h).
     if (request_.body.capacity() > kBufferBytes) {
-      DiscardPages(request_.body.data(), request_.body.capacity());
+      ReleasePagesOf(request_.body);
       std::string().swap(request_.body);
     }
   }
