@@ -2,8 +2,8 @@
 //
 // glibc keeps freed memory in the arena of the thread that freed it, and raises its thresholds
 // to the largest blocks freed (malloc_trim leaves a thread arena's top alone): a connection that
-// once read a megabyte body, or built a long squeue table, keeps that memory resident, though
-// nothing but another such request of that thread reuses it. Dropping the block's whole pages
+// once read a megabyte body keeps that memory resident, though nothing but another such request
+// of that thread reuses it. Dropping the block's whole pages
 // first (MADV_DONTNEED: they read back as zeros, and are faulted in again when next used) leaves
 // the block in the arena without the memory.
 #ifndef BERTH_COMMON_RELEASE_PAGES_H_
