@@ -169,7 +169,7 @@ Result<json> Controller::Impl::TestSubmit(JobSubmission job) {
     out["reason"] = std::string(core::PendingReasonName(p.reason));
     out["reason_detail"] = p.detail;
   }
-  out["cpus"] = core::MinimumTotals(entry.shapes.front()).cpus;
+  out["cpus"] = core::MinimumTotals(trial.shape(entry, 0)).cpus;
   return out;
 }
 

@@ -57,7 +57,7 @@ std::optional<Found> Earliest(const PassState& pass, JobId id, Duration duration
   const ClusterState& cs = pass.cs();
   const JobEntry& e = *cs.FindEntry(id);
   PlaceRequest req;
-  req.shape = &e.shapes[0];
+  req.shape = &cs.shape(e, 0);
   req.user = e.user;
   req.required = required;
   std::optional<EarliestStart> r =
@@ -306,7 +306,7 @@ TEST(BackfillTest, WhatPreemptedJobsLeaveIsFreeFromNowPlusOne) {
   ASSERT_EQ(pass.FreeAt(0, 11).cpus, 14);
   const JobEntry& e = *cs.FindEntry(id);
   PlaceRequest req;
-  req.shape = &e.shapes[0];
+  req.shape = &cs.shape(e, 0);
   req.user = e.user;
   for (bool fresh : {false, true}) {
     SCOPED_TRACE(fresh ? "asking the pass again" : "from what the sweep kept");

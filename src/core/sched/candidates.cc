@@ -40,7 +40,7 @@ const CandidateSet& CandidateCache::Get(const ClusterState& cs, const JobEntry& 
   if (id >= cache_.size()) cache_.resize(id + 1);
   if (cache_[id]) return *cache_[id];
   const PartitionInfo& p = cs.partitions()[e.partitions[slot]];
-  const JobShape& shape = e.shapes[slot];
+  const JobShape& shape = cs.shape(e, slot);
   CandidateSet set;
   set.static_nodes = Bitset(cs.num_nodes());
   p.nodes.ForEach([&](size_t i) {
@@ -111,7 +111,7 @@ struct Cause {
 Cause NodeCause(const PassState& pass, const JobEntry& e, size_t slot, uint32_t i, Duration limit) {
   const ClusterState& cs = pass.cs();
   const NodeInfo& n = cs.node(i);
-  const JobShape& s = e.shapes[slot];
+  const JobShape& s = cs.shape(e, slot);
   switch (n.state()) {
     case NodeState::kDown:
       return {CauseKind::kDown};
@@ -175,7 +175,7 @@ Cause NodeCause(const PassState& pass, const JobEntry& e, size_t slot, uint32_t 
 // The text of a cause; `at` is one node that has it (kLackGres names that node's gres).
 std::string CauseText(const ClusterState& cs, const JobEntry& e, size_t slot, const Cause& c,
                       uint32_t at) {
-  const JobShape& s = e.shapes[slot];
+  const JobShape& s = cs.shape(e, slot);
   std::string type = s.gpu_type == kAnyGpuType ? "" : cs.gpu_type_name(s.gpu_type) + " ";
   switch (c.kind) {
     case CauseKind::kDown:

@@ -171,7 +171,7 @@ Duration EffectiveTimeLimit(const JobEntry& e, const PartitionInfo& p) {
 Verdict CheckPartition(const PassState& pass, const JobEntry& e, size_t slot) {
   const ClusterState& cs = pass.cs();
   const PartitionInfo& p = cs.partitions()[e.partitions[slot]];
-  const JobShape& shape = e.shapes[slot];
+  const JobShape& shape = cs.shape(e, slot);
   if (p.spec.state == PartitionState::kDown) {
     return {PendingReason::kPartitionDown, "partition " + p.spec.name + " is down"};
   }
@@ -215,7 +215,7 @@ Verdict CheckPartition(const PassState& pass, const JobEntry& e, size_t slot) {
 Verdict CheckLimits(const PassState& pass, const JobEntry& e, size_t slot) {
   const ClusterState& cs = pass.cs();
   const QosSpec& q = cs.qos()[e.qos].spec;
-  ShapeTotals t = MinimumTotals(e.shapes[slot]);
+  ShapeTotals t = MinimumTotals(cs.shape(e, slot));
   auto over = [](int64_t used, int64_t add, int64_t limit) {
     return limit >= 0 && used + add > limit;
   };

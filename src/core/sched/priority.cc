@@ -161,7 +161,7 @@ PriorityBreakdown ComputePriority(const ClusterState& cs, const JobEntry& e, Tim
   if (static_cast<size_t>(e.assoc) < fs.factor.size()) {
     b.fairshare = fs.factor[e.assoc] * static_cast<double>(w.fairshare);
   }
-  ShapeTotals tot = MinimumTotals(e.shapes.front());
+  ShapeTotals tot = MinimumTotals(cs.shape(e, 0));
   double size = std::max(
       cs.total_nodes() > 0 ? static_cast<double>(tot.nodes) / cs.total_nodes() : 0.0,
       cs.total_cpus() > 0 ? static_cast<double>(tot.cpus) / static_cast<double>(cs.total_cpus())

@@ -144,8 +144,8 @@ class Pass {
     for (const auto& job : jobs) {
       if (w.shapes.size() >= kFgdWorkloadJobs) break;
       const JobEntry* e = entry_of(job);
-      if (e->shapes.empty()) continue;
-      const JobShape& s = e->shapes.front();
+      if (e->shape_ids.empty()) continue;
+      const JobShape& s = cs_.shape(*e, 0);
       if (s.gpus > 0 || s.gpu_milli > 0) w.shapes.push_back(GpuRequestOf(s));
     }
     w.supply = ShareDevicePicker::SupplyOf(cs_);
@@ -327,7 +327,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
     }
     const PartitionInfo& p = cs_.partitions()[e.partitions[slot]];
     Duration limit = EffectiveTimeLimit(e, p);
-    PlaceRequest req{&e.shapes[slot],
+    PlaceRequest req{&cs_.shape(e, slot),
                      e.user,
                      e.nodelist.empty() ? nullptr : &e.nodelist,
                      cand.alternatives.empty() ? nullptr : &cand.alternatives,
@@ -354,7 +354,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
   for (size_t slot : blocked) {
     const CandidateSet& cand = cache_.Get(cs_, e, slot);
     Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
-    PlaceRequest req{&e.shapes[slot],
+    PlaceRequest req{&cs_.shape(e, slot),
                      e.user,
                      e.nodelist.empty() ? nullptr : &e.nodelist,
                      cand.alternatives.empty() ? nullptr : &cand.alternatives,
@@ -382,7 +382,7 @@ Attempt Pass::TryStart(const JobEntry& e, int32_t task) {
     for (size_t slot : blocked) {
       const CandidateSet& cand = cache_.Get(cs_, e, slot);
       Duration limit = EffectiveTimeLimit(e, cs_.partitions()[e.partitions[slot]]);
-      PlaceRequest req{&e.shapes[slot],
+      PlaceRequest req{&cs_.shape(e, slot),
                        e.user,
                        e.nodelist.empty() ? nullptr : &e.nodelist,
                        cand.alternatives.empty() ? nullptr : &cand.alternatives,
@@ -436,7 +436,7 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   // Shapes that failed once fail again in this pass (resources only shrink), unless the job's
   // own user (--exclusive=user jobs anywhere) or required nodes make it special.
   bool cacheable = e.nodelist.empty() && e.job.spec->reservation.empty() &&
-                   !e.shapes[slot].exclusive_user && cs_.user_exclusive_running() == 0 &&
+                   !cs_.shape(e, slot).exclusive_user && cs_.user_exclusive_running() == 0 &&
                    !user_exclusive_started_;
   const int32_t shape_id = e.shape_ids[slot];
   const Duration time_min = e.job.spec->time_min;
@@ -488,7 +488,7 @@ bool Pass::StartNow(const JobEntry& e, int32_t task, size_t slot, const Candidat
   // (The bound holds for windows of at least a second.)
   // Likewise for the CPUs free throughout the window, which reservations starting inside it
   // take from.
-  const JobShape& shape = e.shapes[slot];
+  const JobShape& shape = cs_.shape(e, slot);
   const bool cpus_enough = MayFitCpus(shape, pass_.free_cpus_bound());
   Allocation alloc;
   auto may_fit = [&](Duration d) {
@@ -569,7 +569,7 @@ bool Pass::TryLasPreempt(const JobEntry& e, int32_t task, size_t slot, const Bit
   // special, as for the start cache) in the same or a lower-priority queue fails too.
   if (las_queue_ >= static_cast<int>(cfg_.las.queue_limits.size())) return false;
   const bool cacheable = e.nodelist.empty() && e.job.spec->reservation.empty() &&
-                         !e.shapes[slot].exclusive_user && cs_.user_exclusive_running() == 0;
+                         !cs_.shape(e, slot).exclusive_user && cs_.user_exclusive_running() == 0;
   const int32_t shape_id = e.shape_ids[slot];
   if (cacheable) {
     auto it = las_no_victims_.find(shape_id);
@@ -637,7 +637,7 @@ void Pass::Record(const JobEntry& e, int32_t task, size_t slot, Allocation alloc
   s.after_preempting = std::move(after);
   plan_.starts.push_back(std::move(s));
   ++plan_.stats.started;
-  user_exclusive_started_ = user_exclusive_started_ || e.shapes[slot].exclusive_user;
+  user_exclusive_started_ = user_exclusive_started_ || cs_.shape(e, slot).exclusive_user;
   any_free_ = pass_.cpu_free().Any();
 }
 

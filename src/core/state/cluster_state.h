@@ -11,6 +11,7 @@
 #define BERTH_CORE_STATE_CLUSTER_STATE_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -140,12 +141,10 @@ struct JobEntry {
   int32_t account = 0;
   int16_t qos = 0;
   // In the entry for the one or two partitions nearly every job names: no heap block per job.
-  // (Not the shapes: 96 bytes each, they would make every map node larger, and a pass that looks
-  // each job up slower.)
   SmallVector<int16_t, 2> partitions;  // in the order the user gave them
-  std::vector<JobShape> shapes;        // parallel to partitions
   // Parallel to partitions: an id shared by every job whose request is placed identically
-  // (same partition, constraint, exclusions and shape), for the scheduler's caches.
+  // (same partition, constraint, exclusions and shape), for the scheduler's caches. The shape
+  // itself is kept once per id by the state (ClusterState::shape): not in every job.
   SmallVector<int32_t, 2> shape_ids;
   std::vector<uint32_t> nodelist;  // required nodes
   std::vector<uint32_t> exclude;
@@ -402,6 +401,9 @@ class ClusterState {
   Result<JobShape> ComputeShape(const JobSpec& spec, const PartitionInfo& p) const;
   // How many distinct placement requests (shape ids) exist.
   int32_t num_shape_ids() const { return static_cast<int32_t>(shape_ids_.size()); }
+  // The shape of a job's partition slot `slot` (what ComputeShape made of its request there),
+  // kept once for every job with the same shape id.
+  const JobShape& shape(const JobEntry& e, size_t slot) const { return shapes_[e.shape_ids[slot]]; }
   // Fair-share billing of an allocation per second.
   double Billing(const Allocation& alloc) const;
 
@@ -433,12 +435,13 @@ class ClusterState {
   Status IdFree(JobId id) const;
   // Queues a prepared submission under `id` (free).
   JobId Insert(JobId id, JobEntry e, std::shared_ptr<const JobExecSpec> exec, Time now);
-  Status ValidateFeasible(JobEntry& entry) const;
+  Status ValidateFeasible(const JobEntry& entry, const std::vector<JobShape>& shapes) const;
   // Whether some node (of any partition) has the features `c` asks for.
   bool AnyNodeMatches(const Constraint& c) const;
   // Could the job run in partition slot `slot` on the configured nodes (all of them having
   // `alternative`, when not empty)?
-  bool FeasibleIn(const JobEntry& entry, size_t slot, std::string_view alternative) const;
+  bool FeasibleIn(const JobEntry& entry, size_t slot, const JobShape& shape,
+                  std::string_view alternative) const;
   bool NodeHasFeature(const NodeInfo& node, std::string_view feature) const;
   void UpdateNodeIndex(uint32_t node);
   void Allocate(JobEntry& entry, const PlannedStart& start, Time now);
@@ -502,6 +505,7 @@ class ClusterState {
   std::unordered_map<uint64_t, RunCounters> qos_account_;  // (qos << 32) | account
   std::map<std::pair<int32_t, std::string>, int32_t> running_names_;
   std::unordered_map<std::string, int32_t> shape_ids_;
+  std::deque<JobShape> shapes_;  // by shape id (a deque: references stay put as it grows)
   // The inputs of the shape id given last: jobs submitted or restored together mostly share
   // one, and its key text need not be made again.
   struct LastShape {

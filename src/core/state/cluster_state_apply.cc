@@ -413,7 +413,6 @@ Status ClusterState::SetPartitions(JobId id, const std::string& partitions) {
   }
   BERTH_ASSIGN_OR_RETURN(JobEntry e, PrepareEntry(std::move(spec), /*validate=*/true));
   old.partitions = std::move(e.partitions);
-  old.shapes = std::move(e.shapes);
   old.shape_ids = std::move(e.shape_ids);
   old.job.spec.Mut().partitions = e.job.spec->partitions;
   return Status::Ok();
@@ -432,7 +431,6 @@ Status ClusterState::UpdatePendingSpec(JobId id, JobSpec spec) {
   old.account = e.account;
   old.qos = e.qos;
   old.partitions = std::move(e.partitions);
-  old.shapes = std::move(e.shapes);
   old.shape_ids = std::move(e.shape_ids);
   old.nodelist = std::move(e.nodelist);
   old.exclude = std::move(e.exclude);

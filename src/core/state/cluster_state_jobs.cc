@@ -55,9 +55,9 @@ bool ClusterState::NodeHasFeature(const NodeInfo& node, std::string_view feature
   return id && std::binary_search(node.feature_ids.begin(), node.feature_ids.end(), *id);
 }
 
-bool ClusterState::FeasibleIn(const JobEntry& e, size_t slot, std::string_view alternative) const {
+bool ClusterState::FeasibleIn(const JobEntry& e, size_t slot, const JobShape& shape,
+                              std::string_view alternative) const {
   const PartitionInfo& p = partitions_[e.partitions[slot]];
-  const JobShape& shape = e.shapes[slot];
   const Constraint& c = e.job.spec->constraint;
   auto usable_for_job = [&](const NodeInfo& node) {
     if (!c.empty() && !c.Matches([&](std::string_view f) { return NodeHasFeature(node, f); })) {
@@ -95,7 +95,8 @@ bool ClusterState::AnyNodeMatches(const Constraint& c) const {
   });
 }
 
-Status ClusterState::ValidateFeasible(JobEntry& e) const {
+Status ClusterState::ValidateFeasible(const JobEntry& e,
+                                      const std::vector<JobShape>& shapes) const {
   // The request must be satisfiable by the configured nodes of at least one of its partitions,
   // as Slurm checks at submission ("Requested node configuration is not available"). Nodes are
   // looked at one configuration class at a time, so this costs little on large clusters. A
@@ -103,11 +104,11 @@ Status ClusterState::ValidateFeasible(JobEntry& e) const {
   const std::vector<std::string>& alternatives = e.job.spec->constraint.MatchingAlternatives();
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     if (alternatives.empty()) {
-      if (FeasibleIn(e, i, "")) return Status::Ok();
+      if (FeasibleIn(e, i, shapes[i], "")) return Status::Ok();
       continue;
     }
     for (const std::string& alt : alternatives) {
-      if (FeasibleIn(e, i, alt)) return Status::Ok();
+      if (FeasibleIn(e, i, shapes[i], alt)) return Status::Ok();
     }
   }
   return Status::InvalidArgument("Requested node configuration is not available");
@@ -120,6 +121,7 @@ Result<JobId> ClusterState::Submit(JobSpec spec, std::shared_ptr<const JobExecSp
 
 Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   JobEntry e;
+  std::vector<JobShape> shapes;  // parallel to e.partitions; kept by id at the end
   if (spec.user.empty()) spec.user = "nobody";
   BERTH_ASSIGN_OR_RETURN(e.assoc, ResolveAssoc(spec.user, spec.account));
   e.user = assocs_[e.assoc].user;
@@ -137,7 +139,7 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
     if (std::find(e.partitions.begin(), e.partitions.end(), *p) != e.partitions.end()) continue;
     BERTH_ASSIGN_OR_RETURN(JobShape shape, ComputeShape(spec, partitions_[*p]));
     e.partitions.push_back(*p);
-    e.shapes.push_back(std::move(shape));
+    shapes.push_back(std::move(shape));
   }
   if (validate && std::all_of(e.partitions.begin(), e.partitions.end(), [&](int16_t p) {
         PartitionState st = partitions_[p].spec.state;
@@ -196,7 +198,7 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   // is accepted, and once released waits as BadConstraints.
   if (validate && !e.job.spec->wait_if_infeasible) {
     if (e.job.spec->hold == HoldKind::kNone) {
-      BERTH_RETURN_IF_ERROR(ValidateFeasible(e));
+      BERTH_RETURN_IF_ERROR(ValidateFeasible(e, shapes));
     } else {
       // What Slurm's job_create checks before any hold: the features exist, and the node count
       // fits the partition.
@@ -206,7 +208,7 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
       bool enough_nodes = false;
       for (size_t i = 0; i < e.partitions.size(); ++i) {
         enough_nodes =
-            enough_nodes || e.shapes[i].min_nodes <= partitions_[e.partitions[i]].total_nodes;
+            enough_nodes || shapes[i].min_nodes <= partitions_[e.partitions[i]].total_nodes;
       }
       if (!enough_nodes) {
         return Status::InvalidArgument("Requested node configuration is not available");
@@ -215,7 +217,7 @@ Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   }
   for (size_t i = 0; i < e.partitions.size(); ++i) {
     e.shape_ids.push_back(
-        ShapeId(e.partitions[i], e.job.spec->constraint.text(), e.shapes[i], e.exclude));
+        ShapeId(e.partitions[i], e.job.spec->constraint.text(), shapes[i], e.exclude));
   }
   return e;
 }
@@ -229,6 +231,7 @@ int32_t ClusterState::ShapeId(int16_t partition, const std::string& constraint,
   }
   auto [it, added] = shape_ids_.emplace(ShapeKeyText(partition, constraint, shape, exclude),
                                         static_cast<int32_t>(shape_ids_.size()));
+  if (added) shapes_.push_back(shape);
   last = {partition, constraint, shape, exclude, it->second};
   return it->second;
 }

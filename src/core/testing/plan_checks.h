@@ -236,7 +236,7 @@ inline std::vector<std::string> CheckStartMatchesRequest(const ClusterState& bef
     if (e->partitions[i] == *part) slot = i;
   }
   if (slot == e->partitions.size()) return {who + "partition " + s.partition + " not requested"};
-  const JobShape& shape = e->shapes[slot];
+  const JobShape& shape = before.shape(*e, slot);
   const PartitionInfo& p = before.partitions()[*part];
   int64_t tasks = 0;
   std::set<uint32_t> nodes;
