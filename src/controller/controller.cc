@@ -322,7 +322,7 @@ void Controller::Impl::PowerTick(Txn& t) {
     const JobRecord* current = OwnRecord(id);
     if (current == nullptr) continue;
     auto r = std::make_shared<JobRecord>(*current);
-    r->message = message;
+    r->run.Mut().message = message;
     PutRecord(id, std::move(r));
   }
   for (core::JobId id : e.touched) t.touched.insert(id);

@@ -171,10 +171,11 @@ void Controller::Impl::EndOnNode(core::JobId id, const agent::JobResult& result,
   }
   if (const JobRecord* current = OwnRecord(id)) {
     auto r = std::make_shared<JobRecord>(*current);
-    r->cpu_seconds = result.cpu_seconds;
-    r->max_rss_mib = result.max_rss_mib;
-    r->gpu_utilization = result.gpu_utilization;
-    r->message = result.message;
+    RunFacts& run = r->run.Mut();
+    run.cpu_seconds = result.cpu_seconds;
+    run.max_rss_mib = result.max_rss_mib;
+    run.gpu_utilization = result.gpu_utilization;
+    run.message = result.message;
     // A Pod's image: its digest for status.containerStatuses[].imageID, and a pull that failed
     // for the waiting reason (docs/containers.md).
     if (r->k8s && (!result.image_digest.empty() || IsImagePullError(result.image_error) ||

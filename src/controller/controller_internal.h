@@ -230,6 +230,8 @@ struct Controller::Impl {
   Time staged_last_pass GUARDED_BY(state_thread) = kNoTime;
 
   // State thread only.
+  // The Slurm facts RefreshRecord made last, shared by the records after it with the same.
+  mutable CopyOnWrite<SlurmFacts> last_facts GUARDED_BY(state_thread);
   ExecPool exec_pool GUARDED_BY(state_thread);  // jobs with equal run specifications share one
   std::map<core::JobId, Time> finished_at GUARDED_BY(state_thread);  // records go after min_job_age
   // When the first of finished_at is due to be forgotten: a pass runs then (kInfinite: none).

@@ -281,7 +281,7 @@ Status Controller::Impl::CancelJob(const Caller& who, core::JobId id, int signal
     return Status::Ok();
   }
   auto updated = std::make_shared<JobRecord>(r);
-  updated->cancelled_by = who.uid;
+  updated->run.Mut().cancelled_by = who.uid;
   updated->cancel_requested = true;
   SendCancel(*updated, 0, {}, /*cancel=*/true);
   PutRecord(id, updated);
@@ -302,10 +302,10 @@ Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t 
     return Status::FailedPrecondition("job " + std::to_string(id) + " is pending");
   }
   // The step as its srun reported it for this run of the job.
-  auto at = std::find_if(r.steps.begin(), r.steps.end(), [&](const api::StepRecord& s) {
+  auto at = std::find_if(r.run->steps.begin(), r.run->steps.end(), [&](const api::StepRecord& s) {
     return s.id == step && s.attempt == r.job.restart_count;
   });
-  if (at == r.steps.end()) {
+  if (at == r.run->steps.end()) {
     return Status::NotFound("Invalid job id specified: " + std::to_string(id) + "." +
                             std::to_string(step));
   }
@@ -317,7 +317,7 @@ Status Controller::Impl::CancelStep(const Caller& who, core::JobId id, uint32_t 
   const int sig = signal != 0 ? signal : SIGKILL;
   if (signal == 0 && at->cancelled_by < 0) {
     auto updated = std::make_shared<JobRecord>(r);
-    for (api::StepRecord& s : updated->steps) {
+    for (api::StepRecord& s : updated->run.Mut().steps) {
       if (s.id == step && s.attempt == r.job.restart_count) s.cancelled_by = who.uid;
     }
     WriteRecord(updated, /*active=*/true, kNoTime, t);

@@ -142,9 +142,9 @@ void AddPendingView(const JobRecord& r, const std::unordered_map<core::JobId, Pe
 void AppendListJson(const JobRecord& r, const std::unordered_map<core::JobId, PendingView>& view,
                     bool with_steps, std::string& out) {
   out += r.ListJsonPrefix();
-  if (with_steps && !r.steps.empty()) {
+  if (with_steps && !r.run->steps.empty()) {
     json steps = json::array();
-    for (const api::StepRecord& s : r.steps) steps.push_back(api::EncodeStepRecord(s));
+    for (const api::StepRecord& s : r.run->steps) steps.push_back(api::EncodeStepRecord(s));
     out += ",\"steps\":";
     out += steps.dump();
   }

@@ -175,15 +175,24 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
 
 void Controller::Impl::RefreshRecord(const core::Job& job, JobRecord& r) const {
   r.job = job;
-  r.slurm = ComputeSlurmFacts(*cs, opt.config, job);
+  SlurmFacts facts = ComputeSlurmFacts(*cs, opt.config, job);
+  if (*last_facts != facts) last_facts = CopyOnWrite<SlurmFacts>(std::move(facts));
+  r.slurm = last_facts;
   r.node_names.clear();
   for (const core::NodeAllocation& a : job.alloc.nodes) r.node_names.push_back(NodeName(a.node));
   if (job.state == core::JobState::kPending) {
     r.cancel_requested = false;
-    r.cancelled_by = -1;  // queued again: a later end is its own
-    r.preempt_end = kNoTime;
-    r.steps.clear();  // and so are its steps
-    r.steps_dropped = 0;
+    // Queued again: a later end is its own, and so are its steps (the usage and the node's
+    // message stay until it runs again). Most refreshed records have none of these to drop.
+    const RunFacts& was = *r.run;
+    if (was.cancelled_by != -1 || was.preempt_end != kNoTime || !was.steps.empty() ||
+        was.steps_dropped != 0) {
+      RunFacts& run = r.run.Mut();
+      run.cancelled_by = -1;
+      run.preempt_end = kNoTime;
+      run.steps.clear();
+      run.steps_dropped = 0;
+    }
   } else {
     r.reason = core::PendingReason::kNone;
     r.reason_detail.clear();
@@ -253,7 +262,7 @@ void Controller::Impl::FinishRecord(const core::Job& final_job, Txn& t, int64_t 
   core::JobId id = final_job.id;
   std::shared_ptr<JobRecord> r = NewRecord(final_job);
   r->cancel_requested = false;
-  if (cancelled_by >= 0) r->cancelled_by = cancelled_by;
+  if (cancelled_by >= 0) r->run.Mut().cancelled_by = cancelled_by;
   WriteRecord(r, /*active=*/false, final_job.end_time, t);
   t.touched.erase(id);
   metrics.CountEnd(final_job.state);
@@ -291,7 +300,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
       SendCancel(*r, SIGCONT, {.full = true}, false);
       SendCancel(*r, SIGTERM, {.full = true}, false);
       grace_ends[p.victim] = now + grace;
-      r->preempt_end = now + grace;  // its EndTime, as Slurm shows it
+      r->run.Mut().preempt_end = now + grace;  // its EndTime, as Slurm shows it
     } else {
       SendCancel(*r, 0, {}, true);
     }
@@ -306,7 +315,7 @@ void Controller::Impl::SchedulePass(Txn& t) {
     final_job.outcome.state = c.state;
     final_job.outcome.end_time = now;
     auto r = std::make_shared<JobRecord>(*cancelled);
-    r->message = c.why;
+    r->run.Mut().message = c.why;
     PutRecord(c.job, r);
     FinishRecord(final_job, t);
   }

@@ -193,7 +193,7 @@ Status Controller::Impl::RecordStep(const Caller& who, core::JobId id, const api
                                       std::to_string(r.job.restart_count) + ")");
   }
   auto updated = std::make_shared<JobRecord>(r);
-  std::vector<api::StepRecord>& steps = updated->steps;
+  std::vector<api::StepRecord>& steps = updated->run.Mut().steps;
   auto at = std::lower_bound(steps.begin(), steps.end(), step.id,
                              [](const api::StepRecord& s, uint32_t want) { return s.id < want; });
   api::StepRecord kept = step;
@@ -210,7 +210,7 @@ Status Controller::Impl::RecordStep(const Caller& who, core::JobId id, const api
     steps.insert(at, std::move(kept));
   } else {
     if (step.ended()) return Status::Ok();  // counted when it started
-    ++updated->steps_dropped;
+    ++updated->run.Mut().steps_dropped;
   }
   WriteRecord(updated, /*active=*/true, kNoTime, t);
   PutRecord(id, std::move(updated));

@@ -132,22 +132,22 @@ json EncodeJobRecord(const JobRecord& r, bool with_exec) {
   if (r.expected_start != kNoTime) out["expected_start"] = r.expected_start;
   if (!core::IsTerminal(j.state) && j.state != core::JobState::kPending) {
     out["cancel_requested"] = r.cancel_requested;
-    if (r.preempt_end != kNoTime) out["preempt_end_time"] = r.preempt_end;
+    if (r.run->preempt_end != kNoTime) out["preempt_end_time"] = r.run->preempt_end;
   }
   if (j.start_time != kNoTime) {
-    out["usage"] = {{"cpu_seconds", r.cpu_seconds},
-                    {"max_rss_mib", r.max_rss_mib},
-                    {"gpu_utilization", r.gpu_utilization}};
+    out["usage"] = {{"cpu_seconds", r.run->cpu_seconds},
+                    {"max_rss_mib", r.run->max_rss_mib},
+                    {"gpu_utilization", r.run->gpu_utilization}};
   }
-  if (!r.message.empty()) out["message"] = r.message;
-  if (r.cancelled_by >= 0) out["cancelled_by"] = r.cancelled_by;
-  if (!r.steps.empty()) {
+  if (!r.run->message.empty()) out["message"] = r.run->message;
+  if (r.run->cancelled_by >= 0) out["cancelled_by"] = r.run->cancelled_by;
+  if (!r.run->steps.empty()) {
     json steps = json::array();
-    for (const api::StepRecord& s : r.steps) steps.push_back(api::EncodeStepRecord(s));
+    for (const api::StepRecord& s : r.run->steps) steps.push_back(api::EncodeStepRecord(s));
     out["steps"] = std::move(steps);
   }
-  if (r.steps_dropped > 0) out["steps_dropped"] = r.steps_dropped;
-  out["slurm"] = EncodeFacts(r.slurm);
+  if (r.run->steps_dropped > 0) out["steps_dropped"] = r.run->steps_dropped;
+  out["slurm"] = EncodeFacts(*r.slurm);
   if (r.k8s) out["k8s"] = *r.k8s;
   if (r.k8s_deleted > 0) out["k8s_deleted"] = r.k8s_deleted;
   return out;
@@ -191,7 +191,7 @@ slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
     f.array_task_id = j.array_task_id;
   }
   f.state = j.state;
-  f.cancelled_by = r.cancelled_by;
+  f.cancelled_by = r.run->cancelled_by;
   f.priority = r.priority;
   if (r.reason != core::PendingReason::kNone) {
     f.reason = std::string(core::PendingReasonName(r.reason));
@@ -199,14 +199,14 @@ slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
   f.restart_count = j.restart_count;
   f.exit_code = j.outcome.exit_code;
   f.term_signal = j.outcome.term_signal;
-  f.message = r.message;
+  f.message = r.run->message;
   f.submit_time = j.spec->submit_time;
   f.eligible_time = j.eligible_time;
   f.expected_start = r.expected_start;
   f.start_time = j.start_time;
   f.end_time = j.end_time;
   if (!core::IsTerminal(j.state) && j.state != core::JobState::kPending) {
-    f.preempt_end = r.preempt_end;
+    f.preempt_end = r.run->preempt_end;
   }
   f.time_limit = j.time_limit;
   f.submit_host = r.submit_host;
@@ -222,11 +222,11 @@ slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
     for (const core::GpuShare& g : a.gpu_shares) n.gpu_milli += g.milli;
   }
   if (j.start_time != kNoTime) {
-    f.cpu_seconds = r.cpu_seconds;
-    f.max_rss_mib = r.max_rss_mib;
-    f.gpu_utilization = r.gpu_utilization;
+    f.cpu_seconds = r.run->cpu_seconds;
+    f.max_rss_mib = r.run->max_rss_mib;
+    f.gpu_utilization = r.run->gpu_utilization;
   }
-  f.cluster = r.slurm;
+  f.cluster = *r.slurm;
   return f;
 }
 
@@ -349,23 +349,25 @@ Result<JobRecord> DecodeJobRecordTree(std::string_view text) {
     r.priority = in.value("priority", int64_t{0});
     if (in.contains("allocation")) BERTH_RETURN_IF_ERROR(DecodeAllocation(in.at("allocation"), r));
     r.cancel_requested = in.value("cancel_requested", false);
-    r.cancelled_by = in.value("cancelled_by", int64_t{-1});
-    r.preempt_end = in.value("preempt_end_time", kNoTime);
+    RunFacts run;
+    run.cancelled_by = in.value("cancelled_by", int64_t{-1});
+    run.preempt_end = in.value("preempt_end_time", kNoTime);
     if (in.contains("steps") && in.at("steps").is_array()) {
       for (const json& s : in.at("steps")) {
         Result<api::StepRecord> step = api::DecodeStepRecord(s);
         if (!step.ok()) return Status::InvalidArgument("bad step: " + step.status().message());
-        r.steps.push_back(std::move(*step));
+        run.steps.push_back(std::move(*step));
       }
     }
-    r.steps_dropped = in.value("steps_dropped", int64_t{0});
+    run.steps_dropped = in.value("steps_dropped", int64_t{0});
     if (in.contains("usage")) {
       const json& u = in.at("usage");
-      r.cpu_seconds = u.value("cpu_seconds", 0.0);
-      r.max_rss_mib = u.value("max_rss_mib", int64_t{0});
-      r.gpu_utilization = u.value("gpu_utilization", -1.0);
+      run.cpu_seconds = u.value("cpu_seconds", 0.0);
+      run.max_rss_mib = u.value("max_rss_mib", int64_t{0});
+      run.gpu_utilization = u.value("gpu_utilization", -1.0);
     }
-    r.message = in.value("message", "");
+    run.message = in.value("message", "");
+    if (!(run == RunFacts{})) r.run = std::move(run);  // else the shared empty one
     r.slurm = DecodeFacts(in);
     if (in.contains("k8s") && in.at("k8s").is_object()) {
       r.k8s = std::make_shared<const json>(in.at("k8s"));

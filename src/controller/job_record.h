@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "api/step_record.h"
+#include "common/copy_on_write.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "core/model/job.h"
@@ -56,6 +57,24 @@ class EncodedText {
   mutable std::atomic<const std::string*> text_{nullptr};
 };
 
+// What a record says once its job ran, was cancelled or was preempted: kept apart, so that a job
+// that only waits (most of a long queue) carries one shared empty value instead of these.
+struct RunFacts {
+  double cpu_seconds = 0;
+  int64_t max_rss_mib = 0;
+  double gpu_utilization = -1;
+  std::string message;        // from the node: what went wrong, what could not be enforced
+  int64_t cancelled_by = -1;  // the uid whose cancel ended it (sacct: "CANCELLED by UID")
+  // Preempted with a GraceTime: when the grace ends (Slurm moves the job's EndTime there).
+  Time preempt_end = kNoTime;
+  // The steps srun recorded in this run (sacct's JOB.N rows), by id; at most
+  // api::kMaxStepsKept, the others counted. A requeued job starts with none.
+  std::vector<api::StepRecord> steps;
+  int64_t steps_dropped = 0;
+
+  friend bool operator==(const RunFacts&, const RunFacts&) = default;
+};
+
 struct JobRecord {
   core::Job job;                        // job.exec holds how to run it
   std::vector<std::string> node_names;  // of job.alloc, in order
@@ -65,20 +84,11 @@ struct JobRecord {
   std::string reason_detail;
   Time expected_start = kNoTime;
   int64_t priority = 0;
-  // Once it ran.
-  double cpu_seconds = 0;
-  int64_t max_rss_mib = 0;
-  double gpu_utilization = -1;
-  std::string message;            // from the node: what went wrong, what could not be enforced
   bool cancel_requested = false;  // a cancel (or preemption) was sent to its node
-  int64_t cancelled_by = -1;      // the uid whose cancel ended it (sacct: "CANCELLED by UID")
-  // Preempted with a GraceTime: when the grace ends (Slurm moves the job's EndTime there).
-  Time preempt_end = kNoTime;
-  // The steps srun recorded in this run (sacct's JOB.N rows), by id; at most
-  // api::kMaxStepsKept, the others counted. A requeued job starts with none.
-  std::vector<api::StepRecord> steps;
-  int64_t steps_dropped = 0;
-  SlurmFacts slurm;
+  // Once it ran: read as run->field, change through run.Mut() (copies of a record share it).
+  CopyOnWrite<RunFacts> run;
+  // Shared by the records whose facts are equal (nearly all of a partition's jobs).
+  CopyOnWrite<SlurmFacts> slurm;
   // A job made through the Kubernetes API: its Pod's metadata and spec (docs/kubernetes.md), and
   // when a delete of the Pod was asked (0 = not); null and 0 for other jobs.
   std::shared_ptr<const nlohmann::json> k8s;
@@ -119,6 +129,8 @@ struct RequestMemo {
   std::string text;
   // Shared with the records decoded from it; its submit time is the last such record's.
   CopyOnWrite<core::JobSpec> spec;
+  // The last record's Slurm facts, shared with the records after it that have the same.
+  CopyOnWrite<SlurmFacts> facts;
 };
 struct ExecCache {
   std::unordered_map<std::string, std::shared_ptr<const core::JobExecSpec>> by_text;

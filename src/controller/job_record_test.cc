@@ -70,7 +70,7 @@ TEST(JobRecordTest, TheStoreFormKeepsTheRunSpecificationBesideTheRequest) {
 
 TEST(JobRecordTest, AJobEventIsTheDumpOfItsObject) {
   JobRecord r = SampleRecord();
-  r.message = "quote \" and \\ and \n and \u00e9";
+  r.run.Mut().message = "quote \" and \\ and \n and \u00e9";
   nlohmann::json view = EncodeJobRecord(r, false);
   view.erase("request");
   const std::string text = JobRecordEventText(r);
@@ -217,7 +217,7 @@ JobRecord RandomRecord(core::testing::Rng& rng) {
   s.array = core::testing::Chance(rng, 50) ? core::ArraySpec() : *core::ParseArraySpec("1-5%2");
   r.job.partition = text();
   r.submit_host = text();
-  r.message = text();
+  r.run.Mut().message = text();
   r.reason =
       core::testing::Chance(rng, 50) ? core::PendingReason::kNone : core::PendingReason::kResources;
   r.reason_detail = text();
@@ -229,12 +229,12 @@ JobRecord RandomRecord(core::testing::Rng& rng) {
   r.job.end_time =
       core::testing::Chance(rng, 50) ? kNoTime : core::testing::Uniform(rng, 0, 1 << 30);
   r.job.attained_service = real();
-  r.cpu_seconds = real();
-  r.gpu_utilization = real();
-  r.max_rss_mib = core::testing::Uniform(rng, 0, 1 << 20);
+  r.run.Mut().cpu_seconds = real();
+  r.run.Mut().gpu_utilization = real();
+  r.run.Mut().max_rss_mib = core::testing::Uniform(rng, 0, 1 << 20);
   r.cancel_requested = core::testing::Chance(rng, 50);
-  r.cancelled_by = core::testing::Uniform(rng, -1, 2);
-  r.preempt_end = core::testing::Chance(rng, 50) ? kNoTime : 99;
+  r.run.Mut().cancelled_by = core::testing::Uniform(rng, -1, 2);
+  r.run.Mut().preempt_end = core::testing::Chance(rng, 50) ? kNoTime : 99;
   r.job.outcome.exit_code = core::testing::Uniform(rng, -1, 255);
   r.job.outcome.term_signal = core::testing::Uniform(rng, 0, 15);
   r.job.restart_count = core::testing::Uniform(rng, 0, 3);
@@ -265,17 +265,17 @@ JobRecord RandomRecord(core::testing::Rng& rng) {
     step.ntasks = 2;
     step.ncpus = 2;
     step.nodes = "n1";
-    r.steps = {step, step};
-    r.steps_dropped = core::testing::Uniform(rng, 0, 2);
+    r.run.Mut().steps = {step, step};
+    r.run.Mut().steps_dropped = core::testing::Uniform(rng, 0, 2);
   }
   if (core::testing::Chance(rng, 20)) {
     r.k8s = std::make_shared<const nlohmann::json>(
         nlohmann::json{{"metadata", {{"name", text()}}}, {"spec", {{"x", real()}}}});
     r.k8s_deleted = core::testing::Uniform(rng, 0, 2);
   }
-  r.slurm.node_cpus = core::testing::Uniform(rng, 0, 128);
-  r.slurm.accounting = core::testing::Chance(rng, 50);
-  r.slurm.default_time_limit = core::testing::Chance(rng, 50) ? kInfinite : 3600;
+  r.slurm.Mut().node_cpus = core::testing::Uniform(rng, 0, 128);
+  r.slurm.Mut().accounting = core::testing::Chance(rng, 50);
+  r.slurm.Mut().default_time_limit = core::testing::Chance(rng, 50) ? kInfinite : 3600;
   return r;
 }
 
@@ -345,6 +345,54 @@ TEST(JobRecordTest, RecordsWithOneRequestAndSubmitTimeShareOneSpec) {
   EXPECT_EQ(read[3].job.spec->submit_time, records[0].job.spec->submit_time + 1);
   EXPECT_EQ(read[3].job.spec->name, records[0].job.spec->name);
   EXPECT_EQ(read[4].job.spec->name, "eval");
+}
+
+// Records read in a row share one object of Slurm facts while their facts are equal, and each
+// reads its own values; a job that never ran carries no run facts of its own (the shared empty
+// value, as a fresh record), one that ran carries its own.
+TEST(JobRecordTest, RecordsReadInARowShareEqualFactsAndOnlyThose) {
+  auto with = [](core::JobId id, int64_t node_cpus, bool ran) {
+    JobRecord r = SampleRecord();
+    r.job.id = id;
+    r.slurm.Mut().node_cpus = node_cpus;
+    if (ran) {
+      r.job.state = core::JobState::kCompleted;
+      r.job.start_time = r.job.spec->submit_time + 5;
+      r.job.end_time = r.job.start_time + 60;
+      r.run.Mut().cpu_seconds = 30;
+      r.run.Mut().message = "from the node";
+    }
+    return r;
+  };
+  const std::vector<JobRecord> records = {with(42, 64, false), with(43, 64, false),
+                                          with(44, 128, true), with(45, 128, false)};
+  ExecCache cache;
+  std::vector<JobRecord> read;
+  for (const JobRecord& r : records) {
+    std::string stored;
+    WriteJobRecordText(r, &stored);
+    Result<JobRecord> got = DecodeJobRecord(stored, &cache);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    Result<JobRecord> alone = DecodeJobRecordTree(stored);
+    ASSERT_TRUE(alone.ok());
+    ExpectSameRecord(*got, *alone, "job " + std::to_string(r.job.id));
+    EXPECT_EQ(*got->slurm, *r.slurm);
+    EXPECT_EQ(*got->run, *r.run);
+    read.push_back(std::move(*got));
+  }
+  EXPECT_TRUE(read[0].slurm.SharesWith(read[1].slurm));
+  EXPECT_FALSE(read[1].slurm.SharesWith(read[2].slurm));  // other facts
+  EXPECT_TRUE(read[2].slurm.SharesWith(read[3].slurm));
+  EXPECT_EQ(read[2].slurm->node_cpus, 128);
+  const JobRecord fresh;
+  EXPECT_TRUE(read[0].run.SharesWith(fresh.run));
+  EXPECT_TRUE(read[3].run.SharesWith(fresh.run));
+  EXPECT_FALSE(read[2].run.SharesWith(fresh.run));
+  EXPECT_EQ(read[2].run->message, "from the node");
+  // The tree's decode gives a record that never ran the shared empty value too.
+  std::string stored;
+  WriteJobRecordText(records[1], &stored);
+  EXPECT_TRUE(DecodeJobRecordTree(stored)->run.SharesWith(fresh.run));
 }
 
 // DecodeJobRecord reads the records the controller writes without a tree of the whole; what it
@@ -471,8 +519,8 @@ std::vector<JobRecord> VariedRecords() {
     r.job.spec.Mut().array.task_ids = {1, 2, 3, 7};
     r.job.spec.Mut().array.max_running = 2;
     r.job.spec.Mut().partitions = {"a", "b"};
-    r.slurm.account_given = false;
-    r.slurm.default_time_limit = 3600;
+    r.slurm.Mut().account_given = false;
+    r.slurm.Mut().default_time_limit = 3600;
     cases.push_back(std::move(r));
   }
   {
@@ -484,7 +532,7 @@ std::vector<JobRecord> VariedRecords() {
     r.job.start_time = 1700000100;
     r.job.eligible_time = 1700000001;
     r.job.time_limit = 7200;
-    r.preempt_end = 1700000400;
+    r.run.Mut().preempt_end = 1700000400;
     r.job.spec.Mut().gpus_per_node = 2;
     r.job.spec.Mut().gpu_type = "a100";
     r.job.spec.Mut().min_nodes = 2;
@@ -497,9 +545,9 @@ std::vector<JobRecord> VariedRecords() {
     a.gpu_mask = 0b101;
     r.job.alloc.nodes = {a, a};
     r.node_names = {"g01", "g02"};
-    r.cpu_seconds = 12.5;
-    r.max_rss_mib = 300;
-    r.gpu_utilization = 40;
+    r.run.Mut().cpu_seconds = 12.5;
+    r.run.Mut().max_rss_mib = 300;
+    r.run.Mut().gpu_utilization = 40;
     cases.push_back(std::move(r));
   }
   {
@@ -510,8 +558,8 @@ std::vector<JobRecord> VariedRecords() {
     r.job.end_time = 1700000200;
     r.job.outcome.exit_code = 3;
     r.job.outcome.term_signal = 9;
-    r.cancelled_by = 0;
-    r.message = "from the node";
+    r.run.Mut().cancelled_by = 0;
+    r.run.Mut().message = "from the node";
     r.job.restart_count = 1;
     auto exec = std::make_shared<core::JobExecSpec>(*r.job.exec);
     exec->script.clear();
@@ -627,15 +675,15 @@ TEST(JobRecordTest, StepsRoundTripAndStayOutOfTheListText) {
   s.start = 1700000100;
   s.ntasks = 2;
   s.nodes = "n1";
-  r.steps = {s};
-  r.steps_dropped = 3;
+  r.run.Mut().steps = {s};
+  r.run.Mut().steps_dropped = 3;
   const nlohmann::json j = EncodeJobRecord(r, false);
   ASSERT_EQ(j.at("steps").size(), 1u);
   EXPECT_EQ(j.at("steps_dropped"), 3);
   Result<JobRecord> back = DecodeJobRecord(StoredText(r));
   ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->steps, r.steps);
-  EXPECT_EQ(back->steps_dropped, 3);
+  EXPECT_EQ(back->run->steps, r.run->steps);
+  EXPECT_EQ(back->run->steps_dropped, 3);
   EXPECT_FALSE(nlohmann::json::parse(r.ListJsonPrefix() + "}").contains("steps"));
   // A stored record with a bad step is refused, naming it, not half read.
   nlohmann::json bad = j;

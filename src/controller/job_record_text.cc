@@ -131,9 +131,9 @@ void WriteRecordKeys(JsonText& w, const JobRecord& r, bool before) {
       w.Key("cancel_requested");
       w.Bool(r.cancel_requested);
     }
-    if (r.cancelled_by >= 0) {
+    if (r.run->cancelled_by >= 0) {
       w.Key("cancelled_by");
-      w.Int(r.cancelled_by);
+      w.Int(r.run->cancelled_by);
     }
     w.Key("eligible_time");
     w.Int(j.eligible_time);
@@ -157,15 +157,15 @@ void WriteRecordKeys(JsonText& w, const JobRecord& r, bool before) {
     }
     w.Key("last_run");
     w.Int(j.last_run);
-    if (!r.message.empty()) {
+    if (!r.run->message.empty()) {
       w.Key("message");
-      w.String(r.message);
+      w.String(r.run->message);
     }
     w.Key("partition");
     w.String(j.partition);
-    if (running && r.preempt_end != kNoTime) {
+    if (running && r.run->preempt_end != kNoTime) {
       w.Key("preempt_end_time");
-      w.Int(r.preempt_end);
+      w.Int(r.run->preempt_end);
     }
     w.Key("priority");
     w.Int(r.priority);
@@ -180,23 +180,23 @@ void WriteRecordKeys(JsonText& w, const JobRecord& r, bool before) {
   w.Key("restart_count");
   w.Int(j.restart_count);
   w.Key("slurm");
-  WriteFacts(w, r.slurm);
+  WriteFacts(w, *r.slurm);
   w.Key("start_time");
   w.Int(j.start_time);
   w.Key("state");
   w.String(core::JobStateName(j.state));
-  if (!r.steps.empty()) {
+  if (!r.run->steps.empty()) {
     w.Key("steps");
     w.OpenArray();
-    for (const api::StepRecord& s : r.steps) {
+    for (const api::StepRecord& s : r.run->steps) {
       w.Next();
       w.Value(api::EncodeStepRecord(s));
     }
     w.CloseArray();
   }
-  if (r.steps_dropped > 0) {
+  if (r.run->steps_dropped > 0) {
     w.Key("steps_dropped");
-    w.Int(r.steps_dropped);
+    w.Int(r.run->steps_dropped);
   }
   w.Key("submit_host");
   w.String(r.submit_host);
@@ -210,11 +210,11 @@ void WriteRecordKeys(JsonText& w, const JobRecord& r, bool before) {
     w.Key("usage");
     w.Open();
     w.Key("cpu_seconds");
-    w.Double(r.cpu_seconds);
+    w.Double(r.run->cpu_seconds);
     w.Key("gpu_utilization");
-    w.Double(r.gpu_utilization);
+    w.Double(r.run->gpu_utilization);
     w.Key("max_rss_mib");
-    w.Int(r.max_rss_mib);
+    w.Int(r.run->max_rss_mib);
     w.Close();
   }
 }
@@ -524,6 +524,7 @@ std::optional<Field> FieldOf(std::string_view key) {
 }  // namespace
 
 std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo* memo) {
+  RequestMemo* const facts_memo = memo;  // `memo` is dropped for the request in some orders
   JobRecord r;
   core::Job& j = r.job;
   auto exec = std::make_shared<core::JobExecSpec>();
@@ -543,8 +544,9 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
       return !f || read(*f, x) ? Status::Ok() : Status::InvalidArgument("slow");
     });
   };
+  SlurmFacts facts_read;
   auto facts = [&](Field f, std::string_view x) {
-    SlurmFacts& s = r.slurm;
+    SlurmFacts& s = facts_read;
     switch (f) {
       case Field::kNodeMemMib:
         return ReadInt(x, &s.node_mem_mib);
@@ -569,11 +571,11 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
   auto usage = [&](Field f, std::string_view x) {
     switch (f) {
       case Field::kCpuSeconds:
-        return ReadDouble(x, &r.cpu_seconds);
+        return ReadDouble(x, &r.run.Mut().cpu_seconds);
       case Field::kMaxRssMib:
-        return ReadInt(x, &r.max_rss_mib);
+        return ReadInt(x, &r.run.Mut().max_rss_mib);
       case Field::kGpuUtilization:
-        return ReadDouble(x, &r.gpu_utilization);
+        return ReadDouble(x, &r.run.Mut().gpu_utilization);
       default:
         return true;
     }
@@ -673,10 +675,10 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
               ok = ok && ReadBool(v, &r.cancel_requested);
               break;
             case Field::kCancelledBy:
-              ok = ok && ReadInt(v, &r.cancelled_by);
+              ok = ok && ReadInt(v, &r.run.Mut().cancelled_by);
               break;
             case Field::kPreemptEnd:
-              ok = ok && ReadInt(v, &r.preempt_end);
+              ok = ok && ReadInt(v, &r.run.Mut().preempt_end);
               break;
             case Field::kSteps: {
               const json steps = json::parse(v);
@@ -684,19 +686,19 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
                 for (const json& step : steps) {
                   Result<api::StepRecord> one = api::DecodeStepRecord(step);
                   ok = ok && one.ok();
-                  if (ok) r.steps.push_back(std::move(*one));
+                  if (ok) r.run.Mut().steps.push_back(std::move(*one));
                 }
               }
               break;
             }
             case Field::kStepsDropped:
-              ok = ok && ReadInt(v, &r.steps_dropped);
+              ok = ok && ReadInt(v, &r.run.Mut().steps_dropped);
               break;
             case Field::kUsage:
               ok = ok && nested(v, usage).ok();
               break;
             case Field::kMessage:
-              ok = ok && api::JsonStringValue(v, &r.message);
+              ok = ok && api::JsonStringValue(v, &r.run.Mut().message);
               break;
             case Field::kSlurm:
               ok = ok && nested(v, facts).ok();
@@ -727,6 +729,14 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
   j.state = *parsed;
   j.exec = std::move(exec);
   if (memo_spec) memo->spec = j.spec;
+  if (facts_read != SlurmFacts{}) {
+    if (facts_memo != nullptr && *facts_memo->facts == facts_read) {
+      r.slurm = facts_memo->facts;
+    } else {
+      r.slurm = CopyOnWrite<SlurmFacts>(std::move(facts_read));
+      if (facts_memo != nullptr) facts_memo->facts = r.slurm;
+    }
+  }
   j.outcome.state = j.state;
   j.outcome.start_time = j.start_time;
   j.outcome.end_time = j.end_time;

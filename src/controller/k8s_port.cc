@@ -75,7 +75,7 @@ k8s::PodJob PodJobOf(const JobRecord& r, const PendingMap& pending) {
   f.exit_code = j.outcome.exit_code;
   f.term_signal = j.outcome.term_signal;
   f.restart_count = j.restart_count;
-  f.message = r.message;
+  f.message = r.run->message;
   f.user = j.spec->user;
   f.account = j.spec->account;
   f.partition = j.partition;
