@@ -49,12 +49,18 @@ class TestEtcd {
     char tmpl[] = "/tmp/berth-etcd-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) return nullptr;
     e->dir_ = tmpl;
-    Result<int> client = net::FreeLoopbackPort(), peer = net::FreeLoopbackPort();
-    if (!client.ok() || !peer.ok()) return nullptr;
-    e->client_port_ = *client;
-    e->peer_port_ = *peer;
-    if (!e->Launch(bin)) return nullptr;
-    return e;
+    // A port found free can be taken by another test's etcd before this one binds it: this one
+    // then exits at once (Launch sees it), and it is tried again on other ports.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      Result<int> client = net::FreeLoopbackPort(), peer = net::FreeLoopbackPort();
+      if (!client.ok() || !peer.ok()) return nullptr;
+      e->client_port_ = *client;
+      e->peer_port_ = *peer;
+      if (e->Launch(bin)) return e;
+      if (e->pid_ > 0) return nullptr;  // it runs but never answered
+      std::filesystem::remove_all(e->dir_ + "/data");
+    }
+    return nullptr;
   }
 
   ~TestEtcd() {
@@ -111,12 +117,24 @@ class TestEtcd {
       execv(argv[0], argv.data());
       _exit(127);
     }
+    // The answer counts only as this etcd's: while it runs, and once it has made its write-ahead
+    // log (etcd binds its ports before it makes its data folder), since another test's etcd on a
+    // port taken in between would answer too, and this one would have exited.
+    auto exited = [&] {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+      pid_ = -1;
+      return true;
+    };
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
     while (std::chrono::steady_clock::now() < deadline) {
+      if (exited()) return false;
       auto c = net::HttpClient::Connect("tcp:" + endpoint(), 1000);
-      if (c.ok()) {
+      if (c.ok() && std::filesystem::exists(dir_ + "/data/member/wal")) {
         auto r = (*c)->Request("GET", "/health");
-        if (r.ok() && r->status == 200 && r->body.find("true") != std::string::npos) return true;
+        if (r.ok() && r->status == 200 && r->body.find("true") != std::string::npos) {
+          return !exited();
+        }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
