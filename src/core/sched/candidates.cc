@@ -108,10 +108,10 @@ struct Cause {
 };
 
 // The first reason node n cannot take the job now.
-Cause NodeCause(const PassState& pass, const JobEntry& e, size_t slot, uint32_t i, Duration limit) {
+Cause NodeCause(const PassState& pass, const JobEntry& e, const JobShape& s, uint32_t i,
+                Duration limit) {
   const ClusterState& cs = pass.cs();
   const NodeInfo& n = cs.node(i);
-  const JobShape& s = cs.shape(e, slot);
   switch (n.state()) {
     case NodeState::kDown:
       return {CauseKind::kDown};
@@ -242,8 +242,9 @@ std::string ExplainNoFit(const PassState& pass, const JobEntry& e, size_t slot, 
   };
   std::vector<Tally> tallies;
   int total = 0;
+  const JobShape& shape = cs.shape(e, slot);
   auto tally = [&](uint32_t i) {
-    Cause c = NodeCause(pass, e, slot, i, limit);
+    Cause c = NodeCause(pass, e, shape, i, limit);
     ++total;
     for (Tally& t : tallies) {
       if (t.cause == c) {
