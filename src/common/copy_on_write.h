@@ -44,6 +44,14 @@ class CopyOnWrite {
   std::shared_ptr<T> p_;  // never null
 };
 
+// `value` shared with `last` when the two are equal, else a value of its own that becomes `last`:
+// for values made one after another that mostly repeat (the facts of a partition's jobs).
+template <typename T>
+CopyOnWrite<T> ShareWithLast(T value, CopyOnWrite<T>& last) {
+  if (*last != value) last = CopyOnWrite<T>(std::move(value));
+  return last;
+}
+
 }  // namespace berth
 
 #endif  // BERTH_COMMON_COPY_ON_WRITE_H_

@@ -12,6 +12,7 @@ namespace {
 struct Value {
   std::string name;
   std::vector<int> ids;
+  friend bool operator==(const Value&, const Value&) = default;
 };
 
 TEST(CopyOnWriteTest, CopiesShareOneValueUntilOneIsChanged) {
@@ -55,6 +56,23 @@ TEST(CopyOnWriteTest, ReadsAsAConstReferenceAndAssignsFromAValue) {
   const Value& v = a;
   EXPECT_EQ(v.name, "given");
   EXPECT_EQ((*a).ids, std::vector<int>{4});
+}
+
+TEST(CopyOnWriteTest, ValuesMadeInARowShareTheLastWhileEqual) {
+  CopyOnWrite<Value> last;
+  CopyOnWrite<Value> a = ShareWithLast(Value{"p1", {1}}, last);
+  CopyOnWrite<Value> b = ShareWithLast(Value{"p1", {1}}, last);
+  CopyOnWrite<Value> c = ShareWithLast(Value{"p2", {1}}, last);
+  CopyOnWrite<Value> d = ShareWithLast(Value{"p2", {1}}, last);
+  EXPECT_TRUE(a.SharesWith(b));
+  EXPECT_FALSE(b.SharesWith(c));
+  EXPECT_TRUE(c.SharesWith(d));
+  EXPECT_TRUE(d.SharesWith(last));
+  EXPECT_EQ(a->name, "p1");
+  EXPECT_EQ(d->name, "p2");
+  // An empty value equal to the default one stays the shared default.
+  CopyOnWrite<Value> fresh;
+  EXPECT_TRUE(ShareWithLast(Value{}, fresh).SharesWith(CopyOnWrite<Value>()));
 }
 
 // Readers of shared copies on other threads never see a holder's change (run under the

@@ -175,24 +175,20 @@ JobRecord Controller::Impl::BuildRecord(const core::Job& job, const JobRecord* p
 
 void Controller::Impl::RefreshRecord(const core::Job& job, JobRecord& r) const {
   r.job = job;
-  SlurmFacts facts = ComputeSlurmFacts(*cs, opt.config, job);
-  if (*last_facts != facts) last_facts = CopyOnWrite<SlurmFacts>(std::move(facts));
-  r.slurm = last_facts;
+  r.slurm = ShareWithLast(ComputeSlurmFacts(*cs, opt.config, job), last_facts);
   r.node_names.clear();
   for (const core::NodeAllocation& a : job.alloc.nodes) r.node_names.push_back(NodeName(a.node));
   if (job.state == core::JobState::kPending) {
     r.cancel_requested = false;
     // Queued again: a later end is its own, and so are its steps (the usage and the node's
-    // message stay until it runs again). Most refreshed records have none of these to drop.
-    const RunFacts& was = *r.run;
-    if (was.cancelled_by != -1 || was.preempt_end != kNoTime || !was.steps.empty() ||
-        was.steps_dropped != 0) {
-      RunFacts& run = r.run.Mut();
-      run.cancelled_by = -1;
-      run.preempt_end = kNoTime;
-      run.steps.clear();
-      run.steps_dropped = 0;
-    }
+    // message stay until it runs again). Most refreshed records have none of these to drop,
+    // and keep the value they share.
+    RunFacts queued = *r.run;
+    queued.cancelled_by = -1;
+    queued.preempt_end = kNoTime;
+    queued.steps.clear();
+    queued.steps_dropped = 0;
+    if (queued != *r.run) r.run = std::move(queued);
   } else {
     r.reason = core::PendingReason::kNone;
     r.reason_detail.clear();

@@ -367,7 +367,7 @@ Result<JobRecord> DecodeJobRecordTree(std::string_view text) {
       run.gpu_utilization = u.value("gpu_utilization", -1.0);
     }
     run.message = in.value("message", "");
-    if (!(run == RunFacts{})) r.run = std::move(run);  // else the shared empty one
+    if (run != RunFacts{}) r.run = std::move(run);  // else the shared empty one
     r.slurm = DecodeFacts(in);
     if (in.contains("k8s") && in.at("k8s").is_object()) {
       r.k8s = std::make_shared<const json>(in.at("k8s"));

@@ -730,12 +730,8 @@ std::optional<JobRecord> DecodeJobRecordText(std::string_view text, RequestMemo*
   j.exec = std::move(exec);
   if (memo_spec) memo->spec = j.spec;
   if (facts_read != SlurmFacts{}) {
-    if (facts_memo != nullptr && *facts_memo->facts == facts_read) {
-      r.slurm = facts_memo->facts;
-    } else {
-      r.slurm = CopyOnWrite<SlurmFacts>(std::move(facts_read));
-      if (facts_memo != nullptr) facts_memo->facts = r.slurm;
-    }
+    CopyOnWrite<SlurmFacts> no_memo;
+    r.slurm = ShareWithLast(std::move(facts_read), facts_memo ? facts_memo->facts : no_memo);
   }
   j.outcome.state = j.state;
   j.outcome.start_time = j.start_time;

@@ -435,7 +435,7 @@ class ClusterState {
   Status IdFree(JobId id) const;
   // Queues a prepared submission under `id` (free).
   JobId Insert(JobId id, JobEntry e, std::shared_ptr<const JobExecSpec> exec, Time now);
-  Status ValidateFeasible(const JobEntry& entry, const std::vector<JobShape>& shapes) const;
+  Status ValidateFeasible(const JobEntry& entry, const SmallVector<JobShape, 2>& shapes) const;
   // Whether some node (of any partition) has the features `c` asks for.
   bool AnyNodeMatches(const Constraint& c) const;
   // Could the job run in partition slot `slot` on the configured nodes (all of them having

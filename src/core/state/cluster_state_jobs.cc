@@ -96,7 +96,7 @@ bool ClusterState::AnyNodeMatches(const Constraint& c) const {
 }
 
 Status ClusterState::ValidateFeasible(const JobEntry& e,
-                                      const std::vector<JobShape>& shapes) const {
+                                      const SmallVector<JobShape, 2>& shapes) const {
   // The request must be satisfiable by the configured nodes of at least one of its partitions,
   // as Slurm checks at submission ("Requested node configuration is not available"). Nodes are
   // looked at one configuration class at a time, so this costs little on large clusters. A
@@ -121,7 +121,7 @@ Result<JobId> ClusterState::Submit(JobSpec spec, std::shared_ptr<const JobExecSp
 
 Result<JobEntry> ClusterState::PrepareEntry(JobSpec spec, bool validate) {
   JobEntry e;
-  std::vector<JobShape> shapes;  // parallel to e.partitions; kept by id at the end
+  SmallVector<JobShape, 2> shapes;  // parallel to e.partitions; kept by id at the end
   if (spec.user.empty()) spec.user = "nobody";
   BERTH_ASSIGN_OR_RETURN(e.assoc, ResolveAssoc(spec.user, spec.account));
   e.user = assocs_[e.assoc].user;
