@@ -152,6 +152,8 @@ void Agent::Impl::StopLaunchers() {
   }
   launch_cv.notify_all();
   for (std::thread& t : launchers) t.join();
+  launchers.clear();
+  spawner.reset();
 }
 
 void Agent::Impl::Launch(LaunchCommand cmd) {
@@ -162,7 +164,8 @@ void Agent::Impl::Launch(LaunchCommand cmd) {
   std::filesystem::remove_all(dir, ec);  // what an interrupted launch left
   AddControllerEnv(cmd.job_token, cmd.spec);
   AddGpuFacts(cmd.spec);
-  Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, cmd.spec);
+  Result<SupervisorHandle> h =
+      StartSupervisor(opt.berth_binary, jobs_dir, cmd.spec, "", spawner.get());
   if (!h.ok()) {
     Log("cannot start a supervisor: %s", h.status().message());
     return;
@@ -235,7 +238,8 @@ void Agent::Impl::LaunchStep(const StepDirKey& k, LaunchSpec spec) {
   std::vector<std::string> argv = {opt.berth_binary, "srun"};
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   spec.argv = std::move(argv);
-  Result<SupervisorHandle> h = StartSupervisor(opt.berth_binary, jobs_dir, spec, k.Name());
+  Result<SupervisorHandle> h =
+      StartSupervisor(opt.berth_binary, jobs_dir, spec, k.Name(), spawner.get());
   if (h.ok()) return;
   const Status failed = h.status();
   Log("cannot start a job step here: %s", failed.message());

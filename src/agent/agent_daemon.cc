@@ -494,6 +494,13 @@ Status Agent::Impl::Prepare() {
     }
   }
   RemoveUnstarted();
+  Result<std::unique_ptr<SupervisorSpawner>> forks =
+      SupervisorSpawner::Start(opt.berth_binary, jobs_dir);
+  if (forks.ok()) {
+    spawner = std::move(*forks);
+  } else {
+    Log("supervisors exec'd one by one: %s", forks.status().ToString());
+  }
   StartLaunchers(8);
   node = opt.node_name.empty() ? detected.hostname : opt.node_name;
   return Status::Ok();

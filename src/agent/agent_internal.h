@@ -98,6 +98,9 @@ struct Agent::Impl {
   std::map<StepDirKey, bool> step_launching GUARDED_BY(launch_mu);
   bool launch_stop GUARDED_BY(launch_mu) = false;
   std::vector<std::thread> launchers;  // Run's thread only
+  // Forks the supervisors (supervisor.h); null: each is exec'd. Made by Prepare, gone with the
+  // launchers.
+  std::unique_ptr<SupervisorSpawner> spawner;
   // Pod streams (kubectl exec), each on a thread of its own; stopped when Run returns.
   PodStreams streams;
 

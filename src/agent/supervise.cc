@@ -69,18 +69,22 @@ Status Supervisor::StartSignals() {
 }
 
 int Supervisor::Run() {
+  if (Status s = Begin(); !s.ok()) {
+    Log(dir_, s.ToString());
+    return 1;
+  }
+  return Finish();
+}
+
+Status Supervisor::Begin() {
   // Orphans of the job come back to the supervisor, so it can find, signal and reap them all.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   signal(SIGPIPE, SIG_IGN);
-  if (Status s = StartSignals(); !s.ok()) {
-    Log(dir_, s.ToString());
-    return 1;
-  }
-  if (Status s = WriteFileAtomic(dir_ + "/supervisor.pid", std::to_string(getpid()) + "\n");
-      !s.ok()) {
-    Log(dir_, s.ToString());
-    return 1;
-  }
+  BERTH_RETURN_IF_ERROR(StartSignals());
+  return WriteFileAtomic(dir_ + "/supervisor.pid", std::to_string(getpid()) + "\n");
+}
+
+int Supervisor::Finish() {
   if (geteuid() == 0) {
     // A node short of memory should kill job processes, not the one that reports on them.
     (void)WriteControlFile("/proc/self/oom_score_adj", "-1000");

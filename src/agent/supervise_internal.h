@@ -44,6 +44,9 @@ struct SuperviseOptions {
   bool cgroup_parent_at_root = false;
   int64_t default_pids_max = 4096;
   int64_t gpu_sample_seconds = 10;
+  // The cgroup layout, found once by `berth supervise-server` for every supervisor it forks;
+  // null: found by the supervisor (an exec'd one).
+  std::shared_ptr<const CgroupLayout> layout;
 
   static SuperviseOptions FromEnvironment();
 };
@@ -53,8 +56,15 @@ class Supervisor {
   Supervisor(std::string dir, SuperviseOptions options);
   ~Supervisor();
 
-  // Runs the attempt to its end; returns SuperviseMain's exit code.
+  // Runs the attempt to its end; returns SuperviseMain's exit code. The same as Begin() then,
+  // once it succeeded, Finish().
   int Run();
+  // The first part: the signals the supervisor handles blocked (so that none the agent sends
+  // once it sees the pid file is lost) and DIR/supervisor.pid written. A forked supervisor
+  // (supervise_server.cc) tells its server its pid between the two parts.
+  Status Begin();
+  // The rest: the attempt set up, run, and its result written; returns the exit code.
+  int Finish();
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -190,7 +190,8 @@ Status Supervisor::SetUpLimits() {
 }
 
 Status Supervisor::SetUpCgroups() {
-  Result<CgroupLayout> layout = DetectCgroupLayout();
+  Result<CgroupLayout> layout =
+      options_.layout != nullptr ? *options_.layout : DetectCgroupLayout();
   if (!layout.ok() || layout->mode == CgroupMode::kNone) {
     notes_.push_back("no cgroups on this node");
     SetUpRlimits();

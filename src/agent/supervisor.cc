@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -59,21 +61,36 @@ bool IsSupervisorOf(pid_t pid, const std::string& dir) {
   return ProbeSupervisor(pid, dir) == SupervisorProcess::kSupervisor;
 }
 
-// In the grandchild: becomes the supervisor, or reports errno on `report` and exits.
+// The fd a supervisor server has its socket on.
+constexpr int kServerFd = 3;
+
+// In the grandchild: execs `args`, or reports errno on `report` and exits. stdout and stderr
+// go to `log_path` (kept as they are without one); `keep` >= 0 is passed on as kServerFd.
 // Allocates nothing: the agent may have threads, and this runs between fork and exec.
-[[noreturn]] void ExecSupervisor(const char* const* args, const char* log_path, int report) {
-  int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+[[noreturn]] void ExecDetached(const char* const* args, const char* log_path, int keep,
+                               int report) {
+  // Out of the way of kServerFd first: either may be there, or the files opened below.
+  report = fcntl(report, F_DUPFD_CLOEXEC, kServerFd + 1);
+  if (keep >= 0) {
+    keep = fcntl(keep, F_DUPFD_CLOEXEC, kServerFd + 1);
+    if (keep < 0 || dup2(keep, kServerFd) < 0) _exit(127);  // dup2: not closed on exec
+  }
+  int log =
+      log_path != nullptr ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
   int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (log < 0 || null < 0) {
+  if ((log_path != nullptr && log < 0) || null < 0) {
     int err = errno;
     (void)!write(report, &err, sizeof(err));
     _exit(127);
   }
   dup2(null, 0);
-  dup2(log, 1);
-  dup2(log, 2);
+  if (log >= 0) {
+    dup2(log, 1);
+    dup2(log, 2);
+  }
+  for (int fd = 0; fd < 3; ++fd) fcntl(fd, F_SETFD, 0);  // were they opened there
   // Nothing of the agent (sockets, files) may leak into the supervisor and its jobs.
-  close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  close_range(keep >= 0 ? kServerFd + 1 : 3, ~0U, CLOSE_RANGE_CLOEXEC);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -84,11 +101,10 @@ bool IsSupervisorOf(pid_t pid, const std::string& dir) {
   _exit(127);
 }
 
-// Forks twice: the supervisor is then no child of the agent (no zombie to reap, and an agent
-// restart does not touch it), and runs in a session of its own. Returns its pid.
-Result<pid_t> SpawnSupervisor(const std::string& binary, const std::string& dir) {
-  std::string log_path = dir + "/supervisor.log";
-  const char* args[] = {binary.c_str(), "supervise", dir.c_str(), nullptr};
+// Forks twice and execs `args` (ExecDetached): the process is then no child of the agent (no zombie
+// to reap, and an agent restart does not touch it), and runs in a session of its own. Returns its
+// pid.
+Result<pid_t> SpawnDetached(const char* const* args, const char* log_path, int keep) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2", errno);
   pid_t middle = fork();
@@ -102,8 +118,8 @@ Result<pid_t> SpawnSupervisor(const std::string& binary, const std::string& dir)
     close(fds[0]);
     setsid();
     pid_t pid = fork();
-    if (pid == 0) ExecSupervisor(args, log_path.c_str(), fds[1]);
-    int32_t sent = pid;  // the supervisor's pid, or -1
+    if (pid == 0) ExecDetached(args, log_path, keep, fds[1]);
+    int32_t sent = pid;  // the process's pid, or -1
     (void)!write(fds[1], &sent, sizeof(sent));
     _exit(pid < 0 ? 1 : 0);
   }
@@ -114,11 +130,12 @@ Result<pid_t> SpawnSupervisor(const std::string& binary, const std::string& dir)
   int32_t pid = -1;
   int exec_err = 0;
   ssize_t n = read(fds[0], &pid, sizeof(pid));
-  // The supervisor's exec closes the pipe; a failed exec writes its errno first.
+  // The exec closes the pipe; a failed exec writes its errno first.
   ssize_t m = n == sizeof(pid) ? read(fds[0], &exec_err, sizeof(exec_err)) : 0;
   close(fds[0]);
-  if (n != sizeof(pid) || pid <= 0) return Status::Internal("could not fork the supervisor");
-  if (m == sizeof(exec_err)) return ErrnoStatus("exec " + binary, exec_err);
+  if (n != sizeof(pid) || pid <= 0)
+    return Status::Internal("could not fork " + std::string(args[0]));
+  if (m == sizeof(exec_err)) return ErrnoStatus("exec " + std::string(args[0]), exec_err);
   return static_cast<pid_t>(pid);
 }
 
@@ -131,6 +148,10 @@ SupervisorProcess ClassifySupervisorProcess(std::string_view stat, std::string_v
     return SupervisorProcess::kOther;
   }
   if (cmdline.empty()) return SupervisorProcess::kExecuting;
+  // A forked supervisor's arguments are followed by the rest of its server's room, zeroed.
+  while (cmdline.size() > 1 && cmdline.back() == '\0' && cmdline[cmdline.size() - 2] == '\0') {
+    cmdline.remove_suffix(1);
+  }
   std::vector<std::string_view> args;
   size_t start = 0;
   while (start < cmdline.size()) {
@@ -144,9 +165,95 @@ SupervisorProcess ClassifySupervisorProcess(std::string_view stat, std::string_v
              : SupervisorProcess::kOther;
 }
 
+SupervisorSpawner::SupervisorSpawner(std::string binary, std::string jobs_dir)
+    : binary_(std::move(binary)), jobs_dir_(AbsoluteDir(jobs_dir)) {}
+
+Result<std::unique_ptr<SupervisorSpawner>> SupervisorSpawner::Start(const std::string& berth_binary,
+                                                                    const std::string& jobs_dir) {
+  std::unique_ptr<SupervisorSpawner> s(new SupervisorSpawner(berth_binary, jobs_dir));
+  MutexLock<Mutex> l(s->mu_);
+  BERTH_RETURN_IF_ERROR(s->Connect());
+  return s;
+}
+
+SupervisorSpawner::~SupervisorSpawner() {
+  MutexLock<Mutex> l(mu_);
+  Disconnect();
+}
+
+int64_t SupervisorSpawner::server_pid() const {
+  MutexLock<Mutex> l(mu_);
+  return pid_;
+}
+
+void SupervisorSpawner::Disconnect() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  pid_ = -1;
+}
+
+Status SupervisorSpawner::Connect() {
+  Disconnect();
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+    return ErrnoStatus("socketpair", errno);
+  }
+  // Room for the folder names the agent makes ("<job>.<attempt>.<step>", at most 32 bytes) with
+  // some to spare; blanks, so that `ps` shows nothing of it.
+  const std::string room(jobs_dir_.size() + 64, ' ');
+  const std::string fd_arg = std::to_string(kServerFd);
+  const char* args[] = {binary_.c_str(), "supervise-server", fd_arg.c_str(), room.c_str(), nullptr};
+  // Its own messages go where the agent's go.
+  Result<pid_t> pid = SpawnDetached(args, nullptr, fds[1]);
+  close(fds[1]);
+  if (!pid.ok()) {
+    close(fds[0]);
+    return pid.status();
+  }
+  fd_ = fds[0];
+  pid_ = *pid;
+  room_ = 0;
+  for (const char* const* a = args; *a != nullptr; ++a) room_ += std::strlen(*a) + 1;
+  return Status::Ok();
+}
+
+Result<int64_t> SupervisorSpawner::Spawn(const std::string& dir) {
+  MutexLock<Mutex> l(mu_);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (fd_ < 0) {
+      if (Status st = Connect(); !st.ok()) {
+        return Status::Unavailable("no supervisor server: " + st.message());
+      }
+    }
+    if (binary_.size() + dir.size() + sizeof("supervise") + 2 > room_) {
+      return Status::ResourceExhausted(dir + ": too long for the supervisor server's command line");
+    }
+    if (send(fd_, dir.data(), dir.size(), MSG_NOSIGNAL) < 0) {
+      // Nothing reached the server (gone since the last spawn): no supervisor was started.
+      Disconnect();
+      continue;
+    }
+    int32_t answer = 0;
+    ssize_t n;
+    while ((n = recv(fd_, &answer, sizeof(answer), 0)) < 0 && errno == EINTR) {
+    }
+    if (n == sizeof(answer) && answer > 0) return int64_t{answer};
+    if (n == sizeof(answer)) {
+      return answer == -ERANGE ? Status::ResourceExhausted(
+                                     dir + ": too long for the supervisor server's command line")
+                               : ErrnoStatus("starting the supervisor", -answer);
+    }
+    // The server went while it had the folder: a supervisor may have started.
+    Disconnect();
+    if (Result<pid_t> pid = ReadPid(dir + "/supervisor.pid"); pid.ok()) return int64_t{*pid};
+    return Status::Internal("the supervisor server ended while starting " + dir);
+  }
+  return Status::Unavailable("the supervisor server is gone");
+}
+
 Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
                                          const std::string& jobs_dir, const LaunchSpec& spec,
-                                         const std::string& folder) {
+                                         const std::string& folder, SupervisorSpawner* spawner) {
   std::string dir =
       AbsoluteDir(jobs_dir) + "/" +
       (folder.empty() ? std::to_string(spec.job_id) + "." + std::to_string(spec.attempt) : folder);
@@ -158,7 +265,16 @@ Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
   if (chmod(dir.c_str(), 0711) != 0) return ErrnoStatus("chmod " + dir, errno);
   // The spec may hold secrets in the job's environment.
   BERTH_RETURN_IF_ERROR(WriteFileAtomic(dir + "/spec.json", EncodeLaunchSpec(spec) + "\n", 0600));
-  BERTH_ASSIGN_OR_RETURN(pid_t pid, SpawnSupervisor(berth_binary, dir));
+  if (spawner != nullptr) {
+    Result<int64_t> forked = spawner->Spawn(dir);
+    if (forked.ok()) return SupervisorHandle{dir, *forked};
+    const StatusCode code = forked.status().code();
+    if (code != StatusCode::kResourceExhausted && code != StatusCode::kUnavailable) {
+      return forked.status();
+    }
+  }
+  const char* args[] = {berth_binary.c_str(), "supervise", dir.c_str(), nullptr};
+  BERTH_ASSIGN_OR_RETURN(pid_t pid, SpawnDetached(args, (dir + "/supervisor.log").c_str(), -1));
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (access((dir + "/supervisor.pid").c_str(), F_OK) == 0) return SupervisorHandle{dir, pid};

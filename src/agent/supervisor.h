@@ -12,11 +12,19 @@
 // The job's folder DIR holds: spec.json (the LaunchSpec, written by the agent), supervisor.pid,
 // job.pid, control (requests from the agent), result.json (written last, atomically), and the
 // script. Everything the agent needs after a restart is there.
+//
+// The agent does not exec the binary for each attempt: it starts `berth supervise-server` once
+// (SupervisorSpawner), which has the loader's work, the NSS modules and the cgroup layout done
+// once, and forks a supervisor for each attempt. A forked supervisor is the same process as an
+// exec'd one would be (a session of its own, no parent but init, nothing of the agent's open, the
+// agent's environment) and shows the same command line, `berth supervise DIR`, written over the
+// server's arguments, so that the agent recognises it after a restart in the same way.
 #ifndef BERTH_AGENT_SUPERVISOR_H_
 #define BERTH_AGENT_SUPERVISOR_H_
 
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +33,7 @@
 #include "agent/control.h"
 #include "agent/launch.h"
 #include "common/status.h"
+#include "common/thread_annotations.h"
 
 namespace berth::agent {
 
@@ -32,18 +41,61 @@ namespace berth::agent {
 // once the result is written (whatever the job's own exit), 1 if it could not be.
 int SuperviseMain(int argc, char** argv);
 
+// `berth supervise-server FD ROOM`: the agent's supervisor server. Reads a job folder per packet
+// on the SOCK_SEQPACKET socket FD and answers each with the pid of the supervisor it forked for
+// it (once that has written its pid file), or a negative errno; ROOM is blank room in its
+// command line for a supervisor's `berth supervise DIR`. Exits when the agent closes the socket.
+int SuperviseServerMain(int argc, char** argv);
+
 // The agent's side.
 struct SupervisorHandle {
   std::string dir;   // the job attempt's folder
   int64_t pid = -1;  // the supervisor process
 };
 
+// The agent's link to its `berth supervise-server`. Spawn() may be called from any thread (one
+// spawn at a time goes to the server); the server is started again when it has gone.
+class SupervisorSpawner {
+ public:
+  // Starts the server (exec'd from `berth_binary`) with room for the folders under jobs_dir.
+  static Result<std::unique_ptr<SupervisorSpawner>> Start(const std::string& berth_binary,
+                                                          const std::string& jobs_dir);
+  // Closes the link: the server exits; the supervisors it forked run on.
+  ~SupervisorSpawner();
+  SupervisorSpawner(const SupervisorSpawner&) = delete;
+  SupervisorSpawner& operator=(const SupervisorSpawner&) = delete;
+
+  // Forks the supervisor of the prepared folder `dir` (absolute); returns its pid once it has
+  // written dir/supervisor.pid. kResourceExhausted: `dir` does not fit in the server's command
+  // line (exec one instead); kUnavailable: no server (exec one instead); other errors: the
+  // supervisor did not start.
+  Result<int64_t> Spawn(const std::string& dir) EXCLUDES(mu_);
+
+  // The server's pid (for tests).
+  int64_t server_pid() const EXCLUDES(mu_);
+
+ private:
+  SupervisorSpawner(std::string binary, std::string jobs_dir);
+  Status Connect() REQUIRES(mu_);
+  void Disconnect() REQUIRES(mu_);
+
+  const std::string binary_;
+  const std::string jobs_dir_;
+  mutable Mutex mu_;
+  int fd_ GUARDED_BY(mu_) = -1;
+  int64_t pid_ GUARDED_BY(mu_) = -1;
+  size_t room_ GUARDED_BY(mu_) = 0;  // the longest `binary\0supervise\0DIR\0` it can show
+};
+
 // Writes DIR = jobs_dir/<job_id>.<attempt>/spec.json (or jobs_dir/<folder> when `folder` is
-// given: a job step's part on another node), starts `berth_binary supervise DIR` in a new
-// session, and returns once the supervisor has written its pid file (or has failed).
+// given: a job step's part on another node), starts the supervisor of DIR in a new session
+// (forked by `spawner`'s server, or `berth_binary supervise DIR` exec'd without one or when the
+// server cannot take it), and returns once the supervisor has written its pid file (or has
+// failed).
 Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
                                          const std::string& jobs_dir, const LaunchSpec& spec,
-                                         const std::string& folder = "");
+                                         const std::string& folder = "",
+                                         SupervisorSpawner* spawner = nullptr);
 
 // Job folders under jobs_dir (for adopting jobs after an agent restart).
 std::vector<std::string> ListJobDirs(const std::string& jobs_dir);
@@ -58,8 +110,9 @@ std::optional<JobResult> ReadResult(const std::string& dir);
 Result<LaunchSpec> ReadSpec(const std::string& dir);
 
 // What a process is to a job folder, from its /proc/PID/stat and /proc/PID/cmdline texts:
-// `berth supervise DIR` alive (kSupervisor); an exec under way, whose arguments the kernel has
-// not set up yet (an empty command line: kExecuting); anything else, a zombie included (kOther).
+// `berth supervise DIR` alive (kSupervisor; a forked one's command line has the rest of the
+// server's room after it, as NUL bytes); an exec under way, whose arguments the kernel has not
+// set up yet (an empty command line: kExecuting); anything else, a zombie included (kOther).
 enum class SupervisorProcess { kSupervisor, kExecuting, kOther };
 SupervisorProcess ClassifySupervisorProcess(std::string_view stat, std::string_view cmdline,
                                             const std::string& dir);

@@ -48,6 +48,8 @@ const std::vector<Command>& Commands() {
        &ImagesMain},
       {"sim", "replay a workload trace through the scheduler in virtual time", &SimMain},
       {"supervise", "(internal) run one job attempt on this node", &SuperviseMain},
+      {"supervise-server", "(internal) fork the supervisors of this node's agent",
+       &SuperviseServerMain},
   };
   return kCommands;
 }

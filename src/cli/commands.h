@@ -35,6 +35,7 @@ int UpMain(int argc, char** argv);
 int ControllerMain(int argc, char** argv);
 int AgentMain(int argc, char** argv);
 int SuperviseMain(int argc, char** argv);
+int SuperviseServerMain(int argc, char** argv);
 int SubmitMain(int argc, char** argv);
 int JobsMain(int argc, char** argv);
 int JobMain(int argc, char** argv);

@@ -770,4 +770,8 @@ int SuperviseMain(int argc, char** argv) {
   return agent::SuperviseMain(argc, argv);
 }
 
+int SuperviseServerMain(int argc, char** argv) {
+  return agent::SuperviseServerMain(argc, argv);
+}
+
 }  // namespace berth::cli

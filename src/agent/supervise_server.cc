@@ -1,0 +1,206 @@
+// `berth supervise-server`: forks a supervisor for each job folder the agent sends (see
+// supervisor.h). It is exec'd once, so what every exec'd supervisor paid for again (the loader,
+// the NSS modules for the job's user and groups, finding the cgroup layout) is paid once here.
+//
+// Thread safety: one thread; it forks, so it starts none.
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "agent/cgroup_layout.h"
+#include "agent/file_util.h"
+#include "agent/supervise_internal.h"
+#include "agent/supervisor.h"
+
+namespace berth::agent {
+
+namespace {
+
+// The process's argument strings in memory, [arg_start, arg_end) of /proc/self/stat (its 48th
+// and 49th fields): what /proc/PID/cmdline reads.
+struct ArgArea {
+  char* start = nullptr;
+  size_t size = 0;
+};
+
+Result<ArgArea> OwnArgArea() {
+  BERTH_ASSIGN_OR_RETURN(std::string stat, ReadFile("/proc/self/stat"));
+  // The fields after the command's name, "(...)", which may hold blanks, start with the third.
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return Status::Internal("/proc/self/stat: no command name");
+  std::string_view rest = std::string_view(stat).substr(close + 1);
+  uint64_t field[2] = {0, 0};
+  int number = 2;
+  while (!rest.empty() && number < 49) {
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    const size_t end = std::min(rest.find(' '), rest.size());
+    ++number;
+    if (number >= 48) std::from_chars(rest.data(), rest.data() + end, field[number - 48]);
+    rest.remove_prefix(end);
+  }
+  if (number < 49 || field[0] == 0 || field[1] <= field[0]) {
+    return Status::Internal("/proc/self/stat: no argument area");
+  }
+  return ArgArea{reinterpret_cast<char*>(field[0]), static_cast<size_t>(field[1] - field[0])};
+}
+
+size_t NeededRoom(std::initializer_list<std::string_view> args) {
+  size_t n = 0;
+  for (std::string_view a : args) n += a.size() + 1;
+  return n;
+}
+
+// Shows `args` as this process's command line: written over the argument area, the rest of it
+// zeroed (the kernel then shows the whole area, the trailing NUL bytes included).
+void ShowCommandLine(const ArgArea& area, std::initializer_list<std::string_view> args) {
+  std::memset(area.start, 0, area.size);
+  char* at = area.start;
+  for (std::string_view a : args) {
+    std::memcpy(at, a.data(), a.size());
+    at += a.size() + 1;
+  }
+}
+
+// Has what every supervisor looks up loaded here once: the NSS modules for users and groups.
+void LoadUserLookups() {
+  passwd pw{};
+  passwd* found = nullptr;
+  char buf[4096];
+  (void)getpwuid_r(0, &pw, buf, sizeof(buf), &found);
+  gid_t groups[16];
+  int n = 16;
+  (void)getgrouplist(found != nullptr ? pw.pw_name : "root", 0, groups, &n);
+}
+
+void Report(int fd, int32_t value) {
+  (void)!write(fd, &value, sizeof(value));
+}
+
+// In the forked supervisor: as `berth supervise DIR` exec'd by the agent would start (nothing
+// open but stdin from /dev/null and stdout and stderr to DIR/supervisor.log, default signals,
+// that command line), then its pid (or a negative errno) on `report` once its pid file is
+// written, then the attempt.
+[[noreturn]] void BecomeSupervisor(const std::string& dir, const std::string& binary,
+                                   const ArgArea& area, SuperviseOptions options, int report) {
+  if (report > 3) close_range(3, static_cast<unsigned>(report) - 1, 0);
+  close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
+  const std::string log_path = dir + "/supervisor.log";
+  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (null < 0 || log < 0) {
+    Report(report, -errno);
+    _exit(127);
+  }
+  dup2(null, 0);
+  dup2(log, 1);
+  dup2(log, 2);
+  for (int fd : {null, log}) {
+    if (fd > 2) close(fd);
+  }
+  for (int fd = 0; fd < 3; ++fd) fcntl(fd, F_SETFD, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  ShowCommandLine(area, {binary, "supervise", dir});
+  Supervisor supervisor(dir, std::move(options));
+  if (Status s = supervisor.Begin(); !s.ok()) {
+    Log(dir, s.ToString());
+    Report(report, -EIO);
+    _exit(1);
+  }
+  Report(report, static_cast<int32_t>(getpid()));
+  close(report);
+  const int rc = supervisor.Finish();
+  std::fflush(nullptr);
+  _exit(rc);
+}
+
+// A supervisor for `dir`, forked twice as the agent's own would be (a session of its own, and
+// no child of this server: reparented once the middle process exits): its pid once ready, or a
+// negative errno.
+int32_t ForkSupervisor(const std::string& dir, const std::string& binary, const ArgArea& area,
+                       const SuperviseOptions& options) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -errno;
+  const pid_t middle = fork();
+  if (middle < 0) {
+    const int err = errno;
+    close(fds[0]);
+    close(fds[1]);
+    return -err;
+  }
+  if (middle == 0) {
+    close(fds[0]);
+    setsid();
+    const pid_t pid = fork();
+    if (pid == 0) BecomeSupervisor(dir, binary, area, options, fds[1]);
+    if (pid < 0) Report(fds[1], -errno);
+    _exit(0);
+  }
+  close(fds[1]);
+  int status = 0;
+  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
+  }
+  int32_t answer = 0;
+  ssize_t n;
+  while ((n = read(fds[0], &answer, sizeof(answer))) < 0 && errno == EINTR) {
+  }
+  close(fds[0]);
+  // No answer: it ended before it was ready (its log says why).
+  return n == sizeof(answer) ? answer : -EIO;
+}
+
+}  // namespace
+
+int SuperviseServerMain(int argc, char** argv) {
+  int fd = -1;
+  if (argc == 3) std::from_chars(argv[1], argv[1] + std::strlen(argv[1]), fd);
+  if (fd < 0) {
+    std::fprintf(stderr, "usage: berth supervise-server FD ROOM  (started by the agent)\n");
+    return 1;
+  }
+  Result<ArgArea> area = OwnArgArea();
+  if (!area.ok()) {
+    std::fprintf(stderr, "berth supervise-server: %s\n", area.status().ToString().c_str());
+    return 1;
+  }
+  const std::string binary = area->start;  // the first argument, as the agent gave it
+  if (chdir("/") != 0) return 1;
+  signal(SIGPIPE, SIG_IGN);
+  SuperviseOptions options = SuperviseOptions::FromEnvironment();
+  if (options.use_cgroups && geteuid() == 0) {
+    if (Result<CgroupLayout> layout = DetectCgroupLayout(); layout.ok()) {
+      options.layout = std::make_shared<const CgroupLayout>(std::move(*layout));
+    }
+  }
+  LoadUserLookups();
+  char buf[PATH_MAX + 1];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0;  // the agent has gone
+    const std::string dir(buf, static_cast<size_t>(n));
+    const bool fits = static_cast<size_t>(n) < sizeof(buf) &&
+                      NeededRoom({binary, "supervise", dir}) <= area->size;
+    const int32_t answer = fits ? ForkSupervisor(dir, binary, *area, options) : -ERANGE;
+    if (send(fd, &answer, sizeof(answer), MSG_NOSIGNAL) < 0) return 0;
+  }
+}
+
+}  // namespace berth::agent
