@@ -5,8 +5,10 @@
 // Thread safety: one thread; it forks, so it starts none.
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -131,32 +133,26 @@ void Report(int fd, int32_t value) {
   _exit(rc);
 }
 
-// A supervisor for `dir`, forked twice as the agent's own would be (a session of its own, and
-// no child of this server: reparented once the middle process exits): its pid once ready, or a
-// negative errno.
+// A supervisor for `dir`, forked into a session of its own: its pid once ready, or a negative
+// errno. It is this server's child (reaped by ReapSupervisors) until the server exits, and then
+// init's, as an exec'd supervisor is from the start.
 int32_t ForkSupervisor(const std::string& dir, const std::string& binary, const ArgArea& area,
                        const SuperviseOptions& options) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return -errno;
-  const pid_t middle = fork();
-  if (middle < 0) {
+  const pid_t pid = fork();
+  if (pid < 0) {
     const int err = errno;
     close(fds[0]);
     close(fds[1]);
     return -err;
   }
-  if (middle == 0) {
+  if (pid == 0) {
     close(fds[0]);
     setsid();
-    const pid_t pid = fork();
-    if (pid == 0) BecomeSupervisor(dir, binary, area, options, fds[1]);
-    if (pid < 0) Report(fds[1], -errno);
-    _exit(0);
+    BecomeSupervisor(dir, binary, area, options, fds[1]);
   }
   close(fds[1]);
-  int status = 0;
-  while (waitpid(middle, &status, 0) < 0 && errno == EINTR) {
-  }
   int32_t answer = 0;
   ssize_t n;
   while ((n = read(fds[0], &answer, sizeof(answer))) < 0 && errno == EINTR) {
@@ -164,6 +160,16 @@ int32_t ForkSupervisor(const std::string& dir, const std::string& binary, const 
   close(fds[0]);
   // No answer: it ended before it was ready (its log says why).
   return n == sizeof(answer) ? answer : -EIO;
+}
+
+// Reaps the supervisors that have ended.
+void ReapSupervisors(int signal_fd) {
+  signalfd_siginfo info;
+  while (read(signal_fd, &info, sizeof(info)) == static_cast<ssize_t>(sizeof(info))) {
+  }
+  int status = 0;
+  while (waitpid(-1, &status, WNOHANG) > 0) {
+  }
 }
 
 }  // namespace
@@ -181,6 +187,7 @@ int SuperviseServerMain(int argc, char** argv) {
     return 1;
   }
   const std::string binary = area->start;  // the first argument, as the agent gave it
+  unsetenv("LD_BIND_NOW");                 // for the loader of this process only
   if (chdir("/") != 0) return 1;
   signal(SIGPIPE, SIG_IGN);
   SuperviseOptions options = SuperviseOptions::FromEnvironment();
@@ -190,10 +197,24 @@ int SuperviseServerMain(int argc, char** argv) {
     }
   }
   LoadUserLookups();
+  // The supervisors are this server's children: their ends come on a signalfd.
+  sigset_t child;
+  sigemptyset(&child);
+  sigaddset(&child, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &child, nullptr);
+  const int signal_fd = signalfd(-1, &child, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    std::fprintf(stderr, "berth supervise-server: signalfd: %s\n", ErrnoText(errno).c_str());
+    return 1;
+  }
   char buf[PATH_MAX + 1];
   for (;;) {
-    const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && errno == EINTR) continue;
+    pollfd polled[2] = {{fd, POLLIN, 0}, {signal_fd, POLLIN, 0}};
+    if (poll(polled, 2, -1) < 0 && errno != EINTR) return 1;
+    if (polled[1].revents != 0) ReapSupervisors(signal_fd);
+    if (polled[0].revents == 0) continue;
+    const ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return 0;  // the agent has gone
     const std::string dir(buf, static_cast<size_t>(n));
     const bool fits = static_cast<size_t>(n) < sizeof(buf) &&

@@ -52,6 +52,16 @@ bool WaitGone(int64_t pid) {
   return false;
 }
 
+// Reaped, not only ended: no /proc entry (a zombie still has one).
+bool WaitReaped(int64_t pid) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  for (int i = 0; i < 500; ++i) {
+    if (access(proc.c_str(), F_OK) != 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 std::string CommandLineOf(int64_t pid) {
   return Slurp("/proc/" + std::to_string(pid) + "/cmdline");
 }
@@ -99,6 +109,10 @@ TEST(SuperviseServerTest, AForkedSupervisorIsToItsJobAndTheAgentWhatAnExecdOneIs
     EXPECT_NE(seen[forked].find("OWN_SESSION"), std::string::npos) << seen[forked];
     EXPECT_NE(seen[forked].find(work.path()), std::string::npos) << seen[forked];
     EXPECT_EQ(RemoveJobDir(h->dir).code(), StatusCode::kOk);
+    // The server reaps what it forked (an exec'd supervisor is init's to reap).
+    if (forked == 1) {
+      EXPECT_TRUE(WaitReaped(h->pid));
+    }
   }
   EXPECT_EQ(seen[1], seen[0]);
 }

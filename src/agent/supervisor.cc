@@ -67,8 +67,8 @@ constexpr int kServerFd = 3;
 // In the grandchild: execs `args`, or reports errno on `report` and exits. stdout and stderr
 // go to `log_path` (kept as they are without one); `keep` >= 0 is passed on as kServerFd.
 // Allocates nothing: the agent may have threads, and this runs between fork and exec.
-[[noreturn]] void ExecDetached(const char* const* args, const char* log_path, int keep,
-                               int report) {
+[[noreturn]] void ExecDetached(const char* const* args, const char* const* env,
+                               const char* log_path, int keep, int report) {
   // Out of the way of kServerFd first: either may be there, or the files opened below.
   report = fcntl(report, F_DUPFD_CLOEXEC, kServerFd + 1);
   if (keep >= 0) {
@@ -95,7 +95,7 @@ constexpr int kServerFd = 3;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
-  execv(args[0], const_cast<char* const*>(args));
+  execve(args[0], const_cast<char* const*>(args), const_cast<char* const*>(env));
   int err = errno;
   (void)!write(report, &err, sizeof(err));
   _exit(127);
@@ -104,7 +104,8 @@ constexpr int kServerFd = 3;
 // Forks twice and execs `args` (ExecDetached): the process is then no child of the agent (no zombie
 // to reap, and an agent restart does not touch it), and runs in a session of its own. Returns its
 // pid.
-Result<pid_t> SpawnDetached(const char* const* args, const char* log_path, int keep) {
+Result<pid_t> SpawnDetached(const char* const* args, const char* const* env, const char* log_path,
+                            int keep) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus("pipe2", errno);
   pid_t middle = fork();
@@ -118,7 +119,7 @@ Result<pid_t> SpawnDetached(const char* const* args, const char* log_path, int k
     close(fds[0]);
     setsid();
     pid_t pid = fork();
-    if (pid == 0) ExecDetached(args, log_path, keep, fds[1]);
+    if (pid == 0) ExecDetached(args, env, log_path, keep, fds[1]);
     int32_t sent = pid;  // the process's pid, or -1
     (void)!write(fds[1], &sent, sizeof(sent));
     _exit(pid < 0 ? 1 : 0);
@@ -203,8 +204,17 @@ Status SupervisorSpawner::Connect() {
   const std::string room(jobs_dir_.size() + 64, ' ');
   const std::string fd_arg = std::to_string(kServerFd);
   const char* args[] = {binary_.c_str(), "supervise-server", fd_arg.c_str(), room.c_str(), nullptr};
+  // The agent's environment, and the loader told to bind every symbol at the start, so that
+  // the supervisors it forks share the bound table instead of each binding (and copying) it
+  // again; the server takes LD_BIND_NOW out of its environment once started.
+  std::vector<const char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!std::string_view(*e).starts_with("LD_BIND_NOW=")) env.push_back(*e);
+  }
+  env.push_back("LD_BIND_NOW=1");
+  env.push_back(nullptr);
   // Its own messages go where the agent's go.
-  Result<pid_t> pid = SpawnDetached(args, nullptr, fds[1]);
+  Result<pid_t> pid = SpawnDetached(args, env.data(), nullptr, fds[1]);
   close(fds[1]);
   if (!pid.ok()) {
     close(fds[0]);
@@ -274,7 +284,8 @@ Result<SupervisorHandle> StartSupervisor(const std::string& berth_binary,
     }
   }
   const char* args[] = {berth_binary.c_str(), "supervise", dir.c_str(), nullptr};
-  BERTH_ASSIGN_OR_RETURN(pid_t pid, SpawnDetached(args, (dir + "/supervisor.log").c_str(), -1));
+  BERTH_ASSIGN_OR_RETURN(pid_t pid,
+                         SpawnDetached(args, environ, (dir + "/supervisor.log").c_str(), -1));
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (access((dir + "/supervisor.pid").c_str(), F_OK) == 0) return SupervisorHandle{dir, pid};

@@ -16,9 +16,10 @@
 // The agent does not exec the binary for each attempt: it starts `berth supervise-server` once
 // (SupervisorSpawner), which has the loader's work, the NSS modules and the cgroup layout done
 // once, and forks a supervisor for each attempt. A forked supervisor is the same process as an
-// exec'd one would be (a session of its own, no parent but init, nothing of the agent's open, the
-// agent's environment) and shows the same command line, `berth supervise DIR`, written over the
-// server's arguments, so that the agent recognises it after a restart in the same way.
+// exec'd one would be (a session of its own, no child of the agent, nothing of the agent's open,
+// the agent's environment) and shows the same command line, `berth supervise DIR`, written over
+// the server's arguments, so that the agent recognises it after a restart in the same way. It is
+// the server's child (reaped by it) until the server exits, and then init's.
 #ifndef BERTH_AGENT_SUPERVISOR_H_
 #define BERTH_AGENT_SUPERVISOR_H_
 
