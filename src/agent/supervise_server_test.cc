@@ -140,6 +140,33 @@ TEST(SuperviseServerTest, AServerThatWentIsStartedAgainAndEndsWithItsLink) {
   EXPECT_TRUE(WaitGone(second));
 }
 
+TEST(SuperviseServerTest, AServerThatDoesNotAnswerIsKilledAndNoSupervisorIsExecdInstead) {
+  ScratchDir jobs;
+  Result<std::unique_ptr<SupervisorSpawner>> spawner =
+      SupervisorSpawner::Start(BERTH_BINARY, jobs.path(), std::chrono::milliseconds(300));
+  ASSERT_TRUE(spawner.ok()) << spawner.status().ToString();
+  const int64_t stuck = (*spawner)->server_pid();
+  ASSERT_EQ(kill(static_cast<pid_t>(stuck), SIGSTOP), 0);
+  LaunchSpec spec = ProbeSpec(jobs.path(), "/dev/null");
+  spec.script = "#!/bin/sh\ntrue\n";
+  Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner->get());
+  // Not exec'd in its place: the stuck server might still have started one.
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.status().code(), StatusCode::kInternal) << h.status().ToString();
+  const std::string dir = jobs.path() + "/" + std::to_string(spec.job_id) + ".0";
+  EXPECT_NE(access((dir + "/spec.json").c_str(), F_OK), -1);
+  EXPECT_EQ(access((dir + "/supervisor.pid").c_str(), F_OK), -1);
+  EXPECT_TRUE(WaitGone(stuck));  // killed, stopped as it was
+  // The next launch gets a new server.
+  spec.job_id = testing::NextJobId();
+  h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner->get());
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_NE((*spawner)->server_pid(), stuck);
+  std::optional<JobResult> r = WaitResult(h->dir);
+  ASSERT_TRUE(r.has_value()) << Slurp(h->dir + "/supervisor.log");
+  EXPECT_EQ(r->state, "COMPLETED") << r->message;
+}
+
 TEST(SuperviseServerTest, AFolderTooLongForTheServerGetsAnExecdSupervisor) {
   ScratchDir jobs;
   Result<std::unique_ptr<SupervisorSpawner>> spawner =

@@ -6,6 +6,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,12 +167,17 @@ SupervisorProcess ClassifySupervisorProcess(std::string_view stat, std::string_v
              : SupervisorProcess::kOther;
 }
 
-SupervisorSpawner::SupervisorSpawner(std::string binary, std::string jobs_dir)
-    : binary_(std::move(binary)), jobs_dir_(AbsoluteDir(jobs_dir)) {}
+SupervisorSpawner::SupervisorSpawner(std::string binary, std::string jobs_dir,
+                                     std::chrono::milliseconds answer_timeout)
+    : binary_(std::move(binary)),
+      jobs_dir_(AbsoluteDir(jobs_dir)),
+      answer_timeout_(answer_timeout) {}
 
-Result<std::unique_ptr<SupervisorSpawner>> SupervisorSpawner::Start(const std::string& berth_binary,
-                                                                    const std::string& jobs_dir) {
-  std::unique_ptr<SupervisorSpawner> s(new SupervisorSpawner(berth_binary, jobs_dir));
+Result<std::unique_ptr<SupervisorSpawner>> SupervisorSpawner::Start(
+    const std::string& berth_binary, const std::string& jobs_dir,
+    std::chrono::milliseconds answer_timeout) {
+  std::unique_ptr<SupervisorSpawner> s(
+      new SupervisorSpawner(berth_binary, jobs_dir, answer_timeout));
   MutexLock<Mutex> l(s->mu_);
   BERTH_RETURN_IF_ERROR(s->Connect());
   return s;
@@ -222,6 +228,10 @@ Status SupervisorSpawner::Connect() {
   }
   fd_ = fds[0];
   pid_ = *pid;
+  // A server stuck on a supervisor (a hung file system) must not hold every launch for ever.
+  const timeval limit{static_cast<time_t>(answer_timeout_.count() / 1000),
+                      static_cast<suseconds_t>(answer_timeout_.count() % 1000 * 1000)};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
   room_ = 0;
   for (const char* const* a = args; *a != nullptr; ++a) room_ += std::strlen(*a) + 1;
   return Status::Ok();
@@ -253,10 +263,16 @@ Result<int64_t> SupervisorSpawner::Spawn(const std::string& dir) {
                                      dir + ": too long for the supervisor server's command line")
                                : ErrnoStatus("starting the supervisor", -answer);
     }
-    // The server went while it had the folder: a supervisor may have started.
+    // The server went, or did not answer in time, while it had the folder: a supervisor may
+    // have started (and one still may: not started again here).
+    const bool timed_out = n < 0;
+    if (timed_out && pid_ > 0) kill(static_cast<pid_t>(pid_), SIGKILL);
     Disconnect();
     if (Result<pid_t> pid = ReadPid(dir + "/supervisor.pid"); pid.ok()) return int64_t{*pid};
-    return Status::Internal("the supervisor server ended while starting " + dir);
+    return Status::Internal(timed_out ? "the supervisor server did not answer in " +
+                                            std::to_string(answer_timeout_.count()) +
+                                            " ms while starting " + dir + " (killed)"
+                                      : "the supervisor server ended while starting " + dir);
   }
   return Status::Unavailable("the supervisor server is gone");
 }

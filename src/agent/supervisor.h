@@ -23,6 +23,7 @@
 #ifndef BERTH_AGENT_SUPERVISOR_H_
 #define BERTH_AGENT_SUPERVISOR_H_
 
+#include <chrono>
 #include <compare>
 #include <cstdint>
 #include <memory>
@@ -59,8 +60,11 @@ struct SupervisorHandle {
 class SupervisorSpawner {
  public:
   // Starts the server (exec'd from `berth_binary`) with room for the folders under jobs_dir.
-  static Result<std::unique_ptr<SupervisorSpawner>> Start(const std::string& berth_binary,
-                                                          const std::string& jobs_dir);
+  // A server that has not answered a spawn within `answer_timeout` is killed (and started again
+  // at the next spawn).
+  static Result<std::unique_ptr<SupervisorSpawner>> Start(
+      const std::string& berth_binary, const std::string& jobs_dir,
+      std::chrono::milliseconds answer_timeout = std::chrono::seconds(20));
   // Closes the link: the server exits; the supervisors it forked run on.
   ~SupervisorSpawner();
   SupervisorSpawner(const SupervisorSpawner&) = delete;
@@ -69,19 +73,22 @@ class SupervisorSpawner {
   // Forks the supervisor of the prepared folder `dir` (absolute); returns its pid once it has
   // written dir/supervisor.pid. kResourceExhausted: `dir` does not fit in the server's command
   // line (exec one instead); kUnavailable: no server (exec one instead); other errors: the
-  // supervisor did not start.
+  // supervisor did not start, or the server did not answer in time (then one may still start;
+  // it is not started again).
   Result<int64_t> Spawn(const std::string& dir) EXCLUDES(mu_);
 
   // The server's pid (for tests).
   int64_t server_pid() const EXCLUDES(mu_);
 
  private:
-  SupervisorSpawner(std::string binary, std::string jobs_dir);
+  SupervisorSpawner(std::string binary, std::string jobs_dir,
+                    std::chrono::milliseconds answer_timeout);
   Status Connect() REQUIRES(mu_);
   void Disconnect() REQUIRES(mu_);
 
   const std::string binary_;
   const std::string jobs_dir_;
+  const std::chrono::milliseconds answer_timeout_;
   mutable Mutex mu_;
   int fd_ GUARDED_BY(mu_) = -1;
   int64_t pid_ GUARDED_BY(mu_) = -1;
