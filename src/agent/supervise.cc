@@ -443,6 +443,13 @@ int Supervisor::WriteResult(const JobResult& result) {
 }
 
 int SuperviseMain(int argc, char** argv) {
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::printf(
+        "usage: berth supervise DIR\n\n"
+        "Internal: runs the job attempt prepared in DIR (its spec.json) to its end and writes\n"
+        "DIR/result.json. The agent starts one per attempt (docs/execution.md).\n");
+    return 0;
+  }
   if (argc != 2) {
     std::fprintf(stderr, "usage: berth supervise DIR  (started by the agent, one per job)\n");
     return 1;

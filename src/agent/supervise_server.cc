@@ -175,6 +175,14 @@ void ReapSupervisors(int signal_fd) {
 }  // namespace
 
 int SuperviseServerMain(int argc, char** argv) {
+  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::printf(
+        "usage: berth supervise-server FD ROOM\n\n"
+        "Internal: the agent's supervisor server. Forks `berth supervise DIR` for each job\n"
+        "folder the agent sends on the socket FD; ROOM is blank space for that command line.\n"
+        "Exits when the agent closes the socket (docs/execution.md).\n");
+    return 0;
+  }
   int fd = -1;
   if (argc == 3) std::from_chars(argv[1], argv[1] + std::strlen(argv[1]), fd);
   if (fd < 0) {

@@ -74,7 +74,11 @@ constexpr int kServerFd = 3;
   report = fcntl(report, F_DUPFD_CLOEXEC, kServerFd + 1);
   if (keep >= 0) {
     keep = fcntl(keep, F_DUPFD_CLOEXEC, kServerFd + 1);
-    if (keep < 0 || dup2(keep, kServerFd) < 0) _exit(127);  // dup2: not closed on exec
+    if (keep < 0 || dup2(keep, kServerFd) < 0) {  // dup2: not closed on exec
+      int err = errno;
+      (void)!write(report, &err, sizeof(err));
+      _exit(127);
+    }
   }
   int log =
       log_path != nullptr ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
@@ -135,8 +139,9 @@ Result<pid_t> SpawnDetached(const char* const* args, const char* const* env, con
   // The exec closes the pipe; a failed exec writes its errno first.
   ssize_t m = n == sizeof(pid) ? read(fds[0], &exec_err, sizeof(exec_err)) : 0;
   close(fds[0]);
-  if (n != sizeof(pid) || pid <= 0)
+  if (n != sizeof(pid) || pid <= 0) {
     return Status::Internal("could not fork " + std::string(args[0]));
+  }
   if (m == sizeof(exec_err)) return ErrnoStatus("exec " + std::string(args[0]), exec_err);
   return static_cast<pid_t>(pid);
 }

@@ -1,5 +1,6 @@
 // berth: one binary, many commands. `berth <command> ...`, or a command's own name through a
 // symlink (argv[0] = "sbatch", ...), the way Slurm users type them.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -16,8 +17,13 @@ void PrintUsage(FILE* out) {
                "Usage: berth <command> [options]\n"
                "\n"
                "Commands:\n");
+  int width = 0;
   for (const berth::cli::Command& c : berth::cli::Commands()) {
-    std::fprintf(out, "  %-10s %s\n", std::string(c.name).c_str(), std::string(c.summary).c_str());
+    width = std::max(width, static_cast<int>(c.name.size()));
+  }
+  for (const berth::cli::Command& c : berth::cli::Commands()) {
+    std::fprintf(out, "  %-*s %s\n", width, std::string(c.name).c_str(),
+                 std::string(c.summary).c_str());
   }
   std::fprintf(out, "\nRun `berth <command> --help` for a command's options.\n");
 }
