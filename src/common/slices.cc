@@ -25,7 +25,8 @@ void ForEachSlice(size_t n, size_t slices,
 }
 
 size_t SliceCount(size_t n, size_t min_per_slice, size_t max_slices) {
-  const size_t hardware = std::max<size_t>(std::thread::hardware_concurrency(), 1);
+  // Read once: the count comes from a file under /sys, read again on every call.
+  static const size_t hardware = std::max<size_t>(std::thread::hardware_concurrency(), 1);
   const size_t by_size = min_per_slice == 0 ? n : n / min_per_slice;
   return std::max<size_t>(1, std::min({by_size, hardware, max_slices}));
 }
