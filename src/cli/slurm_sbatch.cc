@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
-#include <iostream>
 #include <iterator>
 #include <sstream>
 #include <string>
@@ -36,9 +36,17 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 Result<std::string> ReadStdin() {
-  std::ostringstream text;
-  text << std::cin.rdbuf();
-  return text.str();
+  std::string text;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = read(0, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return Status::InvalidArgument(std::string("reading the script from stdin: ") +
+                                     std::strerror(errno));
+    if (n == 0) return text;
+    text.append(buf, static_cast<size_t>(n));
+  }
 }
 
 slurm::SbatchInputs Inputs(int argc, char** argv) {

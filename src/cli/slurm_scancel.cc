@@ -5,7 +5,7 @@
 
 #include <charconv>
 #include <cstdio>
-#include <iostream>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
@@ -87,8 +87,12 @@ std::vector<ScancelTarget> Confirmed(const std::vector<ScancelTarget>& targets) 
     while (true) {
       std::fputs(slurm::ConfirmPrompt(t).c_str(), stdout);
       std::fflush(stdout);
-      std::string line;
-      if (!std::getline(std::cin, line)) break;
+      char* read = nullptr;
+      size_t size = 0;
+      const ssize_t n = ::getline(&read, &size, stdin);
+      const std::string line = n > 0 ? std::string(read, static_cast<size_t>(n)) : "";
+      std::free(read);
+      if (n < 0) break;
       if (!line.empty() && (line[0] == 'y' || line[0] == 'Y')) {
         yes.push_back(t);
         break;
