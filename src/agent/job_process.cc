@@ -148,10 +148,7 @@ void SetUpFiles(const ChildPlan& plan) {
 }
 
 [[noreturn]] void RunChild(const ChildPlan& plan) {
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  ResetSignals();
   setsid();
   SetUpIdentity(plan);
   SetUpFiles(plan);
@@ -202,6 +199,35 @@ std::vector<char*> CArray(const std::vector<std::string>& strings) {
 }
 
 }  // namespace
+
+void ResetSignals() {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+}
+
+int RedirectStdio(const char* log_path) {
+  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0) return errno;
+  const int log =
+      log_path != nullptr ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
+  if (log_path != nullptr && log < 0) {
+    const int err = errno;
+    close(null);
+    return err;
+  }
+  dup2(null, 0);
+  if (log >= 0) {
+    dup2(log, 1);
+    dup2(log, 2);
+  }
+  for (int fd : {null, log}) {
+    if (fd > 2) close(fd);
+  }
+  for (int fd = 0; fd < 3; ++fd) fcntl(fd, F_SETFD, 0);  // were they opened there
+  return 0;
+}
 
 Result<JobStart> StartJobProcess(const JobExec& exec) {
   ChildPlan plan;

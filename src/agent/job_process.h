@@ -23,6 +23,13 @@
 
 namespace berth::agent {
 
+// For a process between fork and exec (system calls only, nothing allocated):
+// the signal state a new program starts with: nothing blocked, every disposition the default;
+void ResetSignals();
+// stdin from /dev/null, stdout and stderr appended to `log_path` (left as they are without
+// one), none of the three closed on exec. Returns 0, or the errno of the open that failed.
+int RedirectStdio(const char* log_path);
+
 struct JobExec {
   std::vector<std::string> exec_paths;  // tried in order (a PATH search, done in advance)
   std::vector<std::string> argv;

@@ -101,24 +101,11 @@ void Report(int fd, int32_t value) {
                                    const ArgArea& area, SuperviseOptions options, int report) {
   if (report > 3) close_range(3, static_cast<unsigned>(report) - 1, 0);
   close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
-  const std::string log_path = dir + "/supervisor.log";
-  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (null < 0 || log < 0) {
-    Report(report, -errno);
+  if (int err = RedirectStdio((dir + "/supervisor.log").c_str()); err != 0) {
+    Report(report, -err);
     _exit(127);
   }
-  dup2(null, 0);
-  dup2(log, 1);
-  dup2(log, 2);
-  for (int fd : {null, log}) {
-    if (fd > 2) close(fd);
-  }
-  for (int fd = 0; fd < 3; ++fd) fcntl(fd, F_SETFD, 0);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  ResetSignals();
   ShowCommandLine(area, {binary, "supervise", dir});
   Supervisor supervisor(dir, std::move(options));
   if (Status s = supervisor.Begin(); !s.ok()) {

@@ -62,6 +62,15 @@ bool WaitReaped(int64_t pid) {
   return false;
 }
 
+// A spawner for `jobs` (null, with the reason as a failure, when it cannot start).
+std::unique_ptr<SupervisorSpawner> StartSpawner(
+    const std::string& jobs, std::chrono::milliseconds answer_timeout = std::chrono::seconds(20)) {
+  Result<std::unique_ptr<SupervisorSpawner>> s =
+      SupervisorSpawner::Start(BERTH_BINARY, jobs, answer_timeout);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
 std::string CommandLineOf(int64_t pid) {
   return Slurp("/proc/" + std::to_string(pid) + "/cmdline");
 }
@@ -84,15 +93,14 @@ TEST(SuperviseServerTest, AForkedSupervisorsCommandLineIsItsFolderFollowedByNulB
 TEST(SuperviseServerTest, AForkedSupervisorIsToItsJobAndTheAgentWhatAnExecdOneIs) {
   ScratchDir jobs;
   ScratchDir work;
-  Result<std::unique_ptr<SupervisorSpawner>> spawner =
-      SupervisorSpawner::Start(BERTH_BINARY, jobs.path());
-  ASSERT_TRUE(spawner.ok()) << spawner.status().ToString();
+  std::unique_ptr<SupervisorSpawner> spawner = StartSpawner(jobs.path());
+  ASSERT_NE(spawner, nullptr);
   std::string seen[2];
   for (int forked = 0; forked < 2; ++forked) {
     const std::string out = work.path() + "/probe" + std::to_string(forked) + ".out";
     LaunchSpec spec = ProbeSpec(work.path(), out);
     Result<SupervisorHandle> h =
-        StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", forked ? spawner->get() : nullptr);
+        StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", forked ? spawner.get() : nullptr);
     ASSERT_TRUE(h.ok()) << h.status().ToString();
     // The agent knows it by its command line (after a restart too), and it is nobody's child
     // here.
@@ -119,37 +127,36 @@ TEST(SuperviseServerTest, AForkedSupervisorIsToItsJobAndTheAgentWhatAnExecdOneIs
 
 TEST(SuperviseServerTest, AServerThatWentIsStartedAgainAndEndsWithItsLink) {
   ScratchDir jobs;
-  Result<std::unique_ptr<SupervisorSpawner>> spawner =
-      SupervisorSpawner::Start(BERTH_BINARY, jobs.path());
-  ASSERT_TRUE(spawner.ok()) << spawner.status().ToString();
-  const int64_t first = (*spawner)->server_pid();
+  std::unique_ptr<SupervisorSpawner> spawner = StartSpawner(jobs.path());
+  ASSERT_NE(spawner, nullptr);
+  const int64_t first = spawner->server_pid();
   ASSERT_GT(first, 0);
   ASSERT_EQ(kill(static_cast<pid_t>(first), SIGKILL), 0);
   ASSERT_TRUE(WaitGone(first));
   LaunchSpec spec = ProbeSpec(jobs.path(), "/dev/null");
   spec.script = "#!/bin/sh\ntrue\n";
-  Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner->get());
+  Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner.get());
   ASSERT_TRUE(h.ok()) << h.status().ToString();
-  const int64_t second = (*spawner)->server_pid();
+  const int64_t second = spawner->server_pid();
   EXPECT_GT(second, 0);
   EXPECT_NE(second, first);
   std::optional<JobResult> r = WaitResult(h->dir);
   ASSERT_TRUE(r.has_value()) << Slurp(h->dir + "/supervisor.log");
   EXPECT_EQ(r->state, "COMPLETED") << r->message;
-  spawner->reset();
+  spawner.reset();
   EXPECT_TRUE(WaitGone(second));
 }
 
 TEST(SuperviseServerTest, AServerThatDoesNotAnswerIsKilledAndNoSupervisorIsExecdInstead) {
   ScratchDir jobs;
-  Result<std::unique_ptr<SupervisorSpawner>> spawner =
-      SupervisorSpawner::Start(BERTH_BINARY, jobs.path(), std::chrono::milliseconds(300));
-  ASSERT_TRUE(spawner.ok()) << spawner.status().ToString();
-  const int64_t stuck = (*spawner)->server_pid();
+  std::unique_ptr<SupervisorSpawner> spawner =
+      StartSpawner(jobs.path(), std::chrono::milliseconds(300));
+  ASSERT_NE(spawner, nullptr);
+  const int64_t stuck = spawner->server_pid();
   ASSERT_EQ(kill(static_cast<pid_t>(stuck), SIGSTOP), 0);
   LaunchSpec spec = ProbeSpec(jobs.path(), "/dev/null");
   spec.script = "#!/bin/sh\ntrue\n";
-  Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner->get());
+  Result<SupervisorHandle> h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner.get());
   // Not exec'd in its place: the stuck server might still have started one.
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.status().code(), StatusCode::kInternal) << h.status().ToString();
@@ -159,9 +166,9 @@ TEST(SuperviseServerTest, AServerThatDoesNotAnswerIsKilledAndNoSupervisorIsExecd
   EXPECT_TRUE(WaitGone(stuck));  // killed, stopped as it was
   // The next launch gets a new server.
   spec.job_id = testing::NextJobId();
-  h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner->get());
+  h = StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", spawner.get());
   ASSERT_TRUE(h.ok()) << h.status().ToString();
-  EXPECT_NE((*spawner)->server_pid(), stuck);
+  EXPECT_NE(spawner->server_pid(), stuck);
   std::optional<JobResult> r = WaitResult(h->dir);
   ASSERT_TRUE(r.has_value()) << Slurp(h->dir + "/supervisor.log");
   EXPECT_EQ(r->state, "COMPLETED") << r->message;
@@ -169,21 +176,20 @@ TEST(SuperviseServerTest, AServerThatDoesNotAnswerIsKilledAndNoSupervisorIsExecd
 
 TEST(SuperviseServerTest, AFolderTooLongForTheServerGetsAnExecdSupervisor) {
   ScratchDir jobs;
-  Result<std::unique_ptr<SupervisorSpawner>> spawner =
-      SupervisorSpawner::Start(BERTH_BINARY, jobs.path());
-  ASSERT_TRUE(spawner.ok()) << spawner.status().ToString();
-  const int64_t server = (*spawner)->server_pid();
+  std::unique_ptr<SupervisorSpawner> spawner = StartSpawner(jobs.path());
+  ASSERT_NE(spawner, nullptr);
+  const int64_t server = spawner->server_pid();
   LaunchSpec spec = ProbeSpec(jobs.path(), "/dev/null");
   spec.script = "#!/bin/sh\nsleep 0.2\n";
   const std::string folder(200, 'f');
   Result<SupervisorHandle> h =
-      StartSupervisor(BERTH_BINARY, jobs.path(), spec, folder, spawner->get());
+      StartSupervisor(BERTH_BINARY, jobs.path(), spec, folder, spawner.get());
   ASSERT_TRUE(h.ok()) << h.status().ToString();
   EXPECT_EQ(CommandLineOf(h->pid), BERTH_BINARY + "\0supervise\0"s + h->dir + '\0');
   std::optional<JobResult> r = WaitResult(h->dir);
   ASSERT_TRUE(r.has_value()) << Slurp(h->dir + "/supervisor.log");
   EXPECT_EQ(r->state, "COMPLETED") << r->message;
-  EXPECT_EQ((*spawner)->server_pid(), server);
+  EXPECT_EQ(spawner->server_pid(), server);
 }
 
 }  // namespace

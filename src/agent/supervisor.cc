@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -22,6 +21,7 @@
 #include "agent/control.h"
 #include "agent/file_util.h"
 #include "agent/job_cgroup.h"
+#include "agent/job_process.h"
 #include "agent/proc_tree.h"
 
 namespace berth::agent {
@@ -80,26 +80,13 @@ constexpr int kServerFd = 3;
       _exit(127);
     }
   }
-  int log =
-      log_path != nullptr ? open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
-  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if ((log_path != nullptr && log < 0) || null < 0) {
-    int err = errno;
+  if (int err = RedirectStdio(log_path); err != 0) {
     (void)!write(report, &err, sizeof(err));
     _exit(127);
   }
-  dup2(null, 0);
-  if (log >= 0) {
-    dup2(log, 1);
-    dup2(log, 2);
-  }
-  for (int fd = 0; fd < 3; ++fd) fcntl(fd, F_SETFD, 0);  // were they opened there
   // Nothing of the agent (sockets, files) may leak into the supervisor and its jobs.
   close_range(keep >= 0 ? kServerFd + 1 : 3, ~0U, CLOSE_RANGE_CLOEXEC);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+  ResetSignals();
   execve(args[0], const_cast<char* const*>(args), const_cast<char* const*>(env));
   int err = errno;
   (void)!write(report, &err, sizeof(err));
@@ -237,8 +224,6 @@ Status SupervisorSpawner::Connect() {
   const timeval limit{static_cast<time_t>(answer_timeout_.count() / 1000),
                       static_cast<suseconds_t>(answer_timeout_.count() % 1000 * 1000)};
   setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  room_ = 0;
-  for (const char* const* a = args; *a != nullptr; ++a) room_ += std::strlen(*a) + 1;
   return Status::Ok();
 }
 
@@ -249,9 +234,6 @@ Result<int64_t> SupervisorSpawner::Spawn(const std::string& dir) {
       if (Status st = Connect(); !st.ok()) {
         return Status::Unavailable("no supervisor server: " + st.message());
       }
-    }
-    if (binary_.size() + dir.size() + sizeof("supervise") + 2 > room_) {
-      return Status::ResourceExhausted(dir + ": too long for the supervisor server's command line");
     }
     if (send(fd_, dir.data(), dir.size(), MSG_NOSIGNAL) < 0) {
       // Nothing reached the server (gone since the last spawn): no supervisor was started.

@@ -92,7 +92,6 @@ class SupervisorSpawner {
   mutable Mutex mu_;
   int fd_ GUARDED_BY(mu_) = -1;
   int64_t pid_ GUARDED_BY(mu_) = -1;
-  size_t room_ GUARDED_BY(mu_) = 0;  // the longest `binary\0supervise\0DIR\0` it can show
 };
 
 // Writes DIR = jobs_dir/<job_id>.<attempt>/spec.json (or jobs_dir/<folder> when `folder` is

@@ -11,7 +11,6 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -41,9 +40,10 @@ Result<std::string> ReadStdin() {
   while (true) {
     const ssize_t n = read(0, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
+    if (n < 0) {
       return Status::InvalidArgument(std::string("reading the script from stdin: ") +
                                      std::strerror(errno));
+    }
     if (n == 0) return text;
     text.append(buf, static_cast<size_t>(n));
   }

@@ -180,15 +180,9 @@ void Controller::Impl::RefreshRecord(const core::Job& job, JobRecord& r) const {
   for (const core::NodeAllocation& a : job.alloc.nodes) r.node_names.push_back(NodeName(a.node));
   if (job.state == core::JobState::kPending) {
     r.cancel_requested = false;
-    // Queued again: a later end is its own, and so are its steps (the usage and the node's
-    // message stay until it runs again). Most refreshed records have none of these to drop,
-    // and keep the value they share.
-    RunFacts queued = *r.run;
-    queued.cancelled_by = -1;
-    queued.preempt_end = kNoTime;
-    queued.steps.clear();
-    queued.steps_dropped = 0;
-    if (queued != *r.run) r.run = std::move(queued);
+    // Queued again: a later end is its own, and so are its steps. Most refreshed records have
+    // none of these to drop, and keep the value they share (no copy of it here).
+    if (r.run->HasRunOnlyFacts()) r.run.Mut().DropRunOnlyFacts();
   } else {
     r.reason = core::PendingReason::kNone;
     r.reason_detail.clear();

@@ -72,6 +72,18 @@ struct RunFacts {
   std::vector<api::StepRecord> steps;
   int64_t steps_dropped = 0;
 
+  // What belongs to one run only and goes with a requeue (the usage and the node's message stay
+  // until the next run): whether there is any, and dropping it. Keep the two lists together.
+  bool HasRunOnlyFacts() const {
+    return cancelled_by != -1 || preempt_end != kNoTime || !steps.empty() || steps_dropped != 0;
+  }
+  void DropRunOnlyFacts() {
+    cancelled_by = -1;
+    preempt_end = kNoTime;
+    steps.clear();
+    steps_dropped = 0;
+  }
+
   friend bool operator==(const RunFacts&, const RunFacts&) = default;
 };
 
