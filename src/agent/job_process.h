@@ -1,6 +1,7 @@
-// Starting the job's first process: fork, then in the child, in this order: a session of its
-// own, its cgroups (written into cgroup.procs before anything of the job runs), CPU affinity and
-// RLIMIT_DATA where no cgroups enforce them, the user's groups/gid/uid, then - as the user, so
+// Starting the job's first process: a child (on x86-64 one that shares the supervisor's memory
+// until it execs, as posix_spawn's does; a fork elsewhere), then in it, in this order: a session of
+// its own, its cgroups (written into cgroup.procs before anything of the job runs), CPU affinity
+// and RLIMIT_DATA where no cgroups enforce them, the user's groups/gid/uid, then - as the user, so
 // that a job cannot write where its user may not - stdin/stdout/stderr, the working directory
 // (Slurm's rule: if it fails, a warning on stderr and /tmp instead), and exec.
 //
@@ -8,7 +9,8 @@
 // without a fatal report. Everything the child uses is prepared before fork (argument and
 // environment arrays, paths, the group list), so that the child calls nothing but system calls.
 //
-// Thread safety: StartJobProcess forks; call it while the process has a single thread.
+// Thread safety: StartJobProcess forks; call it while the process has a single thread. It blocks
+// every signal while the child starts and restores the mask.
 #ifndef BERTH_AGENT_JOB_PROCESS_H_
 #define BERTH_AGENT_JOB_PROCESS_H_
 
