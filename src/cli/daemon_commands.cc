@@ -426,7 +426,9 @@ token), nodes' credentials, and the join token; agents on other hosts join there
 (docs/security.md), and the web console's sessions (berth web).
 )";
 
-const std::string kAgentUsage = std::string(R"(Usage: berth agent [options]
+// The usages with the container options appended: made when asked for, not at every berth start.
+const std::string& AgentUsage() {
+  static const std::string text = std::string(R"(Usage: berth agent [options]
 
 Runs the node agent: registers this node with the controller and runs its jobs.
   --controller ADDR    unix:/path/controller.sock, or https://host:port for a controller on
@@ -452,8 +454,11 @@ Runs the node agent: registers this node with the controller and runs its jobs.
   --metrics-listen H:P serve Prometheus metrics (GET /metrics) on TCP there; port 0 picks a
                        free one (printed); off by default (docs/metrics.md)
 )") + kContainerOptions;
+  return text;
+}
 
-const std::string kUpUsage = std::string(R"(Usage: berth up [options]
+const std::string& UpUsage() {
+  static const std::string text = std::string(R"(Usage: berth up [options]
 
 Starts a controller and a local agent in one command (the embedded single-machine cluster), in
 the foreground; Ctrl-C stops both (running jobs keep running and are adopted by the next start).
@@ -481,6 +486,8 @@ the foreground; Ctrl-C stops both (running jobs keep running and are adopted by 
                        the node as processes (docs/containers.md)
   --history-interval SECS, --web-session-idle SECS  as for berth controller
 )") + kContainerOptions;
+  return text;
+}
 
 // Serves until a stop signal or a failed commit; returns the exit status: 75 (EX_TEMPFAIL) when
 // a restart must reload the store.
@@ -559,7 +566,7 @@ void SetContainerOptions(const DaemonArgs& a, agent::AgentOptions& opt) {
 
 int AgentMain(int argc, char** argv) {
   DaemonArgs a;
-  if (int rc = ParseDaemonArgs(argc, argv, a, kAgentUsage.c_str()); rc != 0 || a.help) return rc;
+  if (int rc = ParseDaemonArgs(argc, argv, a, AgentUsage().c_str()); rc != 0 || a.help) return rc;
   CatchStopSignals();
   agent::AgentOptions opt;
   // One address, or an HA group's (a comma list), each unix:PATH, tcp:H:P or https://H:P.
@@ -703,7 +710,7 @@ int UpGroup(const DaemonArgs& a) {
 
 int UpMain(int argc, char** argv) {
   DaemonArgs a;
-  if (int rc = ParseDaemonArgs(argc, argv, a, kUpUsage.c_str()); rc != 0 || a.help) return rc;
+  if (int rc = ParseDaemonArgs(argc, argv, a, UpUsage().c_str()); rc != 0 || a.help) return rc;
   CatchStopSignals();
   if (mkdir(a.home.c_str(), 0755) != 0 && errno != EEXIST) {
     return Fail("berth up", Status::InvalidArgument("cannot create " + a.home));

@@ -15,13 +15,17 @@ namespace {
 
 using nlohmann::json;
 
-// Slurm's fields, in its order: a -o name picks the first whose name it prefixes.
-const SshareField kFields[] = {
-    {"Account", -20},    {"Cluster", 10},     {"EffectvUsage", 13}, {"FairShare", 10},
-    {"LevelFS", 10},     {"ID", 6},           {"NormShares", 11},   {"NormUsage", 11},
-    {"Partition", 12},   {"RawShares", 10},   {"RawUsage", 11},     {"User", 10},
-    {"GrpTRESMins", 30}, {"TRESRunMins", 30},
-};
+// Slurm's fields, in its order: a -o name picks the first whose name it prefixes. Made at the
+// first use, not at the start of every berth process.
+const std::vector<SshareField>& Fields() {
+  static const std::vector<SshareField> fields = {
+      {"Account", -20},    {"Cluster", 10},     {"EffectvUsage", 13}, {"FairShare", 10},
+      {"LevelFS", 10},     {"ID", 6},           {"NormShares", 11},   {"NormUsage", 11},
+      {"Partition", 12},   {"RawShares", 10},   {"RawUsage", 11},     {"User", 10},
+      {"GrpTRESMins", 30}, {"TRESRunMins", 30},
+  };
+  return fields;
+}
 
 bool SameName(const std::string& a, const std::string& b) {
   return ToLower(a) == ToLower(b);
@@ -226,7 +230,7 @@ Result<std::vector<SshareField>> SshareFields(const SshareOptions& o, bool fair_
       name.resize(pct);
     }
     const SshareField* found = nullptr;
-    for (const SshareField& f : kFields) {
+    for (const SshareField& f : Fields()) {
       if (name.size() <= f.name.size() && SameName(f.name.substr(0, name.size()), name)) {
         found = &f;
         break;
@@ -245,7 +249,7 @@ Result<std::vector<SshareField>> SshareFields(const SshareOptions& o, bool fair_
 std::string SshareHelpFormat() {
   std::string out;
   int i = 0;
-  for (const SshareField& f : kFields) {
+  for (const SshareField& f : Fields()) {
     if ((i & 3) != 0) {
       out += " ";
     } else if (i != 0) {
