@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,16 +14,22 @@ namespace berth::k8s {
 
 namespace {
 
-struct Bounds {
-  int min, max;
-  const std::map<std::string, int>* names;
+struct Name {
+  std::string_view name;
+  int value;
 };
 
-const std::map<std::string, int> kMonths = {{"jan", 1}, {"feb", 2},  {"mar", 3},  {"apr", 4},
-                                            {"may", 5}, {"jun", 6},  {"jul", 7},  {"aug", 8},
-                                            {"sep", 9}, {"oct", 10}, {"nov", 11}, {"dec", 12}};
-const std::map<std::string, int> kWeekdays = {{"sun", 0}, {"mon", 1}, {"tue", 2}, {"wed", 3},
-                                              {"thu", 4}, {"fri", 5}, {"sat", 6}};
+struct Bounds {
+  int min, max;
+  std::span<const Name> names;
+};
+
+// Constant tables: nothing of them is built when a berth process starts.
+constexpr Name kMonths[] = {{"jan", 1}, {"feb", 2},  {"mar", 3},  {"apr", 4},
+                            {"may", 5}, {"jun", 6},  {"jul", 7},  {"aug", 8},
+                            {"sep", 9}, {"oct", 10}, {"nov", 11}, {"dec", 12}};
+constexpr Name kWeekdays[] = {{"sun", 0}, {"mon", 1}, {"tue", 2}, {"wed", 3},
+                              {"thu", 4}, {"fri", 5}, {"sat", 6}};
 
 std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
   std::vector<std::string_view> out;
@@ -51,10 +58,12 @@ Result<int> ParseInt(std::string_view text) {
 }
 
 Result<int> ParseIntOrName(std::string_view text, const Bounds& b) {
-  if (b.names) {
+  if (!b.names.empty()) {
     std::string lower(text);
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (auto it = b.names->find(lower); it != b.names->end()) return it->second;
+    for (const Name& n : b.names) {
+      if (n.name == lower) return n.value;
+    }
   }
   return ParseInt(text);
 }
@@ -166,11 +175,11 @@ Result<CronSchedule> FromFields(std::string_view minute, std::string_view hour,
                                 std::string_view dow) {
   CronSchedule s;
   bool star = false;
-  BERTH_ASSIGN_OR_RETURN(uint64_t m, ParseField(minute, {0, 59, nullptr}, &star));
-  BERTH_ASSIGN_OR_RETURN(uint64_t h, ParseField(hour, {0, 23, nullptr}, &star));
-  BERTH_ASSIGN_OR_RETURN(uint64_t d, ParseField(dom, {1, 31, nullptr}, &s.any_day));
-  BERTH_ASSIGN_OR_RETURN(uint64_t mo, ParseField(month, {1, 12, &kMonths}, &star));
-  BERTH_ASSIGN_OR_RETURN(uint64_t w, ParseField(dow, {0, 6, &kWeekdays}, &s.any_weekday));
+  BERTH_ASSIGN_OR_RETURN(uint64_t m, ParseField(minute, {0, 59, {}}, &star));
+  BERTH_ASSIGN_OR_RETURN(uint64_t h, ParseField(hour, {0, 23, {}}, &star));
+  BERTH_ASSIGN_OR_RETURN(uint64_t d, ParseField(dom, {1, 31, {}}, &s.any_day));
+  BERTH_ASSIGN_OR_RETURN(uint64_t mo, ParseField(month, {1, 12, kMonths}, &star));
+  BERTH_ASSIGN_OR_RETURN(uint64_t w, ParseField(dow, {0, 6, kWeekdays}, &s.any_weekday));
   s.minutes = std::bitset<60>(m);
   s.hours = std::bitset<24>(h);
   s.days = std::bitset<32>(d);
