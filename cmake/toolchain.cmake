@@ -6,8 +6,11 @@ if(BERTH_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   set(CMAKE_CXX_COMPILER_LAUNCHER ${BERTH_CCACHE})
 endif()
 find_program(BERTH_MOLD mold)
+# keep-text-section-prefix: the static initialisers (.text.startup) side by side, as GNU ld's
+# default script puts them, so that each berth process's start faults in one page of them, not one
+# page per library object.
 if(BERTH_MOLD)
-  add_link_options(-fuse-ld=mold)
+  add_link_options(-fuse-ld=mold -Wl,-z,keep-text-section-prefix)
 endif()
 
 # x86-64-v2 (every x86-64 CPU since about 2009) gives the scheduler's bitsets a real popcount
