@@ -224,7 +224,7 @@ void RunSharedChild(void* plan) {
 // The job's child as posix_spawn makes one: it shares the supervisor's memory (CLONE_VM) on a
 // stack of its own, and the supervisor waits until it has exec'd or exited (CLONE_VFORK). No
 // page table is copied and neither side takes copy-on-write faults afterwards: on a virtual
-// machine each fault is a trap of ~15 us, and a fork of the supervisor cost ~45 of them. With a
+// machine each fault is a trap of ~15 us, and a fork of the supervisor cost ~36 of them. With a
 // v2 group the child is cloned into it. -1 with errno where the kernel refuses (before 5.3).
 pid_t SpawnShared(ChildPlan& plan) {
   constexpr size_t kGuard = 4096;
