@@ -221,71 +221,80 @@ void RunSharedChild(void* plan) {
   RunChild(*static_cast<const ChildPlan*>(plan));
 }
 
-// The job's child as posix_spawn makes one: it shares the supervisor's memory (CLONE_VM) on a
-// stack of its own, and the supervisor waits until it has exec'd or exited (CLONE_VFORK). No
-// page table is copied and neither side takes copy-on-write faults afterwards: on a virtual
-// machine each fault is a trap of ~15 us, and a fork of the supervisor cost ~36 of them. With a
-// v2 group the child is cloned into it. -1 with errno where the kernel refuses (before 5.3).
-pid_t SpawnShared(ChildPlan& plan) {
-  constexpr size_t kGuard = 4096;
-  constexpr size_t kStack = 64 * 1024;
-  void* map = mmap(nullptr, kGuard + kStack, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-  if (map == MAP_FAILED) return -1;
-  mprotect(map, kGuard, PROT_NONE);  // an overflow faults instead of writing below the stack
-  clone_args args{};
-  args.flags = CLONE_VM | CLONE_VFORK;
-  args.exit_signal = SIGCHLD;
-  args.stack = reinterpret_cast<uint64_t>(map) + kGuard;
-  args.stack_size = kStack;
-  long pid = -1;
-  if (plan.exec->cgroup_dir_fd >= 0) {
-    args.flags |= CLONE_INTO_CGROUP;
-    args.cgroup = static_cast<uint64_t>(plan.exec->cgroup_dir_fd);
-    plan.cloned_into_cgroup = true;  // read by the child, which runs before this returns
-    pid = berth_clone3_run(&args, sizeof(args), RunSharedChild, &plan);
-    plan.cloned_into_cgroup = false;
-    args.flags &= ~static_cast<uint64_t>(CLONE_INTO_CGROUP);
-    args.cgroup = 0;
+// The stack of a child that shares this process's memory: 64 KiB above a guard page (an overflow
+// faults instead of writing below it), unmapped once the child has exec'd or exited.
+class ChildStack {
+ public:
+  static constexpr size_t kGuard = 4096;
+  static constexpr size_t kSize = 64 * 1024;
+  ChildStack()
+      : map_(mmap(nullptr, kGuard + kSize, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0)) {
+    if (map_ != MAP_FAILED) mprotect(map_, kGuard, PROT_NONE);
   }
-  if (pid < 0) pid = berth_clone3_run(&args, sizeof(args), RunSharedChild, &plan);
-  const int err = pid < 0 ? static_cast<int>(-pid) : 0;
-  munmap(map, kGuard + kStack);
-  if (pid < 0) {
-    errno = err;
-    return -1;
+  ~ChildStack() {
+    if (map_ != MAP_FAILED) munmap(map_, kGuard + kSize);
   }
-  return static_cast<pid_t>(pid);
-}
+  ChildStack(const ChildStack&) = delete;
+  ChildStack& operator=(const ChildStack&) = delete;
+  // The lowest address of the usable stack, or 0 without one.
+  uint64_t base() const {
+    return map_ == MAP_FAILED ? 0 : reinterpret_cast<uint64_t>(map_) + kGuard;
+  }
+
+ private:
+  void* map_;
+};
 #endif
 
-// Where the shared clone is not available: fork(), or where a v2 group is given, clone3 with
-// CLONE_INTO_CGROUP: the child starts inside the group, without the cgroup.procs write whose
-// global lock waits an RCU grace period. Falls back to fork() when the clone fails (kernels before
-// 5.7; the child's write then says why). The caller is single-threaded and the child only makes
-// system calls before exec, so the raw clone is safe.
+// One clone3 of the job's child, into the v2 group (CLONE_INTO_CGROUP: it starts inside it,
+// without the cgroup.procs write whose global lock waits an RCU grace period) or not. With a
+// stack (x86-64), the child is made as posix_spawn makes one: it shares this process's memory on
+// that stack (CLONE_VM) and this process waits until it has exec'd or exited (CLONE_VFORK), so
+// no page table is copied and neither side takes copy-on-write faults afterwards (on a virtual
+// machine each fault is a trap of ~15 us, and a fork of the supervisor cost ~36 of them).
+// Without, it is a copy that runs RunChild from the system call's return: safe because the
+// caller is single-threaded and the child makes only system calls before exec. The pid, or
+// -errno (kernels before 5.3, or 5.7 for the group).
+long CloneJob(ChildPlan& plan, bool into_cgroup, uint64_t stack_base) {
+  clone_args args{};
+  args.exit_signal = SIGCHLD;
+  if (into_cgroup) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = static_cast<uint64_t>(plan.exec->cgroup_dir_fd);
+  }
+  plan.cloned_into_cgroup = into_cgroup;  // for the child, which skips that group's write
+#ifdef BERTH_SHARED_SPAWN
+  if (stack_base != 0) {
+    args.flags |= CLONE_VM | CLONE_VFORK;
+    args.stack = stack_base;
+    args.stack_size = ChildStack::kSize;
+    return berth_clone3_run(&args, sizeof(args), RunSharedChild, &plan);
+  }
+#endif
+  (void)stack_base;
+  const long pid = syscall(SYS_clone3, &args, sizeof(args));
+  if (pid == 0) RunChild(plan);
+  return pid < 0 ? -errno : pid;
+}
+
+// The job's child: cloned into its v2 group where there is one, else without (the child's write
+// to cgroup.procs then joins it), else forked.
 pid_t ForkJob(ChildPlan& plan) {
 #ifdef BERTH_SHARED_SPAWN
-  const pid_t shared = SpawnShared(plan);
-  if (shared >= 0) return shared;
+  const ChildStack stack;
+  const uint64_t stack_base = stack.base();
+#else
+  const uint64_t stack_base = 0;
 #endif
-  if (plan.exec->cgroup_dir_fd >= 0) {
-    clone_args args{};
-    args.flags = CLONE_INTO_CGROUP;
-    args.exit_signal = SIGCHLD;
-    args.cgroup = static_cast<uint64_t>(plan.exec->cgroup_dir_fd);
-    long pid = syscall(SYS_clone3, &args, sizeof(args));
-    if (pid >= 0) {
-      if (pid == 0) {
-        plan.cloned_into_cgroup = true;
-        RunChild(plan);
-      }
-      return static_cast<pid_t>(pid);
-    }
-  }
-  const pid_t pid = fork();
-  if (pid == 0) RunChild(plan);
-  return pid;
+  long pid = -1;
+  if (plan.exec->cgroup_dir_fd >= 0) pid = CloneJob(plan, true, stack_base);
+  if (pid < 0) pid = CloneJob(plan, false, stack_base);
+  if (pid >= 0) return static_cast<pid_t>(pid);
+  plan.cloned_into_cgroup = false;
+  const pid_t forked = fork();
+  if (forked == 0) RunChild(plan);
+  return forked;
 }
 
 std::vector<char*> CArray(const std::vector<std::string>& strings) {

@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "agent/agent_test_util.h"
 
 namespace berth::agent {
 namespace {
@@ -17,38 +19,33 @@ void NoteSignal(int) {}
 
 class JobProcessTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/berth-job-process-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-
   JobExec Shell(const std::string& script) const {
     JobExec exec;
     exec.exec_paths = {"/bin/sh"};
     exec.argv = {"sh", "-c", script};
     exec.env = {"PATH=/usr/bin:/bin"};
-    exec.work_dir = dir_;
-    exec.stdout_path = dir_ + "/out";
+    exec.work_dir = dir();
+    exec.stdout_path = dir() + "/out";
     return exec;
   }
 
   static int Wait(pid_t pid) {
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     return status;
   }
 
   std::string Read(const std::string& name) const {
-    std::ifstream in(dir_ + "/" + name);
+    std::ifstream in(dir() + "/" + name);
     std::stringstream text;
     text << in.rdbuf();
     return text.str();
   }
 
-  std::string dir_;
+  const std::string& dir() const { return scratch_.path(); }
+
+  testing::ScratchDir scratch_;
 };
 
 // The child starts as a new program should whatever the caller's signal state (it runs on the
@@ -100,7 +97,7 @@ TEST_F(JobProcessTest, TheJobStartsWithDefaultSignalsAndTheCallersAreKept) {
 TEST_F(JobProcessTest, AFailureBeforeExecIsReportedAndTheCallerGoesOn) {
   const std::string kept(4096, 'k');
   JobExec exec = Shell("echo never");
-  exec.stdout_path = dir_ + "/missing/out";
+  exec.stdout_path = dir() + "/missing/out";
   Result<JobStart> start = StartJobProcess(exec);
   ASSERT_TRUE(start.ok()) << start.status().ToString();
   ASSERT_TRUE(start->failure.has_value());
@@ -111,7 +108,7 @@ TEST_F(JobProcessTest, AFailureBeforeExecIsReportedAndTheCallerGoesOn) {
   EXPECT_EQ(kept, std::string(4096, 'k'));
 
   JobExec missing = Shell("");
-  missing.exec_paths = {dir_ + "/no-such-program"};
+  missing.exec_paths = {dir() + "/no-such-program"};
   Result<JobStart> again = StartJobProcess(missing);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   ASSERT_TRUE(again->failure.has_value());
@@ -128,8 +125,8 @@ TEST_F(JobProcessTest, AFailureBeforeExecIsReportedAndTheCallerGoesOn) {
 // A working directory that cannot be entered is a warning, as in Slurm: the job runs in /tmp.
 TEST_F(JobProcessTest, AWorkDirThatCannotBeEnteredRunsTheJobInTmp) {
   JobExec exec = Shell("pwd");
-  exec.work_dir = dir_ + "/gone";
-  exec.stderr_path = dir_ + "/err";
+  exec.work_dir = dir() + "/gone";
+  exec.stderr_path = dir() + "/err";
   Result<JobStart> start = StartJobProcess(exec);
   ASSERT_TRUE(start.ok());
   EXPECT_FALSE(start->failure.has_value());
@@ -137,7 +134,7 @@ TEST_F(JobProcessTest, AWorkDirThatCannotBeEnteredRunsTheJobInTmp) {
   EXPECT_EQ(start->warnings[0].stage, JobStartStage::kChdir);
   EXPECT_EQ(WEXITSTATUS(Wait(start->pid)), 0);
   EXPECT_EQ(Read("out"), "/tmp\n");
-  EXPECT_NE(Read("err").find("couldn't chdir to `" + dir_ + "/gone'"), std::string::npos);
+  EXPECT_NE(Read("err").find("couldn't chdir to `" + dir() + "/gone'"), std::string::npos);
 }
 
 }  // namespace

@@ -443,7 +443,7 @@ int Supervisor::WriteResult(const JobResult& result) {
 }
 
 int SuperviseMain(int argc, char** argv) {
-  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+  if (AskedForHelp(argc, argv)) {
     std::printf(
         "usage: berth supervise DIR\n\n"
         "Internal: runs the job attempt prepared in DIR (its spec.json) to its end and writes\n"

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/container_settings.h"
@@ -194,6 +195,11 @@ class Supervisor {
 // The supervisor's log line: "berth supervise DIR: text" on stderr.
 void Log(const std::string& dir, const std::string& text);
 int64_t WallNow();
+
+// The internal commands' help: `--help` or `-h` as their only argument.
+inline bool AskedForHelp(int argc, char** argv) {
+  return argc == 2 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h");
+}
 
 }  // namespace berth::agent
 

@@ -162,7 +162,7 @@ void ReapSupervisors(int signal_fd) {
 }  // namespace
 
 int SuperviseServerMain(int argc, char** argv) {
-  if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+  if (AskedForHelp(argc, argv)) {
     std::printf(
         "usage: berth supervise-server FD ROOM\n\n"
         "Internal: the agent's supervisor server. Forks `berth supervise DIR` for each job\n"
