@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -58,17 +60,40 @@ class PowerSaverTest : public ::testing::Test {
     }
     std::filesystem::remove_all(dir_);
   }
-  // Whether a live process runs one of this test's programs (its command line names the folder;
-  // a zombie's is empty).
+  // Whether a live process runs one of this test's programs: its command line names the folder,
+  // or it is a child of this process with no command line yet (posix_spawn returns once the
+  // child execs, a moment before the kernel has set its arguments up). A zombie has none either.
   bool RunningFromFolder() const {
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
       const std::string name = e.path().filename().string();
       if (name.find_first_not_of("0123456789") != std::string::npos) continue;  // not a process
-      std::ifstream f(e.path() / "cmdline");  // empty for a zombie
-      std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      const std::string cmdline = ReadProcFile(e.path() / "cmdline");
       if (cmdline.find(dir_) != std::string::npos) return true;
+      if (!cmdline.empty()) continue;
+      // "PID (COMM) STATE PPID ...": COMM may hold anything, so read from its last ')'.
+      const std::string stat = ReadProcFile(e.path() / "stat");
+      const size_t paren = stat.rfind(')');
+      if (paren == std::string::npos) continue;
+      char state = 0;
+      long ppid = 0;
+      if (std::sscanf(stat.c_str() + paren + 1, " %c %ld", &state, &ppid) == 2 &&
+          ppid == getpid() && state != 'Z' && state != 'X') {
+        return true;
+      }
     }
     return false;
+  }
+  // A /proc file's text, "" when the process is gone: a process that ends meanwhile fails the
+  // read (ESRCH), which std::ifstream would throw; stdio's errors are only a short read.
+  static std::string ReadProcFile(const std::filesystem::path& path) {
+    std::string text;
+    std::FILE* f = std::fopen(path.c_str(), "re");
+    if (f == nullptr) return text;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) text.append(buf, n);
+    std::fclose(f);
+    return text;
   }
 
   // A program that appends its argument to DIR/NAME.log.
