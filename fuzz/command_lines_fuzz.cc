@@ -1,16 +1,20 @@
-// The command lines the controller parses for squeue and scancel (POST /v1/views/squeue and
-// /v1/views/scancel take them from any user). The first byte picks the command (even: squeue,
-// odd: scancel), the rest is its arguments, separated by NUL bytes.
+// The command lines the controller parses for squeue, scancel and sacct (POST /v1/views/squeue,
+// /v1/views/scancel and /v1/views/sacct take them from any user). The first byte picks the
+// command (even: squeue; 3 modulo 4: sacct; otherwise scancel), the rest is its arguments,
+// separated by NUL bytes.
 // Invariants: squeue's table is whole lines, its header first unless -h, and the same when made
-// twice; scancel's selection names each target with ids and its exit code is 0 or 1.
+// twice; scancel's selection names each target with ids and its exit code is 0 or 1; sacct's
+// report is whole lines (or JSON with --json) and the same when made twice.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "core/model/job.h"
 #include "slurm/job_view.h"
+#include "slurm/sacct_view.h"
 #include "slurm/scancel.h"
 #include "slurm/squeue_view.h"
 
@@ -63,12 +67,47 @@ std::string Table(const berth::slurm::SqueueOptions& o, const std::vector<JobVie
   return b.Finish();
 }
 
+// The jobs as sacct's records: the three above, ended or not, one with a step.
+std::vector<berth::slurm::SacctJob> SacctJobs() {
+  std::vector<berth::slurm::SacctJob> out;
+  for (const JobView& v : Jobs()) {
+    berth::slurm::SacctJob& j = out.emplace_back();
+    j.view = v;
+    j.now = 1800000500;
+    j.batch_cpus = 4;
+    j.batch_mem_mib = 1024;
+  }
+  out[0].steps.emplace_back().name = "python";
+  out[0].steps.back().state = "RUNNING";
+  out[2].view.state = berth::core::JobState::kCancelled;
+  out[2].view.end_time = 1800000400;
+  return out;
+}
+
+int Sacct(const std::vector<std::string>& args) {
+  const berth::slurm::SacctParse p = berth::slurm::ParseSacctArgs(args, 1800000500);
+  const berth::slurm::SacctOptions& o = p.options;
+  if (p.done || o.version) return 0;
+  static const std::vector<berth::slurm::SacctJob> jobs = SacctJobs();
+  auto report = [&] {
+    const std::vector<const berth::slurm::SacctJob*> selected =
+        berth::slurm::SelectSacctJobs(o, jobs, {1001, "alice"}, 1800000500);
+    return o.json ? berth::slurm::SacctJson(selected, "c", o.allocations).dump()
+                  : berth::slurm::RenderSacct(o, selected, "c");
+  };
+  const std::string text = report();
+  if (!o.json && !text.empty() && text.back() != '\n') std::abort();
+  if (report() != text) std::abort();
+  return 0;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0 || size > 4096) return 0;
   const bool squeue = data[0] % 2 == 0;
-  std::vector<std::string> args{squeue ? "squeue" : "scancel"};
+  const bool sacct = data[0] % 4 == 3;
+  std::vector<std::string> args{squeue ? "squeue" : sacct ? "sacct" : "scancel"};
   std::string word;
   for (size_t i = 1; i < size; ++i) {
     if (data[i] == 0) {
@@ -79,6 +118,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (size > 1) args.push_back(word);
+  if (sacct) return Sacct(args);
   static const std::vector<JobView> jobs = Jobs();
   if (squeue) {
     berth::slurm::SqueueParse p = berth::slurm::ParseSqueueArgs(

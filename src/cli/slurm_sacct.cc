@@ -1,5 +1,6 @@
-// sacct: Slurm's accounting report over GET /v1/accounting/jobs (the logic and layout are in
-// src/slurm/sacct_view.h).
+// sacct: Slurm's accounting report, made by the controller (POST /v1/views/sacct) or, from an
+// older controller or one in another time zone, here over GET /v1/accounting/jobs (the logic
+// and layout are in src/slurm/sacct_view.h).
 #include <pwd.h>
 #include <unistd.h>
 
@@ -43,6 +44,30 @@ int SacctMain(int argc, char** argv) {
   }
   Result<std::unique_ptr<Client>> c = Client::Connect();
   if (!c.ok()) return Fail("sacct", c.status());
+  const slurm::SacctCaller caller = Caller();
+  {
+    // The report made by the controller from its records (only the window's rows read there,
+    // only the report sent).
+    const char* tz = std::getenv("TZ");
+    json env = json::object();
+    if (format_env != nullptr) env["SACCT_FORMAT"] = format_env;
+    json view = {{"args", json(std::vector<std::string>(args.begin() + 1, args.end()))},
+                 {"env", std::move(env)},
+                 {"uid", caller.uid},
+                 {"user", caller.user},
+                 {"now", now},
+                 {"tz", tz == nullptr ? "" : tz}};
+    Result<std::string> text = (*c)->CallText("POST", "/v1/views/sacct", view);
+    if (text.ok()) {
+      std::fwrite(text->data(), 1, text->size(), stdout);
+      return 0;
+    }
+    // A controller without the view, or in another time zone: the report is made here.
+    const StatusCode code = text.status().code();
+    if (code != StatusCode::kNotFound && code != StatusCode::kFailedPrecondition) {
+      return Fail("sacct", text.status());
+    }
+  }
   const Time from = slurm::SacctWindowStart(opt, now);
   Result<json> r = (*c)->Call("GET", "/v1/accounting/jobs?start=" + std::to_string(from));
   if (!r.ok()) return Fail("sacct", r.status());
@@ -54,7 +79,7 @@ int SacctMain(int argc, char** argv) {
     }
   }
   const std::string cluster = ClusterName(**c);
-  std::vector<const slurm::SacctJob*> selected = slurm::SelectSacctJobs(opt, jobs, Caller(), now);
+  std::vector<const slurm::SacctJob*> selected = slurm::SelectSacctJobs(opt, jobs, caller, now);
   if (opt.json) {
     std::printf("%s\n", slurm::SacctJson(selected, cluster, opt.allocations).dump(2).c_str());
   } else {

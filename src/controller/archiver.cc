@@ -53,7 +53,7 @@ Result<int64_t> Archiver::RunOnce() {
   Status st = Status::Ok();
   while (st.ok()) {
     std::vector<store::JobRow> rows;
-    st = store_->ScanFinished(0, cutoff, kBatch,
+    st = store_->ScanFinished(0, cutoff, 0, kBatch,
                               [&](const store::JobRow& row) { rows.push_back(row); });
     if (!st.ok() || rows.empty()) break;
     std::vector<store::ArchivedJob> jobs;

@@ -84,6 +84,8 @@ const Controller::Impl::ApiBinding Controller::Impl::kApiHandlers[] = {
      [](Impl& im, const ApiCall& c) { return im.SqueueView(c.body); }},
     {Endpoint::kScancelView,
      [](Impl& im, const ApiCall& c) { return im.ScancelView(c.body); }},
+    {Endpoint::kSacctView,
+     [](Impl& im, const ApiCall& c) { return im.SacctView(c.body); }},
     {Endpoint::kSubmitJobs,
      [](Impl& im, const ApiCall& c) { return im.SubmitRoute(c); }},
     {Endpoint::kJobsOther,

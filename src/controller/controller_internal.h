@@ -73,6 +73,18 @@ bool ParseNumber(const std::string& s, T& out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
+// controller_queries.cc: a command's line as a view request (POST /v1/views/...) names it:
+// {"args": [...], "env": {NAME: VALUE}}, the program's name first.
+struct CommandLine {
+  std::vector<std::string> args;
+  std::map<std::string, std::string, std::less<>> env;
+};
+Result<CommandLine> CommandLineOf(const nlohmann::json& body, const std::string& program);
+
+// The time zone this process shows local times in: its TZ, or "" for the system's. A view
+// request from a caller in another zone is refused (FAILED_PRECONDITION): it makes its own.
+const std::string& OwnTimeZone();
+
 // A /v1 request as its handler sees it: the request, who asks, the route table's match (path
 // segments and parameters) and the parsed body ({} when empty).
 struct ApiCall {
@@ -520,7 +532,15 @@ struct Controller::Impl {
   net::HttpResponse GetArrayTask(const Caller& who, const std::string& text);  // "12_4"
   net::HttpResponse ListNodes(const std::string& only);
   net::HttpResponse Watch(const net::HttpRequest& req);
+  // controller_sacct.cc: GET /v1/accounting/jobs (every record of the window) and POST
+  // /v1/views/sacct (sacct's report, selected and made here).
   net::HttpResponse Accounting(const net::HttpRequest& req);
+  net::HttpResponse SacctView(const nlohmann::json& body);
+  // The finished jobs that ended in [from, to) (the store's, then the archive's that the store
+  // no longer has) and the active ones, each once; rows of ids below `lowest_id` are skipped
+  // before they are decoded.
+  Status ForEachAccountingRecord(Time from, Time to, core::JobId lowest_id,
+                                 const std::function<void(const JobRecord&)>& fn);
   // controller_reports.cc: `berth report usage` and `advice` (and seff's suggestions for one
   // job) computed here from the accounting records, for the web console (docs/api.md).
   net::HttpResponse UsageReportRoute(const ApiCall& c);

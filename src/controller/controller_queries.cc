@@ -1,7 +1,8 @@
-// Read-only answers: the jobs, nodes, watch and accounting endpoints, which read the published
-// view and never wait for the state thread; sprio's priorities and sshare's fair-share tree
-// (computed on the state thread, which owns the cluster state) and `scontrol show config` (from
-// the options, which do not change after start).
+// Read-only answers: the jobs, nodes and watch endpoints and the views of squeue and scancel,
+// which read the published view and never wait for the state thread; sprio's priorities and
+// sshare's fair-share tree (computed on the state thread, which owns the cluster state) and
+// `scontrol show config` (from the options, which do not change after start). The accounting
+// endpoints are in controller_sacct.cc.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -358,15 +359,6 @@ net::HttpResponse Controller::Impl::ListJobs(const net::HttpRequest& req, const 
   return out;
 }
 
-namespace {
-
-// A command's line as a view request names it: {"args": [...], "env": {NAME: VALUE}}, the
-// program's name first.
-struct CommandLine {
-  std::vector<std::string> args;
-  std::map<std::string, std::string, std::less<>> env;
-};
-
 Result<CommandLine> CommandLineOf(const json& body, const std::string& program) {
   const std::string what = program + " view: ";
   if (!body.is_object() || !body.contains("args") || !body.at("args").is_array()) {
@@ -384,6 +376,8 @@ Result<CommandLine> CommandLineOf(const json& body, const std::string& program) 
   return c;
 }
 
+namespace {
+
 // A record's view as Slurm's commands show it, with the last pass's word on a pending job, into
 // `*v` (as slurm::FillJobView).
 void FillViewOf(const JobRecord& r, const PendingMap& pending, bool with_exec, Time now,
@@ -396,7 +390,8 @@ void FillViewOf(const JobRecord& r, const PendingMap& pending, bool with_exec, T
   slurm::FillJobView(f, r.job.spec, with_exec ? r.job.exec.get() : nullptr, now, parts, v);
 }
 
-// The time zone this process shows local times in: its TZ, or "" for the system's.
+}  // namespace
+
 const std::string& OwnTimeZone() {
   static const std::string tz = [] {
     const char* v = std::getenv("TZ");
@@ -404,8 +399,6 @@ const std::string& OwnTimeZone() {
   }();
   return tz;
 }
-
-}  // namespace
 
 std::vector<std::shared_ptr<const JobRecord>> Controller::Impl::ActiveRecords(
     bool ended_too, std::shared_ptr<const PendingMap>* pending) const {
@@ -719,47 +712,6 @@ net::HttpResponse Controller::Impl::Watch(const net::HttpRequest& req) {
     }
   };
   return r;
-}
-
-net::HttpResponse Controller::Impl::Accounting(const net::HttpRequest& req) {
-  auto q = [&](const char* k) { return req.query.count(k) ? req.query.at(k) : std::string(); };
-  Time from = 0, to = kInfinite;
-  if (!q("start").empty() && !ParseNumber(q("start"), from)) {
-    return Error(Status::InvalidArgument("\"start\" must be a Unix time in seconds"));
-  }
-  if (!q("end").empty() && !ParseNumber(q("end"), to)) {
-    return Error(Status::InvalidArgument("\"end\" must be a Unix time in seconds"));
-  }
-  std::vector<std::string> users = SplitList(q("user"));
-  json jobs = json::array();
-  auto add = [&](const JobRecord& r) {
-    if (!users.empty() && std::find(users.begin(), users.end(), r.job.spec->user) == users.end()) {
-      return;
-    }
-    jobs.push_back(EncodeJobRecord(r, false));
-  };
-  // Finished jobs from the store, then (with an archive) those that moved to PostgreSQL: a job
-  // in both (between the archive's commit and the store's delete) counts once, as the store has
-  // it.
-  std::set<core::JobId> seen;
-  Status st = store->ScanFinished(from, to, 0, [&](const store::JobRow& row) {
-    seen.insert(row.id);
-    Result<JobRecord> r = DecodeJobRow(row);
-    if (r.ok()) add(*r);
-  });
-  if (st.ok() && archive != nullptr) {
-    st = archive->ScanFinished(from, to, [&](const store::JobRow& row) {
-      if (seen.count(row.id) != 0) return;
-      Result<JobRecord> r = DecodeJobRow(row);
-      if (r.ok()) add(*r);
-    });
-  }
-  if (!st.ok()) return Error(st);
-  ReaderLock l(view_mu);
-  for (const auto& [id, r] : records) {
-    if (!core::IsTerminal(r->job.state)) add(*r);
-  }
-  return JsonResponse(200, {{"jobs", jobs}});
 }
 
 }  // namespace berth::controller

@@ -281,6 +281,23 @@ Result<JobRecord> DecodeJobRow(const store::JobRow& row, ExecCache* cache) {
   return r;
 }
 
+Result<JobRecord> DecodeJobRowWithoutExec(const store::JobRow& row, ExecCache* cache) {
+  std::string_view text = row.record;
+  std::string without;
+  // A joined record (row.exec null: etcd's rows) has the specification as its first key.
+  constexpr std::string_view kExecFirst = "{\"exec\":";
+  if (row.exec == nullptr && text.starts_with(kExecFirst)) {
+    const std::string_view rest = text.substr(kExecFirst.size());
+    const size_t n = ValueLength(rest);
+    if (n > 0 && n < rest.size() && rest[n] == ',') {
+      without = "{";
+      without.append(rest.substr(n + 1));
+      text = without;
+    }
+  }
+  return DecodeJobRecord(text, cache);
+}
+
 Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
   constexpr std::string_view kExecFirst = "{\"exec\":";
   if (cache != nullptr && text.substr(0, kExecFirst.size()) == kExecFirst) {

@@ -169,6 +169,9 @@ Status DecodeAllocation(const nlohmann::json& allocation, JobRecord& r);
 // A store row: its record, and the run specification kept apart from it (store::JobRow::exec)
 // when there is one.
 Result<JobRecord> DecodeJobRow(const store::JobRow& row, ExecCache* cache = nullptr);
+// The same without its run specification, which is then not parsed (r.job.exec is an empty
+// one): for the readers that show no script or environment (sacct's records).
+Result<JobRecord> DecodeJobRowWithoutExec(const store::JobRow& row, ExecCache* cache);
 
 // The keys of a job's JSON (docs/formats/job-json.md) that come from its run specification, as
 // the text of one JSON object.

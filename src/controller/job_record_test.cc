@@ -137,6 +137,29 @@ TEST(JobRecordTest, AStoreRowWithItsRunSpecificationApartDecodesAsItsWholeEntry)
             EncodeJobRecord(*DecodeJobRecord(bare.record), true));
 }
 
+// sacct's reader leaves the run specification out, whether the row keeps it apart (SQLite) or
+// as the joined entry's first key (etcd): the record is the same without it.
+TEST(JobRecordTest, AStoreRowDecodesWithoutItsRunSpecification) {
+  const JobRecord a = SampleRecord();
+  auto text = std::make_shared<const std::string>(ExecJsonText(*a.job.exec));
+  const store::JobRow apart{42, false, 100, EncodeJobRecord(a, false).dump(), text};
+  const store::JobRow joined{42, false, 100, store::JoinedRecord(apart), nullptr};
+  const nlohmann::json expected = EncodeJobRecord(*DecodeJobRow(apart), false);
+  ExecCache cache;
+  for (const store::JobRow& row : {apart, joined, apart}) {
+    Result<JobRecord> r = DecodeJobRowWithoutExec(row, &cache);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ASSERT_NE(r->job.exec, nullptr);
+    EXPECT_EQ(*r->job.exec, core::JobExecSpec{});
+    EXPECT_EQ(EncodeJobRecord(*r, false), expected);
+    EXPECT_EQ(r->job.spec->name, a.job.spec->name);
+  }
+  // A joined entry cut inside its specification is an error, never a crash.
+  store::JobRow cut = joined;
+  cut.record = cut.record.substr(0, 40);
+  EXPECT_FALSE(DecodeJobRowWithoutExec(cut, &cache).ok());
+}
+
 // Records of every shape: each state, allocations with GPU shares and repeated GRES names,
 // steps, a Pod, texts that need escapes, numbers of every print form.
 JobRecord RandomRecord(core::testing::Rng& rng) {

@@ -28,6 +28,7 @@ constexpr Route kApiRoutes[] = {
     {"GET", "/v1/jobs", kEveryone, Endpoint::kListJobs},
     {"POST", "/v1/views/squeue", kEveryone, Endpoint::kSqueueView},
     {"POST", "/v1/views/scancel", kEveryone, Endpoint::kScancelView},
+    {"POST", "/v1/views/sacct", kEveryone, Endpoint::kSacctView},
     {"POST", "/v1/jobs", kEveryone, Endpoint::kSubmitJobs},
     {"*", "/v1/jobs", kEveryone, Endpoint::kJobsOther},
     {"POST", "/v1/jobs/cancel", kEveryone, Endpoint::kCancelJobs},

@@ -35,6 +35,7 @@ enum class Endpoint : uint8_t {
   kListJobs,
   kSqueueView,   // POST /v1/views/squeue: squeue's lines, made where the jobs are
   kScancelView,  // POST /v1/views/scancel: the jobs a filtered scancel would act on
+  kSacctView,    // POST /v1/views/sacct: sacct's report, made where the records are
   kSubmitJobs,   // and ?test_only=1
   kJobsOther,    // /v1/jobs with another method: refused as a bad job id, as always
   kCancelJobs,

@@ -444,6 +444,41 @@ Time SacctWindowStart(const SacctOptions& opt, Time now) {
   return static_cast<Time>(mktime(&t));
 }
 
+bool SacctSelectsWho(const SacctOptions& opt, const JobView& v, const SacctCaller& caller) {
+  if (!opt.jobs.empty() && std::none_of(opt.jobs.begin(), opt.jobs.end(),
+                                        [&](const SacctJobId& id) { return IdMatches(id, v); })) {
+    return false;
+  }
+  return UserSelected(opt, v, caller);
+}
+
+bool SacctSelects(const SacctOptions& opt, const JobView& v, const SacctCaller& caller, Time from,
+                  Time to) {
+  if (!SacctSelectsWho(opt, v, caller)) return false;
+  const bool windowed = opt.jobs.empty() || opt.start || opt.end || !opt.states.empty();
+  if (windowed && !InWindow(opt, v, from, to)) return false;
+  return FiltersPass(opt, v);
+}
+
+void SortSacctJobs(std::vector<const SacctJob*>* jobs) {
+  auto key = [](const SacctJob* j) {
+    const JobView& v = j->view;
+    uint32_t array = v.array_job_id != 0 ? v.array_job_id : v.job_id;
+    return std::make_tuple(array, v.array_task_id, v.job_id);
+  };
+  std::sort(jobs->begin(), jobs->end(),
+            [&](const SacctJob* a, const SacctJob* b) { return key(a) < key(b); });
+  jobs->erase(std::unique(jobs->begin(), jobs->end()), jobs->end());
+}
+
+uint32_t SacctLowestId(const SacctOptions& opt) {
+  uint32_t lowest = 0;
+  for (size_t i = 0; i < opt.jobs.size(); ++i) {
+    if (i == 0 || opt.jobs[i].job_id < lowest) lowest = opt.jobs[i].job_id;
+  }
+  return lowest;
+}
+
 std::vector<const SacctJob*> SelectSacctJobs(const SacctOptions& opt,
                                              const std::vector<SacctJob>& jobs,
                                              const SacctCaller& caller, Time now) {
@@ -451,24 +486,9 @@ std::vector<const SacctJob*> SelectSacctJobs(const SacctOptions& opt,
   const Time to = opt.end.value_or(now);
   std::vector<const SacctJob*> out;
   for (const SacctJob& j : jobs) {
-    const JobView& v = j.view;
-    if (!opt.jobs.empty() && std::none_of(opt.jobs.begin(), opt.jobs.end(),
-                                          [&](const SacctJobId& id) { return IdMatches(id, v); })) {
-      continue;
-    }
-    const bool windowed = opt.jobs.empty() || opt.start || opt.end || !opt.states.empty();
-    if (windowed && !InWindow(opt, v, from, to)) continue;
-    if (!UserSelected(opt, v, caller) || !FiltersPass(opt, v)) continue;
-    out.push_back(&j);
+    if (SacctSelects(opt, j.view, caller, from, to)) out.push_back(&j);
   }
-  auto key = [](const SacctJob* j) {
-    const JobView& v = j->view;
-    uint32_t array = v.array_job_id != 0 ? v.array_job_id : v.job_id;
-    return std::make_tuple(array, v.array_task_id, v.job_id);
-  };
-  std::sort(out.begin(), out.end(),
-            [&](const SacctJob* a, const SacctJob* b) { return key(a) < key(b); });
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  SortSacctJobs(&out);
   return out;
 }
 

@@ -122,6 +122,18 @@ std::vector<const SacctJob*> SelectSacctJobs(const SacctOptions& opt,
 // The window start the controller is asked for (finished jobs that ended after it).
 Time SacctWindowStart(const SacctOptions& opt, Time now);
 
+// SelectSacctJobs' test of one job, for the window [from, to] (SacctWindowStart, -E or now).
+bool SacctSelects(const SacctOptions& opt, const JobView& v, const SacctCaller& caller, Time from,
+                  Time to);
+// The part of it that reads only the job's ids (job_id, array_job_id, array_task_id), user and
+// uid: false when no other field could make the job selected.
+bool SacctSelectsWho(const SacctOptions& opt, const JobView& v, const SacctCaller& caller);
+// SelectSacctJobs' order: by job id, array tasks by array and task; each job once.
+void SortSacctJobs(std::vector<const SacctJob*>* jobs);
+// With -j, the lowest job id asked for (0 without -j): no job below it can match, as an array's
+// tasks get their ids after the array's own (core::ClusterState).
+uint32_t SacctLowestId(const SacctOptions& opt);
+
 // The table (or -p/-P lines), header included unless -n.
 std::string RenderSacct(const SacctOptions& opt, const std::vector<const SacctJob*>& jobs,
                         const std::string& cluster);

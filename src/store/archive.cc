@@ -344,15 +344,15 @@ Status Archive::Put(const std::vector<ArchivedJob>& jobs) {
   return Status::Ok();
 }
 
-Status Archive::ScanFinished(Time from, Time to,
+Status Archive::ScanFinished(Time from, Time to, uint32_t min_id,
                              const std::function<void(const JobRow&)>& fn) const {
   if (to <= from) return Status::Ok();
   MutexLock<Mutex> l(reader_->mu);
   Session s(reader_->conn, conninfo_, where_);
   return s.Stream(
       "SELECT id, end_time, record FROM berth_jobs WHERE cluster = $1 AND end_time >= $2 AND "
-      "end_time < $3 ORDER BY id, submit_time, attempt",
-      {cluster_, std::to_string(from), std::to_string(to)},
+      "end_time < $3 AND id >= $4 ORDER BY id, submit_time, attempt",
+      {cluster_, std::to_string(from), std::to_string(to), std::to_string(min_id)},
       [&](const PGresult* r) { fn(RowOf(r, 0)); });
 }
 

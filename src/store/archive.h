@@ -70,9 +70,10 @@ class Archive {
   // Adds the jobs (those already there are left as they are); returns once PostgreSQL has
   // committed them.
   Status Put(const std::vector<ArchivedJob>& jobs);
-  // Finished jobs that ended in [from, to), in id order, as store rows (active false); rows are
-  // streamed from the server, not held all at once.
-  Status ScanFinished(Time from, Time to, const std::function<void(const JobRow&)>& fn) const;
+  // Finished jobs that ended in [from, to) with ids from `min_id` on, in id order, as store rows
+  // (active false); rows are streamed from the server, not held all at once.
+  Status ScanFinished(Time from, Time to, uint32_t min_id,
+                      const std::function<void(const JobRow&)>& fn) const;
   // The newest job with this id (by submit time, then attempt), if any.
   Result<std::optional<JobRow>> GetJob(uint32_t id) const;
   // How many jobs this cluster has in the archive.

@@ -40,9 +40,10 @@ class ArchiveTest : public ::testing::Test {
     ASSERT_TRUE(a.ok()) << a.status().message();
     archive_ = std::move(*a);
   }
-  std::vector<uint32_t> Ids(Time from, Time to) {
+  std::vector<uint32_t> Ids(Time from, Time to, uint32_t min_id = 0) {
     std::vector<uint32_t> out;
-    Status st = archive_->ScanFinished(from, to, [&](const JobRow& r) { out.push_back(r.id); });
+    Status st =
+        archive_->ScanFinished(from, to, min_id, [&](const JobRow& r) { out.push_back(r.id); });
     EXPECT_TRUE(st.ok()) << st.message();
     return out;
   }
@@ -70,6 +71,8 @@ TEST_F(ArchiveTest, PutIsIdempotentAndRecordsComeBackByteForByte) {
   EXPECT_EQ(Ids(0, 1000), (std::vector<uint32_t>{1, 2, 3, 4}));
   EXPECT_EQ(Ids(200, 400), (std::vector<uint32_t>{2, 3}));
   EXPECT_EQ(Ids(400, 400), (std::vector<uint32_t>{}));
+  EXPECT_EQ(Ids(0, 1000, 3), (std::vector<uint32_t>{3, 4}));  // sacct -j's lowest id
+  EXPECT_EQ(Ids(200, 400, 3), (std::vector<uint32_t>{3}));
 }
 
 // Two jobs with one id (a store started afresh counts ids from 1 again) are both kept; GetJob

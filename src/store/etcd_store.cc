@@ -101,7 +101,7 @@ class EtcdStore final : public Store {
 
   Status Commit(std::vector<Write> writes) override;
   Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const override;
-  Status ScanFinished(Time from, Time to, size_t limit,
+  Status ScanFinished(Time from, Time to, uint32_t min_id, size_t limit,
                       const std::function<void(const JobRow&)>& fn) const override;
   Result<std::optional<JobRow>> GetJob(uint32_t id) const override;
   Status ScanNodes(
@@ -349,7 +349,7 @@ Status EtcdStore::ScanJobs(bool active_only, const std::function<void(const JobR
   });
 }
 
-Status EtcdStore::ScanFinished(Time from, Time to, size_t limit,
+Status EtcdStore::ScanFinished(Time from, Time to, uint32_t min_id, size_t limit,
                                const std::function<void(const JobRow&)>& fn) const {
   if (to <= from) return Status::Ok();
   // The index gives the ids, in end time order; each job's own entry decides (a job whose end
@@ -374,7 +374,7 @@ Status EtcdStore::ScanFinished(Time from, Time to, size_t limit,
           if (slash != std::string::npos) {
             std::from_chars(key.data() + slash + 1, key.data() + key.size(), id);
           }
-          if (rows.count(id) == 0) ids.insert(id);
+          if (id >= min_id && rows.count(id) == 0) ids.insert(id);
           return Status::Ok();
         },
         want, /*keys_only=*/true));

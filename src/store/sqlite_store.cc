@@ -474,7 +474,7 @@ class SqliteStore final : public Store {
   explicit SqliteStore(std::string path) : path_(std::move(path)) {}
   Status Commit(std::vector<Write> writes) override;
   Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const override;
-  Status ScanFinished(Time from, Time to, size_t limit,
+  Status ScanFinished(Time from, Time to, uint32_t min_id, size_t limit,
                       const std::function<void(const JobRow&)>& fn) const override;
   Result<std::optional<JobRow>> GetJob(uint32_t id) const override;
   Status ScanNodes(
@@ -578,17 +578,25 @@ Status SqliteStore::ScanJobs(bool active_only, const std::function<void(const Jo
   return ForEachJobRow(impl_->reader, s, "scan jobs", fn);
 }
 
-Status SqliteStore::ScanFinished(Time from, Time to, size_t limit,
+Status SqliteStore::ScanFinished(Time from, Time to, uint32_t min_id, size_t limit,
                                  const std::function<void(const JobRow&)>& fn) const {
   MutexLock<Mutex> l(impl_->reader_mu);
+  // A window with a start reads the end-time index; one from the epoch with a lowest id reads
+  // the rows by id from it ("+end_time" keeps SQLite's planner off the index, which it would
+  // take for the two bounds although they select the whole history).
+  const bool by_id = min_id > 0 && from <= 0;
   Stmt s(impl_->reader,
-         (std::string(kJobColumns) + " WHERE active = 0 AND end_time >= ?1 AND end_time < ?2 "
-                                     "ORDER BY id LIMIT ?3")
+         (std::string(kJobColumns) +
+          (by_id ? " WHERE id >= ?4 AND active = 0 AND +end_time >= ?1 AND +end_time < ?2 "
+                   "ORDER BY id LIMIT ?3"
+                 : " WHERE active = 0 AND end_time >= ?1 AND end_time < ?2 AND id >= ?4 "
+                   "ORDER BY id LIMIT ?3"))
              .c_str());
   if (!s.ok()) return SqlError(impl_->reader, "scan finished jobs");
   s.Bind(1, from);
   s.Bind(2, to);
   s.Bind(3, limit > 0 ? static_cast<int64_t>(limit) : int64_t{-1});
+  s.Bind(4, static_cast<int64_t>(min_id));
   return ForEachJobRow(impl_->reader, s, "scan finished jobs", fn);
 }
 

@@ -122,9 +122,11 @@ class Store {
 
   // Calls fn for every job row (active_only: pending/running ones), in id order.
   virtual Status ScanJobs(bool active_only, const std::function<void(const JobRow&)>& fn) const = 0;
-  // Finished jobs that ended in [from, to), in id order (for sacct); at most `limit` of them
-  // when it is above 0 (which ones is then the backend's choice: the archiver takes batches).
-  virtual Status ScanFinished(Time from, Time to, size_t limit,
+  // Finished jobs that ended in [from, to) with ids from `min_id` on, in id order (for sacct);
+  // at most `limit` of them when it is above 0 (which ones is then the backend's choice: the
+  // archiver takes batches). A window from the epoch with a lowest id (`sacct -j`) reads the
+  // rows from that id on, not the whole history.
+  virtual Status ScanFinished(Time from, Time to, uint32_t min_id, size_t limit,
                               const std::function<void(const JobRow&)>& fn) const = 0;
   virtual Result<std::optional<JobRow>> GetJob(uint32_t id) const = 0;
   virtual Status ScanNodes(

@@ -138,7 +138,8 @@ TEST_P(StoreContractTest, CommitThenReadBackAfterReopen) {
   ASSERT_TRUE(s->ScanJobs(true, [&](const JobRow& r) { active.push_back(r); }).ok());
   EXPECT_TRUE(active.empty());
   std::vector<uint32_t> finished;
-  ASSERT_TRUE(s->ScanFinished(60, 100, 0, [&](const JobRow& r) { finished.push_back(r.id); }).ok());
+  ASSERT_TRUE(
+      s->ScanFinished(60, 100, 0, 0, [&](const JobRow& r) { finished.push_back(r.id); }).ok());
   EXPECT_EQ(finished, std::vector<uint32_t>{1});
   EXPECT_EQ(**s->GetMeta("next_job_id"), "3");
   EXPECT_FALSE(s->GetMeta("nope")->has_value());
@@ -230,7 +231,8 @@ TEST_P(StoreContractTest, FinishedJobsByEndTime) {
   ASSERT_TRUE(s->Commit({PutJob(6, false, 300, "f2"), PutJob(7, true, kNoTime, "requeued")}).ok());
   auto ids = [&](Time from, Time to) {
     std::vector<uint32_t> out;
-    EXPECT_TRUE(s->ScanFinished(from, to, 0, [&](const JobRow& r) { out.push_back(r.id); }).ok());
+    EXPECT_TRUE(
+        s->ScanFinished(from, to, 0, 0, [&](const JobRow& r) { out.push_back(r.id); }).ok());
     return out;
   };
   EXPECT_EQ(ids(100, 200), (std::vector<uint32_t>{2, 5}));
@@ -238,6 +240,19 @@ TEST_P(StoreContractTest, FinishedJobsByEndTime) {
   EXPECT_EQ(ids(200, 201), (std::vector<uint32_t>{3}));
   EXPECT_EQ(ids(120, 131), (std::vector<uint32_t>{}));
   EXPECT_EQ(ids(300, 300), (std::vector<uint32_t>{}));
+  // From a lowest id on (sacct -j): by id from the epoch, or within a window.
+  auto from_id = [&](Time from, Time to, uint32_t min_id, size_t limit) {
+    std::vector<uint32_t> out;
+    EXPECT_TRUE(s->ScanFinished(from, to, min_id, limit, [&](const JobRow& r) {
+                   out.push_back(r.id);
+                 }).ok());
+    return out;
+  };
+  EXPECT_EQ(from_id(0, kInfinite, 3, 0), (std::vector<uint32_t>{3, 5, 6}));
+  EXPECT_EQ(from_id(0, kInfinite, 4, 1), (std::vector<uint32_t>{5}));
+  EXPECT_EQ(from_id(0, kInfinite, 7, 0), (std::vector<uint32_t>{}));
+  EXPECT_EQ(from_id(100, 250, 3, 0), (std::vector<uint32_t>{3, 5}));
+  EXPECT_EQ(from_id(0, 250, 3, 0), (std::vector<uint32_t>{3, 5}));
   Result<std::optional<JobRow>> six = s->GetJob(6);
   ASSERT_TRUE(six.ok());
   EXPECT_EQ((*six)->record, "f2");
@@ -255,7 +270,7 @@ TEST_P(StoreContractTest, FinishedJobsInBatchesAndDeleted) {
   w.push_back(PutJob(11, true, kNoTime, "running"));
   ASSERT_TRUE(s->Commit(w).ok());
   std::vector<uint32_t> batch;
-  ASSERT_TRUE(s->ScanFinished(0, 1000, 4, [&](const JobRow& r) { batch.push_back(r.id); }).ok());
+  ASSERT_TRUE(s->ScanFinished(0, 1000, 0, 4, [&](const JobRow& r) { batch.push_back(r.id); }).ok());
   ASSERT_EQ(batch.size(), 4u);
   std::vector<Write> deletes;
   for (uint32_t id : batch) {
@@ -267,7 +282,7 @@ TEST_P(StoreContractTest, FinishedJobsInBatchesAndDeleted) {
   }
   ASSERT_TRUE(s->Commit(deletes).ok());
   std::vector<uint32_t> left;
-  ASSERT_TRUE(s->ScanFinished(0, 1000, 0, [&](const JobRow& r) { left.push_back(r.id); }).ok());
+  ASSERT_TRUE(s->ScanFinished(0, 1000, 0, 0, [&](const JobRow& r) { left.push_back(r.id); }).ok());
   EXPECT_EQ(left.size(), 6u);
   for (uint32_t id : batch) {
     EXPECT_EQ(std::count(left.begin(), left.end(), id), 0) << id;
@@ -321,7 +336,7 @@ TEST_P(StoreContractTest, RunSpecificationsApartReadBackWhole) {
   ASSERT_TRUE(one.ok() && one->has_value());
   EXPECT_EQ(JoinedRecord(**one), "{\"exec\":{\"env\":\"A\"},\"s\":10}");
   std::vector<std::string> finished;
-  ASSERT_TRUE(s->ScanFinished(0, 100, 0, [&](const JobRow& r) {
+  ASSERT_TRUE(s->ScanFinished(0, 100, 0, 0, [&](const JobRow& r) {
                  finished.push_back(JoinedRecord(r));
                }).ok());
   EXPECT_EQ(finished, std::vector<std::string>{"{\"exec\":{\"env\":\"A\"},\"s\":10}"});
@@ -686,7 +701,7 @@ TEST(EtcdFollowerTest, FollowsTheStoreAndAWarmStoreReadsItsCopyUntilItsFirstComm
   EXPECT_EQ(**(*b)->GetMeta("m"), "2");
   std::vector<uint32_t> finished;
   ASSERT_TRUE(
-      (*b)->ScanFinished(0, 100, 0, [&](const JobRow& r) { finished.push_back(r.id); }).ok());
+      (*b)->ScanFinished(0, 100, 0, 0, [&](const JobRow& r) { finished.push_back(r.id); }).ok());
   EXPECT_EQ(finished, std::vector<uint32_t>{2});
   EXPECT_FALSE((*b)->GetJob(3)->has_value());
   // Reads come from the copy (a change made elsewhere is not in it)...

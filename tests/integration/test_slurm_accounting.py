@@ -45,9 +45,10 @@ class SlurmCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.c.stop(keep=os.environ.get('BERTH_IT_KEEP') == '1')
 
-    def run_cmd(self, *args, input=None, user=None, timeout=60):
+    def run_cmd(self, *args, input=None, user=None, timeout=60, env=None):
         cmd = [os.path.abspath(BERTH), *args]
-        env = dict(self.c.env, TMPDIR=self.c.dir)  # srun's step counters go with the cluster
+        # srun's step counters go with the cluster.
+        env = dict(self.c.env, TMPDIR=self.c.dir, **(env or {}))
         if user:
             cmd = ['runuser', '-u', user, '--', 'env', f'BERTH_SOCKET={self.c.sock}', *cmd]
         return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout,
@@ -329,6 +330,47 @@ class SacctSeffTest(SlurmCase):
         self.assertEqual(job['state']['current'], 'FAILED')
         self.assertEqual(job['exit_code']['return_code'], 3)
         self.assertEqual(job['steps'][0]['step']['id'], f'{self.bad}.batch')
+
+    def test_the_report_made_by_the_controller_is_the_one_made_here(self):
+        # sacct asks the controller for its report (POST /v1/views/sacct); a caller in another
+        # time zone makes it itself from GET /v1/accounting/jobs. TZ=:/etc/localtime is the
+        # system's zone under another name: the second path, with the same local times.
+        if 'TZ' in os.environ:
+            self.skipTest('TZ is set: no other name for the same zone is known')
+        ok, bad, small = str(self.ok), str(self.bad), str(self.small)
+        cases = [[], ['-X'], ['-j', ok], ['-j', f'{ok},{bad}', '-P'], ['-j', f'{bad}.batch'],
+                 ['-j', small, '-l'], ['-s', 'F', '-S', 'now-1hour', '-X', '-n', '-P'],
+                 ['-a', '-X', '-o', 'JobID,User,State,Submit,Start,End,Elapsed'],
+                 ['-u', 'nobody'], ['-u', 'root', '-S', 'today', '-X'],
+                 ['-p', '-o', 'jobid,jobname%30,state,reqmem,maxrss,totalcpu,nodelist'],
+                 ['-j', bad, '--json'], ['-N', 'node1', '-X', '-n'], ['--name', 'okjob,small'],
+                 ['-E', 'now', '-S', '2020-01-01', '-X', '-n', '-P', '-o', 'JobID'],
+                 ['-r', 'main', '-A', 'nobody'], ['-j', '999999']]
+        for args in cases:
+            for extra in ({}, {'SACCT_FORMAT': 'JobID%-10,State,ExitCode'}):
+                with self.subTest(args=args, env=extra):
+                    here = self.run_cmd('sacct', *args, env=dict(extra, TZ=':/etc/localtime'))
+                    there = self.run_cmd('sacct', *args, env=extra)
+                    self.assertEqual(there.returncode, 0, there.stderr)
+                    self.assertEqual((there.stdout, there.stderr), (here.stdout, here.stderr))
+        # The controller made it: its answer is sacct's output.
+        args = ['-j', f'{ok},{bad}', '-X', '-P', '-o', 'JobID,JobName,State,ExitCode']
+        status, body = self.c.api('POST', '/v1/views/sacct',
+                                  {'args': args, 'uid': 0, 'user': 'root', 'tz': ''})
+        self.assertEqual(status, 200)
+        self.assertEqual(body['raw'], f'JobID|JobName|State|ExitCode\n{ok}|okjob|COMPLETED|0:0\n'
+                                      f'{bad}|badjob|FAILED|3:0\n')
+        self.assertEqual(body['raw'], self.run_cmd('sacct', *args).stdout)
+        # Another zone is refused (the caller then makes its report), and so is a bad request.
+        status, _ = self.c.api('POST', '/v1/views/sacct',
+                               {'args': [], 'uid': 0, 'tz': 'Asia/Tokyo'})
+        self.assertEqual(status, 409)
+        status, body = self.c.api('POST', '/v1/views/sacct', {'args': [], 'tz': ''})
+        self.assertEqual(status, 400)
+        self.assertIn('uid', json.dumps(body))
+        status, body = self.c.api('POST', '/v1/views/sacct', {'args': ['--help'], 'uid': 0,
+                                                             'tz': ''})
+        self.assertEqual(status, 400)
 
     def test_seff_suggests_less_memory(self):
         p = self.run_cmd('seff', str(self.small))
