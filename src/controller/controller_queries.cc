@@ -510,6 +510,17 @@ net::HttpResponse Controller::Impl::SqueueView(const json& body) {
   std::shared_ptr<const PendingMap> pending;
   std::vector<std::shared_ptr<const JobRecord>> jobs =
       ActiveRecords(!o.filter.states.empty(), &pending);
+  if (!o.filter.jobs.empty()) {
+    // -j: only the jobs the list names by their own id or their array's (a superset of what
+    // slurm::FilterRows keeps), before any view is made: one job's line costs one view.
+    std::erase_if(jobs, [&](const std::shared_ptr<const JobRecord>& r) {
+      return std::none_of(
+          o.filter.jobs.begin(), o.filter.jobs.end(), [&](const slurm::JobIdFilter& f) {
+            return f.id == r->job.id ||
+                   (r->job.array_job_id != core::kNoJob && f.id == r->job.array_job_id);
+          });
+    });
+  }
   std::map<std::string, int64_t> tiers;
   if (o.per_partition) {
     std::shared_ptr<const json> partitions;

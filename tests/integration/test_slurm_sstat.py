@@ -74,6 +74,16 @@ class SstatTest(unittest.TestCase):
         p = self.sstat('-j', '99999', '-n', check=False)
         self.assertEqual(p.returncode, 0)
         self.assertEqual(p.stderr, "sstat: error: couldn't get steps for job 99999\n")
+        # A pending job has no steps running; one that ended is no longer asked about.
+        held = self.c.submit({'script': '#!/bin/sh\ntrue\n', 'work_dir': self.work,
+                              'hold': True})
+        p = self.sstat('-j', str(held), '-n', check=False)
+        self.assertEqual(p.stderr, f'sstat: error: no steps running for job {held}\n')
+        self.c.api('POST', f'/v1/jobs/{held}/cancel')
+        self.c.wait_state(held, 'CANCELLED', 30)
+        p = self.sstat('-j', f'{held},99999', '-n', check=False)
+        self.assertEqual(p.stderr, f"sstat: error: couldn't get steps for job {held}\n"
+                                   "sstat: error: couldn't get steps for job 99999\n")
 
 
 if __name__ == '__main__':
