@@ -15,37 +15,11 @@ namespace berth::controller {
 
 using nlohmann::json;
 
-namespace {
-
-// A job as sacct shows it, from its record: what slurm::SacctJobFromJson reads of the record's
-// JSON without the execution keys (GET /v1/accounting/jobs), taken from the record itself.
-slurm::SacctJob SacctJobOf(const JobRecord& r, Time now) {
-  slurm::SacctJob j;
-  slurm::FillJobView(SlurmFactsOf(r), *r.job.spec, nullptr, now, slurm::kViewAllParts, &j.view);
-  if (!r.job.alloc.nodes.empty()) {
-    const core::NodeAllocation& first = r.job.alloc.nodes.front();
-    j.batch_cpus = first.cpus;
-    j.batch_mem_mib = first.mem_mib;
-    j.batch_gpus = first.gpu_count();
-  }
-  j.gpu_type = r.job.spec->gpu_type;
-  j.now = now;
-  const bool ended = core::IsTerminal(j.view.state);
-  j.steps.reserve(r.run->steps.size());
-  for (const api::StepRecord& s : r.run->steps) {
-    j.steps.push_back(ended ? api::StepAfterJobEnd(s, j.view.end_time) : s);
-  }
-  return j;
-}
-
-}  // namespace
-
 Status Controller::Impl::ForEachAccountingRecord(Time from, Time to, core::JobId lowest_id,
                                                  const std::function<void(const JobRecord&)>& fn) {
   // Finished jobs from the store, then (with an archive) those that moved to PostgreSQL: a job
   // in both (between the archive's commit and the store's delete) counts once, as the store has
-  // it.
-  // The records are read without their run specifications (script, environment: none of
+  // it. The rows are decoded without their run specifications (script, environment: none of
   // them is shown), and equal requests are decoded once (the cache's memo).
   std::set<core::JobId> seen;
   ExecCache cache;

@@ -230,6 +230,25 @@ slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
   return f;
 }
 
+slurm::SacctJob SacctJobOf(const JobRecord& r, Time now) {
+  slurm::SacctJob j;
+  slurm::FillJobView(SlurmFactsOf(r), *r.job.spec, nullptr, now, slurm::kViewAllParts, &j.view);
+  if (!r.job.alloc.nodes.empty()) {
+    const core::NodeAllocation& first = r.job.alloc.nodes.front();
+    j.batch_cpus = first.cpus;
+    j.batch_mem_mib = first.mem_mib;
+    j.batch_gpus = first.gpu_count();
+  }
+  j.gpu_type = r.job.spec->gpu_type;
+  j.now = now;
+  const bool ended = core::IsTerminal(j.view.state);
+  j.steps.reserve(r.run->steps.size());
+  for (const api::StepRecord& s : r.run->steps) {
+    j.steps.push_back(ended ? api::StepAfterJobEnd(s, j.view.end_time) : s);
+  }
+  return j;
+}
+
 std::string ExecJsonText(const core::JobExecSpec& exec) {
   const core::JobSpec none;
   json keys = api::EncodeJob(none, &exec);

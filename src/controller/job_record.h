@@ -21,6 +21,7 @@
 #include "core/model/job.h"
 #include "core/model/reason.h"
 #include "slurm/job_view.h"
+#include "slurm/sacct_view.h"
 #include "store/store.h"
 
 namespace berth::controller {
@@ -180,6 +181,10 @@ std::string ExecJsonText(const core::JobExecSpec& exec);
 // The record's fields as Slurm's views read them (slurm::JobViewOf), the same as from its JSON
 // (EncodeJobRecord): the record's own priority, reason and expected start.
 slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r);
+// The job as sacct shows it (POST /v1/views/sacct): what slurm::SacctJobFromJson reads of the
+// record's JSON without the execution keys (GET /v1/accounting/jobs), from the record itself.
+// JobRecordTest.SacctShowsARecordAsItShowsItsJson holds the two equal.
+slurm::SacctJob SacctJobOf(const JobRecord& r, Time now);
 
 // The TRES the job holds (AllocTRES), or asks for while pending.
 std::string AllocTresText(const JobRecord& r);

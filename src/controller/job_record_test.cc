@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/job_json.h"
+#include "common/strings.h"
 #include "core/model/array_spec.h"
 #include "core/model/constraint.h"
 #include "core/model/dependency.h"
@@ -631,6 +632,54 @@ TEST(JobRecordTest, TheSlurmViewOfARecordIsTheViewOfItsJson) {
       slurm::JobViewOf(SlurmFactsOf(cases[1]), cases[1].job.spec, cases[1].job.exec.get(), kNow);
   EXPECT_EQ(held.reason, "JobHeldUser");
   EXPECT_EQ(held.display_id, "42_[1-3,7%2]");
+}
+
+// sacct's report is made from records (POST /v1/views/sacct) and from their JSON (GET
+// /v1/accounting/jobs): every field of 22.05's list, on the job's row, its batch row and its
+// steps' rows, and --json, read the same from both for every kind of record.
+TEST(JobRecordTest, SacctShowsARecordAsItShowsItsJson) {
+  std::vector<JobRecord> cases = VariedRecords();
+  {
+    JobRecord r = SampleRecord();  // ended, with a step that was running when it ended
+    r.job.state = core::JobState::kCompleted;
+    r.job.start_time = 1700000100;
+    r.job.end_time = 1700000300;
+    api::StepRecord step;
+    step.id = 0;
+    step.name = "python";
+    step.state = "RUNNING";
+    step.start = 1700000150;
+    step.ntasks = 2;
+    step.ncpus = 2;
+    step.nodes = "g01";
+    r.run.Mut().steps = {step};
+    cases.push_back(std::move(r));
+  }
+  constexpr Time kNow = 1700000500;
+  std::string every;
+  const std::string names = slurm::SacctHelpFormat();
+  for (std::string_view line : Split(names, '\n')) {
+    for (std::string_view name : Split(line, ' ')) {
+      if (!name.empty()) every += (every.empty() ? "" : ",") + std::string(name);
+    }
+  }
+  slurm::SacctOptions opt;
+  opt.fields = *slurm::ParseSacctFormat(every);
+  opt.parsable2 = true;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const JobRecord& r = cases[i];
+    Result<slurm::SacctJob> from_json = slurm::SacctJobFromJson(EncodeJobRecord(r, false), kNow);
+    ASSERT_TRUE(from_json.ok()) << from_json.status().message();
+    const slurm::SacctJob direct = SacctJobOf(r, kNow);
+    EXPECT_EQ(slurm::RenderSacct(opt, {&direct}, "c"), slurm::RenderSacct(opt, {&*from_json}, "c"))
+        << "case " << i;
+    EXPECT_EQ(slurm::SacctJson({&direct}, "c", false), slurm::SacctJson({&*from_json}, "c", false))
+        << "case " << i;
+  }
+  // The cases are what they claim: the last one has a step row.
+  const slurm::SacctJob last = SacctJobOf(cases.back(), kNow);
+  ASSERT_EQ(last.steps.size(), 1u);
+  EXPECT_EQ(last.steps[0].state, "CANCELLED");  // ended with its job
 }
 
 // The controller's squeue leaves out of each view the parts its format does not show: every
