@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "agent/agent_test_util.h"
@@ -99,6 +100,12 @@ TEST(SuperviseServerTest, AForkedSupervisorIsToItsJobAndTheAgentWhatAnExecdOneIs
   for (int forked = 0; forked < 2; ++forked) {
     const std::string out = work.path() + "/probe" + std::to_string(forked) + ".out";
     LaunchSpec spec = ProbeSpec(work.path(), out);
+    // The job goes on until the checks of its supervisor below are made (or 20 s), so that a
+    // slow test thread does not find it ended.
+    const std::string go = work.path() + "/go" + std::to_string(forked);
+    spec.environment.push_back({"GO", go});
+    spec.script +=
+        "i=0; while [ ! -e \"$GO\" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n";
     Result<SupervisorHandle> h =
         StartSupervisor(BERTH_BINARY, jobs.path(), spec, "", forked ? spawner.get() : nullptr);
     ASSERT_TRUE(h.ok()) << h.status().ToString();
@@ -110,6 +117,7 @@ TEST(SuperviseServerTest, AForkedSupervisorIsToItsJobAndTheAgentWhatAnExecdOneIs
     EXPECT_EQ(cmdline.ends_with("\0\0"s), forked == 1);
     const std::string stat = Slurp("/proc/" + std::to_string(h->pid) + "/stat");
     EXPECT_EQ(stat.find(") S " + std::to_string(getpid()) + " "), std::string::npos) << stat;
+    std::ofstream(go) << "go\n";
     std::optional<JobResult> r = WaitResult(h->dir);
     ASSERT_TRUE(r.has_value()) << Slurp(h->dir + "/supervisor.log");
     EXPECT_EQ(r->state, "COMPLETED") << r->message;
