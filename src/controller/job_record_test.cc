@@ -527,6 +527,19 @@ TEST(JobRecordTest, GpuSharesRoundTrip) {
 }
 
 // Records of every kind a view shows differently.
+// A step srun recorded as started and still running.
+api::StepRecord RunningStep(uint32_t id, const std::string& name, Time start, int32_t ntasks,
+                            const std::string& nodes) {
+  api::StepRecord s;
+  s.id = id;
+  s.name = name;
+  s.state = "RUNNING";
+  s.start = start;
+  s.ntasks = ntasks;
+  s.nodes = nodes;
+  return s;
+}
+
 std::vector<JobRecord> VariedRecords() {
   std::vector<JobRecord> cases;
   {
@@ -644,14 +657,8 @@ TEST(JobRecordTest, SacctShowsARecordAsItShowsItsJson) {
     r.job.state = core::JobState::kCompleted;
     r.job.start_time = 1700000100;
     r.job.end_time = 1700000300;
-    api::StepRecord step;
-    step.id = 0;
-    step.name = "python";
-    step.state = "RUNNING";
-    step.start = 1700000150;
-    step.ntasks = 2;
+    api::StepRecord step = RunningStep(0, "python", 1700000150, 2, "g01");
     step.ncpus = 2;
-    step.nodes = "g01";
     r.run.Mut().steps = {step};
     cases.push_back(std::move(r));
   }
@@ -740,14 +747,7 @@ TEST(JobRecordTest, TheListTextIsTheListFormWithoutThePassFieldsAndComesFresh) {
 
 TEST(JobRecordTest, StepsRoundTripAndStayOutOfTheListText) {
   JobRecord r = SampleRecord();
-  api::StepRecord s;
-  s.id = 2;
-  s.name = "python3";
-  s.state = "RUNNING";
-  s.start = 1700000100;
-  s.ntasks = 2;
-  s.nodes = "n1";
-  r.run.Mut().steps = {s};
+  r.run.Mut().steps = {RunningStep(2, "python3", 1700000100, 2, "n1")};
   r.run.Mut().steps_dropped = 3;
   const nlohmann::json j = EncodeJobRecord(r, false);
   ASSERT_EQ(j.at("steps").size(), 1u);
