@@ -54,7 +54,8 @@ int Report(Client& c, const slurm::SinfoOptions& o, const slurm::OutputFormat& f
   if (!parts.ok()) return Fail(kProg, parts.status());
   json jobs = nullptr;
   if (NeedsJobs(o)) {
-    Result<json> j = c.Call("GET", "/v1/jobs");
+    // Only jobs holding their nodes count (slurm::SinfoDataFromJson): not the pending ones.
+    Result<json> j = c.Call("GET", "/v1/jobs?state=RUNNING,CONFIGURING,SUSPENDED,COMPLETING");
     if (!j.ok()) return Fail(kProg, j.status());
     jobs = std::move(j).value();
   }
