@@ -510,6 +510,14 @@ net::HttpResponse Controller::Impl::SqueueView(const json& body) {
   std::shared_ptr<const PendingMap> pending;
   std::vector<std::shared_ptr<const JobRecord>> jobs =
       ActiveRecords(!o.filter.states.empty(), &pending);
+  if (o.filter.users_given) {
+    // -u/--me: a job that names its user (the name its view shows) and is not one of theirs is
+    // dropped before its view is made: a user's squeue on a busy cluster makes their views only.
+    std::erase_if(jobs, [&](const std::shared_ptr<const JobRecord>& r) {
+      const core::JobSpec& s = *r->job.spec;
+      return !s.user.empty() && !slurm::SqueueUserMatches(o.filter, s.user, s.uid);
+    });
+  }
   if (!o.filter.jobs.empty()) {
     // -j: only the jobs the list names by their own id or their array's (a superset of what
     // slurm::FilterRows keeps), before any view is made: one job's line costs one view.

@@ -241,6 +241,15 @@ bool InList(const std::vector<std::string>& list, const std::string& value, bool
   });
 }
 
+}  // namespace
+
+bool SqueueUserMatches(const SqueueFilter& f, const std::string& user, uint32_t uid) {
+  return !f.users_given || InList(f.users, user, false) ||
+         std::find(f.uids.begin(), f.uids.end(), uid) != f.uids.end();
+}
+
+namespace {
+
 bool StateMatches(const SqueueFilter& f, core::JobState s) {
   if (f.states.empty()) {
     return s == core::JobState::kPending || s == core::JobState::kRunning ||
@@ -278,10 +287,7 @@ bool NodeMatches(const SqueueFilter& f, const JobView& j) {
 
 // Everything but -j.
 bool OtherFiltersMatch(const SqueueFilter& f, const JobView& j) {
-  if (f.users_given && !InList(f.users, j.user, false) &&
-      std::find(f.uids.begin(), f.uids.end(), j.uid) == f.uids.end()) {
-    return false;
-  }
+  if (!SqueueUserMatches(f, j.user, j.uid)) return false;
   if (!f.accounts.empty() && !InList(f.accounts, j.account, true)) return false;
   if (!f.qos.empty() && !InList(f.qos, j.qos, true)) return false;
   if (!f.names.empty() && !InList(f.names, j.name, false)) return false;

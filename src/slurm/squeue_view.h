@@ -100,6 +100,9 @@ struct SqueueFilter {
   std::vector<core::JobState> states;
 };
 
+// -u/--me for a job of user `user` (its name) and `uid`: true without -u or --me.
+bool SqueueUserMatches(const SqueueFilter& f, const std::string& user, uint32_t uid);
+
 // What squeue's command line asks for.
 struct SqueueOptions {
   SqueueFilter filter;
