@@ -55,7 +55,7 @@ int Report(Client& c, const slurm::SinfoOptions& o, const slurm::OutputFormat& f
   json jobs = nullptr;
   if (NeedsJobs(o)) {
     // Only jobs holding their nodes count (slurm::SinfoDataFromJson): not the pending ones.
-    Result<json> j = c.Call("GET", "/v1/jobs?state=RUNNING,CONFIGURING,SUSPENDED,COMPLETING");
+    Result<json> j = c.Call("GET", "/v1/jobs?state=" + std::string(slurm::kNodeHoldingStates));
     if (!j.ok()) return Fail(kProg, j.status());
     jobs = std::move(j).value();
   }

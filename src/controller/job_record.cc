@@ -180,6 +180,24 @@ size_t ValueLength(std::string_view s) {
   return 0;
 }
 
+// A joined record's run specification, its first key ("{\"exec\":{...},..."): the
+// specification's text and the rest of the record as an object of its own; nullopt for a record
+// that does not start so.
+struct ExecFirst {
+  std::string_view exec;
+  std::string rest;
+};
+std::optional<ExecFirst> SplitExecFirst(std::string_view text) {
+  constexpr std::string_view kExecFirst = "{\"exec\":";
+  if (!text.starts_with(kExecFirst)) return std::nullopt;
+  const std::string_view after = text.substr(kExecFirst.size());
+  const size_t n = ValueLength(after);
+  if (n == 0 || n >= after.size() || after[n] != ',') return std::nullopt;
+  ExecFirst out{after.substr(0, n), "{"};
+  out.rest.append(after.substr(n + 1));
+  return out;
+}
+
 }  // namespace
 
 slurm::JobRecordFacts SlurmFactsOf(const JobRecord& r) {
@@ -301,34 +319,22 @@ Result<JobRecord> DecodeJobRow(const store::JobRow& row, ExecCache* cache) {
 }
 
 Result<JobRecord> DecodeJobRowWithoutExec(const store::JobRow& row, ExecCache* cache) {
-  std::string_view text = row.record;
-  std::string without;
   // A joined record (row.exec null: etcd's rows) has the specification as its first key.
-  constexpr std::string_view kExecFirst = "{\"exec\":";
-  if (row.exec == nullptr && text.starts_with(kExecFirst)) {
-    const std::string_view rest = text.substr(kExecFirst.size());
-    const size_t n = ValueLength(rest);
-    if (n > 0 && n < rest.size() && rest[n] == ',') {
-      without = "{";
-      without.append(rest.substr(n + 1));
-      text = without;
+  if (row.exec == nullptr) {
+    if (std::optional<ExecFirst> split = SplitExecFirst(row.record)) {
+      return DecodeJobRecord(split->rest, cache);
     }
   }
-  return DecodeJobRecord(text, cache);
+  return DecodeJobRecord(row.record, cache);
 }
 
 Result<JobRecord> DecodeJobRecord(std::string_view text, ExecCache* cache) {
-  constexpr std::string_view kExecFirst = "{\"exec\":";
-  if (cache != nullptr && text.substr(0, kExecFirst.size()) == kExecFirst) {
-    const std::string_view rest = text.substr(kExecFirst.size());
-    const size_t n = ValueLength(rest);
-    if (n > 0 && n < rest.size() && rest[n] == ',') {
-      std::string exec_text(rest.substr(0, n));
+  if (cache != nullptr) {
+    if (std::optional<ExecFirst> split = SplitExecFirst(text)) {
+      std::string exec_text(split->exec);
       if (auto it = cache->by_text.find(exec_text); it != cache->by_text.end()) {
         // Only the rest of the record is parsed: it has no run specification of its own.
-        std::string without = "{";
-        without.append(rest.substr(n + 1));
-        BERTH_ASSIGN_OR_RETURN(JobRecord r, DecodeJobRecord(without, nullptr));
+        BERTH_ASSIGN_OR_RETURN(JobRecord r, DecodeJobRecord(split->rest, nullptr));
         r.job.exec = it->second;
         return r;
       }

@@ -119,13 +119,11 @@ void AddJobUse(const json& jobs, std::vector<SinfoNode>& nodes) {
     std::fill(n.gpu_used.begin(), n.gpu_used.end(), false);
     by_name[n.name] = &n;
   }
+  const std::vector<std::string_view> holding = Split(kNodeHoldingStates, ',');
   for (const json& j : jobs) {
     std::string state = j.value("state", "");
     if (!j.contains("allocation") || !j.at("allocation").contains("nodes")) continue;
-    if (state != "RUNNING" && state != "CONFIGURING" && state != "SUSPENDED" &&
-        state != "COMPLETING") {
-      continue;
-    }
+    if (std::find(holding.begin(), holding.end(), state) == holding.end()) continue;
     for (const json& a : j.at("allocation").at("nodes")) {
       auto it = by_name.find(a.value("node", ""));
       if (it == by_name.end()) continue;

@@ -86,6 +86,10 @@ struct SinfoData {
   std::vector<SinfoPartition> partitions;  // in configuration order
 };
 
+// The states of a job that holds its nodes: only such jobs' allocations count as GPUs and GRES
+// in use, and sinfo asks for these only (GET /v1/jobs?state=...).
+inline constexpr std::string_view kNodeHoldingStates = "RUNNING,CONFIGURING,SUSPENDED,COMPLETING";
+
 // Reads GET /v1/nodes, GET /v1/partitions and (optionally, null when not fetched) GET /v1/jobs
 // bodies. GPUs in use are those the jobs' allocations name; without jobs, the first alloc_gpus
 // devices of each node. Errors (kInvalidArgument) when "nodes" or "partitions" is missing.
