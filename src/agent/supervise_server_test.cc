@@ -27,8 +27,11 @@ using testing::WaitResult;
 // ignored signals, its session (the supervisor's own, so not the test's), its folder.
 constexpr const char* kProbe =
     "#!/bin/sh\n"
-    "echo FDS $(ls /proc/$$/fd | sort -n | tr '\\n' ' ')\n"
-    "grep -E '^(SigBlk|SigIgn)' /proc/$$/status\n"
+    // Both read by the shell itself: a child's look would race with the shell's vfork, which
+    // blocks every signal until the child has exec'd, and with its closing of a pipe's end.
+    "fds=; for f in /proc/$$/fd/*; do fds=\"$fds ${f##*/}\"; done; echo FDS$fds\n"
+    "while read -r line; do case $line in SigBlk*|SigIgn*) echo \"$line\";; esac\n"
+    "  done < /proc/$$/status\n"
     "test \"$(cut -d' ' -f6 /proc/$$/stat)\" != \"$(cut -d' ' -f6 /proc/$TEST_PID/stat)\" &&\n"
     "  echo OWN_SESSION\n"
     "pwd\n"
@@ -123,6 +126,9 @@ TEST(SuperviseServerTest, AForkedSupervisorIsToItsJobAndTheAgentWhatAnExecdOneIs
     EXPECT_EQ(r->state, "COMPLETED") << r->message;
     seen[forked] = Slurp(out);
     EXPECT_NE(seen[forked].find("OWN_SESSION"), std::string::npos) << seen[forked];
+    EXPECT_NE(seen[forked].find("SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n"),
+              std::string::npos)
+        << seen[forked];
     EXPECT_NE(seen[forked].find(work.path()), std::string::npos) << seen[forked];
     EXPECT_EQ(RemoveJobDir(h->dir).code(), StatusCode::kOk);
     // The server reaps what it forked (an exec'd supervisor is init's to reap).
