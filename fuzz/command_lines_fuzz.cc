@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -140,6 +141,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (sel.exit_code != 0 && sel.exit_code != 1) std::abort();
   for (const berth::slurm::ScancelTarget& t : sel.targets) {
     if (t.request_ids.empty() || t.display_id.empty()) std::abort();
+  }
+  // The controller's form, a job at a time in one scratch view, selects the same.
+  const berth::slurm::ScancelSelection streamed = berth::slurm::SelectScancelTargets(
+      p.options, [&](const std::function<void(const berth::slurm::JobView&)>& visit) {
+        berth::slurm::JobView scratch;
+        for (const berth::slurm::JobView& j : jobs) {
+          scratch = j;
+          visit(scratch);
+        }
+      });
+  if (streamed.errors != sel.errors || streamed.exit_code != sel.exit_code ||
+      streamed.targets.size() != sel.targets.size()) {
+    std::abort();
+  }
+  for (size_t k = 0; k < sel.targets.size(); ++k) {
+    if (streamed.targets[k].request_ids != sel.targets[k].request_ids ||
+        streamed.targets[k].display_id != sel.targets[k].display_id) {
+      std::abort();
+    }
   }
   return 0;
 }

@@ -1,5 +1,7 @@
 // scancel: Slurm's job cancel command (the logic is in src/slurm/scancel.h). Every cancel of one
-// run goes to the controller in one POST /v1/jobs/cancel, so 10,000 jobs are one request.
+// run is one POST /v1/jobs/cancel, so 10,000 jobs are one request: the ids as given, or for a
+// filtered scancel its command line, whose jobs the controller selects (as slurmctld takes
+// scancel's filters).
 #include <pwd.h>
 #include <unistd.h>
 
@@ -46,36 +48,58 @@ Result<std::vector<slurm::JobView>> ActiveJobs(Client& client) {
   return jobs;
 }
 
-// The filtered path's selection made by the controller (POST /v1/views/scancel), with the same
-// code as below: its errors printed, the targets set, and the exit code returned. Nothing when
-// the controller has no such view (an older one), or for -i, which shows each job's name and
-// partition; a failure to reach it is reported and returned.
-std::optional<int> SelectOnController(Client& client, const std::vector<std::string>& args,
-                                      const ScancelOptions& o, std::vector<ScancelTarget>& out) {
-  if (o.interactive) return std::nullopt;
+// The command line as the controller parses it again: {"args", "env": the SCANCEL_* variables,
+// "uid": -u's or --me's user as resolved here}.
+json CommandLineBody(const std::vector<std::string>& args, const ScancelOptions& o) {
   json env = json::object();
   for (const auto& [k, v] : EnvironmentWithPrefix("SCANCEL_")) env[k] = v;
   json body = {{"args", json(std::vector<std::string>(args.begin() + 1, args.end()))},
                {"env", std::move(env)}};
   if (o.uid) body["uid"] = *o.uid;
-  Result<json> r = client.Call("POST", "/v1/views/scancel", body);
+  return body;
+}
+
+// Prints the failures of a cancel answer's "results" as scancel reports them; returns Slurm's rc.
+int ReportResults(const ScancelOptions& o, const json& answer) {
+  int rc = 0;
+  if (!answer.contains("results") || !answer.at("results").is_array()) return rc;
+  for (const json& res : answer.at("results")) {
+    if (!res.contains("error")) continue;
+    slurm::CancelFailure f{res.value("code", 500), res.value("error", std::string())};
+    slurm::FailureReport report = slurm::ReportFailure(o, res.value("id", std::string()), f);
+    if (!report.line.empty()) std::fprintf(stderr, "%s\n", report.line.c_str());
+    rc = std::max(rc, report.exit_code);
+  }
+  return rc;
+}
+
+// The filtered path in one request (POST /v1/jobs/cancel with {"scancel": ...}): the
+// controller selects the jobs as POST /v1/views/scancel does and cancels them, and answers with
+// the selection's lines, its targets (for -v) and the failures. Returns Slurm's rc; nothing
+// when the controller does not take such a request (an older one answers 400) or for -i, which
+// asks before each job: the active jobs are then read and selected here.
+std::optional<int> CancelOnController(Client& client, const std::vector<std::string>& args,
+                                      const ScancelOptions& o) {
+  if (o.interactive) return std::nullopt;
+  Result<json> r =
+      client.Call("POST", "/v1/jobs/cancel", json{{"scancel", CommandLineBody(args, o)}});
   if (!r.ok()) {
-    if (r.status().code() == StatusCode::kNotFound) return std::nullopt;
+    const StatusCode code = r.status().code();
+    if (code == StatusCode::kNotFound || code == StatusCode::kInvalidArgument) return std::nullopt;
     std::fprintf(stderr, "scancel: error: %s\n", r.status().message().c_str());
     return 1;
   }
   try {
     for (const json& e : r->at("errors"))
       std::fprintf(stderr, "%s\n", e.get<std::string>().c_str());
-    for (const json& t : r->at("targets")) {
-      ScancelTarget target;
-      target.request_ids = t.at("ids").get<std::vector<std::string>>();
-      target.display_id = t.at("display_id").get<std::string>();
-      out.push_back(std::move(target));
+    if (o.verbose > 0 && r->contains("targets")) {
+      for (const json& t : r->at("targets")) {
+        std::fprintf(stderr, "%s\n", slurm::VerboseLine(o, t.get<std::string>()).c_str());
+      }
     }
-    return r->at("exit_code").get<int>();
+    return std::max(r->at("exit_code").get<int>(), ReportResults(o, *r));
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "scancel: error: the controller's selection: %s\n", e.what());
+    std::fprintf(stderr, "scancel: error: the controller's answer: %s\n", e.what());
     return 1;
   }
 }
@@ -109,9 +133,7 @@ json CancelBody(const ScancelOptions& o, const std::vector<ScancelTarget>& targe
     for (const std::string& id : t.request_ids) ids.push_back(id);
   }
   json body = {{"ids", ids}, {"batch_only", o.batch}, {"full", o.full}};
-  // A KILL to the whole job is a cancel (pending jobs too), as slurm_kill_job() makes it.
-  const bool plain_kill = o.signal == 9 && !o.batch && !o.full;
-  if (!o.signal_name.empty() && !plain_kill) body["signal"] = o.signal_name;
+  if (slurm::RequestSignal(o) != 0) body["signal"] = o.signal_name;
   return body;
 }
 
@@ -129,16 +151,7 @@ int SendCancels(Client& client, const ScancelOptions& o,
     std::fprintf(stderr, "scancel: error: %s\n", r.status().message().c_str());
     return 1;
   }
-  int rc = 0;
-  if (!r->contains("results") || !r->at("results").is_array()) return rc;
-  for (const json& res : r->at("results")) {
-    if (!res.contains("error")) continue;
-    slurm::CancelFailure f{res.value("code", 500), res.value("error", std::string())};
-    slurm::FailureReport report = slurm::ReportFailure(o, res.value("id", std::string()), f);
-    if (!report.line.empty()) std::fprintf(stderr, "%s\n", report.line.c_str());
-    rc = std::max(rc, report.exit_code);
-  }
-  return rc;
+  return ReportResults(o, *r);
 }
 
 }  // namespace
@@ -171,9 +184,9 @@ int ScancelMain(int argc, char** argv) {
   std::vector<slurm::JobView> jobs;  // owns what the targets point to
   if (o.IdsOnly()) {
     targets = slurm::IdTargets(o);
-  } else if (std::optional<int> selected = SelectOnController(client, args, o, targets)) {
-    // The controller selected the jobs from its records (no list of them to read here).
-    rc = *selected;
+  } else if (std::optional<int> done = CancelOnController(client, args, o)) {
+    // The controller selected the jobs from its records and cancelled them.
+    return slurm::ExitStatusOf(*done);
   } else {
     Result<std::vector<slurm::JobView>> loaded = ActiveJobs(client);
     if (!loaded.ok()) return Fail("scancel", loaded.status());

@@ -381,13 +381,60 @@ net::HttpResponse Controller::Impl::SubmitRoute(const ApiCall& c) {
 }
 
 net::HttpResponse Controller::Impl::CancelManyRoute(const ApiCall& c) {
+  if (c.body.is_object() && c.body.contains("scancel")) return CancelSelectedRoute(c);
   Result<CancelManyRequest> request = DecodeCancelMany(c.body);
   if (!request.ok()) return Error(request.status());
   const Caller who = c.who;
   return CallResponse(
       [this, who, r = std::move(*request)](Txn& t, Reply* out) {
         state_thread.AssertHeld();  // a command: on the state thread
-        out->text = CancelMany(who, r, t);
+        out->text.reserve(16 + r.ids.size() * 16);
+        JsonText w(&out->text);
+        w.Open();
+        CancelMany(who, r, /*failures_only=*/false, w, t);
+        w.Close();
+      },
+      200);
+}
+
+net::HttpResponse Controller::Impl::CancelSelectedRoute(const ApiCall& c) {
+  // {"scancel": {"args", "env", "uid"}}: the jobs that filtered scancel selects (as POST
+  // /v1/views/scancel selects them), cancelled or signalled as its options say, in one request
+  // (Slurm's scancel sends its filters to slurmctld the same way). The selection is made here,
+  // from the records as they are, as a view is: a job that ends before the command runs is
+  // reported as the cancel of an ended job is. The answer: {"errors": the selection's lines,
+  // "exit_code": its code, "targets": [display ids] (with -v), "results": the failures only}.
+  Result<slurm::ScancelOptions> o = ScancelOptionsOf(c.body.at("scancel"));
+  if (!o.ok()) return Error(o.status());
+  slurm::ScancelSelection sel = ScancelTargets(*o);
+  CancelManyRequest request;
+  request.signal = slurm::RequestSignal(*o);
+  request.batch_only = o->batch;
+  request.full = o->full;
+  std::string head;  // the answer's keys before the results
+  JsonText h(&head);
+  WriteScancelSelection(sel, h);
+  if (o->verbose > 0) {
+    h.Key("targets");
+    h.OpenArray();
+    for (const slurm::ScancelTarget& t : sel.targets) {
+      h.Next();
+      h.String(t.display_id);
+    }
+    h.CloseArray();
+  }
+  for (slurm::ScancelTarget& t : sel.targets) {
+    for (std::string& id : t.request_ids) request.ids.push_back(std::move(id));
+  }
+  const Caller who = c.who;
+  return CallResponse(
+      [this, who, r = std::move(request), head = std::move(head)](Txn& t, Reply* out) {
+        state_thread.AssertHeld();  // a command: on the state thread
+        out->text = "{" + head;
+        JsonText w(&out->text);
+        w.Next();  // the head has keys: the next one takes a comma
+        CancelMany(who, r, /*failures_only=*/true, w, t);
+        w.Close();
       },
       200);
 }

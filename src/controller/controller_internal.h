@@ -33,6 +33,7 @@
 #include "controller/history.h"
 #include "controller/hubs.h"
 #include "controller/job_record.h"
+#include "controller/json_text.h"
 #include "controller/k8s_port.h"
 #include "controller/power.h"
 #include "controller/requests.h"
@@ -49,6 +50,7 @@
 #include "k8s/face.h"
 #include "k8s/pods.h"
 #include "net/http.h"
+#include "slurm/scancel.h"
 #include "store/store.h"
 
 namespace berth::controller {
@@ -80,6 +82,12 @@ struct CommandLine {
   std::map<std::string, std::string, std::less<>> env;
 };
 Result<CommandLine> CommandLineOf(const nlohmann::json& body, const std::string& program);
+// A filtered scancel's options from {"args", "env", "uid"} (CommandLineOf's, and -u's or --me's
+// user as the caller resolved it); InvalidArgument for a line that selects nothing here (ids
+// only, --interactive, --help).
+Result<slurm::ScancelOptions> ScancelOptionsOf(const nlohmann::json& body);
+// "errors": [...], "exit_code": N of a scancel selection, as keys of the object being written.
+void WriteScancelSelection(const slurm::ScancelSelection& sel, JsonText& w);
 
 // The time zone this process shows local times in: its TZ, or "" for the system's. A view
 // request from a caller in another zone is refused (FAILED_PRECONDITION): it makes its own.
@@ -439,9 +447,11 @@ struct Controller::Impl {
   // "12" or an array task "12_4" (split off its array while pending) -> the job's id.
   Result<core::JobId> ResolveJobId(const Caller& who, const std::string& text, Txn& t)
       REQUIRES(state_thread);
-  // POST /v1/jobs/cancel: many cancels (or signals) in one command; one result per id.
-  std::string CancelMany(const Caller& who, const CancelManyRequest& request, Txn& t)
-      REQUIRES(state_thread);
+  // POST /v1/jobs/cancel: many cancels (or signals) in one command; a result per id in
+  // "results": [{"id": ID} or {"code": N, "error": E, "id": ID}, ...], written as a key of the
+  // object `w` is in (only the failures when failures_only).
+  void CancelMany(const Caller& who, const CancelManyRequest& request, bool failures_only,
+                  JsonText& w, Txn& t) REQUIRES(state_thread);
   // POST /v1/jobs?test_only=1: where and when the job would start; nothing is kept.
   Result<nlohmann::json> TestSubmit(JobSubmission job) REQUIRES(state_thread);
   // The same from a job's JSON (the Kubernetes face's dry runs).
@@ -492,6 +502,8 @@ struct Controller::Impl {
   // The /v1 handlers that decode a request and run a command.
   net::HttpResponse SubmitRoute(const ApiCall& c);
   net::HttpResponse CancelManyRoute(const ApiCall& c);
+  // POST /v1/jobs/cancel with {"scancel": {...}}: what a filtered scancel selects, cancelled.
+  net::HttpResponse CancelSelectedRoute(const ApiCall& c);
   net::HttpResponse JobActionRoute(const ApiCall& c);
   // controller_resv.cc: /v1/reservations (list, create, update, delete), the store records
   // ("resv/NAME"), the per-batch tick and recovery.
@@ -524,6 +536,9 @@ struct Controller::Impl {
   net::HttpResponse ListJobs(const net::HttpRequest& req, const Caller& who);
   net::HttpResponse SqueueView(const nlohmann::json& body);
   net::HttpResponse ScancelView(const nlohmann::json& body);
+  // The jobs a filtered scancel selects among the active records (ScancelView's and the
+  // selected cancel's).
+  slurm::ScancelSelection ScancelTargets(const slurm::ScancelOptions& o) const;
   // The active records and the last pass's pending view, taken under the view lock.
   std::vector<std::shared_ptr<const JobRecord>> ActiveRecords(
       bool ended_too, std::shared_ptr<const PendingMap>* pending) const;

@@ -87,14 +87,9 @@ Result<core::JobId> Controller::Impl::ResolveJobId(const Caller& who, const std:
   return found;
 }
 
-std::string Controller::Impl::CancelMany(const Caller& who, const CancelManyRequest& request,
-                                         Txn& t) {
-  // {"results": [{"code": N, "error": E, "id": ID} or {"id": ID}, ...]}, as text (a tree of
-  // 10,000 of them was a tenth of a scancel -u).
-  std::string results;
-  results.reserve(16 + request.ids.size() * 16);
-  JsonText w(&results);
-  w.Open();
+void Controller::Impl::CancelMany(const Caller& who, const CancelManyRequest& request,
+                                  bool failures_only, JsonText& w, Txn& t) {
+  // Written as text (a tree of 10,000 results was a tenth of a scancel -u).
   w.Key("results");
   w.OpenArray();
   for (const std::string& text : request.ids) {
@@ -114,6 +109,7 @@ std::string Controller::Impl::CancelMany(const Caller& who, const CancelManyRequ
     Status st = !id.ok() ? id.status()
                 : step   ? CancelStep(who, *id, *step, request.signal, t)
                        : CancelJob(who, *id, request.signal, {request.batch_only, request.full}, t);
+    if (st.ok() && failures_only) continue;
     w.Next();
     w.Open();
     if (!st.ok()) {
@@ -127,8 +123,6 @@ std::string Controller::Impl::CancelMany(const Caller& who, const CancelManyRequ
     w.Close();
   }
   w.CloseArray();
-  w.Close();
-  return results;
 }
 
 Result<json> Controller::Impl::TestSubmit(const Caller& who, const json& body) {

@@ -141,8 +141,9 @@ std::string FilterSummary(const ScancelOptions& o) {
 
 // The ids one selected record stands for (see ScancelTarget). `ids` are the command line's ids
 // that name it (empty when none were given: the whole record).
-ScancelTarget TargetOf(const JobView& j, const std::vector<const ScancelId*>& ids) {
-  ScancelTarget t{{}, j.display_id, &j};
+ScancelTarget TargetOf(const JobView& j, const std::vector<const ScancelId*>& ids, bool keep_view) {
+  ScancelTarget t{
+      {}, j.display_id, keep_view ? &j : nullptr, j.job_id, j.state == core::JobState::kPending};
   if (j.array_task_id >= 0 || j.array_pending_tasks.empty()) {
     t.request_ids.push_back(j.array_task_id >= 0 ? j.display_id : std::to_string(j.job_id));
     return t;
@@ -450,17 +451,25 @@ ScancelParse ParseScancelArgs(const std::vector<std::string>& args,
   return result;
 }
 
-ScancelSelection SelectScancelTargets(const ScancelOptions& opt, const std::vector<JobView>& jobs) {
+namespace {
+
+// The selection of both forms. keep_views: the views walked outlive the targets, which point to
+// them.
+ScancelSelection Select(const ScancelOptions& opt, const ScancelJobWalk& for_each_job,
+                        bool keep_views) {
   ScancelSelection sel;
-  std::vector<const JobView*> active;
-  for (const JobView& j : jobs) {
-    if (!IsFinished(j.state)) active.push_back(&j);
-  }
   // _verify_job_ids: each id must name an active job; a step's ("12.0") is checked by the
   // controller, which knows the steps srun reported.
   std::vector<bool> id_found(opt.ids.size(), false);
+  if (!opt.ids.empty()) {
+    for_each_job([&](const JobView& j) {
+      if (IsFinished(j.state)) return;
+      for (size_t k = 0; k < opt.ids.size(); ++k) {
+        if (!id_found[k] && Matches(opt.ids[k], j)) id_found[k] = true;
+      }
+    });
+  }
   for (size_t k = 0; k < opt.ids.size(); ++k) {
-    for (const JobView* j : active) id_found[k] = id_found[k] || Matches(opt.ids[k], *j);
     if (id_found[k]) continue;
     sel.exit_code = 1;
     if (opt.verbose < 0) continue;
@@ -480,39 +489,61 @@ ScancelSelection SelectScancelTargets(const ScancelOptions& opt, const std::vect
   }
   int matches = 0;
   std::vector<ScancelTarget> pending, others;
-  for (const JobView* j : active) {
-    if (opt.HasFilters() && !PassesFilters(opt, *j, filter_nodes)) continue;
+  for_each_job([&](const JobView& j) {
+    if (IsFinished(j.state)) return;
+    if (opt.HasFilters() && !PassesFilters(opt, j, filter_nodes)) return;
     ++matches;
     std::vector<const ScancelId*> naming;
-    std::vector<ScancelTarget>& list = j->state == core::JobState::kPending ? pending : others;
+    const bool is_pending = j.state == core::JobState::kPending;
+    std::vector<ScancelTarget>& list = is_pending ? pending : others;
     bool whole = opt.ids.empty();
     for (size_t k = 0; k < opt.ids.size(); ++k) {
-      if (!id_found[k] || !Matches(opt.ids[k], *j)) continue;
+      if (!id_found[k] || !Matches(opt.ids[k], j)) continue;
       if (opt.ids[k].step == ScancelId::kBatchStep) {
         naming.push_back(&opt.ids[k]);
         whole = true;
         continue;
       }
       // A step of this job: a target of its own ("12.0", "12_3.0").
-      const std::string base = j->array_task_id >= 0 ? j->display_id : std::to_string(j->job_id);
+      const std::string base = j.array_task_id >= 0 ? j.display_id : std::to_string(j.job_id);
       const std::string text = base + "." + std::to_string(opt.ids[k].step);
-      list.push_back(ScancelTarget{{text}, text, j});
+      list.push_back(ScancelTarget{{text}, text, keep_views ? &j : nullptr, j.job_id, is_pending});
     }
-    if (whole) list.push_back(TargetOf(*j, naming));
-  }
+    if (whole) list.push_back(TargetOf(j, naming, keep_views));
+  });
   if (matches == 0 && opt.verbose > 0 && opt.HasFilters()) {
     sel.errors.push_back("scancel: error: No active jobs match ALL job filters, including: " +
                          FilterSummary(opt));
   }
   // Slurm follows slurmctld's job list; berth sorts by job id, so that output is stable.
-  auto by_id = [](const ScancelTarget& a, const ScancelTarget& b) {
-    return a.job->job_id < b.job->job_id;
-  };
+  auto by_id = [](const ScancelTarget& a, const ScancelTarget& b) { return a.job_id < b.job_id; };
   std::stable_sort(pending.begin(), pending.end(), by_id);
   std::stable_sort(others.begin(), others.end(), by_id);
   sel.targets = std::move(pending);
-  sel.targets.insert(sel.targets.end(), others.begin(), others.end());
+  sel.targets.insert(sel.targets.end(), std::make_move_iterator(others.begin()),
+                     std::make_move_iterator(others.end()));
   return sel;
+}
+
+}  // namespace
+
+ScancelSelection SelectScancelTargets(const ScancelOptions& opt, const std::vector<JobView>& jobs) {
+  return Select(
+      opt,
+      [&](const std::function<void(const JobView&)>& visit) {
+        for (const JobView& j : jobs) visit(j);
+      },
+      /*keep_views=*/true);
+}
+
+ScancelSelection SelectScancelTargets(const ScancelOptions& opt,
+                                      const ScancelJobWalk& for_each_job) {
+  return Select(opt, for_each_job, /*keep_views=*/false);
+}
+
+int RequestSignal(const ScancelOptions& opt) {
+  const bool plain_kill = opt.signal == 9 && !opt.batch && !opt.full;
+  return opt.signal_name.empty() || plain_kill ? 0 : opt.signal;
 }
 
 std::vector<ScancelTarget> IdTargets(const ScancelOptions& opt) {

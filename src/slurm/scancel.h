@@ -19,6 +19,7 @@
 #define BERTH_SLURM_SCANCEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -96,7 +97,11 @@ std::string ScancelHelp();
 struct ScancelTarget {
   std::vector<std::string> request_ids;  // "12", "12_4"
   std::string display_id;                // for -v and -i: "12", "12_4", "12_[5-9]"
+  // The job's view, for -i's prompt: set by the selection from a vector of views (which outlives
+  // the targets), null from the one made a job at a time and for the ids-only path.
   const JobView* job = nullptr;
+  uint32_t job_id = 0;   // the record's (what the targets are sorted by)
+  bool pending = false;  // pending targets are sent first
 };
 
 // The filtered path: checks the ids against the active jobs, applies the filters, and returns
@@ -108,6 +113,17 @@ struct ScancelSelection {
   int exit_code = 0;
 };
 ScancelSelection SelectScancelTargets(const ScancelOptions& opt, const std::vector<JobView>& jobs);
+// The same selection made one job at a time, for a caller that holds many records and need not
+// keep a view of each (the controller: 10,000 views at once were most of a `scancel -u`):
+// `for_each_job` calls its argument with a view of every job, the view living only during the
+// call; it is called once, or twice when ids are given (their check needs every job first).
+using ScancelJobWalk = std::function<void(const std::function<void(const JobView&)>&)>;
+ScancelSelection SelectScancelTargets(const ScancelOptions& opt,
+                                      const ScancelJobWalk& for_each_job);
+
+// The signal a cancel request carries for these options: 0 (a cancel) when none is given, and
+// for a KILL to the whole job, which slurm_kill_job() makes a cancel (pending jobs too).
+int RequestSignal(const ScancelOptions& opt);
 
 // The targets of the ids-only path: each id as given.
 std::vector<ScancelTarget> IdTargets(const ScancelOptions& opt);

@@ -387,6 +387,60 @@ TEST_F(ScancelSelectTest, VerboseSaysWhenNoJobMatchesTheFilters) {
   EXPECT_TRUE(SelectScancelTargets(Options({"-n", "none"}), jobs_).errors.empty());
 }
 
+TEST_F(ScancelSelectTest, AJobAtATimeSelectsWhatTheVectorSelects) {
+  // The controller's form: each job's view made in one scratch view that the next job's
+  // overwrites, so that a target may keep nothing of it.
+  const std::vector<std::vector<std::string>> cases = {{"-n", "train"},
+                                                       {"-n", "arr", "-t", "PD"},
+                                                       {"-w", "n[1-2]"},
+                                                       {"-v", "-n", "none", "-p", "p1"},
+                                                       {"-t", "PD", "20"},
+                                                       {"-n", "train", "10", "20"},
+                                                       {"-i", "20_[2-3]"},
+                                                       {"-s", "USR1", "10", "12", "99", "20_7"},
+                                                       {"-n", "arr", "20.0", "10.2"}};
+  for (const std::vector<std::string>& args : cases) {
+    const ScancelOptions o = Options(args);
+    int walks = 0;
+    ScancelSelection streamed =
+        SelectScancelTargets(o, [&](const std::function<void(const JobView&)>& visit) {
+          ++walks;
+          JobView scratch;
+          for (const JobView& j : jobs_) {
+            scratch = j;
+            visit(scratch);
+            scratch = JobView();
+          }
+        });
+    ScancelSelection whole = SelectScancelTargets(o, jobs_);
+    const std::string name = args[0] + " " + args[1];
+    EXPECT_EQ(walks, o.ids.empty() ? 1 : 2) << name;
+    EXPECT_EQ(streamed.errors, whole.errors) << name;
+    EXPECT_EQ(streamed.exit_code, whole.exit_code) << name;
+    ASSERT_EQ(streamed.targets.size(), whole.targets.size()) << name;
+    for (size_t k = 0; k < whole.targets.size(); ++k) {
+      const ScancelTarget& a = streamed.targets[k];
+      const ScancelTarget& b = whole.targets[k];
+      EXPECT_EQ(a.request_ids, b.request_ids) << name;
+      EXPECT_EQ(a.display_id, b.display_id) << name;
+      EXPECT_EQ(a.job_id, b.job_id) << name;
+      EXPECT_EQ(a.pending, b.pending) << name;
+      EXPECT_EQ(a.job, nullptr) << name;
+      ASSERT_NE(b.job, nullptr) << name;
+      EXPECT_EQ(b.job->job_id, b.job_id) << name;
+    }
+  }
+}
+
+TEST(ScancelTest, RequestSignalMakesAWholeJobKillACancel) {
+  EXPECT_EQ(RequestSignal(Options({"-u", "x"})), 0);
+  EXPECT_EQ(RequestSignal(Options({"-s", "KILL", "12"})), 0);
+  EXPECT_EQ(RequestSignal(Options({"-s", "9", "12"})), 0);
+  EXPECT_EQ(RequestSignal(Options({"-b", "-s", "KILL", "12"})), 9);
+  EXPECT_EQ(RequestSignal(Options({"-f", "-s", "KILL", "12"})), 9);
+  EXPECT_EQ(RequestSignal(Options({"-s", "USR1", "12"})), 10);
+}
+
 TEST(ScancelTest, IdTargetsSendIdsAsGiven) {
   std::vector<ScancelTarget> t = IdTargets(Options({"12", "13_[1-2]", "14_*"}));
   ASSERT_EQ(t.size(), 4u);

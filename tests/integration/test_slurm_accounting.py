@@ -215,6 +215,39 @@ class ScancelTest(SlurmCase):
                                    'Job can not be altered now, try again later\n')
         self.end(jid)
 
+    def test_a_filtered_cancel_is_one_request(self):
+        # POST /v1/jobs/cancel with scancel's command line: the controller selects the jobs as
+        # POST /v1/views/scancel does and cancels them; the answer has the selection's lines, its
+        # targets with -v, and only the failures.
+        a1, a2 = (self.c.submit(self.spec('true', name='sel-a', hold=True)) for _ in range(2))
+        b = self.c.submit(self.spec('true', name='sel-b', hold=True))
+        status, body = self.c.api('POST', '/v1/jobs/cancel',
+                                  {'scancel': {'args': ['-v', '-n', 'sel-a'], 'env': {}}})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body, {'errors': [], 'exit_code': 0, 'targets': [str(a1), str(a2)],
+                                'results': []})
+        self.assertEqual([self.c.job(j)['state'] for j in (a1, a2, b)],
+                         ['CANCELLED', 'CANCELLED', 'PENDING'])
+        # An unknown id is the selection's error; a signal to a pending job fails in the results.
+        status, body = self.c.api('POST', '/v1/jobs/cancel', {'scancel': {
+            'args': ['-s', 'USR1', '-n', 'sel-b', str(b), '999999'], 'env': {}}})
+        self.assertEqual(status, 200, body)
+        self.assertEqual((body['exit_code'], body['errors']),
+                         (1, ['scancel: error: Kill job error on job id 999999: '
+                              'Invalid job id specified']))
+        self.assertNotIn('targets', body)
+        self.assertEqual([(r['id'], r['code']) for r in body['results']], [(str(b), 409)])
+        # Ids alone and -i select nothing here (scancel sends the ids, or asks first).
+        for args in (['12'], ['-i', '-n', 'sel-b'], [7]):
+            status, body = self.c.api('POST', '/v1/jobs/cancel', {'scancel': {'args': args}})
+            self.assertEqual(status, 400, (args, body))
+        self.assertEqual(self.c.job(b)['state'], 'PENDING')
+        # -u as the caller resolved it, and the SCANCEL_* variables.
+        status, body = self.c.api('POST', '/v1/jobs/cancel', {'scancel': {
+            'args': ['-u', 'root'], 'uid': os.getuid(), 'env': {'SCANCEL_NAME': 'sel-b'}}})
+        self.assertEqual((status, body['results'], body['exit_code']), (200, [], 0))
+        self.assertEqual(self.c.job(b)['state'], 'CANCELLED')
+
     def test_interactive_asks_for_each_job(self):
         jid = self.c.submit(self.spec('true', name='ask', hold=True))
         p = self.run_cmd('scancel', '-i', str(jid), input='n\n')
@@ -235,6 +268,12 @@ class ScancelTest(SlurmCase):
             jid = int(p.stdout.split()[-1])
             p = self.run_cmd('scancel', str(jid), user=bob)
             self.assertEqual(p.returncode, 210)  # ESLURM_ACCESS_DENIED (2002) & 0xff
+            self.assertEqual(p.stderr, f'scancel: error: Kill job error on job id {jid}: '
+                                       'Access/permission denied\n')
+            self.assertEqual(self.c.job(jid)['state'], 'PENDING')
+            # Selected by a filter, her job is refused him the same way.
+            p = self.run_cmd('scancel', '-u', alice, user=bob)
+            self.assertEqual(p.returncode, 210)
             self.assertEqual(p.stderr, f'scancel: error: Kill job error on job id {jid}: '
                                        'Access/permission denied\n')
             self.assertEqual(self.c.job(jid)['state'], 'PENDING')
