@@ -1,7 +1,6 @@
 // The controller's REST API (docs/api.md): serving a request (who asks, the route table's word on
 // it, the body) and the /v1 handlers that change state, each a command for the state thread fed
 // a typed request (requests.h). The read-only endpoints are in controller_queries.cc.
-#include <malloc.h>
 
 #include "api/errors.h"
 #include "api/job_json.h"
@@ -277,15 +276,6 @@ net::HttpResponse Controller::Impl::ServeAs(const net::HttpRequest& req, const C
   } catch (const std::exception& e) {
     out = Error(Status::Internal(std::string("internal error: ") + e.what()));
   }
-  // A large request (a batch of jobs) leaves much memory free but kept in the arenas of the
-  // threads that handled it, where no other thread reuses it: hand it back, so that the
-  // controller's memory is what it holds. Rare and cheap next to parsing a megabyte. This
-  // reaches the freed blocks malloc keeps in its bins; the largest ones (the body, the decoded
-  // batch) drop their pages themselves (common/release_pages.h), since malloc_trim leaves a
-  // thread arena's top alone. Without this, the bench's 10,000 held jobs weigh 2.31 KiB each
-  // instead of 2.22.
-  constexpr size_t kTrimAfterBytes = 256 << 10;
-  if (req.body.size() >= kTrimAfterBytes) malloc_trim(0);
   return out;
 }
 

@@ -12,7 +12,6 @@
 
 #include "api/errors.h"
 #include "api/job_json.h"
-#include "common/release_pages.h"
 #include "config/job_options.h"
 #include "controller/controller_internal.h"
 #include "controller/json_text.h"
@@ -179,10 +178,6 @@ Result<std::vector<core::JobId>> Controller::Impl::SubmitJobs(SubmitRequest requ
   for (JobSubmission& job : request.jobs) {
     jobs.emplace_back(std::move(job.spec), exec_pool.Intern(std::move(job.exec)));
   }
-  // The decoded batch's block was made on the connection's thread: its pages go back now rather
-  // than stay resident in that thread's arena (common/release_pages.h).
-  request.jobs.clear();
-  ReleasePagesOf(request.jobs);
   const size_t count = jobs.size();
   // The cluster's checks for all of them first: a batch goes in whole or not at all. What they
   // prepare goes in as it is.

@@ -8,7 +8,6 @@
 
 #include "api/job_json.h"
 #include "api/json_scan.h"
-#include "common/release_pages.h"
 #include "common/slices.h"
 #include "image/container_spec.h"
 #include "net/tls_token.h"
@@ -114,8 +113,6 @@ Result<std::vector<JobSubmission>> DecodeJobs(
     }
     jobs.push_back(std::move(*job));
   }
-  decoded.clear();
-  ReleasePagesOf(decoded);  // a large batch's: not kept resident in this thread's arena
   return jobs;
 }
 

@@ -27,6 +27,8 @@ class HttpConnection {
   void Serve();
 
  private:
+  // Serve()'s loop, one request after another.
+  void ServeRequests();
   // Receives more bytes into in_, with room for at least min_free. False on EOF, error, or the
   // idle timeout.
   bool ReadMore(size_t min_free);
@@ -51,6 +53,12 @@ class HttpConnection {
   // kernel does not answer unread data with a reset that destroys the response in flight.
   void LingeringClose();
   void FillPeer();
+  // After a large request: whether the next one's bytes arrive within kLargeRequestKeepMs (or
+  // the peer closed), keeping that request's memory meanwhile.
+  bool NextRequestComes();
+  // Gives the memory of a large request back once the connection idles: the body's block and
+  // what the handler freed of it in this thread's arena.
+  void ReleaseLargeRequest();
 
   const int fd_;
   const bool is_unix_;
