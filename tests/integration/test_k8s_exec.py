@@ -98,6 +98,7 @@ class PtyKubectl:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid == self.pid:
                 self.pid = None
+                self.drain()  # what kubectl wrote last may still wait in the terminal
                 return os.waitstatus_to_exitcode(status)
             try:  # keep the terminal drained
                 r, _, _ = select.select([self.fd], [], [], 0.1)
@@ -106,6 +107,19 @@ class PtyKubectl:
             except OSError:
                 time.sleep(0.1)
         raise AssertionError(f'kubectl did not end: {self.out!r}')
+
+    def drain(self):
+        """Reads what is left in the terminal of a kubectl that has ended (EIO once it is all
+        read: no process holds the terminal any more)."""
+        while True:
+            try:
+                r, _, _ = select.select([self.fd], [], [], 1)
+                data = os.read(self.fd, 4096) if r else b''
+            except OSError:
+                return
+            if not data:
+                return
+            self.out += data
 
     def close(self):
         if self.pid:
