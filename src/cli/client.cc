@@ -151,6 +151,18 @@ Result<nlohmann::json> Client::Call(const std::string& method, const std::string
 
 Result<std::string> Client::CallText(const std::string& method, const std::string& target,
                                      const nlohmann::json& body) {
+  return Exchange(method, target, body, nullptr);
+}
+
+Status Client::CallTo(const std::string& method, const std::string& target,
+                      const nlohmann::json& body,
+                      const std::function<void(std::string_view)>& sink) {
+  return Exchange(method, target, body, &sink).status();
+}
+
+Result<std::string> Client::Exchange(const std::string& method, const std::string& target,
+                                     const nlohmann::json& body,
+                                     const std::function<void(std::string_view)>* sink) {
   std::string text;
   try {
     text = body.is_null() ? "" : body.dump();
@@ -170,12 +182,19 @@ Result<std::string> Client::CallText(const std::string& method, const std::strin
       if (!cred.ok()) return cred.status();
       http_->SetHeader("Authorization", "Munge " + *cred);
     }
-    Result<net::ClientResponse> r = http_->Request(method, target, text);
+    bool sunk = false;  // part of the body went to the sink: not to be asked again
+    Result<net::ClientResponse> r = sink == nullptr
+                                        ? http_->Request(method, target, text)
+                                        : http_->RequestTo(method, target, text, "application/json",
+                                                           [&](std::string_view data) {
+                                                             sunk = true;
+                                                             (*sink)(data);
+                                                           });
     if (!r.ok()) {
       // A read that lost its answer (a standby's server closes as it becomes the leader) is
       // asked again of the group; a change is not: it may have been done.
-      if (method == "GET" && addresses_.size() > 1 && std::chrono::steady_clock::now() < give_up &&
-          ConnectNext(addresses_.size()).ok()) {
+      if (method == "GET" && !sunk && addresses_.size() > 1 &&
+          std::chrono::steady_clock::now() < give_up && ConnectNext(addresses_.size()).ok()) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         continue;
       }

@@ -3,6 +3,7 @@
 #ifndef BERTH_CLI_CLIENT_H_
 #define BERTH_CLI_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -39,6 +40,11 @@ class Client {
   // tree of the whole answer: api/json_scan.h).
   Result<std::string> CallText(const std::string& method, const std::string& target,
                                const nlohmann::json& body = nullptr);
+  // The same, with a successful answer's body given to `sink` a piece at a time as it arrives
+  // (a long list printed as it comes is never held whole). An answer that fails is the Status
+  // it carries, and nothing reaches `sink`; a body cut short is UNAVAILABLE after part of it did.
+  Status CallTo(const std::string& method, const std::string& target, const nlohmann::json& body,
+                const std::function<void(std::string_view)>& sink);
   // GET `target` upgraded to another protocol (an "Upgrade" header names it), with the same
   // credentials as Call; on "101" *fd is the connection (valid while this Client lives) and
   // *already_read what came after the answer's head. Other answers: the Status they carry.
@@ -49,6 +55,10 @@ class Client {
  private:
   // Connects to the address in use, else each next one, `tries` in all; the last error.
   Status ConnectNext(size_t tries);
+  // CallText's and CallTo's exchange: the body to `sink` when there is one.
+  Result<std::string> Exchange(const std::string& method, const std::string& target,
+                               const nlohmann::json& body,
+                               const std::function<void(std::string_view)>* sink);
 
   std::vector<std::string> addresses_;
   size_t current_ = 0;

@@ -166,6 +166,14 @@ class HttpClient {
   Result<ClientResponse> Request(const std::string& method, const std::string& target,
                                  const std::string& body = "",
                                  const std::string& content_type = "application/json");
+  // The same, but a 2xx answer's body goes to `sink` a piece at a time as it arrives instead of
+  // into the response (whose body is then empty): a large answer printed as it comes is never
+  // held whole. Other answers are read whole, as Request reads them. The same errors, and the
+  // same bound on the whole exchange; a body cut short is UNAVAILABLE after `sink` had its
+  // first part.
+  Result<ClientResponse> RequestTo(const std::string& method, const std::string& target,
+                                   const std::string& body, const std::string& content_type,
+                                   const std::function<void(std::string_view)>& sink);
   // Sends a request and calls on_data with each piece of a (chunked) response body as it
   // arrives, until the server ends it, on_data returns false, or the timeout passes with no
   // data. Returns the status code.

@@ -400,22 +400,37 @@ void HttpClient::Impl::Finish(const ResponseHead& head, bool complete) {
 Result<ClientResponse> HttpClient::Request(const std::string& method, const std::string& target,
                                            const std::string& body,
                                            const std::string& content_type) {
+  return RequestTo(method, target, body, content_type, nullptr);
+}
+
+Result<ClientResponse> HttpClient::RequestTo(const std::string& method, const std::string& target,
+                                             const std::string& body,
+                                             const std::string& content_type,
+                                             const std::function<void(std::string_view)>& sink) {
   ClientResponse resp;
   Deadline deadline{SteadyNowMs() + impl_->timeout_ms, 0};
   BERTH_ASSIGN_OR_RETURN(
       ResponseHead head,
       impl_->BeginWithRetry(method, target, body, content_type, deadline.at, &resp));
-  if (head.body == BodyKind::kLength) {
+  const bool to_sink = sink && resp.status >= 200 && resp.status < 300;
+  if (head.body == BodyKind::kLength && !to_sink) {
     resp.body.reserve(std::min<uint64_t>(head.content_length, kMaxResponseBody));
   }
   bool complete = false;
   bool too_large = false;
+  uint64_t read = 0;
   Status s = impl_->ReadBody(
       head, deadline,
-      [&resp, &too_large](std::string_view data) {
-        too_large = resp.body.size() + data.size() > kMaxResponseBody;
-        if (!too_large) resp.body.append(data);
-        return !too_large;
+      [&](std::string_view data) {
+        read += data.size();
+        too_large = read > kMaxResponseBody;
+        if (too_large) return false;
+        if (to_sink) {
+          sink(data);
+        } else {
+          resp.body.append(data);
+        }
+        return true;
       },
       &complete);
   impl_->Finish(head, complete);

@@ -61,6 +61,41 @@ TEST(HttpClientTest, StreamDeliversChunksAsTheyArrive) {
   EXPECT_EQ(again->body, "event 0\nevent 1\nevent 2\nevent 3\nevent 4\n");  // Request de-chunks
 }
 
+TEST(HttpClientTest, RequestToGivesASuccessfulBodyToItsSinkAndKeepsAnError) {
+  TestServer ts([](const HttpRequest& req) {
+    if (req.path == "/chunked") return Ticker(3, milliseconds(0));
+    HttpResponse resp;
+    resp.status = req.path == "/missing" ? 404 : 200;
+    resp.body = std::string(300000, req.path == "/missing" ? 'n' : 'y');
+    return resp;
+  });
+  auto client = HttpClient::Connect(ts.unix_address());
+  ASSERT_TRUE(client.ok());
+  for (const char* path : {"/chunked", "/whole"}) {
+    std::string sunk;
+    int pieces = 0;
+    Result<ClientResponse> r =
+        (*client)->RequestTo("GET", path, "", "", [&](std::string_view data) {
+          sunk.append(data);
+          ++pieces;
+        });
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_TRUE(r->body.empty()) << path;
+    EXPECT_EQ(sunk, std::string(path) == "/chunked" ? "event 0\nevent 1\nevent 2\n"
+                                                    : std::string(300000, 'y'));
+    EXPECT_GE(pieces, std::string(path) == "/chunked" ? 3 : 2) << path;  // as it came
+  }
+  // An answer that is not a success is read whole into the response; the sink gets nothing.
+  bool called = false;
+  Result<ClientResponse> r =
+      (*client)->RequestTo("GET", "/missing", "", "", [&](std::string_view) { called = true; });
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(r->body, std::string(300000, 'n'));
+  EXPECT_FALSE(called);
+}
+
 TEST(HttpClientTest, StreamWireFormat) {
   TestServer ts([](const HttpRequest&) { return Ticker(2, milliseconds(0)); });
   UniqueFd fd = RawConnectTcp(ts.server->port());

@@ -765,14 +765,25 @@ void SqueueTableBuilder::Append(SqueueTableBuilder&& part) {
 }
 
 std::string SqueueTableBuilder::Finish() {
+  std::string out;
+  bool reserved = false;
+  FinishTo([&](std::string_view piece) {
+    if (!reserved) {  // the first piece: every line is made by then
+      size_t size = piece.size() + text_.size();
+      for (const Chunk& chunk : chunks_) size += chunk.text.size();
+      out.reserve(size);
+      reserved = true;
+    }
+    out.append(piece);
+  });
+  return out;
+}
+
+void SqueueTableBuilder::FinishTo(const std::function<void(std::string_view)>& sink) {
   if (!o_.array_tasks) CombinePendingTasks(arrays_);
   scratch_ = std::move(arrays_);
   Emit();
-  std::string out;
-  if (!o_.no_header) out = RenderSqueueHeader(format_, o_.percent_form);
-  size_t size = out.size() + text_.size();
-  for (const Chunk& chunk : chunks_) size += chunk.text.size();
-  out.reserve(size);
+  if (!o_.no_header) sink(RenderSqueueHeader(format_, o_.percent_form));
   RankTexts(*texts_, values_);
   for (Chunk& chunk : chunks_) RankTexts(*texts_, chunk.values);
   std::vector<const SqueueSortValue*> starts(lines_.size());
@@ -783,9 +794,8 @@ std::string SqueueTableBuilder::Finish() {
   for (uint32_t i : SortedOrder(starts, stride_, Descending(keys_))) {
     const LineSpan& l = lines_[i];
     const std::string& text = l.chunk < chunks_.size() ? chunks_[l.chunk].text : text_;
-    out.append(text, l.begin, l.end - l.begin);
+    sink(std::string_view(text).substr(l.begin, l.end - l.begin));
   }
-  return out;
 }
 
 }  // namespace berth::slurm
