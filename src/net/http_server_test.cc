@@ -138,35 +138,50 @@ int64_t ResidentKiB() {
   return -1;
 }
 
-TEST(HttpServerTest, ALargeBodyIsNotKeptResidentAfterItsAnswer) {
+// Page faults of this process so far (the test server's threads included).
+int64_t MinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+// What becomes of a large request body's memory: a server that answers each request with its
+// body's size, and one connection to it.
+class LargeBodyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "AddressSanitizer keeps freed blocks in quarantine and their shadow resident";
+    GTEST_SKIP() << "AddressSanitizer keeps freed blocks in quarantine and their shadow resident";
 #endif
 #endif
-  TestServer ts([](const HttpRequest& req) {
+    ASSERT_GE(fd_.get(), 0);
+  }
+
+  // POSTs the first `bytes` of `body`; whether the answer gave their count.
+  bool Post(size_t bytes, const std::string& body) {
+    const std::string size = std::to_string(bytes);
+    RawSend(fd_.get(), "POST /jobs HTTP/1.1\r\nHost: h\r\nContent-Length: " + size + "\r\n\r\n");
+    RawSend(fd_.get(), std::string_view(body).substr(0, bytes));
+    return RawReadUntil(fd_.get(), "\r\n\r\n" + size).find("\r\n\r\n" + size) != std::string::npos;
+  }
+
+  TestServer ts_{[](const HttpRequest& req) {
     HttpResponse resp;
     resp.body = std::to_string(req.body.size());
     return resp;
-  });
-  UniqueFd fd = RawConnectUnix(ts.socket_path);
-  ASSERT_GE(fd.get(), 0);
-  auto post = [&](size_t bytes, const std::string& body) {
-    RawSend(fd.get(), "POST /jobs HTTP/1.1\r\nHost: h\r\nContent-Length: " + std::to_string(bytes) +
-                          "\r\n\r\n");
-    RawSend(fd.get(), std::string_view(body).substr(0, bytes));
-    return RawReadUntil(fd.get(), "\r\n\r\n" + std::to_string(bytes));
-  };
+  }};
+  UniqueFd fd_ = RawConnectUnix(ts_.socket_path);
+};
+
+TEST_F(LargeBodyTest, ItIsNotKeptResidentOnceTheConnectionIdles) {
   const std::string body(6 << 20, 'x');  // the client's side, made before the first reading
-  ASSERT_NE(post(10, body).find("\r\n\r\n10"), std::string::npos);  // the connection's thread
+  ASSERT_TRUE(Post(10, body));           // the connection's thread
   const int64_t before = ResidentKiB();
   // Bodies of several sizes: glibc maps the first large blocks and raises its threshold to each
   // one freed, so that the last comes from the connection thread's arena, where it would stay.
-  for (size_t mib : {4, 6, 5}) {
-    ASSERT_NE(post(mib << 20, body).find("\r\n\r\n" + std::to_string(mib << 20)),
-              std::string::npos);
-  }
-  // The connection lets the block go after sending the answer: give it a moment.
+  for (size_t mib : {4, 6, 5}) ASSERT_TRUE(Post(mib << 20, body));
+  // The connection lets the block go once no request follows: give it a moment.
   int64_t grown = ResidentKiB() - before;
   for (int i = 0; i < 100 && grown >= 2048; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -175,40 +190,13 @@ TEST(HttpServerTest, ALargeBodyIsNotKeptResidentAfterItsAnswer) {
   EXPECT_LT(grown, 2048) << "KiB kept after answering bodies of 4, 6 and 5 MiB";
 }
 
-// Page faults of this process so far (the test server's threads included).
-int64_t MinorFaults() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_minflt;
-}
-
-TEST(HttpServerTest, ALargeBodysMemoryServesTheRequestThatFollowsAtOnce) {
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "AddressSanitizer keeps freed blocks in quarantine and their shadow resident";
-#endif
-#endif
-  TestServer ts([](const HttpRequest& req) {
-    HttpResponse resp;
-    resp.body = std::to_string(req.body.size());
-    return resp;
-  });
-  UniqueFd fd = RawConnectUnix(ts.socket_path);
-  ASSERT_GE(fd.get(), 0);
-  constexpr size_t kBytes = 4 << 20;
-  const std::string body(kBytes, 'x');
-  const std::string head =
-      "POST /jobs HTTP/1.1\r\nHost: h\r\nContent-Length: " + std::to_string(kBytes) + "\r\n\r\n";
-  auto post = [&] {
-    RawSend(fd.get(), head);
-    RawSend(fd.get(), body);
-    return RawReadUntil(fd.get(), "\r\n\r\n" + std::to_string(kBytes));
-  };
-  ASSERT_NE(post().find("\r\n\r\n" + std::to_string(kBytes)), std::string::npos);
+TEST_F(LargeBodyTest, ItsMemoryServesTheRequestThatFollowsAtOnce) {
+  const std::string body(4 << 20, 'x');
+  ASSERT_TRUE(Post(body.size(), body));
   // The next body is read into the first one's pages: a fresh block would fault in each of its
   // 1,024 pages again.
   const int64_t before = MinorFaults();
-  ASSERT_NE(post().find("\r\n\r\n" + std::to_string(kBytes)), std::string::npos);
+  ASSERT_TRUE(Post(body.size(), body));
   EXPECT_LT(MinorFaults() - before, 256);
 }
 
