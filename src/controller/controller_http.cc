@@ -396,6 +396,9 @@ net::HttpResponse Controller::Impl::CancelSelectedRoute(const ApiCall& c) {
   // "exit_code": its code, "targets": [display ids] (with -v), "results": the failures only}.
   Result<slurm::ScancelOptions> o = ScancelOptionsOf(c.body.at("scancel"));
   if (!o.ok()) return Error(o.status());
+  if (o->interactive) {  // scancel asks before each job: it sends the ids it was told
+    return Error(Status::InvalidArgument("scancel: --interactive selects no jobs here"));
+  }
   slurm::ScancelSelection sel = ScancelTargets(*o);
   CancelManyRequest request;
   request.signal = slurm::RequestSignal(*o);

@@ -84,7 +84,7 @@ struct CommandLine {
 Result<CommandLine> CommandLineOf(const nlohmann::json& body, const std::string& program);
 // A filtered scancel's options from {"args", "env", "uid"} (CommandLineOf's, and -u's or --me's
 // user as the caller resolved it); InvalidArgument for a line that selects nothing here (ids
-// only, --interactive, --help).
+// only, --help).
 Result<slurm::ScancelOptions> ScancelOptionsOf(const nlohmann::json& body);
 // "errors": [...], "exit_code": N of a scancel selection, as keys of the object being written.
 void WriteScancelSelection(const slurm::ScancelSelection& sel, JsonText& w);

@@ -419,9 +419,8 @@ Result<slurm::ScancelOptions> ScancelOptionsOf(const json& body) {
       line->args,
       std::vector<std::pair<std::string, std::string>>(line->env.begin(), line->env.end()));
   slurm::ScancelOptions& o = parsed.options;
-  if (parsed.done || o.IdsOnly() || o.interactive) {
-    return Status::InvalidArgument(
-        "scancel: only a filtered scancel without --interactive selects jobs here");
+  if (parsed.done || o.IdsOnly()) {
+    return Status::InvalidArgument("scancel: only a filtered scancel selects jobs here");
   }
   if (body.contains("uid") && body.at("uid").is_number_unsigned()) {
     o.uid = body.at("uid").get<uint32_t>();

@@ -198,6 +198,9 @@ class SlurmQueueTest(unittest.TestCase):
                                   {'args': ['-u', 'root'], 'uid': 0,
                                    'env': {'SCANCEL_NAME': 'held'}})
         self.assertEqual([t['display_id'] for t in body['targets']], [str(self.held_id)])
+        # -i selects as the others do (scancel then asks about each target itself).
+        status, body = self.c.api('POST', '/v1/views/scancel', {'args': ['-i', '-n', 'held']})
+        self.assertEqual([t['display_id'] for t in body['targets']], [str(self.held_id)])
         # Ids alone need no selection.
         status, _ = self.c.api('POST', '/v1/views/scancel', {'args': ['12']})
         self.assertEqual(status, 400)
