@@ -1,5 +1,9 @@
 #include "api/json_scan.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -38,7 +42,16 @@ class Scanner {
     if (Peek() != '"') return Error("expected a string");
     const size_t start = ++i_;
     while (i_ < t_.size()) {
-      // Eight plain bytes at a time (most of a string: an environment's values, a script).
+      // Many plain bytes at a time (most of a string: an environment's values, a script): 16
+      // with SSE2, which also finds where the first special byte is; 8 without, and for what is
+      // left of the text.
+#if defined(__SSE2__)
+      while (i_ + 16 <= t_.size()) {
+        const size_t plain = PlainPrefix16(t_.data() + i_);
+        i_ += plain;
+        if (plain < 16) break;
+      }
+#endif
       while (i_ + 8 <= t_.size() && PlainWord(t_.data() + i_)) i_ += 8;
       if (i_ >= t_.size()) break;
       const char c = t_[i_];
@@ -119,6 +132,20 @@ class Scanner {
     const bool below_space = ((v - kOnes * 0x20) & ~v & kHigh) != 0;
     return !below_space && !has_zero(v ^ (kOnes * '"')) && !has_zero(v ^ (kOnes * '\\'));
   }
+
+#if defined(__SSE2__)
+  // How many of the 16 bytes at `p` are plain (as PlainWord says), counted from the first.
+  static size_t PlainPrefix16(const char* p) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+    const __m128i escape = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+    // Below 0x20 (unsigned): the byte is its own minimum with 0x1f.
+    const __m128i control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+    const auto special = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, escape), control)));
+    return special == 0 ? 16 : static_cast<size_t>(__builtin_ctz(special));
+  }
+#endif
 
   std::string_view t_;
   size_t i_ = 0;

@@ -65,8 +65,9 @@ TEST(JsonScanTest, AnErrorFromTheCallerStopsTheWalk) {
 }
 
 TEST(JsonScanTest, StringsEndEscapeAndRefuseWhereverTheBytesFall) {
-  // Strings are read eight bytes at a time where they can be: each special byte at every offset.
-  for (size_t at = 0; at < 20; ++at) {
+  // Strings are read 16 or 8 bytes at a time where they can be: each special byte at every
+  // offset of two blocks of each.
+  for (size_t at = 0; at < 40; ++at) {
     const std::string pad(at, 'a');
     const std::string tail = "\u00e9bcdefghijkl";  // UTF-8 bytes are plain
     std::vector<std::string> seen;
