@@ -111,7 +111,8 @@ int Report(Client& c, const slurm::SqueueOptions& o, const slurm::OutputFormat& 
   }
   text->clear();
   text->shrink_to_fit();
-  std::fputs(table.Finish().c_str(), stdout);
+  table.FinishTo(
+      [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
   return 0;
 }
 

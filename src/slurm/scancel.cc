@@ -142,8 +142,7 @@ std::string FilterSummary(const ScancelOptions& o) {
 // The ids one selected record stands for (see ScancelTarget). `ids` are the command line's ids
 // that name it (empty when none were given: the whole record).
 ScancelTarget TargetOf(const JobView& j, const std::vector<const ScancelId*>& ids, bool keep_view) {
-  ScancelTarget t{
-      {}, j.display_id, keep_view ? &j : nullptr, j.job_id, j.state == core::JobState::kPending};
+  ScancelTarget t{{}, j.display_id, keep_view ? &j : nullptr, j.job_id};
   if (j.array_task_id >= 0 || j.array_pending_tasks.empty()) {
     t.request_ids.push_back(j.array_task_id >= 0 ? j.display_id : std::to_string(j.job_id));
     return t;
@@ -494,8 +493,7 @@ ScancelSelection Select(const ScancelOptions& opt, const ScancelJobWalk& for_eac
     if (opt.HasFilters() && !PassesFilters(opt, j, filter_nodes)) return;
     ++matches;
     std::vector<const ScancelId*> naming;
-    const bool is_pending = j.state == core::JobState::kPending;
-    std::vector<ScancelTarget>& list = is_pending ? pending : others;
+    std::vector<ScancelTarget>& list = j.state == core::JobState::kPending ? pending : others;
     bool whole = opt.ids.empty();
     for (size_t k = 0; k < opt.ids.size(); ++k) {
       if (!id_found[k] || !Matches(opt.ids[k], j)) continue;
@@ -507,7 +505,7 @@ ScancelSelection Select(const ScancelOptions& opt, const ScancelJobWalk& for_eac
       // A step of this job: a target of its own ("12.0", "12_3.0").
       const std::string base = j.array_task_id >= 0 ? j.display_id : std::to_string(j.job_id);
       const std::string text = base + "." + std::to_string(opt.ids[k].step);
-      list.push_back(ScancelTarget{{text}, text, keep_views ? &j : nullptr, j.job_id, is_pending});
+      list.push_back(ScancelTarget{{text}, text, keep_views ? &j : nullptr, j.job_id});
     }
     if (whole) list.push_back(TargetOf(j, naming, keep_views));
   });

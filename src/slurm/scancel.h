@@ -100,8 +100,7 @@ struct ScancelTarget {
   // The job's view, for -i's prompt: set by the selection from a vector of views (which outlives
   // the targets), null from the one made a job at a time and for the ids-only path.
   const JobView* job = nullptr;
-  uint32_t job_id = 0;   // the record's (what the targets are sorted by)
-  bool pending = false;  // pending targets are sent first
+  uint32_t job_id = 0;  // the record's (what the targets are sorted by)
 };
 
 // The filtered path: checks the ids against the active jobs, applies the filters, and returns

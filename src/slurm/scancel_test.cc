@@ -424,7 +424,6 @@ TEST_F(ScancelSelectTest, AJobAtATimeSelectsWhatTheVectorSelects) {
       EXPECT_EQ(a.request_ids, b.request_ids) << name;
       EXPECT_EQ(a.display_id, b.display_id) << name;
       EXPECT_EQ(a.job_id, b.job_id) << name;
-      EXPECT_EQ(a.pending, b.pending) << name;
       EXPECT_EQ(a.job, nullptr) << name;
       ASSERT_NE(b.job, nullptr) << name;
       EXPECT_EQ(b.job->job_id, b.job_id) << name;

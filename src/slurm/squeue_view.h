@@ -170,7 +170,7 @@ std::string RenderSqueue(const OutputFormat& format, bool percent_form,
 // squeue --json: {"meta": ..., "errors": [], "jobs": [...]} with the main keys of Slurm 22.05's
 // openapi v0.0.38 job records (job_id, name, user_name, job_state, state_reason, partition,
 // nodes, array_job_id, array_task_id, array_task_string, priority, time_limit in minutes, times
-// in Unix seconds, ...).
+// in Unix seconds, ...); in squeue_json.cc.
 nlohmann::json SqueueJson(const std::vector<SqueueRow>& rows, const SqueueContext& ctx);
 
 // squeue's time stamps: "2026-12-02T19:23:56" (or SLURM_TIME_FORMAT's strftime form), "N/A"
